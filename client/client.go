@@ -1,0 +1,358 @@
+// Package client is pario's Go client. A Client talks to the metadata
+// server for the namespace and, for file data, straight to the I/O servers:
+// a File maps each request through its distribution function into
+// per-datafile pieces, merges the pieces that are contiguous on one
+// datafile, and sends them to all servers at once.
+//
+// A File is an io.ReaderAt and io.WriterAt; every blocking method also has
+// a form taking a context.Context.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"syscall"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/data"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Meta is the metadata server's address (host:port). Required.
+	Meta string
+	// Secret is the cluster's shared secret. Required.
+	Secret []byte
+	// Endpoint tunes connections, retries and timeouts to every server.
+	Endpoint wire.EndpointOptions
+	// MaxRequest caps the bulk data of one request to an I/O server
+	// (default 4 MiB): larger transfers become several pipelined requests.
+	MaxRequest int
+}
+
+// Client is a connection to one pario cluster. It is safe for concurrent use.
+type Client struct {
+	opts    Options
+	meta    *wire.Endpoint
+	infos   []meta.ServerInfo
+	servers []*wire.Endpoint // by server index
+}
+
+// Dial connects to the metadata server and learns the I/O servers.
+func Dial(ctx context.Context, opts Options) (*Client, error) {
+	if opts.Meta == "" {
+		return nil, errors.New("client: no metadata server address given")
+	}
+	if len(opts.Secret) == 0 {
+		return nil, errors.New("client: no shared secret given")
+	}
+	if opts.MaxRequest <= 0 {
+		opts.MaxRequest = 4 << 20
+	}
+	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
+	c := &Client{opts: opts}
+	c.meta = wire.NewEndpoint(fmt.Sprintf("metadata server (%s)", opts.Meta), opts.Meta, opts.Secret, opts.Endpoint)
+	args, err := c.metaCall(ctx, meta.OpServers, true, nil)
+	if err != nil {
+		c.meta.Close()
+		return nil, err
+	}
+	infos, err := meta.DecodeServers(args)
+	if err != nil {
+		c.meta.Close()
+		return nil, fmt.Errorf("%s: server list: %w", c.meta.Name, err)
+	}
+	if len(infos) == 0 {
+		c.meta.Close()
+		return nil, fmt.Errorf("%s: the cluster has no I/O servers", c.meta.Name)
+	}
+	c.infos = infos
+	for _, s := range infos {
+		name := fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr)
+		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, opts.Endpoint))
+	}
+	return c, nil
+}
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	c.meta.Close()
+	for _, s := range c.servers {
+		s.Close()
+	}
+	return nil
+}
+
+// Servers lists the cluster's I/O servers in server-index order.
+func (c *Client) Servers() []meta.ServerInfo { return c.infos }
+
+func (c *Client) metaCall(ctx context.Context, op uint8, idempotent bool, args []byte) ([]byte, error) {
+	resp, _, err := c.meta.Call(ctx, op, idempotent, args, nil, nil)
+	return resp, err
+}
+
+func (c *Client) metaAttr(ctx context.Context, op uint8, idempotent bool, e *wire.Enc) (meta.Attr, error) {
+	resp, err := c.metaCall(ctx, op, idempotent, e.Bytes())
+	if err != nil {
+		return meta.Attr{}, err
+	}
+	d := wire.NewDec(resp)
+	a, err := meta.GetAttr(d, "attr")
+	if err == nil {
+		err = d.Done()
+	}
+	if err != nil {
+		return meta.Attr{}, fmt.Errorf("%s: %s reply: %w", c.meta.Name, meta.OpName(op), err)
+	}
+	return a, nil
+}
+
+func (c *Client) server(idx uint32) (*wire.Endpoint, error) {
+	if int(idx) >= len(c.servers) {
+		return nil, fmt.Errorf("client: layout names I/O server %d but the cluster has %d", idx, len(c.servers))
+	}
+	return c.servers[idx], nil
+}
+
+// Lookup returns the metadata of path.
+func (c *Client) Lookup(ctx context.Context, path string) (meta.Attr, error) {
+	var e wire.Enc
+	e.String(path)
+	return c.metaAttr(ctx, meta.OpLookup, true, &e)
+}
+
+// Mkdir creates a directory.
+func (c *Client) Mkdir(ctx context.Context, path string, mode uint32) error {
+	var e wire.Enc
+	e.String(path)
+	e.U32(mode)
+	_, err := c.metaAttr(ctx, meta.OpMkdir, false, &e)
+	return err
+}
+
+// MkdirAll creates path and any missing parents; existing directories are fine.
+func (c *Client) MkdirAll(ctx context.Context, path string, mode uint32) error {
+	a, err := c.Lookup(ctx, path)
+	if err == nil {
+		if a.Kind != meta.KindDir {
+			return &fs.PathError{Op: "mkdir", Path: path, Err: syscall.ENOTDIR}
+		}
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if parent := parentDir(path); parent != path {
+		if err := c.MkdirAll(ctx, parent, mode); err != nil {
+			return err
+		}
+	}
+	if err := c.Mkdir(ctx, path, mode); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+func parentDir(p string) string {
+	for len(p) > 1 && p[len(p)-1] == '/' {
+		p = p[:len(p)-1]
+	}
+	for i := len(p) - 1; i > 0; i-- {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return "/"
+}
+
+// Readdir lists a directory, sorted by name.
+func (c *Client) Readdir(ctx context.Context, path string) ([]meta.DirEntry, error) {
+	var e wire.Enc
+	e.String(path)
+	resp, err := c.metaCall(ctx, meta.OpReaddir, true, e.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	ents, err := meta.DecodeDirEntries(resp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: readdir reply: %w", c.meta.Name, err)
+	}
+	return ents, nil
+}
+
+// Rename moves oldpath to newpath, replacing a file there (whose data is
+// then removed from the I/O servers).
+func (c *Client) Rename(ctx context.Context, oldpath, newpath string) error {
+	var e wire.Enc
+	e.String(oldpath)
+	e.String(newpath)
+	resp, err := c.metaCall(ctx, meta.OpRename, false, e.Bytes())
+	if err != nil {
+		return err
+	}
+	d := wire.NewDec(resp)
+	if d.Bool("replaced") {
+		a, err := meta.GetAttr(d, "replaced attr")
+		if err != nil {
+			return fmt.Errorf("%s: rename reply: %w", c.meta.Name, err)
+		}
+		return c.removeDatafiles(ctx, newpath, a)
+	}
+	return d.Done()
+}
+
+// Remove removes a file (and its datafiles) or an empty directory.
+func (c *Client) Remove(ctx context.Context, path string) error {
+	var e wire.Enc
+	e.String(path)
+	a, err := c.metaAttr(ctx, meta.OpRemove, false, &e)
+	if err != nil {
+		return err
+	}
+	return c.removeDatafiles(ctx, path, a)
+}
+
+// removeDatafiles deletes the datafiles of a file the namespace no longer
+// holds. If an I/O server is down its datafile stays behind as an orphan;
+// the error says which server.
+func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) error {
+	if a.Kind != meta.KindFile {
+		return nil
+	}
+	servers := a.Servers
+	if a.Stuffed && len(servers) > 0 {
+		servers = servers[:1]
+	}
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, idx := range servers {
+		wg.Go(func() {
+			ep, err := c.server(idx)
+			if err == nil {
+				var e wire.Enc
+				e.U64(uint64(a.ID))
+				_, _, err = ep.Call(ctx, data.OpRemove, true, e.Bytes(), nil, nil)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("remove %s: datafile %d left behind: %w", path, i, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// SetLayout sets a directory's default layout (a zero Layout clears it),
+// or the layout of a file that holds no data yet.
+func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) error {
+	a, err := c.Lookup(ctx, path)
+	if err != nil {
+		return err
+	}
+	empty := true
+	if a.Kind == meta.KindFile {
+		size, err := c.fileSize(ctx, a)
+		if err != nil {
+			return err
+		}
+		empty = size == 0
+	}
+	var e wire.Enc
+	e.String(path)
+	if l.IsZero() {
+		e.String("")
+	} else {
+		e.String(l.String())
+	}
+	e.Bool(empty)
+	_, err = c.metaAttr(ctx, meta.OpSetLayout, true, &e)
+	return err
+}
+
+// FileInfo is what Stat reports.
+type FileInfo struct {
+	Path string
+	meta.Attr
+	// Size is the logical size computed from the datafiles, for files.
+	Size int64
+}
+
+// Stat returns a path's metadata, with a file's size computed from its
+// datafiles as PVFS2 does.
+func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
+	a, err := c.Lookup(ctx, path)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	fi := FileInfo{Path: path, Attr: a}
+	if a.Kind == meta.KindFile {
+		if fi.Size, err = c.fileSize(ctx, a); err != nil {
+			return FileInfo{}, err
+		}
+	}
+	return fi, nil
+}
+
+// SetMtime records a modification time.
+func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
+	var e wire.Enc
+	e.String(path)
+	e.Bool(false)
+	e.U32(0)
+	e.Bool(true)
+	e.I64(mtime)
+	e.Bool(false)
+	e.I64(0)
+	_, err := c.metaAttr(ctx, meta.OpSetAttr, true, &e)
+	return err
+}
+
+// ServerStat is one I/O server's answer to Statfs.
+type ServerStat struct {
+	meta.ServerInfo
+	Total, Free, Avail uint64 // bytes, of the file system holding its data directory
+	Used               uint64 // bytes held by datafiles
+	Datafiles          uint64
+	Err                error // set if the server did not answer
+}
+
+// Statfs asks every I/O server for its capacity and usage. A server that
+// does not answer has Err set; the others are still reported.
+func (c *Client) Statfs(ctx context.Context) []ServerStat {
+	out := make([]ServerStat, len(c.servers))
+	var wg sync.WaitGroup
+	for i, ep := range c.servers {
+		out[i].ServerInfo = c.infos[i]
+		wg.Go(func() {
+			resp, _, err := ep.Call(ctx, data.OpStatfs, true, nil, nil, nil)
+			if err != nil {
+				out[i].Err = err
+				return
+			}
+			d := wire.NewDec(resp)
+			out[i].Total, out[i].Free, out[i].Avail = d.U64("total"), d.U64("free"), d.U64("avail")
+			out[i].Used, out[i].Datafiles = d.U64("used"), d.U64("datafiles")
+			if err := d.Done(); err != nil {
+				out[i].Err = fmt.Errorf("%s: statfs reply: %w", ep.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// MetaStats reports how many files and directories the namespace holds.
+func (c *Client) MetaStats(ctx context.Context) (files, dirs int64, err error) {
+	resp, err := c.metaCall(ctx, meta.OpStats, true, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	d := wire.NewDec(resp)
+	files, dirs = d.I64("files"), d.I64("dirs")
+	return files, dirs, d.Done()
+}

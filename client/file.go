@@ -1,0 +1,501 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"syscall"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/data"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
+)
+
+// File is an open pario file. It is an io.ReaderAt and io.WriterAt, safe
+// for concurrent use; concurrent writers of disjoint ranges (from this or
+// other clients) never disturb each other, since each range maps to its own
+// bytes of the datafiles.
+//
+// Written data reaches the I/O servers before WriteAt returns but is durable
+// only after Sync.
+type File struct {
+	c    *Client
+	path string
+
+	mu   sync.RWMutex
+	attr meta.Attr
+	d    dist.Distribution
+}
+
+var (
+	_ io.ReaderAt = (*File)(nil)
+	_ io.WriterAt = (*File)(nil)
+)
+
+// CreateOptions say how to create a file.
+type CreateOptions struct {
+	// Mode is the permission bits (default 0644).
+	Mode uint32
+	// Layout chooses the distribution; zero means inherit from the
+	// directory, else the server's default.
+	Layout dist.Layout
+	// Hints are MPI-IO style create hints (dist, strip_size, strips,
+	// num_datafiles, layout, varstrip_dist:string:strips). They may not be
+	// combined with Layout.
+	Hints map[string]string
+	// Exclusive fails with fs.ErrExist if the file exists; otherwise an
+	// existing file is truncated to zero and keeps its layout, like os.Create.
+	Exclusive bool
+}
+
+// Create creates a file, or truncates an existing one (see CreateOptions).
+func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*File, error) {
+	l := opts.Layout
+	if len(opts.Hints) > 0 {
+		if !l.IsZero() {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("both a layout and hints given; use one")}
+		}
+		var err error
+		if l, err = dist.ParseHints(opts.Hints); err != nil {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+	}
+	if opts.Mode == 0 {
+		opts.Mode = 0o644
+	}
+	var e wire.Enc
+	e.String(path)
+	e.U32(opts.Mode)
+	if l.IsZero() {
+		e.String("")
+	} else {
+		e.String(l.String())
+	}
+	a, err := c.metaAttr(ctx, meta.OpCreate, false, &e)
+	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
+		f, err := c.Open(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if err := f.TruncateContext(ctx, 0); err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.newFile(path, a)
+}
+
+// Open opens an existing file.
+func (c *Client) Open(ctx context.Context, path string) (*File, error) {
+	a, err := c.Lookup(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if a.Kind != meta.KindFile {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+	}
+	return c.newFile(path, a)
+}
+
+func (c *Client) newFile(path string, a meta.Attr) (*File, error) {
+	d, err := buildDist(a)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	for _, idx := range a.Servers {
+		if _, err := c.server(idx); err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+	}
+	return &File{c: c, path: path, attr: a, d: d}, nil
+}
+
+func buildDist(a meta.Attr) (dist.Distribution, error) {
+	d, err := dist.New(a.Layout.Dist, a.Layout.Params, len(a.Servers))
+	if err != nil {
+		return nil, err
+	}
+	if d.Datafiles() != len(a.Servers) {
+		return nil, fmt.Errorf("layout %s has %d datafiles but %d servers are listed", a.Layout, d.Datafiles(), len(a.Servers))
+	}
+	return d, nil
+}
+
+// Name returns the path the file was opened with.
+func (f *File) Name() string { return f.path }
+
+// Attr returns the file's metadata as of open (or the last layout change).
+func (f *File) Attr() meta.Attr {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.attr
+}
+
+// Distribution returns the file's distribution function.
+func (f *File) Distribution() dist.Distribution {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.d
+}
+
+func (f *File) snapshot() (meta.Attr, dist.Distribution) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.attr, f.d
+}
+
+// activeDatafiles is how many datafiles hold data: one while stuffed.
+func activeDatafiles(a meta.Attr) int {
+	if a.Stuffed {
+		return 1
+	}
+	return len(a.Servers)
+}
+
+// stuffedLimit is the logical size a stuffed file may reach: the first
+// strip, which maps onto datafile 0 at the same offsets under every layout
+// the metadata server agrees to stuff.
+func stuffedLimit(d dist.Distribution) int64 { return d.ContiguousLength(0) }
+
+// ensureRoom unstuffs the file before anything is written at or past end.
+func (f *File) ensureRoom(ctx context.Context, end int64) error {
+	a, d := f.snapshot()
+	if !a.Stuffed || end <= stuffedLimit(d) {
+		return nil
+	}
+	var e wire.Enc
+	e.U64(uint64(a.ID))
+	na, err := f.c.metaAttr(ctx, meta.OpUnstuff, true, &e)
+	if err != nil {
+		return fmt.Errorf("unstuff %s: %w", f.path, err)
+	}
+	nd, err := buildDist(na)
+	if err != nil {
+		return &fs.PathError{Op: "unstuff", Path: f.path, Err: err}
+	}
+	f.mu.Lock()
+	f.attr, f.d = na, nd
+	f.mu.Unlock()
+	return nil
+}
+
+// extent is a run of bytes contiguous on one datafile: what one request to
+// an I/O server carries.
+type extent struct {
+	datafile int
+	physical int64
+	length   int64
+	bufs     [][]byte // the caller's memory, in order
+}
+
+// extents maps [off, off+len(p)) onto per-datafile extents, merging pieces
+// that follow each other on a datafile (a transfer covering whole stripes
+// becomes one request per server) and cutting at max bytes.
+func extents(d dist.Distribution, p []byte, off int64, max int64) []extent {
+	var out []extent
+	open := map[int]int{} // datafile -> index in out of its growing extent
+	for _, pc := range dist.Split(d, off, int64(len(p))) {
+		buf := p[pc.Logical-off : pc.Logical-off+pc.Length]
+		if i, ok := open[pc.Datafile]; ok {
+			x := &out[i]
+			if x.physical+x.length == pc.Physical && x.length+pc.Length <= max {
+				x.length += pc.Length
+				x.bufs = append(x.bufs, buf)
+				continue
+			}
+		}
+		// Pieces longer than max are cut into several extents.
+		for len(buf) > 0 {
+			n := min(int64(len(buf)), max)
+			open[pc.Datafile] = len(out)
+			out = append(out, extent{datafile: pc.Datafile, physical: pc.Physical, length: n, bufs: [][]byte{buf[:n]}})
+			pc.Physical += n
+			buf = buf[n:]
+		}
+	}
+	return out
+}
+
+// WriteAt writes p at off. It implements io.WriterAt.
+func (f *File) WriteAt(p []byte, off int64) (int, error) {
+	return f.WriteAtContext(context.Background(), p, off)
+}
+
+// WriteAtContext writes p at off; pieces go to all servers at once. On error
+// some pieces may have been written: the error names each server that failed.
+func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "write", Path: f.path, Err: fmt.Errorf("negative offset %d: %w", off, syscall.EINVAL)}
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if err := f.ensureRoom(ctx, off+int64(len(p))); err != nil {
+		return 0, err
+	}
+	a, d := f.snapshot()
+	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
+	err := f.each(ctx, a, xs, func(_ int, ep *wire.Endpoint, x *extent) error {
+		var e wire.Enc
+		e.U64(uint64(a.ID))
+		e.I64(x.physical)
+		_, _, err := ep.Call(ctx, data.OpWrite, true, e.Bytes(), x.bufs, nil)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write %s at offset %d: %w", f.path, off, err)
+	}
+	return len(p), nil
+}
+
+// each runs fn for every extent concurrently and joins the errors.
+func (f *File) each(ctx context.Context, a meta.Attr, xs []extent, fn func(i int, ep *wire.Endpoint, x *extent) error) error {
+	if len(xs) == 1 {
+		ep, err := f.c.server(a.Servers[xs[0].datafile])
+		if err != nil {
+			return err
+		}
+		return fn(0, ep, &xs[0])
+	}
+	errs := make([]error, len(xs))
+	var wg sync.WaitGroup
+	for i := range xs {
+		ep, err := f.c.server(a.Servers[xs[i].datafile])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		wg.Go(func() { errs[i] = fn(i, ep, &xs[i]) })
+	}
+	wg.Wait()
+	return joinUnique(errs)
+}
+
+// joinUnique joins errors, keeping one of each message: a dead server
+// failing sixteen pieces of one write is reported once.
+func joinUnique(errs []error) error {
+	seen := map[string]bool{}
+	var out []error
+	for _, err := range errs {
+		if err != nil && !seen[err.Error()] {
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
+}
+
+// ReadAt reads len(p) bytes at off. It implements io.ReaderAt: a read that
+// reaches the end of the file returns the bytes before it and io.EOF.
+func (f *File) ReadAt(p []byte, off int64) (int, error) {
+	return f.ReadAtContext(context.Background(), p, off)
+}
+
+// ReadAtContext is ReadAt with a context. Holes read as zeros.
+func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.path, Err: fmt.Errorf("negative offset %d: %w", off, syscall.EINVAL)}
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	a, d := f.snapshot()
+	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
+	got := make([]int64, len(xs))
+	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
+		var e wire.Enc
+		e.U64(uint64(a.ID))
+		e.I64(x.physical)
+		e.I64(x.length)
+		_, n, err := ep.Call(ctx, data.OpRead, true, e.Bytes(), nil, x.bufs)
+		got[i] = int64(n)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	short := false
+	for i := range xs {
+		if got[i] < xs[i].length {
+			short = true
+			zeroFrom(xs[i].bufs, got[i])
+		}
+	}
+	if !short {
+		return len(p), nil
+	}
+	// Some datafile ended early: either a hole (zeros, already filled) or
+	// the end of the file. Only the file size can tell.
+	size, err := f.c.fileSize(ctx, a)
+	if err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	n := max(0, min(int64(len(p)), size-off))
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return len(p), nil
+}
+
+// zeroFrom clears the bytes of bufs after the first n.
+func zeroFrom(bufs [][]byte, n int64) {
+	for _, b := range bufs {
+		if n >= int64(len(b)) {
+			n -= int64(len(b))
+			continue
+		}
+		clear(b[n:])
+		n = 0
+	}
+}
+
+// datafileCall sends one small request per active datafile concurrently;
+// fn receives the datafile number and its server.
+func (c *Client) datafileCall(ctx context.Context, a meta.Attr, fn func(df int, ep *wire.Endpoint) error) error {
+	n := activeDatafiles(a)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for df := 0; df < n; df++ {
+		ep, err := c.server(a.Servers[df])
+		if err != nil {
+			return err
+		}
+		wg.Go(func() { errs[df] = fn(df, ep) })
+	}
+	wg.Wait()
+	return joinUnique(errs)
+}
+
+// datafileSizes returns the physical size of every datafile of a file.
+func (c *Client) datafileSizes(ctx context.Context, a meta.Attr) ([]int64, error) {
+	sizes := make([]int64, len(a.Servers))
+	err := c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
+		var e wire.Enc
+		e.U64(uint64(a.ID))
+		resp, _, err := ep.Call(ctx, data.OpSize, true, e.Bytes(), nil, nil)
+		if err != nil {
+			return err
+		}
+		d := wire.NewDec(resp)
+		sizes[df] = d.Offset("size")
+		if err := d.Done(); err != nil {
+			return fmt.Errorf("%s: size reply: %w", ep.Name, err)
+		}
+		return nil
+	})
+	return sizes, err
+}
+
+func (c *Client) fileSize(ctx context.Context, a meta.Attr) (int64, error) {
+	d, err := buildDist(a)
+	if err != nil {
+		return 0, err
+	}
+	sizes, err := c.datafileSizes(ctx, a)
+	if err != nil {
+		return 0, err
+	}
+	return d.LogicalSize(sizes), nil
+}
+
+// Size returns the file's logical size, computed from its datafiles.
+func (f *File) Size(ctx context.Context) (int64, error) {
+	a, _ := f.snapshot()
+	size, err := f.c.fileSize(ctx, a)
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", f.path, err)
+	}
+	return size, nil
+}
+
+// Stat returns the file's metadata and current size.
+func (f *File) Stat() (FileInfo, error) { return f.StatContext(context.Background()) }
+
+// StatContext is Stat with a context.
+func (f *File) StatContext(ctx context.Context) (FileInfo, error) {
+	a, _ := f.snapshot()
+	size, err := f.Size(ctx)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	return FileInfo{Path: f.path, Attr: a, Size: size}, nil
+}
+
+// Truncate sets the file's size, cutting or extending (with a hole) every
+// datafile to its share.
+func (f *File) Truncate(size int64) error { return f.TruncateContext(context.Background(), size) }
+
+// TruncateContext is Truncate with a context.
+func (f *File) TruncateContext(ctx context.Context, size int64) error {
+	if size < 0 {
+		return &fs.PathError{Op: "truncate", Path: f.path, Err: fmt.Errorf("negative size %d: %w", size, syscall.EINVAL)}
+	}
+	if err := f.ensureRoom(ctx, size); err != nil {
+		return err
+	}
+	a, d := f.snapshot()
+	err := f.c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
+		var e wire.Enc
+		e.U64(uint64(a.ID))
+		e.I64(d.PhysicalSize(df, size))
+		_, _, err := ep.Call(ctx, data.OpTruncate, true, e.Bytes(), nil, nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", f.path, size, err)
+	}
+	return nil
+}
+
+// Sync makes everything written so far durable on every I/O server
+// holding the file: when it returns nil, the bytes are on disk.
+func (f *File) Sync() error { return f.SyncContext(context.Background()) }
+
+// SyncContext is Sync with a context.
+func (f *File) SyncContext(ctx context.Context) error {
+	a, _ := f.snapshot()
+	err := f.c.datafileCall(ctx, a, func(_ int, ep *wire.Endpoint) error {
+		var e wire.Enc
+		e.U64(uint64(a.ID))
+		_, _, err := ep.Call(ctx, data.OpSync, true, e.Bytes(), nil, nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Close releases the file. pario keeps no per-open state on the servers,
+// so Close does not sync: call Sync for durability.
+func (f *File) Close() error { return nil }
+
+// DatafileInfo describes one datafile of a file, for viewdist.
+type DatafileInfo struct {
+	Datafile int
+	Server   meta.ServerInfo
+	Index    uint32 // the server's index in the cluster
+	Size     int64  // physical bytes held
+	Active   bool   // false for the datafiles of a stuffed file beyond the first
+}
+
+// Datafiles reports where each datafile lives and how many bytes it holds.
+func (f *File) Datafiles(ctx context.Context) ([]DatafileInfo, error) {
+	a, _ := f.snapshot()
+	sizes, err := f.c.datafileSizes(ctx, a)
+	if err != nil {
+		return nil, fmt.Errorf("viewdist %s: %w", f.path, err)
+	}
+	out := make([]DatafileInfo, len(a.Servers))
+	for df, idx := range a.Servers {
+		out[df] = DatafileInfo{Datafile: df, Server: f.c.infos[idx], Index: idx, Size: sizes[df], Active: df < activeDatafiles(a)}
+	}
+	return out, nil
+}

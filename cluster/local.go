@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
+)
+
+// Config describes an embedded cluster.
+type Config struct {
+	// Dir holds everything: meta/ (the namespace), data0/ .. dataN-1/ (the
+	// I/O servers' datafiles), secret and cluster (the cluster file other
+	// pario commands read). Required.
+	Dir string
+	// DataServers is the number of I/O servers (default 4).
+	DataServers int
+	// Host is the address to listen on (default 127.0.0.1).
+	Host string
+	// Ports, if set, gives the metadata server's port and then one per I/O
+	// server; default: ports chosen by the kernel.
+	Ports []int
+	// Stuffing turns on file stuffing.
+	Stuffing bool
+	// DefaultLayout is the metadata server's default layout.
+	DefaultLayout dist.Layout
+	// Logger receives the servers' logs (default: discarded).
+	Logger *slog.Logger
+}
+
+// Local is a cluster running inside this process.
+type Local struct {
+	Dir         string
+	ClusterFile string // path of the cluster file written into Dir
+	Secret      []byte
+	Meta        *MetaServer
+	Data        []*DataServer
+}
+
+// Start starts a metadata server and cfg.DataServers I/O servers in this
+// process, writes Dir/cluster so that other pario commands can find them,
+// and returns once all are listening.
+func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
+	if cfg.Dir == "" {
+		return nil, errors.New("cluster: no directory given")
+	}
+	if cfg.DataServers <= 0 {
+		cfg.DataServers = 4
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(cfg.Ports) != 0 && len(cfg.Ports) != cfg.DataServers+1 {
+		return nil, fmt.Errorf("cluster: %d ports given for 1 metadata and %d I/O servers", len(cfg.Ports), cfg.DataServers)
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	secret, err := EnsureSecret(filepath.Join(cfg.Dir, "secret"))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	l := &Local{Dir: cfg.Dir, Secret: secret}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	listen := func(i int) (net.Listener, error) {
+		port := 0
+		if len(cfg.Ports) > 0 {
+			port = cfg.Ports[i]
+		}
+		return net.Listen("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(port)))
+	}
+	var entries []ServerEntry
+	for i := 0; i < cfg.DataServers; i++ {
+		ln, err := listen(i + 1)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: I/O server %d: %w", i, err)
+		}
+		name := fmt.Sprintf("data%d", i)
+		ds, err := StartDataServer(ctx, ln, DataServerConfig{
+			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
+		})
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		l.Data = append(l.Data, ds)
+		entries = append(entries, ServerEntry{Name: name, Addr: ds.Addr})
+	}
+	ln, err := listen(0)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: metadata server: %w", err)
+	}
+	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
+		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
+		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
+	})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries}
+	l.ClusterFile = filepath.Join(cfg.Dir, "cluster")
+	if err := cf.WriteFile(l.ClusterFile); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	return l, nil
+}
+
+// Client connects a client to the cluster.
+func (l *Local) Client(ctx context.Context) (*client.Client, error) {
+	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret})
+}
+
+// Close stops every server (syncing the I/O servers' data) and removes the
+// cluster file, so that other commands stop finding a cluster that is gone.
+func (l *Local) Close() error {
+	var errs []error
+	if l.Meta != nil {
+		errs = append(errs, l.Meta.Close())
+	}
+	for _, d := range l.Data {
+		errs = append(errs, d.Close())
+	}
+	if l.ClusterFile != "" {
+		os.Remove(l.ClusterFile)
+	}
+	return errors.Join(errs...)
+}

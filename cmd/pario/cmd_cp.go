@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
+)
+
+func newCpCommand() *cobra.Command {
+	var (
+		layout  string
+		hints   []string
+		chunk   string
+		workers int
+		noSync  bool
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "cp SRC DST",
+		Short: "Copy a file into, out of, or within the store",
+		Long: `Copy one file. Paths in the store start with "pario:"; others are local.
+Chunks move in parallel (--workers), the copy is synced to disk on the
+I/O servers (or locally) before cp returns, and a progress bar shows on a
+terminal. A new store file takes --layout, --hint, or its directory's default.
+
+  pario cp big.dat pario:/runs/big.dat
+  pario cp --layout simple_stripe:strip_size=1m big.dat pario:/runs/
+  pario cp --hint varstrip_dist:string:strips=0:200000;1:4000000 out.dat pario:/out.dat
+  pario cp pario:/runs/big.dat ./copy.dat`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			chunkSize, err := dist.ParseSize(chunk)
+			if err != nil || chunkSize > 64<<20 {
+				return usageError{fmt.Errorf("--chunk %q: want a size up to 64m", chunk)}
+			}
+			opts := client.CreateOptions{}
+			if opts.Layout, err = parseOptionalLayout(layout); err != nil {
+				return usageError{err}
+			}
+			if len(hints) > 0 {
+				opts.Hints = map[string]string{}
+				for _, h := range hints {
+					m, err := dist.ParseHintString(h)
+					if err != nil {
+						return usageError{err}
+					}
+					for k, v := range m {
+						opts.Hints[k] = v
+					}
+				}
+			}
+			src, dst := args[0], args[1]
+			if !isStorePath(src) && !isStorePath(dst) {
+				return usageError{errors.New(`neither path is in the store: prefix store paths with "pario:"`)}
+			}
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				start := time.Now()
+				n, err := copyFile(ctx, c, src, dst, opts, copyOptions{chunk: chunkSize, workers: workers, sync: !noSync, progress: !quiet})
+				if err != nil {
+					return err
+				}
+				secs := time.Since(start).Seconds()
+				if !quiet {
+					fmt.Fprintf(os.Stderr, "copied %s in %.2fs (%.1f MiB/s)\n", humanBytes(n), secs, float64(n)/(1<<20)/secs)
+				}
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&layout, "layout", "", "layout of a new store file, e.g. simple_stripe:strip_size=1m")
+	f.StringArrayVar(&hints, "hint", nil, "create hint key=value (repeatable), e.g. strip_size=1m")
+	f.StringVar(&chunk, "chunk", "8m", "bytes per transfer")
+	f.IntVar(&workers, "workers", 4, "transfers in flight")
+	f.BoolVar(&noSync, "no-sync", false, "do not sync the copy to disk before returning")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or summary")
+	return cmd
+}
+
+type copyOptions struct {
+	chunk    int64
+	workers  int
+	sync     bool
+	progress bool
+}
+
+// endpoint is one side of a copy.
+type endpoint interface {
+	io.ReaderAt
+	io.WriterAt
+	Sync() error
+	Close() error
+}
+
+func copyFile(ctx context.Context, c *client.Client, src, dst string, opts client.CreateOptions, co copyOptions) (int64, error) {
+	var (
+		in   endpoint
+		size int64
+	)
+	if isStorePath(src) {
+		f, err := c.Open(ctx, storePath(src))
+		if err != nil {
+			return 0, err
+		}
+		if size, err = f.Size(ctx); err != nil {
+			return 0, err
+		}
+		in = f
+	} else {
+		f, err := os.Open(src)
+		if err != nil {
+			return 0, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return 0, err
+		}
+		if !st.Mode().IsRegular() {
+			f.Close()
+			return 0, fmt.Errorf("%s is not a regular file", src)
+		}
+		in, size = f, st.Size()
+	}
+	defer in.Close()
+
+	var out endpoint
+	if isStorePath(dst) {
+		p := storePath(dst)
+		if a, err := c.Lookup(ctx, p); err == nil && a.Kind == meta.KindDir {
+			p = path.Join(p, filepath.Base(storePath(src)))
+		}
+		f, err := c.Create(ctx, p, opts)
+		if err != nil {
+			return 0, err
+		}
+		out = f
+	} else {
+		p := dst
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			p = filepath.Join(p, path.Base(storePath(src)))
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			return 0, err
+		}
+		out = f
+	}
+	defer out.Close()
+
+	var bar *progressbar.ProgressBar
+	if co.progress && term.IsTerminal(int(os.Stderr.Fd())) {
+		bar = progressbar.DefaultBytes(size, "copying")
+	}
+	if err := copyParallel(ctx, in, out, size, co, bar); err != nil {
+		return 0, fmt.Errorf("cp %s %s: %w", src, dst, err)
+	}
+	if co.sync {
+		if err := out.Sync(); err != nil {
+			return 0, fmt.Errorf("cp %s %s: %w", src, dst, err)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	return size, out.Close()
+}
+
+// copyParallel moves [0, size) from in to out in chunks, several at a time.
+func copyParallel(ctx context.Context, in io.ReaderAt, out io.WriterAt, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
+	var (
+		next    atomic.Int64
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < max(1, co.workers); w++ {
+		wg.Go(func() {
+			buf := make([]byte, co.chunk)
+			for ctx.Err() == nil {
+				off := next.Add(co.chunk) - co.chunk
+				if off >= size {
+					return
+				}
+				b := buf[:min(co.chunk, size-off)]
+				n, err := in.ReadAt(b, off)
+				if err == io.EOF && n == len(b) {
+					err = nil
+				}
+				if err == nil {
+					_, err = out.WriteAt(b, off)
+				}
+				if err != nil {
+					errOnce.Do(func() { first = err; cancel() })
+					return
+				}
+				if bar != nil {
+					_ = bar.Add(len(b))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return parent.Err()
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
+)
+
+func newLayoutCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "layout",
+		Short: "Get or set the layout of a file or directory (like lfs getstripe/setstripe)",
+		Long: `A layout is a distribution function and its parameters:
+
+  simple_stripe:strip_size=65536          round robin, 64 KiB strips (the default)
+  basic                                   everything on one datafile
+  varstrip:strips=0:200000;1:4000000      explicit (datafile:bytes) strips, repeated
+  twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=256
+
+Any layout also takes num_datafiles=N (stripe count). Sizes accept k, m, g.
+On a directory the layout is the default its new files inherit; on a file it
+can be set only while the file is empty.`,
+	}
+	cmd.AddCommand(newLayoutGetCommand(), newLayoutSetCommand())
+	return cmd
+}
+
+func newLayoutGetCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get PATH...",
+		Short: "Print the layout of files or the default layout of directories",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, arg := range args {
+					a, err := c.Lookup(ctx, storePath(arg))
+					if err != nil {
+						return err
+					}
+					switch {
+					case a.Kind == meta.KindDir && a.Layout.IsZero():
+						fmt.Printf("%s: (no default set: inherits from its parents or the server default)\n", storePath(arg))
+					case a.Kind == meta.KindDir:
+						fmt.Printf("%s: default %s\n", storePath(arg), a.Layout)
+					default:
+						fmt.Printf("%s: %s  datafiles=%d servers=%v stuffed=%v\n", storePath(arg), a.Layout, len(a.Servers), serverNames(c, a.Servers), a.Stuffed)
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func newLayoutSetCommand() *cobra.Command {
+	var (
+		count     int
+		stripSize string
+		distName  string
+		strips    string
+		clear     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "set PATH [LAYOUT]",
+		Short: "Set the layout of a directory (inherited by new files) or of an empty file",
+		Long: `Set a layout from its text form, or build one with lfs-style flags.
+
+  pario layout set /runs simple_stripe:strip_size=1m
+  pario layout set /runs -c 2 -S 4m          # like lfs setstripe -c 2 -S 4m
+  pario layout set /runs/out varstrip:strips="0:200000;1:4000000"
+  pario layout set /runs --clear             # back to inheriting`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var l dist.Layout
+			flagsUsed := count != 0 || stripSize != "" || distName != "" || strips != ""
+			switch {
+			case clear:
+				if len(args) > 1 || flagsUsed {
+					return usageError{fmt.Errorf("--clear takes no layout")}
+				}
+			case len(args) == 2:
+				if flagsUsed {
+					return usageError{fmt.Errorf("give a layout string or flags, not both")}
+				}
+				var err error
+				if l, err = dist.ParseLayout(args[1]); err != nil {
+					return usageError{err}
+				}
+			case flagsUsed:
+				hints := map[string]string{}
+				if distName != "" {
+					hints["dist"] = distName
+				}
+				if stripSize != "" {
+					hints["strip_size"] = stripSize
+				}
+				if strips != "" {
+					hints["strips"] = strips
+				}
+				if count != 0 {
+					hints["num_datafiles"] = strconv.Itoa(count)
+				}
+				var err error
+				if l, err = dist.ParseHints(hints); err != nil {
+					return usageError{err}
+				}
+			default:
+				return usageError{fmt.Errorf("give a layout, layout flags, or --clear")}
+			}
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := c.SetLayout(ctx, storePath(args[0]), l); err != nil {
+					return err
+				}
+				a, err := c.Lookup(ctx, storePath(args[0]))
+				if err != nil {
+					return err
+				}
+				fmt.Printf("%s: %s\n", storePath(args[0]), layoutOf(a))
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count)")
+	f.StringVarP(&stripSize, "strip-size", "S", "", "strip size, e.g. 1m")
+	f.StringVarP(&distName, "dist", "d", "", "distribution: simple_stripe, basic, varstrip, twod_stripe")
+	f.StringVar(&strips, "strips", "", "varstrip strips, e.g. 0:200000;1:4000000")
+	f.BoolVar(&clear, "clear", false, "remove a directory's default layout")
+	return cmd
+}
+
+func newViewdistCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "viewdist PATH",
+		Short: "Show which I/O server holds each datafile of a file and how many bytes",
+		Long: `Show a file's distribution: for each datafile, the I/O server holding it and
+the bytes stored there (like pvfs2-viewdist).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				f, err := c.Open(ctx, storePath(args[0]))
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				dfs, err := f.Datafiles(ctx)
+				if err != nil {
+					return err
+				}
+				a := f.Attr()
+				var total int64
+				for _, d := range dfs {
+					total += d.Size
+				}
+				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), humanBytes(total))
+				if a.Stuffed {
+					fmt.Print(", stuffed on datafile 0")
+				}
+				fmt.Println()
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(w, "datafile\tserver\taddress\tbytes\t")
+				for _, d := range dfs {
+					fmt.Fprintf(w, "%d\t%s\t%s\t%d\t\n", d.Datafile, d.Server.Name, d.Server.Addr, d.Size)
+				}
+				return w.Flush()
+			})
+		},
+	}
+}
+
+func newDfCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "df",
+		Short: "Show capacity and bytes used on every I/O server",
+		Long: `Show, per I/O server, the capacity of the file system holding its data
+directory, the bytes held by pario datafiles, and what is still available
+(like pvfs2-statfs and lfs df). A server that does not answer is named.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				stats := c.Statfs(ctx)
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(w, "server\taddress\tsize\tpario used\tavailable\tuse%\tdatafiles\t")
+				var failed []error
+				var sumUsed, sumAvail uint64
+				for _, s := range stats {
+					if s.Err != nil {
+						fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t-\t\n", s.Name, s.Addr)
+						failed = append(failed, s.Err)
+						continue
+					}
+					pct := 0.0
+					if s.Total > 0 {
+						pct = 100 * float64(s.Total-s.Free) / float64(s.Total)
+					}
+					sumUsed += s.Used
+					sumAvail += s.Avail
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.0f%%\t%d\t\n", s.Name, s.Addr,
+						humanBytes(int64(s.Total)), humanBytes(int64(s.Used)), humanBytes(int64(s.Avail)), pct, s.Datafiles)
+				}
+				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", humanBytes(int64(sumUsed)), humanBytes(int64(sumAvail)))
+				w.Flush()
+				if files, dirs, err := c.MetaStats(ctx); err == nil {
+					fmt.Printf("namespace: %d files, %d directories\n", files, dirs)
+				}
+				if len(failed) > 0 {
+					return fmt.Errorf("%d of %d I/O servers did not answer: %w", len(failed), len(stats), failed[0])
+				}
+				return nil
+			})
+		},
+	}
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
+)
+
+// withClient runs fn with a client connected to the cluster.
+func withClient(cmd *cobra.Command, fn func(ctx context.Context, c *client.Client) error) error {
+	c, err := connect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return fn(cmd.Context(), c)
+}
+
+func modeString(a meta.Attr) string {
+	m := fs.FileMode(a.Mode & 0o777)
+	if a.Kind == meta.KindDir {
+		m |= fs.ModeDir
+	}
+	return m.String()
+}
+
+func newLsCommand() *cobra.Command {
+	var long bool
+	cmd := &cobra.Command{
+		Use:   "ls [-l] [PATH...]",
+		Short: "List directories of the store",
+		Long: `List the entries of directories in the store (default /). With -l, show mode,
+size (computed from the datafiles), modification time and layout.
+
+  pario ls /
+  pario ls -l pario:/runs`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"/"}
+			}
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				defer w.Flush()
+				for _, arg := range args {
+					p := storePath(arg)
+					fi, err := c.Stat(ctx, p)
+					if err != nil {
+						return err
+					}
+					ents := []meta.DirEntry{{Name: p, Attr: fi.Attr}}
+					if fi.Kind == meta.KindDir {
+						if ents, err = c.Readdir(ctx, p); err != nil {
+							return err
+						}
+						if len(args) > 1 {
+							fmt.Fprintf(w, "%s:\n", p)
+						}
+					}
+					for _, e := range ents {
+						if !long {
+							fmt.Fprintln(w, e.Name)
+							continue
+						}
+						size := int64(0)
+						if e.Attr.Kind == meta.KindFile {
+							full := e.Name
+							if fi.Kind == meta.KindDir {
+								full = joinStore(p, e.Name)
+							}
+							if st, err := c.Stat(ctx, full); err == nil {
+								size = st.Size
+							} else {
+								size = -1
+							}
+						}
+						fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), size,
+							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), e.Name, layoutOf(e.Attr))
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&long, "long", "l", false, "long listing")
+	return cmd
+}
+
+func joinStore(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+func layoutOf(a meta.Attr) string {
+	if a.Layout.IsZero() {
+		return "-"
+	}
+	return a.Layout.String()
+}
+
+func newStatCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "stat PATH...",
+		Short: "Show a file's or directory's metadata and layout",
+		Long: `Show what the metadata server knows about a path (id, kind, mode, times,
+layout, datafile servers, stuffing) and, for files, the size computed from the
+datafiles, like pvfs2-stat.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, arg := range args {
+					fi, err := c.Stat(ctx, storePath(arg))
+					if err != nil {
+						return err
+					}
+					kind := "file"
+					if fi.Kind == meta.KindDir {
+						kind = "directory"
+					}
+					fmt.Printf("  path:      %s\n  id:        %d\n  kind:      %s\n  mode:      %s\n", fi.Path, fi.ID, kind, modeString(fi.Attr))
+					fmt.Printf("  modified:  %s\n  changed:   %s\n", time.Unix(0, fi.Mtime).Format(time.RFC3339), time.Unix(0, fi.Ctime).Format(time.RFC3339))
+					if fi.Kind == meta.KindFile {
+						fmt.Printf("  size:      %d (%s)\n  layout:    %s\n  datafiles: %d on servers %v\n  stuffed:   %v\n",
+							fi.Size, humanBytes(fi.Size), fi.Layout, len(fi.Servers), serverNames(c, fi.Servers), fi.Stuffed)
+					} else {
+						fmt.Printf("  default layout for new files: %s\n", layoutOf(fi.Attr))
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func serverNames(c *client.Client, idx []uint32) []string {
+	infos := c.Servers()
+	out := make([]string, len(idx))
+	for i, x := range idx {
+		if int(x) < len(infos) {
+			out[i] = infos[x].Name
+		} else {
+			out[i] = fmt.Sprintf("#%d?", x)
+		}
+	}
+	return out
+}
+
+func newMkdirCommand() *cobra.Command {
+	var parents bool
+	cmd := &cobra.Command{
+		Use:   "mkdir [-p] PATH...",
+		Short: "Create directories in the store",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, arg := range args {
+					var err error
+					if parents {
+						err = c.MkdirAll(ctx, storePath(arg), 0o755)
+					} else {
+						err = c.Mkdir(ctx, storePath(arg), 0o755)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&parents, "parents", "p", false, "create missing parents; no error if the directory exists")
+	return cmd
+}
+
+func newRmCommand() *cobra.Command {
+	var recursive bool
+	cmd := &cobra.Command{
+		Use:   "rm [-r] PATH...",
+		Short: "Remove files (and their datafiles) or directories from the store",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				for _, arg := range args {
+					if err := removePath(ctx, c, storePath(arg), recursive); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&recursive, "recursive", "r", false, "remove directories and their contents")
+	return cmd
+}
+
+func removePath(ctx context.Context, c *client.Client, p string, recursive bool) error {
+	err := c.Remove(ctx, p)
+	if !recursive || !errors.Is(err, errNotEmpty) {
+		return err
+	}
+	ents, err := c.Readdir(ctx, p)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := removePath(ctx, c, joinStore(p, e.Name), true); err != nil {
+			return err
+		}
+	}
+	return c.Remove(ctx, p)
+}
+
+func newMvCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "mv OLD NEW",
+		Short: "Rename or move a file or directory within the store",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				return c.Rename(ctx, storePath(args[0]), storePath(args[1]))
+			})
+		},
+	}
+}

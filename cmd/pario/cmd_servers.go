@@ -1,0 +1,214 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
+)
+
+func newUpCommand() *cobra.Command {
+	var (
+		dir      string
+		servers  int
+		host     string
+		port     int
+		stuffing bool
+		layout   string
+	)
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start a metadata server and N I/O servers in this process",
+		Long: `Start a whole pario cluster in this process: one metadata server and --servers
+I/O servers (default 4), listening on --host (default 127.0.0.1), with all
+data under --dir. It writes DIR/cluster, which the other commands read, and
+runs until interrupted (Ctrl-C or SIGTERM), syncing data on the way out.
+Data persists: running 'pario up' again on the same --dir brings it back.
+
+  pario up                          # default data directory, 4 I/O servers
+  pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := parseOptionalLayout(layout)
+			if err != nil {
+				return usageError{err}
+			}
+			var ports []int
+			if port != 0 {
+				for i := 0; i <= servers; i++ {
+					ports = append(ports, port+i)
+				}
+			}
+			if dir == "" {
+				dir = defaultDataDir()
+			}
+			c, err := cluster.Start(cmd.Context(), cluster.Config{
+				Dir: dir, DataServers: servers, Host: host, Ports: ports,
+				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("pario cluster up: metadata server %s, %d I/O servers\n", c.Meta.Addr, len(c.Data))
+			for _, d := range c.Data {
+				fmt.Printf("  %-8s %s  %s\n", d.Name, d.Addr, filepath.Join(dir, d.Name))
+			}
+			fmt.Printf("cluster file: %s\n", c.ClusterFile)
+			if dir != defaultDataDir() {
+				fmt.Printf("use it with:  export PARIO_CLUSTER=%s\n", c.ClusterFile)
+			}
+			fmt.Println("press Ctrl-C to stop")
+			<-cmd.Context().Done()
+			fmt.Println("stopping: syncing data")
+			return c.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "data directory (default $PARIO_HOME, else ~/.local/share/pario)")
+	f.IntVar(&servers, "servers", 4, "number of I/O servers")
+	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
+	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
+	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
+	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	return cmd
+}
+
+func parseOptionalLayout(s string) (dist.Layout, error) {
+	if s == "" {
+		return dist.Layout{}, nil
+	}
+	return dist.ParseLayout(s)
+}
+
+func newMetaCommand() *cobra.Command {
+	var (
+		dir      string
+		listen   string
+		stuffing bool
+		layout   string
+	)
+	cmd := &cobra.Command{
+		Use:   "meta",
+		Short: "Run the metadata server of a cluster described by a cluster file",
+		Long: `Run the metadata server on its own (one per cluster). It listens on the
+'meta' address of the cluster file (or --listen), keeps the namespace in
+DIR/meta.db, and tells clients where the I/O servers of the cluster file are.
+
+A cluster file (see 'pario up', which writes one) looks like:
+
+  secret-file secret
+  meta 10.0.0.1:7000
+  data data0 10.0.0.2:7001
+  data data1 10.0.0.3:7001
+
+  pario meta --cluster /etc/pario/cluster --dir /var/lib/pario/meta`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := parseOptionalLayout(layout)
+			if err != nil {
+				return usageError{err}
+			}
+			if dir == "" {
+				return usageError{fmt.Errorf("--dir is required")}
+			}
+			cf, err := loadClusterFile()
+			if err != nil {
+				return err
+			}
+			secret, err := cf.Secret()
+			if err != nil {
+				return err
+			}
+			if listen == "" {
+				listen = cf.Meta
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("metadata server: %w", err)
+			}
+			logger := newLogger()
+			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
+				Dir: dir, Secret: secret, Data: cf.Data, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
+			})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(cf.Data), "pid", os.Getpid())
+			<-cmd.Context().Done()
+			return ms.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "directory for the namespace database (required)")
+	f.StringVar(&listen, "listen", "", "address to listen on (default: the cluster file's meta address)")
+	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
+	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	return cmd
+}
+
+func newDataCommand() *cobra.Command {
+	var (
+		dir    string
+		listen string
+		name   string
+	)
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Run one I/O server of a cluster described by a cluster file",
+		Long: `Run one I/O server. --name picks its line in the cluster file ('data NAME
+HOST:PORT'); it listens on that address (or --listen) and keeps one local
+file per pario file under --dir, touching nothing outside it.
+
+  pario data --cluster /etc/pario/cluster --name data0 --dir /var/lib/pario/data0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" || name == "" {
+				return usageError{fmt.Errorf("--dir and --name are required")}
+			}
+			cf, err := loadClusterFile()
+			if err != nil {
+				return err
+			}
+			secret, err := cf.Secret()
+			if err != nil {
+				return err
+			}
+			if listen == "" {
+				for _, d := range cf.Data {
+					if d.Name == name {
+						listen = d.Addr
+					}
+				}
+				if listen == "" {
+					return usageError{fmt.Errorf("no I/O server named %q in %s", name, clusterFilePath())}
+				}
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("I/O server %s: %w", name, err)
+			}
+			logger := newLogger()
+			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
+				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
+			})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			logger.Info("I/O server listening", "name", name, "addr", ds.Addr, "dir", dir, "pid", os.Getpid())
+			<-cmd.Context().Done()
+			return ds.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "data directory (required)")
+	f.StringVar(&name, "name", "", "this server's name in the cluster file (required)")
+	f.StringVar(&listen, "listen", "", "address to listen on (default: this server's address in the cluster file)")
+	return cmd
+}

@@ -1,0 +1,733 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults for StoreOptions.
+const (
+	DefaultMaxOpenFiles = 1024
+	DefaultWriteBehind  = 8 << 20
+)
+
+// Names inside the data directory; see the package documentation.
+const (
+	lockName = "LOCK"
+	dfName   = "df"
+)
+
+// statfsTTL is how long Statfs reuses its walk of the datafiles.
+const statfsTTL = time.Second
+
+var (
+	// ErrClosed is returned (wrapped) by operations on a closed Store.
+	ErrClosed = errors.New("data store is closed")
+	// ErrLocked is returned (wrapped) by Open when another process (or
+	// another Store in this process) holds the data directory.
+	ErrLocked = errors.New("data directory is in use by another I/O server")
+)
+
+// StoreOptions tune a Store. The zero value gives the defaults.
+type StoreOptions struct {
+	// MaxOpenFiles bounds the LRU cache of open datafile handles; zero or
+	// negative means DefaultMaxOpenFiles. Handles still in use when evicted
+	// are closed by their last user, so the number of open descriptors can
+	// briefly exceed it by the number of concurrent operations. The store
+	// also holds up to 259 directory descriptors (data dir, df, shards) and
+	// the LOCK file.
+	MaxOpenFiles int
+	// WriteBehind is the number of bytes written to one datafile after
+	// which the store starts writeback of the range written since the last
+	// start (sync_file_range(SYNC_FILE_RANGE_WRITE), which does not wait),
+	// so that a later Sync finds little dirty data. Zero means
+	// DefaultWriteBehind; negative disables write-behind.
+	WriteBehind int64
+}
+
+// Statfs describes the space of a data directory.
+type Statfs struct {
+	// Total, Free and Avail are the file system's size, free bytes and
+	// bytes available to unprivileged users (statfs of the data directory).
+	Total, Free, Avail uint64
+	// Used is the space allocated to datafiles (st_blocks*512 summed over
+	// them, so holes do not count), and Datafiles how many exist. Both come
+	// from a walk of df/ that is reused for up to a second.
+	Used      uint64
+	Datafiles uint64
+}
+
+// Store is the set of datafiles in one data directory. All methods are safe
+// for concurrent use; reads and writes (including to the same datafile) run
+// in parallel, using positional I/O on shared descriptors.
+type Store struct {
+	dir         string
+	maxOpen     int
+	writeBehind int64
+
+	root *os.Root // the data directory
+	df   *os.Root // df/ inside it
+	lock *os.File // LOCK, flocked
+
+	shardMu sync.Mutex
+	shards  [256]atomic.Pointer[os.Root]
+
+	idLocks [64]sync.Mutex
+
+	ops sync.WaitGroup // operations in flight; Add only under mu while !closed
+
+	mu          sync.Mutex
+	closed      bool
+	handles     map[uint64]*handle   // cached handles
+	lru         handle               // sentinel of the LRU list of cached handles
+	busy        map[*handle]struct{} // evicted handles still in use
+	closedDirty bool                 // a dirty handle was closed since SyncAll
+	needDirSync map[uint64]uint64    // id -> creation generation, until its shard dir is synced
+	createGen   uint64
+
+	statMu    sync.Mutex
+	statTTL   time.Duration
+	statAt    time.Time
+	statUsed  uint64
+	statCount uint64
+}
+
+// Open opens the data directory dir, creating it (0700) and its layout if
+// missing, and locks it against other Stores until Close.
+func Open(dir string, opts StoreOptions) (_ *Store, err error) {
+	s := &Store{
+		dir:         dir,
+		maxOpen:     opts.MaxOpenFiles,
+		writeBehind: opts.WriteBehind,
+		handles:     make(map[uint64]*handle),
+		busy:        make(map[*handle]struct{}),
+		needDirSync: make(map[uint64]uint64),
+		statTTL:     statfsTTL,
+	}
+	if s.maxOpen <= 0 {
+		s.maxOpen = DefaultMaxOpenFiles
+	}
+	if s.writeBehind == 0 {
+		s.writeBehind = DefaultWriteBehind
+	}
+	s.lru.next, s.lru.prev = &s.lru, &s.lru
+
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	s.root, err = os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			s.closeFiles()
+		}
+	}()
+
+	s.lock, err = s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	if err := lockDir(s.lock); err != nil {
+		if errors.Is(err, ErrLocked) {
+			holder := ""
+			var b [32]byte
+			if n, _ := s.lock.ReadAt(b[:], 0); n > 0 {
+				if pid := strings.TrimSpace(string(b[:n])); pid != "" {
+					holder = " (pid " + pid + ")"
+				}
+			}
+			return nil, fmt.Errorf("data: open %s: flock %s: %w%s", dir, lockName, err, holder)
+		}
+		return nil, fmt.Errorf("data: open %s: flock %s: %w", dir, lockName, err)
+	}
+	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+	if err := s.lock.Truncate(0); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	if _, err := s.lock.WriteAt(pid, 0); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+
+	createdDF, err := mkdirIfMissing(s.root, dfName)
+	if err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	s.df, err = s.root.OpenRoot(dfName)
+	if err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	createdShard := false
+	for i := range 256 {
+		c, err := mkdirIfMissing(s.df, shardName(byte(i)))
+		if err != nil {
+			return nil, fmt.Errorf("data: open %s: %s: %w", dir, dfName, err)
+		}
+		createdShard = createdShard || c
+	}
+	// Make the layout durable before any datafile is created in it.
+	if createdShard {
+		if err := syncDir(s.df); err != nil {
+			return nil, fmt.Errorf("data: open %s: %w", dir, err)
+		}
+	}
+	if createdDF {
+		if err := syncDir(s.root); err != nil {
+			return nil, fmt.Errorf("data: open %s: %w", dir, err)
+		}
+	}
+	return s, nil
+}
+
+// mkdirIfMissing creates directory name (0700) in r, reporting whether it
+// did. An existing entry of any type is left alone; if it is not a usable
+// directory, opening it later fails.
+func mkdirIfMissing(r *os.Root, name string) (bool, error) {
+	err := r.Mkdir(name, 0o700)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	return false, err
+}
+
+// syncDir fsyncs the directory r is opened on.
+func syncDir(r *os.Root) error {
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+const hexDigits = "0123456789abcdef"
+
+// shardName is the name, inside df/, of shard directory i: two hex digits.
+func shardName(i byte) string {
+	return string([]byte{hexDigits[i>>4], hexDigits[i&0xf]})
+}
+
+// leafName is the name of datafile id inside its shard: 16 hex digits.
+func leafName(id uint64) string {
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = hexDigits[id&0xf]
+		id >>= 4
+	}
+	return string(b[:])
+}
+
+// datafilePath is the path of datafile id relative to the data directory,
+// e.g. "df/ab/00000000000001ab". It depends on nothing but id.
+func datafilePath(id uint64) string {
+	return dfName + "/" + shardName(byte(id)) + "/" + leafName(id)
+}
+
+// Dir returns the data directory the Store was opened on.
+func (s *Store) Dir() string { return s.dir }
+
+// begin admits an operation; on success the caller must call s.ops.Done.
+func (s *Store) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.ops.Add(1)
+	return nil
+}
+
+func dfErr(id uint64, op string, err error) error {
+	return fmt.Errorf("datafile %#x: %s: %w", id, op, err)
+}
+
+func invalid(what string, v int64) error {
+	return fmt.Errorf("invalid %s %d: %w", what, v, syscall.EINVAL)
+}
+
+// checkRange validates a byte range [off, off+n).
+func checkRange(off, n int64) error {
+	if off < 0 {
+		return invalid("offset", off)
+	}
+	if n > math.MaxInt64-off {
+		return fmt.Errorf("offset %d + length %d overflows: %w", off, n, syscall.EINVAL)
+	}
+	return nil
+}
+
+// WriteAt writes p at offset off of datafile id, creating the datafile if
+// it does not exist. An empty p changes nothing (and creates nothing).
+func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) error {
+	if err := checkRange(off, int64(len(p))); err != nil {
+		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
+	}
+	defer s.ops.Done()
+	if len(p) == 0 {
+		return nil
+	}
+	h, err := s.acquire(id, true)
+	if err != nil {
+		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
+	}
+	defer s.release(h)
+	n, err := h.f.WriteAt(p, off)
+	h.dirty.Store(true)
+	s.wrote(h, off, int64(n))
+	if err != nil {
+		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
+	}
+	return nil
+}
+
+// WriteAtv writes the buffers of bufs back to back starting at offset off
+// of datafile id (a gathered write: pwritev when there are several),
+// creating the datafile if it does not exist. Partial writes are retried
+// until everything is written or an error occurs.
+func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int64) error {
+	var total int64
+	nonEmpty, last := 0, -1
+	for i, b := range bufs {
+		if len(b) > 0 {
+			nonEmpty++
+			last = i
+		}
+		if int64(len(b)) > math.MaxInt64-total {
+			return dfErr(id, "writev at "+strconv.FormatInt(off, 10),
+				fmt.Errorf("total length overflows: %w", syscall.EINVAL))
+		}
+		total += int64(len(b))
+	}
+	if nonEmpty <= 1 {
+		var p []byte
+		if last >= 0 {
+			p = bufs[last]
+		}
+		return s.WriteAt(ctx, id, p, off)
+	}
+	op := func() string { return "writev at " + strconv.FormatInt(off, 10) }
+	if err := checkRange(off, total); err != nil {
+		return dfErr(id, op(), err)
+	}
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, op(), err)
+	}
+	defer s.ops.Done()
+	h, err := s.acquire(id, true)
+	if err != nil {
+		return dfErr(id, op(), err)
+	}
+	defer s.release(h)
+	n, err := pwritev(h.f, bufs, off)
+	h.dirty.Store(true)
+	s.wrote(h, off, n)
+	if err != nil {
+		return dfErr(id, op(), err)
+	}
+	return nil
+}
+
+// wrote does the write-behind accounting for n bytes written at off
+// through h, starting writeback once WriteBehind bytes have accumulated.
+func (s *Store) wrote(h *handle, off, n int64) {
+	if s.writeBehind <= 0 || n <= 0 {
+		return
+	}
+	h.wbMu.Lock()
+	if h.wbPending == 0 {
+		h.wbLo, h.wbHi = off, off+n
+	} else {
+		h.wbLo = min(h.wbLo, off)
+		h.wbHi = max(h.wbHi, off+n)
+	}
+	h.wbPending += n
+	if h.wbPending < s.writeBehind {
+		h.wbMu.Unlock()
+		return
+	}
+	lo, hi := h.wbLo, h.wbHi
+	h.wbPending = 0
+	h.wbMu.Unlock()
+	startWriteback(h.f, lo, hi-lo)
+}
+
+// ReadAt reads up to len(p) bytes at offset off of datafile id, with the
+// semantics of os.File.ReadAt: it returns n < len(p) only together with an
+// error, which is io.EOF (unwrapped) when the datafile ends before
+// off+len(p). A datafile that does not exist reads as empty (0, io.EOF);
+// holes read as zeros.
+func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), invalid("offset", off))
+	}
+	if err := s.begin(ctx); err != nil {
+		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
+	}
+	defer s.ops.Done()
+	if len(p) == 0 {
+		return 0, nil
+	}
+	h, err := s.acquire(id, false)
+	if err != nil {
+		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
+	}
+	if h == nil {
+		return 0, io.EOF
+	}
+	defer s.release(h)
+	n, err := h.f.ReadAt(p, off)
+	if err != nil && err != io.EOF {
+		return n, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
+	}
+	return n, err
+}
+
+// Truncate sets the size of datafile id, creating it if it does not exist.
+// Growing it adds a hole.
+func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
+	op := "truncate to " + strconv.FormatInt(size, 10)
+	if size < 0 {
+		return dfErr(id, op, invalid("size", size))
+	}
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, op, err)
+	}
+	defer s.ops.Done()
+	h, err := s.acquire(id, true)
+	if err != nil {
+		return dfErr(id, op, err)
+	}
+	defer s.release(h)
+	err = h.f.Truncate(size)
+	h.dirty.Store(true)
+	if err != nil {
+		return dfErr(id, op, err)
+	}
+	return nil
+}
+
+// Size returns the size of datafile id, 0 if it does not exist.
+func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
+	if err := s.begin(ctx); err != nil {
+		return 0, dfErr(id, "size", err)
+	}
+	defer s.ops.Done()
+	h, err := s.acquire(id, false)
+	if err != nil {
+		return 0, dfErr(id, "size", err)
+	}
+	if h == nil {
+		return 0, nil
+	}
+	defer s.release(h)
+	fi, err := h.f.Stat()
+	if err != nil {
+		return 0, dfErr(id, "size", err)
+	}
+	return fi.Size(), nil
+}
+
+// Sync makes datafile id durable: everything written to it before Sync was
+// called survives a crash once Sync returns nil. It does nothing for a
+// datafile that does not exist. The first Sync after the datafile was
+// created also fsyncs its shard directory, so the file itself survives.
+func (s *Store) Sync(ctx context.Context, id uint64) error {
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, "sync", err)
+	}
+	defer s.ops.Done()
+	h, err := s.acquire(id, false)
+	if err != nil {
+		return dfErr(id, "sync", err)
+	}
+	if h == nil {
+		return nil
+	}
+	// Data written through a handle that has since been closed is still in
+	// the inode's page cache, so fdatasync on this handle covers it too.
+	h.dirty.Store(false)
+	err = fdatasync(h.f)
+	if err != nil {
+		h.dirty.Store(true)
+	}
+	s.release(h)
+	if err != nil {
+		return dfErr(id, "sync", err)
+	}
+	s.mu.Lock()
+	gen, need := s.needDirSync[id]
+	s.mu.Unlock()
+	if !need {
+		return nil
+	}
+	if err := s.syncShard(byte(id)); err != nil {
+		return dfErr(id, "sync", err)
+	}
+	s.mu.Lock()
+	if s.needDirSync[id] == gen {
+		delete(s.needDirSync, id)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// syncShard fsyncs shard directory i.
+func (s *Store) syncShard(i byte) error {
+	sh, err := s.shard(uint64(i))
+	if err != nil {
+		return err
+	}
+	if err := syncDir(sh); err != nil {
+		return fmt.Errorf("sync directory %s/%s: %w", dfName, shardName(i), err)
+	}
+	return nil
+}
+
+// SyncAll makes everything written through the Store so far durable: it
+// fdatasyncs every open datafile with unsynced writes, the whole file
+// system (syncfs) if such a datafile's handle has been closed by the LRU
+// since the last SyncAll, and the shard directories of datafiles created
+// since their last sync. Call it before Close on shutdown.
+func (s *Store) SyncAll(ctx context.Context) error {
+	if err := s.begin(ctx); err != nil {
+		return fmt.Errorf("data: sync all: %w", err)
+	}
+	defer s.ops.Done()
+
+	s.mu.Lock()
+	var hs []*handle
+	take := func(h *handle) {
+		if h.dirty.Load() && !h.removed {
+			h.refs++
+			hs = append(hs, h)
+		}
+	}
+	for _, h := range s.handles {
+		take(h)
+	}
+	for h := range s.busy {
+		take(h)
+	}
+	needSyncfs := s.closedDirty
+	s.closedDirty = false
+	dirs := maps.Clone(s.needDirSync)
+	s.mu.Unlock()
+
+	var errs []error
+	for _, h := range hs {
+		if h.dirty.Swap(false) {
+			if err := fdatasync(h.f); err != nil {
+				h.dirty.Store(true)
+				errs = append(errs, dfErr(h.id, "sync", err))
+			}
+		}
+		s.release(h)
+	}
+	if needSyncfs {
+		if err := syncfs(s.lock); err != nil {
+			s.mu.Lock()
+			s.closedDirty = true
+			s.mu.Unlock()
+			errs = append(errs, fmt.Errorf("data: sync all: %w", err))
+		}
+	}
+	var shardErr [256]error
+	var shardDone [256]bool
+	for id := range dirs {
+		i := byte(id)
+		if !shardDone[i] {
+			shardDone[i] = true
+			shardErr[i] = s.syncShard(i)
+			if shardErr[i] != nil {
+				errs = append(errs, fmt.Errorf("data: sync all: %w", shardErr[i]))
+			}
+		}
+	}
+	s.mu.Lock()
+	for id, gen := range dirs {
+		if shardErr[byte(id)] == nil && s.needDirSync[id] == gen {
+			delete(s.needDirSync, id)
+		}
+	}
+	s.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Remove deletes datafile id. Removing a datafile that does not exist is
+// not an error. Operations racing with Remove on the same id may act on
+// the removed file.
+func (s *Store) Remove(ctx context.Context, id uint64) error {
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, "remove", err)
+	}
+	defer s.ops.Done()
+	sh, err := s.shard(id)
+	if err != nil {
+		return dfErr(id, "remove", err)
+	}
+	l := s.idLock(id)
+	l.Lock()
+	defer l.Unlock()
+	var idle *handle
+	s.mu.Lock()
+	if h := s.handles[id]; h != nil {
+		h.removed = true
+		s.uncacheLocked(h)
+		if h.refs == 0 {
+			idle = h
+		}
+	}
+	delete(s.needDirSync, id)
+	s.mu.Unlock()
+	if idle != nil {
+		_ = idle.f.Close()
+	}
+	if err := sh.Remove(leafName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return dfErr(id, "remove", err)
+	}
+	return nil
+}
+
+// Statfs reports the space of the data directory's file system and how
+// much of it the datafiles use.
+func (s *Store) Statfs(ctx context.Context) (Statfs, error) {
+	if err := s.begin(ctx); err != nil {
+		return Statfs{}, fmt.Errorf("data: statfs: %w", err)
+	}
+	defer s.ops.Done()
+	var st Statfs
+	var err error
+	st.Total, st.Free, st.Avail, err = fsStats(s.lock)
+	if err != nil {
+		return Statfs{}, fmt.Errorf("data: statfs: %w", err)
+	}
+	st.Used, st.Datafiles, err = s.usage()
+	if err != nil {
+		return Statfs{}, fmt.Errorf("data: statfs: %w", err)
+	}
+	return st, nil
+}
+
+// usage returns the bytes allocated to datafiles and their number, from a
+// walk of the shards that is reused for statTTL. Concurrent callers wait
+// for one walk.
+func (s *Store) usage() (used, count uint64, err error) {
+	s.statMu.Lock()
+	defer s.statMu.Unlock()
+	if !s.statAt.IsZero() && time.Since(s.statAt) < s.statTTL {
+		return s.statUsed, s.statCount, nil
+	}
+	for i := range 256 {
+		sh, err := s.shard(uint64(i))
+		if err != nil {
+			return 0, 0, err
+		}
+		d, err := sh.Open(".")
+		if err != nil {
+			return 0, 0, err
+		}
+		ents, err := d.ReadDir(-1)
+		d.Close()
+		if err != nil {
+			return 0, 0, err
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			fi, err := e.Info() // lstat relative to the shard
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			count++
+			used += allocated(fi)
+		}
+	}
+	s.statUsed, s.statCount, s.statAt = used, count, time.Now()
+	return used, count, nil
+}
+
+// allocated returns the bytes of storage fi's file occupies.
+func allocated(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Blocks) * 512
+	}
+	return uint64(fi.Size())
+}
+
+// Close waits for operations in flight, closes every handle and releases
+// the data directory's lock. It does not sync: call SyncAll first for
+// durability. Operations after Close fail with ErrClosed; Close itself may
+// be called more than once.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.ops.Wait()
+	return s.closeFiles()
+}
+
+// closeFiles closes all descriptors; nothing may be in flight.
+func (s *Store) closeFiles() error {
+	var errs []error
+	s.mu.Lock()
+	for id, h := range s.handles {
+		if err := h.f.Close(); err != nil {
+			errs = append(errs, dfErr(id, "close", err))
+		}
+		delete(s.handles, id)
+	}
+	s.lru.next, s.lru.prev = &s.lru, &s.lru
+	s.mu.Unlock()
+	for i := range s.shards {
+		if r := s.shards[i].Swap(nil); r != nil {
+			errs = append(errs, r.Close())
+		}
+	}
+	if s.df != nil {
+		errs = append(errs, s.df.Close())
+	}
+	if s.lock != nil {
+		// Closing the only descriptor of LOCK releases the flock.
+		errs = append(errs, s.lock.Close())
+	}
+	if s.root != nil {
+		errs = append(errs, s.root.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("data: close %s: %w", s.dir, err)
+	}
+	return nil
+}

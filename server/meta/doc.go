@@ -1,0 +1,85 @@
+// Package meta is pario's metadata server: it holds the namespace
+// (directories and files with their attributes) and, for every file, its
+// distribution (a [dist.Layout]) and the ordered list of I/O servers holding
+// its datafiles. Clients ask it once at open or create; after that they talk
+// to the I/O servers directly. The network layer lives in server.go; the
+// [Store] in this package is the transactional core it calls.
+//
+// # Storage
+//
+// A Store is one bbolt database file. Every mutating call is exactly one
+// bbolt read-write transaction, so it is atomic and, because bbolt fsyncs
+// each commit (NoSync stays false), durable once the call returns. bbolt
+// serialises writers and lets readers run concurrently, which makes every
+// method safe for concurrent use. The database file is locked: a second
+// process (or a second Open in the same process) gets a clear error after a
+// short timeout instead of hanging.
+//
+// # Schema (format version 1)
+//
+// Bucket "inodes": key = FileID as 8 bytes big-endian, value = encoded Attr.
+// The encoding is compact and versioned (all integers are encoding/binary
+// varints; "uv" = unsigned, "sv" = signed zig-zag):
+//
+//	byte   version (1)
+//	uv     ID
+//	byte   Kind (1 = dir, 2 = file)
+//	uv     Mode (permission bits, < 2^32)
+//	sv     Mtime (unix ns)
+//	sv     Ctime (unix ns)
+//	uv+b   Layout.Dist    (length, then bytes)
+//	uv+b   Layout.Params  (length, then bytes)
+//	uv     Layout.Datafiles
+//	uv     len(Servers), then uv per server index (< 2^32)
+//	byte   flags (bit 0 = Stuffed; other bits must be zero)
+//	sv     Size
+//
+// Trailing bytes, unknown versions and out-of-range values are rejected by
+// the decoder with an error; it never panics (see FuzzDecodeAttr).
+//
+// Bucket "dirents": key = parent FileID (8 bytes big-endian) followed by the
+// entry's name bytes, value = child FileID (8 bytes big-endian). A
+// directory's entries are therefore one contiguous, name-sorted key range,
+// which makes Readdir a prefix scan and "is this directory empty" a single
+// seek.
+//
+// Bucket "meta": small records, each value 8 bytes big-endian:
+//
+//	"format"   schema version (1)
+//	"next_id"  the next FileID to hand out (IDs are never reused)
+//	"rr"       the round-robin placement counter (one step per create)
+//	"files"    number of files
+//	"dirs"     number of directories, the root included
+//
+// The root directory has ID 1 and mode 0755 and is created on first open.
+//
+// # Paths
+//
+// Paths are absolute slash paths. Repeated and trailing slashes are
+// accepted and ignored ("/a//b/" is "/a/b"); a "." or ".." component, a NUL
+// byte, a component longer than 255 bytes or a path longer than 4096 bytes
+// is rejected with EINVAL.
+//
+// # Errors
+//
+// Errors are *fs.PathError values naming the operation and the path, whose
+// Err is (or wraps) a syscall.Errno: ENOENT, EEXIST, ENOTDIR, EISDIR,
+// ENOTEMPTY, EINVAL or EBUSY. errors.Is(err, fs.ErrNotExist) and
+// errors.As(err, &errno) both work, so the wire layer can transmit the errno.
+//
+// # Layouts
+//
+// The layout of a new file is, highest priority first: the create hints;
+// the default of the nearest ancestor directory that has one (looked up at
+// create time, like Lustre, where the root directory's default acts as the
+// file system default; directories do not copy their parent's default at
+// mkdir, so changing /a's default affects later creates anywhere below /a
+// that has no nearer default); the server's Options.DefaultLayout; and
+// simple_stripe with 64 KiB strips on all servers. The chosen layout is
+// validated with Layout.Build(Options.Servers) and stored fully resolved:
+// canonical parameters and the actual number of datafiles.
+//
+// Datafile i of a file lives on I/O server (first+i) mod Servers, where
+// first is taken from the persisted round-robin counter, which advances by
+// one per create (as PVFS2 does).
+package meta

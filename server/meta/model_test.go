@@ -1,0 +1,261 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/pario/pario/dist"
+)
+
+// model is the reference namespace: a map from clean path to entry.
+type model map[string]modelEntry
+
+type modelEntry struct {
+	kind Kind
+	id   FileID
+}
+
+func parentOf(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i == 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// checkParents is the errno for reaching p's parent: every proper
+// ancestor must exist and be a directory.
+func (m model) checkParents(p string) syscall.Errno {
+	comps := strings.Split(p[1:], "/")
+	for i := 1; i < len(comps); i++ {
+		e, ok := m["/"+strings.Join(comps[:i], "/")]
+		if !ok {
+			return syscall.ENOENT
+		}
+		if e.kind != KindDir {
+			return syscall.ENOTDIR
+		}
+	}
+	return 0
+}
+
+func (m model) isEmptyDir(p string) bool {
+	for q := range m {
+		if q != p && parentOf(q) == p {
+			return false
+		}
+	}
+	return true
+}
+
+func (m model) add(p string, kind Kind) syscall.Errno {
+	if p == "/" {
+		return syscall.EEXIST
+	}
+	if e := m.checkParents(p); e != 0 {
+		return e
+	}
+	if _, ok := m[p]; ok {
+		return syscall.EEXIST
+	}
+	return 0 // the caller records the entry with the store's ID
+}
+
+func (m model) remove(p string) (modelEntry, syscall.Errno) {
+	if p == "/" {
+		return modelEntry{}, syscall.EBUSY
+	}
+	if e := m.checkParents(p); e != 0 {
+		return modelEntry{}, e
+	}
+	e, ok := m[p]
+	if !ok {
+		return modelEntry{}, syscall.ENOENT
+	}
+	if e.kind == KindDir && !m.isEmptyDir(p) {
+		return modelEntry{}, syscall.ENOTEMPTY
+	}
+	delete(m, p)
+	return e, 0
+}
+
+func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
+	if o == "/" || n == "/" {
+		return nil, syscall.EINVAL
+	}
+	if e := m.checkParents(o); e != 0 {
+		return nil, e
+	}
+	src, ok := m[o]
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	if e := m.checkParents(n); e != 0 {
+		return nil, e
+	}
+	if o == n {
+		return nil, 0
+	}
+	if src.kind == KindDir && strings.HasPrefix(n, o+"/") {
+		return nil, syscall.EINVAL
+	}
+	var replaced *modelEntry
+	if dst, ok := m[n]; ok {
+		switch {
+		case src.kind == KindDir && dst.kind != KindDir:
+			return nil, syscall.ENOTDIR
+		case src.kind != KindDir && dst.kind == KindDir:
+			return nil, syscall.EISDIR
+		case dst.kind == KindDir && !m.isEmptyDir(n):
+			return nil, syscall.ENOTEMPTY
+		}
+		delete(m, n)
+		replaced = &dst
+	}
+	moved := map[string]modelEntry{}
+	for q, e := range m {
+		if q == o || strings.HasPrefix(q, o+"/") {
+			moved[n+q[len(o):]] = e
+			delete(m, q)
+		}
+	}
+	for q, e := range moved {
+		m[q] = e
+	}
+	return replaced, 0
+}
+
+// modelPaths are the paths the property test uses: "/" and up to three
+// levels of the names a, b, c.
+var modelPaths = func() []string {
+	out := []string{"/"}
+	level := []string{""}
+	for range 3 {
+		var next []string
+		for _, p := range level {
+			for _, n := range []string{"a", "b", "c"} {
+				next = append(next, p+"/"+n)
+			}
+		}
+		out = append(out, next...)
+		level = next
+	}
+	return out
+}()
+
+// TestModel runs random sequences of mkdir/create/rename/remove (and
+// restarts) against the store and the model, comparing every result and
+// the whole namespace after every step.
+func TestModel(t *testing.T) {
+	dir := t.TempDir()
+	run := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		run++
+		path := filepath.Join(dir, fmt.Sprintf("model%d.db", run))
+		opts := Options{Servers: 3}
+		open := func() *Store {
+			s, err := Open(path, opts)
+			if err != nil {
+				rt.Fatalf("Open: %v", err)
+			}
+			s.db.NoSync = true // speed only: durability is tested elsewhere
+			return s
+		}
+		s := open()
+		defer func() { s.Close() }()
+		m := model{"/": {KindDir, RootID}}
+		pathGen := rapid.SampledFrom(modelPaths)
+
+		errno := func(err error) syscall.Errno {
+			if err == nil {
+				return 0
+			}
+			var e syscall.Errno
+			if !errors.As(err, &e) {
+				rt.Fatalf("error without errno: %v", err)
+			}
+			return e
+		}
+		expect := func(what string, got error, want syscall.Errno) {
+			if g := errno(got); g != want {
+				rt.Fatalf("%s: err = %v, want errno %v", what, got, want)
+			}
+		}
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"mkdir": func(rt *rapid.T) {
+				p := pathGen.Draw(rt, "path")
+				a, err := s.Mkdir(p, 0o755)
+				want := m.add(p, KindDir)
+				expect("mkdir "+p, err, want)
+				if want == 0 {
+					m[p] = modelEntry{KindDir, a.ID}
+				}
+			},
+			"create": func(rt *rapid.T) {
+				p := pathGen.Draw(rt, "path")
+				a, err := s.Create(p, 0o644, dist.Layout{})
+				want := m.add(p, KindFile)
+				expect("create "+p, err, want)
+				if want == 0 {
+					m[p] = modelEntry{KindFile, a.ID}
+				}
+			},
+			"remove": func(rt *rapid.T) {
+				p := pathGen.Draw(rt, "path")
+				a, err := s.Remove(p)
+				e, want := m.remove(p)
+				expect("remove "+p, err, want)
+				if want == 0 && (a.ID != e.id || a.Kind != e.kind) {
+					rt.Fatalf("remove %s returned %+v, model has %+v", p, a, e)
+				}
+			},
+			"rename": func(rt *rapid.T) {
+				o, n := pathGen.Draw(rt, "old"), pathGen.Draw(rt, "new")
+				r, err := s.Rename(o, n)
+				want, errno := m.rename(o, n)
+				expect("rename "+o+" "+n, err, errno)
+				switch {
+				case (r == nil) != (want == nil):
+					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, r, want)
+				case r != nil && (r.ID != want.id || r.Kind != want.kind):
+					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, *r, *want)
+				}
+			},
+			"reopen": func(rt *rapid.T) {
+				if err := s.Close(); err != nil {
+					rt.Fatal(err)
+				}
+				s = open()
+			},
+			"": func(rt *rapid.T) {
+				snap := snapshot(rt, s)
+				if len(snap) != len(m) {
+					rt.Fatalf("store has %d entries, model %d", len(snap), len(m))
+				}
+				var files, dirs int64
+				for p, e := range m {
+					a, ok := snap[p]
+					if !ok || a.ID != e.id || a.Kind != e.kind {
+						rt.Fatalf("%s: store %+v (present %v), model %+v", p, a, ok, e)
+					}
+					if e.kind == KindDir {
+						dirs++
+					} else {
+						files++
+					}
+				}
+				f, d, err := s.Stats()
+				if err != nil || f != files || d != dirs {
+					rt.Fatalf("Stats = %d, %d, %v; model %d, %d", f, d, err, files, dirs)
+				}
+			},
+		})
+	})
+}

@@ -1,0 +1,768 @@
+package meta
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/pario/pario/dist"
+)
+
+// FormatVersion is the schema version written to the "meta" bucket.
+const FormatVersion = 1
+
+// lockTimeout is how long Open waits for the database file lock before
+// reporting that another process holds it. A variable so tests can shorten it.
+var lockTimeout = 2 * time.Second
+
+var (
+	bucketInodes  = []byte("inodes")
+	bucketDirents = []byte("dirents")
+	bucketMeta    = []byte("meta")
+
+	keyFormat = []byte("format")
+	keyNextID = []byte("next_id")
+	keyRR     = []byte("rr")
+	keyFiles  = []byte("files")
+	keyDirs   = []byte("dirs")
+)
+
+// Store is the metadata store: the namespace, attributes and layouts of one
+// pario file system in a bbolt database. All methods are safe for concurrent
+// use; each mutating method is one atomic, durable transaction.
+type Store struct {
+	db   *bbolt.DB
+	opts Options
+}
+
+// SetAttrRequest lists the attributes SetAttr changes; nil fields stay.
+type SetAttrRequest struct {
+	Mode  *uint32 // permission bits
+	Mtime *int64  // unix nanoseconds
+	Size  *int64  // size hint of a file (see Attr.Size)
+}
+
+// Open opens the metadata database at path, creating it (with the root
+// directory, ID 1, mode 0755) if it does not exist. Options.Servers must be
+// at least 1, and a non-zero Options.DefaultLayout must build for that many
+// servers. If another process holds the database, Open fails after a short
+// wait with an error saying so.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Servers < 1 {
+		return nil, fmt.Errorf("meta: open %s: Options.Servers must be at least 1, got %d", path, opts.Servers)
+	}
+	if !opts.DefaultLayout.IsZero() {
+		if _, err := opts.DefaultLayout.Build(opts.Servers); err != nil {
+			return nil, fmt.Errorf("meta: open %s: default layout %+v for %d servers: %w", path, opts.DefaultLayout, opts.Servers, err)
+		}
+	}
+	bo := *bbolt.DefaultOptions
+	bo.Timeout = lockTimeout
+	db, err := bbolt.Open(path, 0o600, &bo)
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	s := &Store{db: db, opts: opts}
+	if err := db.Update(s.initTx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// initTx creates the buckets and the root directory of a new database, or
+// checks the format of an existing one.
+func (s *Store) initTx(tx *bbolt.Tx) error {
+	for _, name := range [][]byte{bucketInodes, bucketDirents, bucketMeta} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	t := newTxn(tx)
+	if v := t.meta.Get(keyFormat); v != nil {
+		if len(v) != 8 || binary.BigEndian.Uint64(v) != FormatVersion {
+			return fmt.Errorf("unsupported metadata format %x (this server reads format %d)", v, FormatVersion)
+		}
+		if _, err := t.get(RootID); err != nil {
+			return fmt.Errorf("root directory: %w", err)
+		}
+		return nil
+	}
+	if k, _ := t.inodes.Cursor().First(); k != nil {
+		return errors.New("database has inodes but no format record")
+	}
+	now := time.Now().UnixNano()
+	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: now, Ctime: now}
+	if err := t.put(&root); err != nil {
+		return err
+	}
+	for _, kv := range []struct {
+		k []byte
+		v uint64
+	}{{keyFormat, FormatVersion}, {keyNextID, uint64(RootID) + 1}, {keyRR, 0}, {keyFiles, 0}, {keyDirs, 1}} {
+		if err := t.setCounter(kv.k, kv.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the database. Calls after Close fail.
+func (s *Store) Close() error {
+	return s.db.Close()
+}
+
+// txn bundles a transaction's buckets with the helpers every method uses.
+type txn struct {
+	tx                    *bbolt.Tx
+	inodes, dirents, meta *bbolt.Bucket
+}
+
+func newTxn(tx *bbolt.Tx) *txn {
+	return &txn{
+		tx:      tx,
+		inodes:  tx.Bucket(bucketInodes),
+		dirents: tx.Bucket(bucketDirents),
+		meta:    tx.Bucket(bucketMeta),
+	}
+}
+
+func idKey(id FileID) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, 8), uint64(id))
+}
+
+func direntKey(parent FileID, name string) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(name)), uint64(parent))
+	return append(k, name...)
+}
+
+// get reads an inode; a missing one is ENOENT.
+func (t *txn) get(id FileID) (Attr, error) {
+	v := t.inodes.Get(idKey(id))
+	if v == nil {
+		return Attr{}, syscall.ENOENT
+	}
+	a, err := decodeAttr(v)
+	if err != nil {
+		return Attr{}, fmt.Errorf("inode %d: %w", id, err)
+	}
+	if a.ID != id {
+		return Attr{}, fmt.Errorf("inode %d: %w: record holds ID %d", id, errCorrupt, a.ID)
+	}
+	return a, nil
+}
+
+func (t *txn) put(a *Attr) error {
+	return t.inodes.Put(idKey(a.ID), encodeAttr(a))
+}
+
+// child looks a name up in a directory.
+func (t *txn) child(parent FileID, name string) (FileID, bool, error) {
+	v := t.dirents.Get(direntKey(parent, name))
+	if v == nil {
+		return 0, false, nil
+	}
+	if len(v) != 8 {
+		return 0, false, fmt.Errorf("directory entry %q in %d: %w: bad child ID", name, parent, errCorrupt)
+	}
+	return FileID(binary.BigEndian.Uint64(v)), true, nil
+}
+
+// childAttr looks a name up and reads its inode.
+func (t *txn) childAttr(parent FileID, name string) (Attr, bool, error) {
+	id, ok, err := t.child(parent, name)
+	if err != nil || !ok {
+		return Attr{}, false, err
+	}
+	a, err := t.get(id)
+	if errors.Is(err, syscall.ENOENT) {
+		return Attr{}, false, fmt.Errorf("directory entry %q in %d: %w: dangling child %d", name, parent, errCorrupt, id)
+	}
+	return a, err == nil, err
+}
+
+// isEmpty reports whether directory id has no entries.
+func (t *txn) isEmpty(id FileID) bool {
+	prefix := idKey(id)
+	k, _ := t.dirents.Cursor().Seek(prefix)
+	return k == nil || !bytes.HasPrefix(k, prefix)
+}
+
+func (t *txn) counter(key []byte) uint64 {
+	v := t.meta.Get(key)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+func (t *txn) setCounter(key []byte, v uint64) error {
+	return t.meta.Put(key, binary.BigEndian.AppendUint64(nil, v))
+}
+
+func (t *txn) addCounter(key []byte, delta int64) error {
+	return t.setCounter(key, uint64(int64(t.counter(key))+delta))
+}
+
+// countFor is the counter key of a kind.
+func countFor(k Kind) []byte {
+	if k == KindDir {
+		return keyDirs
+	}
+	return keyFiles
+}
+
+// newID hands out the next FileID.
+func (t *txn) newID() (FileID, error) {
+	id := t.counter(keyNextID)
+	if id <= uint64(RootID) {
+		return 0, fmt.Errorf("%w: next_id counter is %d", errCorrupt, id)
+	}
+	return FileID(id), t.setCounter(keyNextID, id+1)
+}
+
+// walkDir resolves the directory named by comps. It also returns the
+// nearest default layout set on it or any of its ancestors (zero if none).
+func (t *txn) walkDir(comps []string) (dir Attr, inherit dist.Layout, err error) {
+	dir, err = t.get(RootID)
+	if err != nil {
+		return Attr{}, dist.Layout{}, fmt.Errorf("root directory: %w", err)
+	}
+	inherit = dir.Layout
+	for _, c := range comps {
+		a, ok, err := t.childAttr(dir.ID, c)
+		if err != nil {
+			return Attr{}, dist.Layout{}, err
+		}
+		if !ok {
+			return Attr{}, dist.Layout{}, syscall.ENOENT
+		}
+		if a.Kind != KindDir {
+			return Attr{}, dist.Layout{}, syscall.ENOTDIR
+		}
+		dir = a
+		if !a.Layout.IsZero() {
+			inherit = a.Layout
+		}
+	}
+	return dir, inherit, nil
+}
+
+// resolve finds the entry named by comps (len(comps) > 0) and its parent.
+// A missing entry is ENOENT.
+func (t *txn) resolve(comps []string) (parent, a Attr, err error) {
+	parent, _, err = t.walkDir(comps[:len(comps)-1])
+	if err != nil {
+		return Attr{}, Attr{}, err
+	}
+	a, ok, err := t.childAttr(parent.ID, comps[len(comps)-1])
+	if err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if !ok {
+		return Attr{}, Attr{}, syscall.ENOENT
+	}
+	return parent, a, nil
+}
+
+// lookup resolves any path, the root included.
+func (t *txn) lookup(comps []string) (Attr, error) {
+	if len(comps) == 0 {
+		return t.get(RootID)
+	}
+	_, a, err := t.resolve(comps)
+	return a, err
+}
+
+// touchDir sets a directory's mtime and ctime and stores it.
+func (t *txn) touchDir(dir *Attr, now int64) error {
+	dir.Mtime, dir.Ctime = now, now
+	return t.put(dir)
+}
+
+func (s *Store) view(op, path string, fn func(t *txn, comps []string) error) error {
+	comps, err := splitPath(path)
+	if err != nil {
+		return wrapErr(op, path, err)
+	}
+	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error { return fn(newTxn(tx), comps) }))
+}
+
+func (s *Store) update(op, path string, fn func(t *txn, comps []string) error) error {
+	comps, err := splitPath(path)
+	if err != nil {
+		return wrapErr(op, path, err)
+	}
+	return wrapErr(op, path, s.db.Update(func(tx *bbolt.Tx) error { return fn(newTxn(tx), comps) }))
+}
+
+// Lookup returns the attributes of the entry at path.
+func (s *Store) Lookup(path string) (Attr, error) {
+	var a Attr
+	err := s.view("lookup", path, func(t *txn, comps []string) (err error) {
+		a, err = t.lookup(comps)
+		return err
+	})
+	return a, err
+}
+
+// GetByID returns the attributes of the entry with the given ID, wherever it
+// is now (open files keep working across renames). A removed or unknown ID
+// is ENOENT.
+func (s *Store) GetByID(id FileID) (Attr, error) {
+	var a Attr
+	err := s.db.View(func(tx *bbolt.Tx) (err error) {
+		a, err = newTxn(tx).get(id)
+		return err
+	})
+	return a, wrapErr("getbyid", idPath(id), err)
+}
+
+// idPath names an entry by ID in errors.
+func idPath(id FileID) string { return fmt.Sprintf("#%d", id) }
+
+// Mkdir creates a directory with the given permission bits. Its default
+// layout starts unset: it inherits its nearest ancestor's at create time.
+func (s *Store) Mkdir(path string, mode uint32) (Attr, error) {
+	var a Attr
+	err := s.update("mkdir", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		var err error
+		a, err = t.add(comps, func(id FileID, now int64, _ dist.Layout) (Attr, error) {
+			return Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now}, nil
+		})
+		return err
+	})
+	return a, err
+}
+
+// add creates the entry named by comps with the attributes mk returns (it
+// gets the new ID, the time and the inherited default layout), linking it
+// into its parent and updating the parent's times and the counters.
+func (t *txn) add(comps []string, mk func(id FileID, now int64, inherit dist.Layout) (Attr, error)) (Attr, error) {
+	parent, inherit, err := t.walkDir(comps[:len(comps)-1])
+	if err != nil {
+		return Attr{}, err
+	}
+	name := comps[len(comps)-1]
+	if _, ok, err := t.child(parent.ID, name); err != nil {
+		return Attr{}, err
+	} else if ok {
+		return Attr{}, syscall.EEXIST
+	}
+	id, err := t.newID()
+	if err != nil {
+		return Attr{}, err
+	}
+	now := time.Now().UnixNano()
+	a, err := mk(id, now, inherit)
+	if err != nil {
+		return Attr{}, err
+	}
+	if err := t.put(&a); err != nil {
+		return Attr{}, err
+	}
+	if err := t.dirents.Put(direntKey(parent.ID, name), idKey(id)); err != nil {
+		return Attr{}, err
+	}
+	if err := t.touchDir(&parent, now); err != nil {
+		return Attr{}, err
+	}
+	return a, t.addCounter(countFor(a.Kind), 1)
+}
+
+// Create creates a file with the given permission bits. Its layout is
+// hints if non-zero, else the nearest ancestor directory's default, else
+// Options.DefaultLayout, else simple_stripe with 64 KiB strips on all
+// servers. Hints with an empty Dist but a non-zero Datafiles take the
+// inherited layout with that many datafiles. The layout must build for
+// Options.Servers (EINVAL otherwise) and is stored resolved (canonical
+// parameters, actual datafile count). Datafile i goes to server
+// (first+i) mod Servers, first advancing round-robin per create. With
+// Options.Stuffing the file starts Stuffed (see stuffable). An existing
+// entry is EEXIST.
+func (s *Store) Create(path string, mode uint32, hints dist.Layout) (Attr, error) {
+	var a Attr
+	err := s.update("create", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		var err error
+		a, err = t.add(comps, func(id FileID, now int64, inherit dist.Layout) (Attr, error) {
+			l, d, err := s.chooseLayout(hints, inherit)
+			if err != nil {
+				return Attr{}, err
+			}
+			rr := t.counter(keyRR)
+			if err := t.setCounter(keyRR, rr+1); err != nil {
+				return Attr{}, err
+			}
+			first := uint32(rr % uint64(s.opts.Servers))
+			return Attr{
+				ID: id, Kind: KindFile, Mode: mode & 0o7777, Mtime: now, Ctime: now,
+				Layout:  l,
+				Servers: s.place(first, l.Datafiles),
+				Stuffed: s.opts.Stuffing && stuffable(d),
+			}, nil
+		})
+		return err
+	})
+	return a, err
+}
+
+// stuffable reports whether a new file with distribution d can start
+// stuffed: it must have more than one datafile (with one, stuffing changes
+// nothing) and its logical offset 0 must map to offset 0 of datafile 0, so
+// that the data a stuffed file keeps on Servers[0] is already where the full
+// layout puts it.
+func stuffable(d dist.Distribution) bool {
+	if d.Datafiles() < 2 {
+		return false
+	}
+	df, phys := d.ToPhysical(0)
+	return df == 0 && phys == 0
+}
+
+// chooseLayout picks, validates and resolves a new file's layout.
+func (s *Store) chooseLayout(hints, inherit dist.Layout) (dist.Layout, dist.Distribution, error) {
+	l := hints
+	if l.IsZero() {
+		if l.Params != "" {
+			return dist.Layout{}, nil, fmt.Errorf("layout hints have parameters %q but no distribution name: %w", l.Params, syscall.EINVAL)
+		}
+		l = inherit
+		if l.IsZero() {
+			l = s.opts.DefaultLayout
+		}
+		if l.IsZero() {
+			l = dist.DefaultLayout()
+		}
+		if hints.Datafiles != 0 {
+			l.Datafiles = hints.Datafiles
+		}
+	}
+	return s.build(l)
+}
+
+// build validates l for the cluster and returns it resolved.
+func (s *Store) build(l dist.Layout) (dist.Layout, dist.Distribution, error) {
+	d, err := l.Build(s.opts.Servers)
+	if err != nil {
+		return dist.Layout{}, nil, fmt.Errorf("invalid layout (%s %q, %d datafiles) for %d servers: %w: %w",
+			l.Dist, l.Params, l.Datafiles, s.opts.Servers, err, syscall.EINVAL)
+	}
+	n := d.Datafiles()
+	if n < 1 || n > s.opts.Servers {
+		return dist.Layout{}, nil, fmt.Errorf("layout (%s %q) gives %d datafiles for %d servers: %w",
+			l.Dist, l.Params, n, s.opts.Servers, syscall.EINVAL)
+	}
+	return dist.Layout{Dist: d.Name(), Params: d.Params(), Datafiles: n}, d, nil
+}
+
+// place lists the servers of n datafiles starting at server first.
+func (s *Store) place(first uint32, n int) []uint32 {
+	servers := make([]uint32, n)
+	for i := range servers {
+		servers[i] = uint32((uint64(first) + uint64(i)) % uint64(s.opts.Servers))
+	}
+	return servers
+}
+
+// Readdir lists a directory, sorted by name.
+func (s *Store) Readdir(path string) ([]DirEntry, error) {
+	var out []DirEntry
+	err := s.view("readdir", path, func(t *txn, comps []string) error {
+		dir, err := t.lookup(comps)
+		if err != nil {
+			return err
+		}
+		if dir.Kind != KindDir {
+			return syscall.ENOTDIR
+		}
+		prefix := idKey(dir.ID)
+		c := t.dirents.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			name := string(k[len(prefix):])
+			if len(v) != 8 {
+				return fmt.Errorf("directory entry %q in %d: %w: bad child ID", name, dir.ID, errCorrupt)
+			}
+			a, err := t.get(FileID(binary.BigEndian.Uint64(v)))
+			if err != nil {
+				return fmt.Errorf("directory entry %q in %d: %w", name, dir.ID, err)
+			}
+			out = append(out, DirEntry{Name: name, Attr: a})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Remove removes a file or an empty directory (ENOTEMPTY otherwise) and
+// returns its attributes, so the caller can delete a file's datafiles.
+// Removing "/" is EBUSY.
+func (s *Store) Remove(path string) (Attr, error) {
+	var a Attr
+	err := s.update("remove", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return fmt.Errorf("cannot remove the root directory: %w", syscall.EBUSY)
+		}
+		parent, victim, err := t.resolve(comps)
+		if err != nil {
+			return err
+		}
+		if victim.Kind == KindDir && !t.isEmpty(victim.ID) {
+			return syscall.ENOTEMPTY
+		}
+		if err := t.unlink(&parent, comps[len(comps)-1], victim); err != nil {
+			return err
+		}
+		a = victim
+		return t.touchDir(&parent, time.Now().UnixNano())
+	})
+	return a, err
+}
+
+// unlink deletes the entry name (whose inode is a) from parent, and its inode.
+func (t *txn) unlink(parent *Attr, name string, a Attr) error {
+	if err := t.dirents.Delete(direntKey(parent.ID, name)); err != nil {
+		return err
+	}
+	if err := t.inodes.Delete(idKey(a.ID)); err != nil {
+		return err
+	}
+	return t.addCounter(countFor(a.Kind), -1)
+}
+
+// Rename moves oldpath to newpath with POSIX semantics. An existing target
+// is replaced if compatible: a file by a file, an empty directory by a
+// directory; its attributes are returned as replaced so the caller can delete
+// a replaced file's datafiles (check Kind: a replaced directory has none).
+// Errors: a directory over a file is ENOTDIR, a file over a directory EISDIR,
+// over a non-empty directory ENOTEMPTY; moving a directory into its own
+// subtree, or renaming "/" or onto "/", is EINVAL. Renaming a path onto
+// itself does nothing. The error's Path is the path at fault.
+func (s *Store) Rename(oldpath, newpath string) (replaced *Attr, err error) {
+	const op = "rename"
+	oldc, err := splitPath(oldpath)
+	if err != nil {
+		return nil, wrapErr(op, oldpath, err)
+	}
+	newc, err := splitPath(newpath)
+	if err != nil {
+		return nil, wrapErr(op, newpath, err)
+	}
+	if len(oldc) == 0 {
+		return nil, wrapErr(op, oldpath, fmt.Errorf("cannot rename the root directory: %w", syscall.EINVAL))
+	}
+	if len(newc) == 0 {
+		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		oldParent, a, err := t.resolve(oldc)
+		if err != nil {
+			return wrapErr(op, oldpath, err)
+		}
+		newParent, _, err := t.walkDir(newc[:len(newc)-1])
+		if err != nil {
+			return wrapErr(op, newpath, err)
+		}
+		if equalComps(oldc, newc) {
+			return nil
+		}
+		if a.Kind == KindDir && len(newc) > len(oldc) && equalComps(oldc, newc[:len(oldc)]) {
+			return wrapErr(op, newpath, fmt.Errorf("cannot move directory %s into itself: %w", oldpath, syscall.EINVAL))
+		}
+		newName := newc[len(newc)-1]
+		target, exists, err := t.childAttr(newParent.ID, newName)
+		if err != nil {
+			return wrapErr(op, newpath, err)
+		}
+		if exists {
+			switch {
+			case a.Kind == KindDir && target.Kind != KindDir:
+				return wrapErr(op, newpath, syscall.ENOTDIR)
+			case a.Kind != KindDir && target.Kind == KindDir:
+				return wrapErr(op, newpath, syscall.EISDIR)
+			case target.Kind == KindDir && !t.isEmpty(target.ID):
+				return wrapErr(op, newpath, syscall.ENOTEMPTY)
+			}
+			if err := t.unlink(&newParent, newName, target); err != nil {
+				return err
+			}
+			replaced = &target
+		}
+		if err := t.dirents.Delete(direntKey(oldParent.ID, oldc[len(oldc)-1])); err != nil {
+			return err
+		}
+		if err := t.dirents.Put(direntKey(newParent.ID, newName), idKey(a.ID)); err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		a.Ctime = now
+		if err := t.put(&a); err != nil {
+			return err
+		}
+		if newParent.ID == oldParent.ID {
+			return t.touchDir(&newParent, now)
+		}
+		if err := t.touchDir(&oldParent, now); err != nil {
+			return err
+		}
+		return t.touchDir(&newParent, now)
+	})
+	if err != nil {
+		return nil, wrapErr(op, oldpath, err)
+	}
+	return replaced, nil
+}
+
+func equalComps(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// SetLayout changes a layout. On a directory it sets the default that new
+// files below it inherit (validated for Options.Servers and stored with
+// canonical parameters and the requested datafile count, 0 meaning all
+// servers), or clears it when l is the zero Layout. On a file it replaces
+// the file's layout, which is only allowed while the file holds no data
+// (fileIsEmpty, which the caller checks on the I/O servers; EBUSY otherwise):
+// the layout is validated and resolved, the server list rebuilt from the same
+// first server, and Stuffed cleared. A file's layout cannot be cleared.
+func (s *Store) SetLayout(path string, l dist.Layout, fileIsEmpty bool) (Attr, error) {
+	var a Attr
+	err := s.update("setlayout", path, func(t *txn, comps []string) error {
+		var err error
+		a, err = t.lookup(comps)
+		if err != nil {
+			return err
+		}
+		if l.IsZero() && (l != dist.Layout{} || a.Kind == KindFile) {
+			what := "a layout without a distribution name"
+			if a.Kind == KindFile {
+				what = "a file's layout cannot be cleared"
+			}
+			return fmt.Errorf("%s: %w", what, syscall.EINVAL)
+		}
+		switch {
+		case a.Kind == KindDir && l.IsZero():
+			a.Layout = dist.Layout{}
+		case a.Kind == KindDir:
+			r, _, err := s.build(l)
+			if err != nil {
+				return err
+			}
+			r.Datafiles = l.Datafiles
+			a.Layout = r
+		case !fileIsEmpty:
+			return fmt.Errorf("the layout of a file with data cannot change: %w", syscall.EBUSY)
+		default:
+			r, _, err := s.build(l)
+			if err != nil {
+				return err
+			}
+			var first uint32
+			if len(a.Servers) > 0 {
+				first = a.Servers[0] % uint32(s.opts.Servers)
+			}
+			a.Layout, a.Servers, a.Stuffed = r, s.place(first, r.Datafiles), false
+		}
+		a.Ctime = time.Now().UnixNano()
+		return t.put(&a)
+	})
+	return a, err
+}
+
+// Unstuff clears a file's Stuffed flag, after the caller has spread its data
+// to the full layout. It is idempotent. A directory is EISDIR.
+func (s *Store) Unstuff(id FileID) (Attr, error) {
+	var a Attr
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		var err error
+		if a, err = t.get(id); err != nil {
+			return err
+		}
+		if a.Kind != KindFile {
+			return syscall.EISDIR
+		}
+		if !a.Stuffed {
+			return nil
+		}
+		a.Stuffed = false
+		a.Ctime = time.Now().UnixNano()
+		return t.put(&a)
+	})
+	return a, wrapErr("unstuff", idPath(id), err)
+}
+
+// SetAttr changes the attributes set in req: Mode (permission bits), Mtime,
+// and for files the Size hint (negative is EINVAL; on a directory EISDIR).
+// Any change sets Ctime to now; Mtime changes only when given.
+func (s *Store) SetAttr(path string, req SetAttrRequest) (Attr, error) {
+	var a Attr
+	err := s.update("setattr", path, func(t *txn, comps []string) error {
+		var err error
+		if a, err = t.lookup(comps); err != nil {
+			return err
+		}
+		if req.Size != nil {
+			if a.Kind != KindFile {
+				return syscall.EISDIR
+			}
+			if *req.Size < 0 {
+				return fmt.Errorf("negative size %d: %w", *req.Size, syscall.EINVAL)
+			}
+		}
+		if req.Mode == nil && req.Mtime == nil && req.Size == nil {
+			return nil
+		}
+		if req.Mode != nil {
+			a.Mode = *req.Mode & 0o7777
+		}
+		if req.Mtime != nil {
+			a.Mtime = *req.Mtime
+		}
+		if req.Size != nil {
+			a.Size = *req.Size
+		}
+		a.Ctime = time.Now().UnixNano()
+		return t.put(&a)
+	})
+	return a, err
+}
+
+// Stats returns how many files and directories (the root included) exist.
+func (s *Store) Stats() (files, dirs int64, err error) {
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		files, dirs = int64(t.counter(keyFiles)), int64(t.counter(keyDirs))
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("meta: stats: %w", err)
+	}
+	return files, dirs, nil
+}

@@ -1,0 +1,60 @@
+package meta
+
+import (
+	"github.com/pario/pario/dist"
+)
+
+// FileID identifies a file or directory for its whole life; renames keep it.
+// Datafiles on the I/O servers are named by it. The root directory is 1.
+type FileID uint64
+
+// RootID is the FileID of "/".
+const RootID FileID = 1
+
+// Kind says what an entry is.
+type Kind uint8
+
+const (
+	KindDir  Kind = 1
+	KindFile Kind = 2
+)
+
+// Attr is everything the metadata server knows about an entry.
+type Attr struct {
+	ID    FileID
+	Kind  Kind
+	Mode  uint32 // permission bits only (0o755, 0o644)
+	Mtime int64  // unix nanoseconds
+	Ctime int64  // unix nanoseconds
+	// Layout: for a file, its distribution (never zero); for a directory,
+	// the default its new files inherit (zero when none is set).
+	Layout dist.Layout
+	// Servers lists, for a file, the I/O server index holding each datafile,
+	// in datafile order: len(Servers) == the distribution's Datafiles().
+	// With Stuffed set, only Servers[0] holds data so far.
+	Servers []uint32
+	// Stuffed marks a small file kept on its first datafile only until it
+	// outgrows the first strip (PVFS2 "FileStuffing").
+	Stuffed bool
+	// Size is the logical size last recorded with SetSize (a hint for
+	// listings; the authoritative size comes from the datafiles).
+	Size int64
+}
+
+// DirEntry is one name in a directory listing.
+type DirEntry struct {
+	Name string
+	Attr Attr
+}
+
+// Options configure a Store.
+type Options struct {
+	// Servers is the number of I/O servers in the cluster (datafile server
+	// indices run 0..Servers-1). Required, at least 1.
+	Servers int
+	// DefaultLayout is the server's configured default layout; zero means
+	// simple_stripe with 64 KiB strips on all servers.
+	DefaultLayout dist.Layout
+	// Stuffing turns on file stuffing for new files.
+	Stuffing bool
+}

@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+	"time"
+)
+
+// Operation codes 0xF0 and up belong to the connection itself; services
+// number their operations below them.
+const (
+	opHello uint8 = 0xF0 // server -> client: version, server name, nonce
+	opAuth  uint8 = 0xF1 // client -> server: client nonce, proof; answered with the server's proof
+)
+
+const protocolVersion = 1
+
+// HandshakeTimeout bounds how long either side waits for the handshake.
+const HandshakeTimeout = 10 * time.Second
+
+// ErrAuth reports a failed authentication (wrong or missing secret).
+var ErrAuth = errors.New("authentication failed (wrong shared secret?)")
+
+const nonceSize = 32
+
+func proof(secret []byte, role string, serverNonce, clientNonce []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("pario-auth-v1 " + role + "\x00"))
+	m.Write(serverNonce)
+	m.Write(clientNonce)
+	return m.Sum(nil)
+}
+
+func writeFrame(w io.Writer, op, flags uint8, reqID uint64, args []byte) error {
+	_, err := w.Write(AppendFrame(nil, op, flags, reqID, args, nil))
+	return err
+}
+
+// serverHandshake runs the server side: send a challenge, check the client's
+// proof, prove we know the secret too. Both sides prove knowledge of the
+// secret without sending it, and the nonces make each proof single-use.
+func serverHandshake(nc net.Conn, name string, secret []byte) error {
+	_ = nc.SetDeadline(time.Now().Add(HandshakeTimeout))
+	defer nc.SetDeadline(time.Time{})
+	sn := make([]byte, nonceSize)
+	if _, err := rand.Read(sn); err != nil {
+		return err
+	}
+	var e Enc
+	e.U8(protocolVersion)
+	e.String(name)
+	e.Blob(sn)
+	if err := writeFrame(nc, opHello, 0, 0, e.Bytes()); err != nil {
+		return fmt.Errorf("send hello: %w", err)
+	}
+	f, err := ReadFrame(nc)
+	if err != nil {
+		return fmt.Errorf("read auth: %w", err)
+	}
+	if f.Op != opAuth {
+		return fmt.Errorf("expected auth frame, got op 0x%02x", f.Op)
+	}
+	d := NewDec(f.Args)
+	cn := d.Blob("client nonce")
+	p := d.Blob("client proof")
+	if err := d.Done(); err != nil {
+		return fmt.Errorf("auth frame: %w", err)
+	}
+	if len(cn) != nonceSize || !hmac.Equal(p, proof(secret, "client", sn, cn)) {
+		_ = writeFrame(nc, opAuth, FlagResponse|FlagError, 0, encodeError(fmt.Errorf("%w: %w", ErrAuth, syscall.EACCES)))
+		return ErrAuth
+	}
+	var r Enc
+	r.Blob(proof(secret, "server", sn, cn))
+	return writeFrame(nc, opAuth, FlagResponse, 0, r.Bytes())
+}
+
+// clientHandshake runs the client side and returns the server's name.
+func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) {
+	_ = nc.SetDeadline(time.Now().Add(HandshakeTimeout))
+	defer nc.SetDeadline(time.Time{})
+	f, err := ReadFrame(nc)
+	if err != nil {
+		return "", fmt.Errorf("read hello: %w", err)
+	}
+	if f.Op != opHello {
+		return "", fmt.Errorf("expected hello frame, got op 0x%02x", f.Op)
+	}
+	d := NewDec(f.Args)
+	version := d.U8("version")
+	name := d.String("server name")
+	sn := d.Blob("server nonce")
+	if err := d.Done(); err != nil {
+		return "", fmt.Errorf("hello frame: %w", err)
+	}
+	if version != protocolVersion {
+		return "", fmt.Errorf("server speaks protocol version %d, this client %d", version, protocolVersion)
+	}
+	if len(sn) != nonceSize {
+		return "", fmt.Errorf("hello frame: nonce of %d bytes, want %d", len(sn), nonceSize)
+	}
+	cn := make([]byte, nonceSize)
+	if _, err := rand.Read(cn); err != nil {
+		return "", err
+	}
+	var e Enc
+	e.Blob(cn)
+	e.Blob(proof(secret, "client", sn, cn))
+	if err := writeFrame(nc, opAuth, 0, 0, e.Bytes()); err != nil {
+		return "", fmt.Errorf("send auth: %w", err)
+	}
+	f, err = ReadFrame(nc)
+	if err != nil {
+		return "", fmt.Errorf("read auth reply: %w", err)
+	}
+	if f.Flags&FlagError != 0 {
+		return "", decodeError(server, f.Args)
+	}
+	d = NewDec(f.Args)
+	sp := d.Blob("server proof")
+	if err := d.Done(); err != nil {
+		return "", fmt.Errorf("auth reply: %w", err)
+	}
+	if !bytes.Equal(sp, proof(secret, "server", sn, cn)) {
+		return "", fmt.Errorf("%w: the server could not prove it knows the secret", ErrAuth)
+	}
+	return name, nil
+}

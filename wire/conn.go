@@ -1,0 +1,280 @@
+package wire
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Conn is a client connection to one server. Many goroutines may Call on
+// it at once: requests are pipelined and answers matched by request id.
+type Conn struct {
+	server string // e.g. "data server 2 (127.0.0.1:7001)", for errors
+	nc     net.Conn
+
+	wmu sync.Mutex // serialises request frames on the socket
+
+	mu      sync.Mutex
+	pending map[uint64]*call
+	nextID  uint64
+	err     error // set once the connection is broken; every later Call fails with it
+	done    chan struct{}
+}
+
+type call struct {
+	into [][]byte // where the response's data goes
+	args []byte
+	n    int
+	err  error
+	done chan struct{}
+}
+
+// Dial connects to addr and authenticates with secret. server names the
+// peer in every error this connection returns.
+func Dial(ctx context.Context, addr, server string, secret []byte) (*Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &DialError{Server: server, Err: err}
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	_, err = clientHandshake(nc, server, secret)
+	if !stop() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err != nil {
+		nc.Close()
+		return nil, &DialError{Server: server, Err: fmt.Errorf("handshake: %w", err)}
+	}
+	c := &Conn{server: server, nc: nc, pending: map[uint64]*call{}, done: make(chan struct{})}
+	go c.readLoop()
+	return c, nil
+}
+
+// DialError reports a failure to connect or authenticate: the request was
+// never sent, so any operation may be retried after one.
+type DialError struct {
+	Server string
+	Err    error
+}
+
+func (e *DialError) Error() string { return fmt.Sprintf("%s: connect: %v", e.Server, e.Err) }
+func (e *DialError) Unwrap() error { return e.Err }
+
+// ConnError reports a connection that broke while a request was in flight:
+// the server may or may not have carried it out.
+type ConnError struct {
+	Server string
+	Err    error
+}
+
+func (e *ConnError) Error() string { return fmt.Sprintf("%s: connection lost: %v", e.Server, e.Err) }
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Close closes the connection; calls in flight fail.
+func (c *Conn) Close() error {
+	c.fail(net.ErrClosed)
+	return nil
+}
+
+// Broken reports whether the connection can no longer be used.
+func (c *Conn) Broken() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err != nil
+}
+
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = &ConnError{Server: c.server, Err: err}
+	pending := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.nc.Close()
+	for _, cl := range pending {
+		cl.err = c.err
+		close(cl.done)
+	}
+}
+
+// Call sends a request (op, args and the bulk data, written from the given
+// slices as they are) and waits for its answer. The answer's bulk data is
+// read straight into the slices of into, in order; n is how many bytes
+// arrived. A response with more data than into can hold is an error.
+// The returned args are the response's argument section.
+func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, into [][]byte) (respArgs []byte, n int, err error) {
+	cl := &call{into: into, done: make(chan struct{})}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return nil, 0, c.err
+	}
+	c.nextID++
+	id := c.nextID
+	c.pending[id] = cl
+	c.mu.Unlock()
+
+	dataLen := totalLen(data)
+	if len(args) > MaxArgLen || dataLen > MaxDataLen {
+		c.forget(id)
+		return nil, 0, fmt.Errorf("%s: %w: request of %d+%d bytes", c.server, ErrFrameTooLarge, len(args), dataLen)
+	}
+	h := Header{Op: op, ReqID: id, ArgLen: uint32(len(args)), DataLen: uint32(dataLen), PayloadCRC: Checksum(args, data)}
+	var hb [HeaderSize]byte
+	h.Encode(hb[:])
+	bufs := make(net.Buffers, 0, 2+len(data))
+	bufs = append(bufs, hb[:], args)
+	bufs = append(bufs, data...)
+	c.wmu.Lock()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.nc.SetWriteDeadline(dl)
+	} else {
+		_ = c.nc.SetWriteDeadline(time.Time{})
+	}
+	_, werr := bufs.WriteTo(c.nc)
+	c.wmu.Unlock()
+	if werr != nil {
+		// A partial frame may be on the wire: the stream is lost.
+		c.fail(werr)
+		<-cl.done
+		return nil, 0, cl.err
+	}
+
+	select {
+	case <-cl.done:
+		return cl.args, cl.n, cl.err
+	case <-ctx.Done():
+		if c.forget(id) {
+			return nil, 0, fmt.Errorf("%s: op %d: %w", c.server, op, ctx.Err())
+		}
+		// The reader is filling our buffers right now; they must not be
+		// handed back to the caller until it stops, so cut the connection.
+		c.fail(ctx.Err())
+		<-cl.done
+		return nil, 0, fmt.Errorf("%s: op %d: %w", c.server, op, ctx.Err())
+	}
+}
+
+func totalLen(bufs [][]byte) int {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	return n
+}
+
+// forget drops a pending call; it reports false if the reader already
+// claimed it.
+func (c *Conn) forget(id uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.pending[id]; ok {
+		delete(c.pending, id)
+		return true
+	}
+	return false
+}
+
+func (c *Conn) readLoop() {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var hb [HeaderSize]byte
+	for {
+		if _, err := io.ReadFull(br, hb[:]); err != nil {
+			c.fail(err)
+			return
+		}
+		h, err := DecodeHeader(hb[:])
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		if h.Flags&FlagResponse == 0 {
+			c.fail(fmt.Errorf("server sent a request frame (op %d)", h.Op))
+			return
+		}
+		c.mu.Lock()
+		cl := c.pending[h.ReqID]
+		delete(c.pending, h.ReqID)
+		c.mu.Unlock()
+		if err := c.readBody(br, h, cl); err != nil {
+			if cl != nil {
+				cl.err = &ConnError{Server: c.server, Err: err}
+				close(cl.done)
+			}
+			c.fail(err)
+			return
+		}
+		if cl != nil {
+			close(cl.done)
+		}
+	}
+}
+
+// readBody reads one response's sections into cl (or discards them when
+// the caller has gone away), checking the payload CRC as it goes.
+func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
+	args := make([]byte, h.ArgLen)
+	if _, err := io.ReadFull(br, args); err != nil {
+		return noEOF(err)
+	}
+	crc := crc32.Update(0, castagnoli, args)
+	remaining := int(h.DataLen)
+	n := 0
+	if cl != nil && h.Flags&FlagError == 0 {
+		for _, b := range cl.into {
+			if remaining == 0 {
+				break
+			}
+			if len(b) > remaining {
+				b = b[:remaining]
+			}
+			if _, err := io.ReadFull(br, b); err != nil {
+				return noEOF(err)
+			}
+			crc = crc32.Update(crc, castagnoli, b)
+			remaining -= len(b)
+			n += len(b)
+		}
+	}
+	overflow := remaining
+	if remaining > 0 {
+		scratch := GetBuffer(min(remaining, 1<<20))
+		for remaining > 0 {
+			k := min(remaining, len(scratch))
+			if _, err := io.ReadFull(br, scratch[:k]); err != nil {
+				PutBuffer(scratch)
+				return noEOF(err)
+			}
+			crc = crc32.Update(crc, castagnoli, scratch[:k])
+			remaining -= k
+		}
+		PutBuffer(scratch)
+	}
+	if cl == nil {
+		return nil
+	}
+	switch {
+	case crc != h.PayloadCRC:
+		cl.err = fmt.Errorf("%s: response to request %d: %w", c.server, h.ReqID, ErrPayloadCRC)
+	case h.Flags&FlagError != 0:
+		cl.err = decodeError(c.server, args)
+	case overflow > 0:
+		cl.err = fmt.Errorf("%s: response to request %d carries %d bytes more data than asked for", c.server, h.ReqID, overflow)
+	default:
+		cl.args, cl.n = args, n
+	}
+	return nil
+}

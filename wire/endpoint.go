@@ -1,0 +1,163 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// EndpointOptions configure how a client talks to one server.
+type EndpointOptions struct {
+	// Conns is how many connections to keep to the server; calls are spread
+	// over them round robin (default 2). More than one lets large transfers
+	// and small calls overlap in the kernel.
+	Conns int
+	// Retries is how many times a failed call is retried on a new
+	// connection before the error is returned (default 5, as PVFS2's client).
+	Retries int
+	// RetryDelay is the first wait between attempts; it doubles each time
+	// up to 2 s (default 100 ms).
+	RetryDelay time.Duration
+	// Timeout bounds one attempt when the caller's context has no earlier
+	// deadline (default 60 s).
+	Timeout time.Duration
+	// DialTimeout bounds connecting and authenticating (default 5 s).
+	DialTimeout time.Duration
+}
+
+func (o *EndpointOptions) fill() {
+	if o.Conns <= 0 {
+		o.Conns = 2
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	} else if o.Retries == 0 {
+		o.Retries = 5
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = 100 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+}
+
+// Endpoint is a client's handle on one server: a small pool of
+// authenticated connections, retries and timeouts. Every error it returns
+// names the server.
+type Endpoint struct {
+	Name   string // e.g. "data server 2 (127.0.0.1:7001)"
+	Addr   string
+	secret []byte
+	opts   EndpointOptions
+
+	mu    sync.Mutex
+	conns []*Conn
+	next  atomic.Uint64
+}
+
+// NewEndpoint returns an endpoint for the server at addr. Nothing is
+// dialled until the first call.
+func NewEndpoint(name, addr string, secret []byte, opts EndpointOptions) *Endpoint {
+	opts.fill()
+	return &Endpoint{Name: name, Addr: addr, secret: secret, opts: opts, conns: make([]*Conn, opts.Conns)}
+}
+
+// Close closes the endpoint's connections.
+func (e *Endpoint) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, c := range e.conns {
+		if c != nil {
+			c.Close()
+			e.conns[i] = nil
+		}
+	}
+	return nil
+}
+
+func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
+	i := int(e.next.Add(1) % uint64(len(e.conns)))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c := e.conns[i]; c != nil && !c.Broken() {
+		return c, nil
+	}
+	dctx, cancel := context.WithTimeout(ctx, e.opts.DialTimeout)
+	defer cancel()
+	c, err := Dial(dctx, e.Addr, e.Name, e.secret)
+	if err != nil {
+		return nil, err
+	}
+	e.conns[i] = c
+	return c, nil
+}
+
+// Call performs one request with retries. An idempotent request (a
+// positioned read or write, a size or sync) is retried after any transport
+// failure; any other request only when it never reached the server
+// (connect failures), since the first attempt might have taken effect.
+// Errors from the server itself (a RemoteError) are never retried, nor is a
+// wrong secret.
+func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []byte, data [][]byte, into [][]byte) ([]byte, int, error) {
+	delay := e.opts.RetryDelay
+	var last error
+	for attempt := 0; attempt <= e.opts.Retries; attempt++ {
+		if attempt > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, 0, fmt.Errorf("%w (giving up: %w)", last, ctx.Err())
+			case <-t.C:
+			}
+			delay = min(2*delay, 2*time.Second)
+		}
+		args, n, err := e.attempt(ctx, op, args, data, into)
+		if err == nil {
+			return args, n, nil
+		}
+		last = err
+		if !retryable(ctx, err, idempotent) {
+			return nil, 0, err
+		}
+	}
+	return nil, 0, fmt.Errorf("%w (after %d attempts)", last, e.opts.Retries+1)
+}
+
+func (e *Endpoint) attempt(ctx context.Context, op uint8, args []byte, data [][]byte, into [][]byte) ([]byte, int, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+		defer cancel()
+	}
+	c, err := e.conn(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c.Call(ctx, op, args, data, into)
+}
+
+func retryable(ctx context.Context, err error, idempotent bool) bool {
+	if ctx.Err() != nil || errors.Is(err, ErrAuth) {
+		return false
+	}
+	var remote *RemoteError
+	if errors.As(err, &remote) {
+		// EBADMSG: the server rejected a request that arrived corrupted
+		// without acting on it, so sending it again is always safe.
+		return remote.Errno == syscall.EBADMSG
+	}
+	var dial *DialError
+	if errors.As(err, &dial) {
+		return true
+	}
+	return idempotent
+}
