@@ -22,9 +22,16 @@ import (
 
 // Distribution maps logical file offsets to datafiles. Implementations are
 // immutable and safe for concurrent use. All offsets and sizes are bytes and
-// never negative; methods may panic only on negative arguments or a datafile
-// number out of range, which are programming errors, never input errors
-// (inputs are validated when a Distribution is built).
+// never negative; methods may panic only on negative arguments, a datafile
+// number out of range or a sizes slice of the wrong length, which are
+// programming errors, never input errors (inputs are validated when a
+// Distribution is built).
+//
+// Every logical offset in [0, math.MaxInt64] maps without overflow. Going
+// the other way, a physical offset can lie beyond every logical offset an
+// int64 can hold; ToLogical, NextMapped and LogicalSize then return
+// math.MaxInt64 rather than wrap. Parameter limits (MaxStripeWidth) keep
+// that from happening for logical offsets below 2^62.
 type Distribution interface {
 	// Name is the registered name, e.g. "simple_stripe".
 	Name() string
@@ -44,7 +51,10 @@ type Distribution interface {
 	// stored on datafile df (PVFS2's next_mapped_offset).
 	NextMapped(df int, logical int64) int64
 	// ContiguousLength returns how many bytes starting at logical stay on
-	// the same datafile at consecutive physical offsets (at least 1).
+	// the same datafile at consecutive physical offsets (at least 1). The
+	// built-in distributions return the whole run, which spans several
+	// strips where consecutive strips share a datafile (a single datafile,
+	// a one-datafile twod_stripe group, adjacent varstrip strips).
 	ContiguousLength(logical int64) int64
 	// LogicalSize recovers the logical file size from the physical sizes of
 	// the datafiles (len(sizes) == Datafiles()): one past the largest

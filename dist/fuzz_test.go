@@ -34,15 +34,17 @@ func checkInvariants(t *testing.T, d Distribution) {
 			t.Fatalf("%s:%s: sizes %v for %d", d.Name(), d.Params(), sizes, off)
 		}
 	}
-	next := int64(0)
-	for _, p := range Split(d, 0, 1<<16) {
-		if p.Logical != next {
-			t.Fatalf("%s:%s: Split gap at %d", d.Name(), d.Params(), next)
+	for _, start := range []int64{0, 1<<32 - 100} {
+		next := start
+		for _, p := range Split(d, start, 1<<12) {
+			if p.Logical != next {
+				t.Fatalf("%s:%s: Split gap at %d", d.Name(), d.Params(), next)
+			}
+			if df, phys := d.ToPhysical(p.Logical + p.Length - 1); df != p.Datafile || phys != p.Physical+p.Length-1 {
+				t.Fatalf("%s:%s: piece %+v ends on (%d, %d)", d.Name(), d.Params(), p, df, phys)
+			}
+			next += p.Length
 		}
-		if df, phys := d.ToPhysical(p.Logical + p.Length - 1); df != p.Datafile || phys != p.Physical+p.Length-1 {
-			t.Fatalf("%s:%s: piece %+v ends on (%d, %d)", d.Name(), d.Params(), p, df, phys)
-		}
-		next += p.Length
 	}
 }
 

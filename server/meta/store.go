@@ -59,7 +59,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if !opts.DefaultLayout.IsZero() {
 		if _, err := opts.DefaultLayout.Build(opts.Servers); err != nil {
-			return nil, fmt.Errorf("meta: open %s: default layout %+v for %d servers: %w", path, opts.DefaultLayout, opts.Servers, err)
+			return nil, fmt.Errorf("meta: open %s: default layout %q for %d servers: %w", path, opts.DefaultLayout.String(), opts.Servers, err)
 		}
 	}
 	bo := *bbolt.DefaultOptions
@@ -459,13 +459,13 @@ func (s *Store) chooseLayout(hints, inherit dist.Layout) (dist.Layout, dist.Dist
 func (s *Store) build(l dist.Layout) (dist.Layout, dist.Distribution, error) {
 	d, err := l.Build(s.opts.Servers)
 	if err != nil {
-		return dist.Layout{}, nil, fmt.Errorf("invalid layout (%s %q, %d datafiles) for %d servers: %w: %w",
-			l.Dist, l.Params, l.Datafiles, s.opts.Servers, err, syscall.EINVAL)
+		return dist.Layout{}, nil, fmt.Errorf("invalid layout %q for %d servers: %w: %w",
+			l.String(), s.opts.Servers, err, syscall.EINVAL)
 	}
 	n := d.Datafiles()
 	if n < 1 || n > s.opts.Servers {
-		return dist.Layout{}, nil, fmt.Errorf("layout (%s %q) gives %d datafiles for %d servers: %w",
-			l.Dist, l.Params, n, s.opts.Servers, syscall.EINVAL)
+		return dist.Layout{}, nil, fmt.Errorf("layout %q gives %d datafiles for %d servers: %w",
+			l.String(), n, s.opts.Servers, syscall.EINVAL)
 	}
 	return dist.Layout{Dist: d.Name(), Params: d.Params(), Datafiles: n}, d, nil
 }

@@ -1,0 +1,394 @@
+// Command storebench measures pario's striped store against plain POSIX on
+// the same disk, in one run: N rank processes write a shared file in
+// fixed-size transfers (each rank one contiguous block, as IOR -s 1 -b
+// SIZE/N -t XFER), sync it, and read it back cold; first with pwrite/pread
+// on a local file, then through pario with its servers as separate
+// processes. It prints medians and the ratios pario/POSIX, and the peak
+// resident memory of each I/O server.
+//
+//	go build -o pario ./cmd/pario
+//	go run ./tools/storebench -pario ./pario -dir /scratch/bench -size 2g
+//
+// Run it through scripts/bench-store.sh, which builds everything first.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
+)
+
+func main() {
+	log.SetFlags(0)
+	if len(os.Args) > 1 && os.Args[1] == "rank" {
+		if err := runRank(os.Args[2:]); err != nil {
+			log.Fatalf("rank: %v", err)
+		}
+		return
+	}
+	if err := run(); err != nil {
+		log.Fatalf("storebench: %v", err)
+	}
+}
+
+type config struct {
+	pario   string
+	dir     string
+	size    int64
+	xfer    int64
+	ranks   int
+	servers int
+	reps    int
+	layout  string
+	keep    bool
+}
+
+func run() error {
+	var c config
+	var size, xfer string
+	flag.StringVar(&c.pario, "pario", "", "path to the pario binary (required)")
+	flag.StringVar(&c.dir, "dir", "", "directory on the disk under test (default: a new directory under ./tmp)")
+	flag.StringVar(&size, "size", "2g", "bytes in the shared file")
+	flag.StringVar(&xfer, "xfer", "1m", "bytes per transfer")
+	flag.IntVar(&c.ranks, "ranks", 4, "rank processes")
+	flag.IntVar(&c.servers, "servers", 4, "pario I/O servers")
+	flag.IntVar(&c.reps, "reps", 3, "repetitions (medians are reported)")
+	flag.StringVar(&c.layout, "layout", "", "pario layout of the file (default: the server default, simple_stripe 64 KiB)")
+	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
+	flag.Parse()
+	var err error
+	if c.size, err = dist.ParseSize(size); err != nil {
+		return fmt.Errorf("-size: %w", err)
+	}
+	if c.xfer, err = dist.ParseSize(xfer); err != nil {
+		return fmt.Errorf("-xfer: %w", err)
+	}
+	if c.pario == "" {
+		return errors.New("-pario: path to the pario binary required")
+	}
+	if c.size%(int64(c.ranks)*c.xfer) != 0 {
+		return fmt.Errorf("-size %d must be a multiple of ranks*xfer = %d", c.size, int64(c.ranks)*c.xfer)
+	}
+	if c.pario, err = filepath.Abs(c.pario); err != nil {
+		return err
+	}
+	if c.dir == "" {
+		if err := os.MkdirAll("tmp", 0o755); err != nil {
+			return err
+		}
+		if c.dir, err = os.MkdirTemp("tmp", "storebench-"); err != nil {
+			return err
+		}
+	}
+	if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return err
+	}
+	if !c.keep {
+		defer os.RemoveAll(c.dir)
+	}
+	ctx := context.Background()
+
+	procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
+		Binary: c.pario, Dir: filepath.Join(c.dir, "pario"), DataServers: c.servers, Output: os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	defer procs.Close()
+	cl, err := procs.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	localFile := filepath.Join(c.dir, "posix.dat")
+
+	host, _ := os.Hostname()
+	fmt.Printf("storebench %s  host=%s  %d ranks, %s shared file, %s transfers, %d I/O servers, %d reps\n",
+		time.Now().Format("2006-01-02"), host, c.ranks, human(c.size), human(c.xfer), c.servers, c.reps)
+	fmt.Printf("cache dropping: %s\n\n", dropMethod())
+
+	results := map[string][]float64{}
+	for rep := 0; rep < c.reps; rep++ {
+		order := []string{"posix", "pario"}
+		if rep%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, mode := range order {
+			path := localFile
+			if mode == "posix" {
+				_ = os.Remove(localFile)
+			} else {
+				path = "/storebench.dat"
+				_ = cl.Remove(ctx, path)
+				opts := client.CreateOptions{}
+				if c.layout != "" {
+					if opts.Layout, err = dist.ParseLayout(c.layout); err != nil {
+						return err
+					}
+				}
+				f, err := cl.Create(ctx, path, opts)
+				if err != nil {
+					return err
+				}
+				f.Close()
+			}
+			w, err := phase(c, procs.ClusterFile, mode, "write", path)
+			if err != nil {
+				return err
+			}
+			if err := dropCaches(c.dir); err != nil {
+				return err
+			}
+			r, err := phase(c, procs.ClusterFile, mode, "read", path)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("rep %d  %-5s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
+			results[mode+" write"] = append(results[mode+" write"], w)
+			results[mode+" read"] = append(results[mode+" read"], r)
+		}
+	}
+
+	fmt.Printf("\nmedians of %d reps         local POSIX        pario     ratio\n", c.reps)
+	for _, op := range []string{"write", "read"} {
+		p, q := median(results["posix "+op]), median(results["pario "+op])
+		label := map[string]string{"write": "durable write", "read": "cold read"}[op]
+		fmt.Printf("%-26s %9.1f MiB/s %9.1f MiB/s   %5.2fx\n", label, p, q, q/p)
+	}
+	fmt.Println()
+	for i := 0; i < c.servers; i++ {
+		name := fmt.Sprintf("data%d", i)
+		fmt.Printf("I/O server %s peak RSS: %s\n", name, peakRSS(procs.PID(name)))
+	}
+	return nil
+}
+
+// phase runs one operation on all ranks at once and returns the aggregate
+// bandwidth in MiB/s over the window from the first rank's start to the
+// last rank's end (IOR's definition).
+func phase(c config, clusterFile, mode, op, path string) (float64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	// Ranks start together at a common instant a little in the future:
+	// process start-up is kept out of the timing window.
+	startAt := time.Now().Add(300 * time.Millisecond).UnixNano()
+	type report struct{ Start, End, Bytes int64 }
+	reports := make([]report, c.ranks)
+	errs := make([]error, c.ranks)
+	var wg sync.WaitGroup
+	for r := 0; r < c.ranks; r++ {
+		wg.Go(func() {
+			cmd := exec.Command(self, "rank", mode, op, path, strconv.Itoa(r), strconv.Itoa(c.ranks),
+				strconv.FormatInt(c.size, 10), strconv.FormatInt(c.xfer, 10), strconv.FormatInt(startAt, 10), clusterFile)
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err == nil {
+				err = json.Unmarshal(out, &reports[r])
+			}
+			if err != nil {
+				errs[r] = fmt.Errorf("rank %d %s %s: %w", r, mode, op, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	first, last, bytes := reports[0].Start, reports[0].End, int64(0)
+	for _, r := range reports {
+		first, last, bytes = min(first, r.Start), max(last, r.End), bytes+r.Bytes
+	}
+	if bytes != c.size {
+		return 0, fmt.Errorf("%s %s moved %d bytes, want %d", mode, op, bytes, c.size)
+	}
+	return float64(bytes) / (1 << 20) / time.Duration(last-first).Seconds(), nil
+}
+
+// file is what a rank writes to and reads from.
+type file interface {
+	WriteAt([]byte, int64) (int, error)
+	ReadAt([]byte, int64) (int, error)
+	Sync() error
+	Close() error
+}
+
+func runRank(args []string) error {
+	if len(args) != 10 {
+		return fmt.Errorf("want 10 arguments, got %d", len(args))
+	}
+	mode, op, path := args[0], args[1], args[2]
+	nums := make([]int64, 6)
+	for i := range nums {
+		v, err := strconv.ParseInt(args[3+i], 10, 64)
+		if err != nil {
+			return fmt.Errorf("argument %d: %w", 4+i, err)
+		}
+		nums[i] = v
+	}
+	rank, ranks, size, xfer, startAt := nums[0], nums[1], nums[2], nums[3], nums[5]
+	if nums[4] != 0 {
+		startAt = nums[4]
+	}
+	ctx := context.Background()
+	var f file
+	switch mode {
+	case "posix":
+		flags := os.O_RDONLY
+		if op == "write" {
+			flags = os.O_WRONLY | os.O_CREATE
+		}
+		lf, err := os.OpenFile(path, flags, 0o644)
+		if err != nil {
+			return err
+		}
+		f = lf
+	case "pario":
+		cf, err := cluster.ReadFile(args[9])
+		if err != nil {
+			return err
+		}
+		secret, err := cf.Secret()
+		if err != nil {
+			return err
+		}
+		cl, err := client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret})
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		pf, err := cl.Open(ctx, path)
+		if err != nil {
+			return err
+		}
+		f = pf
+	default:
+		return fmt.Errorf("unknown mode %q", mode)
+	}
+	defer f.Close()
+
+	// Incompressible data: random bytes, each transfer stamped with its
+	// offset so that a read can tell a misplaced block.
+	buf := make([]byte, xfer)
+	if _, err := rand.Read(buf); err != nil {
+		return err
+	}
+	block := size / ranks
+	base := rank * block
+	time.Sleep(time.Until(time.Unix(0, startAt)))
+	start := time.Now()
+	for off := base; off < base+block; off += xfer {
+		if op == "write" {
+			binary.LittleEndian.PutUint64(buf, uint64(off))
+			if _, err := f.WriteAt(buf, off); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := f.ReadAt(buf, off); err != nil {
+			return fmt.Errorf("read at %d: %w", off, err)
+		}
+		if got := binary.LittleEndian.Uint64(buf); got != uint64(off) {
+			return fmt.Errorf("read at %d: block stamped %d", off, got)
+		}
+	}
+	if op == "write" {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	end := time.Now()
+	return json.NewEncoder(os.Stdout).Encode(map[string]int64{"Start": start.UnixNano(), "End": end.UnixNano(), "Bytes": block})
+}
+
+func dropMethod() string {
+	if unix.Access("/proc/sys/vm/drop_caches", unix.W_OK) == nil {
+		return "sync + echo 3 > /proc/sys/vm/drop_caches"
+	}
+	return "posix_fadvise(DONTNEED) on every file under the bench directory (not root)"
+}
+
+// dropCaches makes the next read cold: the whole page cache when we may,
+// else every file of the benchmark (written, then synced, so droppable).
+func dropCaches(dir string) error {
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err == nil {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		_ = f.Sync()
+		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	})
+}
+
+func peakRSS(pid int) string {
+	if pid == 0 {
+		return "unknown"
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
