@@ -77,8 +77,8 @@ func (s *DataServer) Wait() error {
 
 // MetaServerConfig is what the metadata server needs.
 type MetaServerConfig struct {
-	Dir           string       // holds meta.db
-	Secret        []byte       // shared secret
+	Dir           string        // holds meta.db
+	Secret        []byte        // shared secret
 	Data          []ServerEntry // the cluster's I/O servers in index order (Name, Addr)
 	Stuffing      bool
 	DefaultLayout dist.Layout

@@ -106,4 +106,3 @@ func humanBytes(n int64) string {
 
 // errNotEmpty is what removing a non-empty directory fails with.
 var errNotEmpty error = syscall.ENOTEMPTY
-

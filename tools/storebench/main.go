@@ -236,11 +236,11 @@ type file interface {
 }
 
 func runRank(args []string) error {
-	if len(args) != 10 {
-		return fmt.Errorf("want 10 arguments, got %d", len(args))
+	if len(args) != 9 {
+		return fmt.Errorf("want 9 arguments, got %d", len(args))
 	}
-	mode, op, path := args[0], args[1], args[2]
-	nums := make([]int64, 6)
+	mode, op, path, clusterFile := args[0], args[1], args[2], args[8]
+	nums := make([]int64, 5)
 	for i := range nums {
 		v, err := strconv.ParseInt(args[3+i], 10, 64)
 		if err != nil {
@@ -248,10 +248,7 @@ func runRank(args []string) error {
 		}
 		nums[i] = v
 	}
-	rank, ranks, size, xfer, startAt := nums[0], nums[1], nums[2], nums[3], nums[5]
-	if nums[4] != 0 {
-		startAt = nums[4]
-	}
+	rank, ranks, size, xfer, startAt := nums[0], nums[1], nums[2], nums[3], nums[4]
 	ctx := context.Background()
 	var f file
 	switch mode {
@@ -266,7 +263,7 @@ func runRank(args []string) error {
 		}
 		f = lf
 	case "pario":
-		cf, err := cluster.ReadFile(args[9])
+		cf, err := cluster.ReadFile(clusterFile)
 		if err != nil {
 			return err
 		}
