@@ -121,7 +121,9 @@ func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) 
 		return "", fmt.Errorf("read auth reply: %w", err)
 	}
 	if f.Flags&FlagError != 0 {
-		return "", decodeError(server, f.Args)
+		// The only error a server answers a handshake with is a refused
+		// proof; say so in terms the user can act on.
+		return "", fmt.Errorf("%w: the server refused this client's proof", ErrAuth)
 	}
 	d = NewDec(f.Args)
 	sp := d.Blob("server proof")

@@ -1,0 +1,27 @@
+// Package testbin builds the pario binary for tests that run real server
+// processes, once per test binary.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Build compiles github.com/pario/pario/cmd/pario into a fresh temporary
+// directory and returns the binary's path and a function that removes it.
+// Call it from TestMain.
+func Build() (path string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "pario-testbin-")
+	if err != nil {
+		return "", nil, err
+	}
+	path = filepath.Join(dir, "pario")
+	cmd := exec.Command("go", "build", "-o", path, "github.com/pario/pario/cmd/pario")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("build pario: %v\n%s", err, out)
+	}
+	return path, func() { os.RemoveAll(dir) }, nil
+}
