@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/internal/testbin"
+)
+
+// The CLI tests run the pario binary as a user would: `pario up` in the
+// background, then the tools against it.
+
+var parioBin string
+
+func TestMain(m *testing.M) {
+	bin, cleanup, err := testbin.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	parioBin = bin
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
+}
+
+// up starts `pario up` on a fresh directory and returns the cluster file.
+func up(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := exec.Command(parioBin, append([]string{"up", "--dir", dir}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	cf := filepath.Join(dir, "cluster")
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(cf); err == nil {
+			return cf
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatalf("pario up did not write %s:\n%s", cf, out.String())
+	return ""
+}
+
+// run runs pario with the cluster file and returns stdout; it fails the
+// test on a non-zero exit unless wantErr.
+func run(t *testing.T, cf string, args ...string) string {
+	t.Helper()
+	out, err := runErr(cf, args...)
+	if err != nil {
+		t.Fatalf("pario %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func runErr(cf string, args ...string) (string, error) {
+	cmd := exec.Command(parioBin, append([]string{"--cluster", cf}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if err != nil {
+		return out.String() + errOut.String(), err
+	}
+	return out.String(), nil
+}
+
+func TestCopyInOutAndTools(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "in.dat")
+	data := make([]byte, 5<<20+12345)
+	rand.Read(data)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "mkdir", "-p", "/runs/today")
+	run(t, cf, "layout", "set", "/runs", "-c", "3", "-S", "256k")
+	if out := run(t, cf, "layout", "get", "/runs"); !strings.Contains(out, "simple_stripe:strip_size=262144,num_datafiles=3") {
+		t.Fatalf("layout get /runs: %s", out)
+	}
+	run(t, cf, "cp", "-q", src, "pario:/runs/today/")
+	// The file inherited the directory's layout.
+	if out := run(t, cf, "layout", "get", "/runs/today/in.dat"); !strings.Contains(out, "strip_size=262144,num_datafiles=3") {
+		t.Fatalf("copied file did not inherit: %s", out)
+	}
+	// viewdist: bytes per datafile match the distribution's arithmetic.
+	out := run(t, cf, "viewdist", "/runs/today/in.dat")
+	d, _ := dist.New(dist.SimpleStripe, "strip_size=262144", 3)
+	rows := regexp.MustCompile(`(?m)^\s*(\d+)\s+(data\d)\s+\S+\s+(\d+)\s*$`).FindAllStringSubmatch(out, -1)
+	if len(rows) != 3 {
+		t.Fatalf("viewdist: want 3 datafile rows:\n%s", out)
+	}
+	for _, r := range rows {
+		df, _ := strconv.Atoi(r[1])
+		got, _ := strconv.ParseInt(r[3], 10, 64)
+		if want := d.PhysicalSize(df, int64(len(data))); got != want {
+			t.Errorf("viewdist datafile %d on %s: %d bytes, want %d", df, r[2], got, want)
+		}
+	}
+	if out := run(t, cf, "stat", "pario:/runs/today/in.dat"); !strings.Contains(out, fmt.Sprintf("size:      %d", len(data))) {
+		t.Fatalf("stat: %s", out)
+	}
+	if out := run(t, cf, "ls", "-l", "/runs/today"); !strings.Contains(out, "in.dat") || !strings.Contains(out, strconv.Itoa(len(data))) {
+		t.Fatalf("ls -l: %s", out)
+	}
+	run(t, cf, "mv", "/runs/today/in.dat", "/runs/moved.dat")
+	dst := filepath.Join(dir, "out.dat")
+	run(t, cf, "cp", "-q", "pario:/runs/moved.dat", dst)
+	back, err := os.ReadFile(dst)
+	if err != nil || !bytes.Equal(back, data) {
+		t.Fatalf("copy out differs from copy in (%v)", err)
+	}
+	if out := run(t, cf, "df"); !strings.Contains(out, "data3") || !strings.Contains(out, "namespace: 1 files") {
+		t.Fatalf("df: %s", out)
+	}
+	run(t, cf, "rm", "-r", "/runs")
+	if out := run(t, cf, "ls", "/"); strings.TrimSpace(out) != "" {
+		t.Fatalf("ls / after rm -r: %q", out)
+	}
+}
+
+func TestBadInvocationsExplainThemselves(t *testing.T) {
+	cf := up(t)
+	cases := []struct {
+		args  []string
+		wants string
+		code  int
+	}{
+		{[]string{"layout", "set", "/", "simple_stripe:strip_size=0"}, "strip_size", 2},
+		{[]string{"layout", "set", "/", "varstrip:strips=0:1;5:1"}, "gap", 2},
+		{[]string{"layout", "set", "/", "varstrip:strips=0:1;1:1;2:1;3:1;4:1"}, "datafile 4", 1},
+		{[]string{"cp", "--hint", "strip_size", "x", "pario:/y"}, "strip_size", 2},
+		{[]string{"mkdir", "/a/../b"}, "..", 1},
+		{[]string{"stat", "/missing"}, "no such file", 1},
+		{[]string{"cp", "a", "b"}, "pario:", 2},
+		{[]string{"up", "--bogus"}, "unknown flag", 2},
+	}
+	for _, tc := range cases {
+		out, err := runErr(cf, tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("pario %v: err %v, want an exit status", tc.args, err)
+			continue
+		}
+		if ee.ExitCode() != tc.code || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: exit %d, output %q; want exit %d mentioning %q", tc.args, ee.ExitCode(), out, tc.code, tc.wants)
+		}
+	}
+	// No cluster at all: the error says how to get one.
+	out, err := runErr(filepath.Join(t.TempDir(), "nope"), "ls")
+	if err == nil || !strings.Contains(out, "pario up") {
+		t.Errorf("ls without a cluster: %v %q", err, out)
+	}
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	root := newRootCommand()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Short == "" {
+			t.Errorf("%s has no short help", c.Name())
+		}
+		out, err := runErr("", c.Name(), "--help")
+		if err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("pario %s --help: %v\n%s", c.Name(), err, out)
+		}
+	}
+}
+
+func TestDemo(t *testing.T) {
+	out, err := runErr("", "demo", "--size", "3m")
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"simple_stripe", "basic", "varstrip", "twod_stripe", "verified"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "MISMATCH") {
+		t.Errorf("demo found a mismatch:\n%s", out)
+	}
+}
