@@ -208,7 +208,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			}
 			s.budget.Release(need)
 		}
-		if _, err := io.ReadFull(br, args); err == nil {
+		_, err = io.ReadFull(br, args)
+		if err == nil {
 			_, err = io.ReadFull(br, data)
 		}
 		if err != nil {

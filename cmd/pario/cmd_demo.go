@@ -86,7 +86,7 @@ func runDemo(ctx context.Context, size int64, servers, writers int, keep bool) e
 		"simple_stripe:strip_size=1048576",
 		"basic",
 		"varstrip:strips=" + strings.Join(strips, ";"),
-		fmt.Sprintf("twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=16"),
+		"twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=16",
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "layout\twrite+sync MiB/s\tread MiB/s\tverified\tbytes per server")

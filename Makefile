@@ -1,0 +1,55 @@
+# pario: `make test` is the one command that checks everything (CI runs it).
+# It installs the Debian packages the tests need when they are missing.
+
+GO        ?= go
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Packages with concurrency run under the race detector.
+RACE_PKGS = ./wire/... ./client/... ./cluster/... ./server/...
+
+.PHONY: all build test deps lint unit race fuzz bench-store clean
+
+all: build
+
+build:
+	$(GO) build -o bin/pario ./cmd/pario
+
+# deps installs what the tests need beyond Go: iproute2 (ip netns, for the
+# multi-host test). Needs root; skipped when everything is present.
+deps:
+	@missing=""; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+lint:
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) mod tidy -diff
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+test: deps lint unit race
+
+# fuzz runs every fuzz target for FUZZTIME each (seed corpora run in `make test`).
+FUZZTIME ?= 30s
+fuzz:
+	@grep -rl --include='*_test.go' '^func Fuzz' . | while read f; do \
+		pkg=$$(dirname $$f); \
+		for fn in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' $$f | cut -d' ' -f2); do \
+			echo "== $$pkg $$fn"; $(GO) test -run='^$$' -fuzz="^$$fn$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+bench-store:
+	scripts/bench-store.sh
+
+clean:
+	rm -rf bin tmp
