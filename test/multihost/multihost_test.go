@@ -21,6 +21,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/internal/testbin"
 )
 
 const (
@@ -39,36 +40,25 @@ const (
 )
 
 var (
-	tmpDir    string // removed by TestMain
-	buildOnce sync.Once
-	parioBin  string
-	buildErr  error
+	buildOnce    sync.Once
+	parioBin     string
+	buildErr     error
+	buildCleanup func()
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) != "" {
-		os.Exit(m.Run())
-	}
-	var err error
-	if tmpDir, err = os.MkdirTemp("", "pario-multihost-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(tmpDir)
+	if buildCleanup != nil {
+		buildCleanup()
+	}
 	os.Exit(code)
 }
 
-// buildPario builds the pario binary once per test binary.
+// buildPario builds the pario binary, once per test binary and only when a
+// test gets past its skip checks.
 func buildPario(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		parioBin = filepath.Join(tmpDir, "pario")
-		cmd := exec.Command("go", "build", "-o", parioBin, "github.com/pario/pario/cmd/pario")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build pario: %v\n%s", err, out)
-		}
-	})
+	buildOnce.Do(func() { parioBin, buildCleanup, buildErr = testbin.Build() })
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
