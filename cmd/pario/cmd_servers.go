@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -87,10 +88,12 @@ func parseOptionalLayout(s string) (dist.Layout, error) {
 
 func newMetaCommand() *cobra.Command {
 	var (
-		dir      string
-		listen   string
-		stuffing bool
-		layout   string
+		dir        string
+		listen     string
+		stuffing   bool
+		layout     string
+		secretFile string
+		dataFlags  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -106,7 +109,12 @@ A cluster file (see 'pario up', which writes one) looks like:
   data data0 10.0.0.2:7001
   data data1 10.0.0.3:7001
 
-  pario meta --cluster /etc/pario/cluster --dir /var/lib/pario/meta`,
+  pario meta --cluster /etc/pario/cluster --dir /var/lib/pario/meta
+
+or, without a cluster file:
+
+  pario meta --dir /var/lib/pario/meta --listen 10.0.0.1:7000 --secret-file /etc/pario/secret \
+             --data data0=10.0.0.2:7001,data1=10.0.0.3:7001`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := parseOptionalLayout(layout)
@@ -116,16 +124,33 @@ A cluster file (see 'pario up', which writes one) looks like:
 			if dir == "" {
 				return usageError{fmt.Errorf("--dir is required")}
 			}
-			cf, err := loadClusterFile()
-			if err != nil {
-				return err
-			}
-			secret, err := cf.Secret()
-			if err != nil {
-				return err
-			}
-			if listen == "" {
-				listen = cf.Meta
+			var (
+				secret  []byte
+				servers []cluster.ServerEntry
+			)
+			if len(dataFlags) > 0 || secretFile != "" {
+				// Flags instead of a cluster file.
+				if len(dataFlags) == 0 || secretFile == "" || listen == "" {
+					return usageError{fmt.Errorf("without a cluster file, give --listen, --secret-file and --data")}
+				}
+				if servers, err = parseDataFlags(dataFlags); err != nil {
+					return usageError{err}
+				}
+				if secret, err = cluster.ReadSecret(secretFile); err != nil {
+					return err
+				}
+			} else {
+				cf, err := loadClusterFile()
+				if err != nil {
+					return err
+				}
+				if secret, err = cf.Secret(); err != nil {
+					return err
+				}
+				servers = cf.Data
+				if listen == "" {
+					listen = cf.Meta
+				}
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -133,13 +158,13 @@ A cluster file (see 'pario up', which writes one) looks like:
 			}
 			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
-				Dir: dir, Secret: secret, Data: cf.Data, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
+				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
 			})
 			if err != nil {
 				ln.Close()
 				return err
 			}
-			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(cf.Data), "pid", os.Getpid())
+			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(servers), "pid", os.Getpid())
 			<-cmd.Context().Done()
 			return ms.Close()
 		},
@@ -149,14 +174,36 @@ A cluster file (see 'pario up', which writes one) looks like:
 	f.StringVar(&listen, "listen", "", "address to listen on (default: the cluster file's meta address)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file)")
+	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	return cmd
+}
+
+// parseDataFlags turns --data NAME=HOST:PORT values into cluster entries,
+// checked as a cluster file's lines are.
+func parseDataFlags(vals []string) ([]cluster.ServerEntry, error) {
+	var b strings.Builder
+	b.WriteString("secret-file -\nmeta 127.0.0.1:1\n")
+	for _, v := range vals {
+		name, addr, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, fmt.Errorf("--data %q: want NAME=HOST:PORT", v)
+		}
+		fmt.Fprintf(&b, "data %s %s\n", name, addr)
+	}
+	f, err := cluster.ParseFile([]byte(b.String()))
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	return f.Data, nil
 }
 
 func newDataCommand() *cobra.Command {
 	var (
-		dir    string
-		listen string
-		name   string
+		dir        string
+		listen     string
+		name       string
+		secretFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "data",
@@ -165,23 +212,33 @@ func newDataCommand() *cobra.Command {
 HOST:PORT'); it listens on that address (or --listen) and keeps one local
 file per pario file under --dir, touching nothing outside it.
 
-  pario data --cluster /etc/pario/cluster --name data0 --dir /var/lib/pario/data0`,
+  pario data --cluster /etc/pario/cluster --name data0 --dir /var/lib/pario/data0
+  pario data --name data0 --dir /srv/pario --listen 10.0.0.2:7001 --secret-file /etc/pario/secret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" || name == "" {
 				return usageError{fmt.Errorf("--dir and --name are required")}
 			}
-			cf, err := loadClusterFile()
-			if err != nil {
-				return err
-			}
-			secret, err := cf.Secret()
-			if err != nil {
-				return err
-			}
-			if listen == "" {
+			var secret []byte
+			var err error
+			if secretFile != "" {
+				// Flags instead of a cluster file.
+				if listen == "" {
+					return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
+				}
+				if secret, err = cluster.ReadSecret(secretFile); err != nil {
+					return err
+				}
+			} else {
+				cf, err := loadClusterFile()
+				if err != nil {
+					return err
+				}
+				if secret, err = cf.Secret(); err != nil {
+					return err
+				}
 				for _, d := range cf.Data {
-					if d.Name == name {
+					if d.Name == name && listen == "" {
 						listen = d.Addr
 					}
 				}
@@ -210,5 +267,6 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&dir, "dir", "", "data directory (required)")
 	f.StringVar(&name, "name", "", "this server's name in the cluster file (required)")
 	f.StringVar(&listen, "listen", "", "address to listen on (default: this server's address in the cluster file)")
+	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
 	return cmd
 }

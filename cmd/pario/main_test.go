@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,4 +202,72 @@ func TestDemo(t *testing.T) {
 	if strings.Contains(out, "MISMATCH") {
 		t.Errorf("demo found a mismatch:\n%s", out)
 	}
+}
+
+// TestServersFromFlags runs a cluster as separate `pario meta` and `pario
+// data` processes configured by flags alone, then uses it through a
+// cluster file that names only what clients need.
+func TestServersFromFlags(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secret, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 3)
+	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
+	start := func(args ...string) {
+		cmd := exec.Command(parioBin, args...)
+		var out bytes.Buffer
+		cmd.Stderr = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("pario %v:\n%s", args, out.String())
+			}
+		})
+	}
+	for i := 1; i <= 2; i++ {
+		start("data", "--name", fmt.Sprintf("data%d", i-1), "--dir", filepath.Join(dir, fmt.Sprint("d", i)), "--listen", addr(i), "--secret-file", secret)
+	}
+	start("meta", "--dir", filepath.Join(dir, "meta"), "--listen", addr(0), "--secret-file", secret,
+		"--data", fmt.Sprintf("data0=%s,data1=%s", addr(1), addr(2)))
+	cf := filepath.Join(dir, "cluster")
+	os.WriteFile(cf, []byte(fmt.Sprintf("secret-file secret\nmeta %s\ndata data0 %s\ndata data1 %s\n", addr(0), addr(1), addr(2))), 0o644)
+	src := filepath.Join(dir, "in")
+	os.WriteFile(src, bytes.Repeat([]byte("pario"), 100000), 0o644)
+	var err error
+	for i := 0; i < 100; i++ { // the servers take a moment to listen
+		if _, err = runErr(cf, "cp", "-q", src, "pario:/in"); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("cp into a flag-configured cluster: %v", err)
+	}
+	out := run(t, cf, "viewdist", "/in")
+	if !strings.Contains(out, "data0") || !strings.Contains(out, "data1") {
+		t.Fatalf("viewdist: %s", out)
+	}
+	// Bad flag combinations are usage errors.
+	if _, err := runErr(cf, "meta", "--dir", dir, "--secret-file", secret); err == nil {
+		t.Fatal("meta with --secret-file but no --data accepted")
+	}
+}
+
+func freePorts(t *testing.T, n int) []int {
+	var ports []int
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
