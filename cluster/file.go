@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -45,7 +46,9 @@ func ParseFile(b []byte) (*File, error) {
 	names := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for line := 1; sc.Scan(); line++ {
+	line := 0
+	for sc.Scan() {
+		line++
 		text := sc.Text()
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
@@ -94,7 +97,7 @@ func ParseFile(b []byte) (*File, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cluster file: %w", err)
+		return nil, fmt.Errorf("cluster file line %d: %w", line+1, err)
 	}
 	switch {
 	case f.Meta == "":
@@ -115,8 +118,10 @@ func checkAddr(addr string) error {
 	if host == "" {
 		return fmt.Errorf("%q has no host", addr)
 	}
-	if port == "" || port == "0" {
-		return fmt.Errorf("%q has no fixed port", addr)
+	// A number, not a service name, and not 0 (or 00...): a server must
+	// listen where the file says, not on a port the kernel picks.
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("%q has no fixed port (want 1 to 65535)", addr)
 	}
 	return nil
 }

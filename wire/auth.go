@@ -23,7 +23,8 @@ const (
 const protocolVersion = 1
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
-const HandshakeTimeout = 10 * time.Second
+// It is a variable so that tests can shorten it.
+var HandshakeTimeout = 10 * time.Second
 
 // ErrAuth reports a failed authentication (wrong or missing secret).
 var ErrAuth = errors.New("authentication failed (wrong shared secret?)")
@@ -36,6 +37,28 @@ func proof(secret []byte, role string, serverNonce, clientNonce []byte) []byte {
 	m.Write(serverNonce)
 	m.Write(clientNonce)
 	return m.Sum(nil)
+}
+
+// maxHandshakeArgLen bounds the frames of the handshake, which are small:
+// before a peer has authenticated it must not make us allocate, or wait
+// for, a frame of the sizes authenticated peers may send.
+const maxHandshakeArgLen = 4 << 10
+
+// readHandshakeFrame is ReadFrame for the handshake: it refuses a frame
+// larger than a handshake frame can be before reading its sections.
+func readHandshakeFrame(r io.Reader) (Frame, error) {
+	var hb [HeaderSize]byte
+	if _, err := io.ReadFull(r, hb[:]); err != nil {
+		return Frame{}, fmt.Errorf("wire: read header: %w", err)
+	}
+	h, err := DecodeHeader(hb[:])
+	if err != nil {
+		return Frame{}, err
+	}
+	if h.ArgLen > maxHandshakeArgLen || h.DataLen != 0 {
+		return Frame{}, fmt.Errorf("%w: handshake frame of %d+%d bytes", ErrFrameTooLarge, h.ArgLen, h.DataLen)
+	}
+	return ReadFrame(io.MultiReader(bytes.NewReader(hb[:]), r))
 }
 
 func writeFrame(w io.Writer, op, flags uint8, reqID uint64, args []byte) error {
@@ -60,7 +83,7 @@ func serverHandshake(nc net.Conn, name string, secret []byte) error {
 	if err := writeFrame(nc, opHello, 0, 0, e.Bytes()); err != nil {
 		return fmt.Errorf("send hello: %w", err)
 	}
-	f, err := ReadFrame(nc)
+	f, err := readHandshakeFrame(nc)
 	if err != nil {
 		return fmt.Errorf("read auth: %w", err)
 	}
@@ -86,7 +109,7 @@ func serverHandshake(nc net.Conn, name string, secret []byte) error {
 func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) {
 	_ = nc.SetDeadline(time.Now().Add(HandshakeTimeout))
 	defer nc.SetDeadline(time.Time{})
-	f, err := ReadFrame(nc)
+	f, err := readHandshakeFrame(nc)
 	if err != nil {
 		return "", fmt.Errorf("read hello: %w", err)
 	}
@@ -116,7 +139,7 @@ func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) 
 	if err := writeFrame(nc, opAuth, 0, 0, e.Bytes()); err != nil {
 		return "", fmt.Errorf("send auth: %w", err)
 	}
-	f, err = ReadFrame(nc)
+	f, err = readHandshakeFrame(nc)
 	if err != nil {
 		return "", fmt.Errorf("read auth reply: %w", err)
 	}

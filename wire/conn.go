@@ -139,17 +139,28 @@ func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, i
 	bufs = append(bufs, hb[:], args)
 	bufs = append(bufs, data...)
 	c.wmu.Lock()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.nc.SetWriteDeadline(dl)
-	} else {
-		_ = c.nc.SetWriteDeadline(time.Time{})
-	}
+	dl, _ := ctx.Deadline() // the zero time when there is none
+	_ = c.nc.SetWriteDeadline(dl)
+	// Cancellation must interrupt a write blocked on a server that does
+	// not read, as a deadline does. The deadline is restored by the next
+	// writer, after interrupt has finished (so it cannot undo that).
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = c.nc.SetWriteDeadline(time.Now())
+		close(interrupted)
+	})
 	_, werr := bufs.WriteTo(c.nc)
+	if !stop() {
+		<-interrupted
+	}
 	c.wmu.Unlock()
 	if werr != nil {
 		// A partial frame may be on the wire: the stream is lost.
 		c.fail(werr)
 		<-cl.done
+		if ctx.Err() != nil {
+			return nil, 0, fmt.Errorf("%s: op %d: %w", c.server, op, ctx.Err())
+		}
 		return nil, 0, cl.err
 	}
 

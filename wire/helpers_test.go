@@ -272,3 +272,5 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+func crcOf(b []byte) uint32 { return Checksum(b, nil) }

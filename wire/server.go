@@ -58,6 +58,12 @@ type Server struct {
 	budget *Budget
 	log    *slog.Logger
 
+	// quit ends when Close is called; it cancels every connection's
+	// context, so that nothing (a reader waiting for memory, a handler
+	// waiting on its context) outlives Close.
+	quit context.Context
+	stop context.CancelFunc
+
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
 	lns   map[net.Listener]struct{}
@@ -75,8 +81,10 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	quit, stop := context.WithCancel(context.Background())
 	return &Server{
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget),
+		quit: quit, stop: stop,
 		log:   opts.Logger.With("server", opts.Name),
 		conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{},
 	}
@@ -89,6 +97,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return errors.New("wire: server has no shared secret configured")
 	}
 	s.mu.Lock()
+	if s.quit.Err() != nil {
+		s.mu.Unlock()
+		ln.Close()
+		return nil
+	}
 	s.lns[ln] = struct{}{}
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
@@ -102,9 +115,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("wire: accept on %s: %w", ln.Addr(), err)
 		}
 		s.mu.Lock()
+		if s.quit.Err() != nil {
+			// Close ran between Accept and here.
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
 		s.conns[nc] = struct{}{}
-		s.mu.Unlock()
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.serveConn(ctx, nc)
@@ -118,6 +137,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Close stops the listeners, drops every connection and waits for the
 // connection goroutines to finish.
 func (s *Server) Close() error {
+	s.stop()
 	s.mu.Lock()
 	for ln := range s.lns {
 		ln.Close()
@@ -141,7 +161,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	stopQuit := context.AfterFunc(s.quit, cancel)
+	defer stopQuit()
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 
@@ -150,21 +171,28 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		running sync.WaitGroup
 		slots   = make(chan struct{}, s.opts.MaxInFlight)
 	)
-	defer running.Wait()
+	// Once the reader stops, the connection is gone: no answer can reach
+	// the client any more, so the handlers still running are cancelled
+	// before they are waited for.
+	defer func() {
+		cancel()
+		running.Wait()
+	}()
 	respond := func(reqID uint64, op uint8, resp Response, herr error) {
 		if resp.Release != nil {
 			defer resp.Release()
 		}
-		flags := uint8(FlagResponse)
 		args, data := resp.Args, resp.Data
+		if herr == nil && (len(args) > MaxArgLen || totalLen(data) > MaxDataLen) {
+			// A frame this large would break the client's connection.
+			herr = fmt.Errorf("answer to op %d of %d+%d bytes: %w: %w", op, len(args), totalLen(data), ErrFrameTooLarge, syscall.EIO)
+		}
+		flags := uint8(FlagResponse)
 		if herr != nil {
 			flags |= FlagError
 			args, data = encodeError(herr), nil
 		}
-		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), PayloadCRC: Checksum(args, data)}
-		for _, d := range data {
-			h.DataLen += uint32(len(d))
-		}
+		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data)), PayloadCRC: Checksum(args, data)}
 		var hb [HeaderSize]byte
 		h.Encode(hb[:])
 		bufs := make(net.Buffers, 0, 2+len(data))

@@ -1,0 +1,279 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const sample = `# a cluster
+secret-file secret          # relative to this file
+
+meta 10.0.0.1:7000
+data data0 10.0.0.2:7001    # name and address
+	data   data1   10.0.0.3:7001
+data d2 [::1]:7002
+data d3 host.example:65535
+`
+
+func TestParseFile(t *testing.T) {
+	f, err := ParseFile([]byte(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &File{
+		SecretFile: "secret",
+		Meta:       "10.0.0.1:7000",
+		Data: []ServerEntry{
+			{"data0", "10.0.0.2:7001"}, {"data1", "10.0.0.3:7001"},
+			{"d2", "[::1]:7002"}, {"d3", "host.example:65535"},
+		},
+	}
+	if !reflect.DeepEqual(f, want) {
+		t.Fatalf("got %+v\nwant %+v", f, want)
+	}
+	// The order of directives does not matter, only that of data lines;
+	// CRLF line ends and a missing final newline are fine.
+	f, err = ParseFile([]byte("data b h:2\r\n#\r\n   \r\nmeta m:1\r\ndata a h:3\r\nsecret-file /abs/s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Meta != "m:1" || f.SecretFile != "/abs/s" || len(f.Data) != 2 || f.Data[0].Name != "b" || f.Data[1].Name != "a" {
+		t.Fatalf("%+v", f)
+	}
+}
+
+func TestParseFileErrors(t *testing.T) {
+	const ok = "secret-file s\nmeta h:1\ndata d0 h:2\n"
+	for _, tc := range []struct{ name, text, want string }{
+		{"unknown directive", ok + "\n# comment\nmetadata h:1\n", `line 6: unknown directive "metadata"`},
+		{"directive case", "Meta h:1\n" + ok, `line 1: unknown directive "Meta"`},
+		{"duplicate meta", ok + "meta h:9\n", "line 4: meta given twice"},
+		{"duplicate secret", ok + "secret-file t\n", "line 4: secret-file given twice"},
+		{"duplicate data name", ok + "data d1 h:3\ndata d0 h:4\n", `line 5: I/O server name "d0" used twice`},
+		{"meta arity", "meta\n" + ok, "line 1: want `meta HOST:PORT`"},
+		{"meta extra field", "meta h:1 h:2\n" + ok, "line 1: want `meta HOST:PORT`"},
+		{"data arity", "secret-file s\nmeta h:1\ndata h:2\n", "line 3: want `data NAME HOST:PORT`"},
+		{"secret arity", "secret-file a b\nmeta h:1\ndata d h:2\n", "line 1: want `secret-file PATH`"},
+		{"meta no port", "secret-file s\nmeta h\ndata d h:2\n", "line 2: meta address"},
+		{"meta no host", "secret-file s\nmeta :7000\ndata d h:2\n", "line 2: meta address"},
+		{"meta port 0", "secret-file s\nmeta h:0\ndata d h:2\n", "line 2: meta address"},
+		{"meta port 00", "secret-file s\nmeta h:00\ndata d h:2\n", "line 2: meta address"},
+		{"meta empty port", "secret-file s\nmeta h:\ndata d h:2\n", "line 2: meta address"},
+		{"data port 0", "secret-file s\nmeta h:1\n\n\ndata d h:0\n", "line 5: address of I/O server d"},
+		{"data port too big", "secret-file s\nmeta h:1\ndata d h:65536\n", "line 3: address of I/O server d"},
+		{"data port name", "secret-file s\nmeta h:1\ndata d h:http\n", "line 3: address of I/O server d"},
+		{"data negative port", "secret-file s\nmeta h:1\ndata d h:-1\n", "line 3: address of I/O server d"},
+		{"data bad address", "secret-file s\nmeta h:1\ndata d [::1\n", "line 3: address of I/O server d"},
+		{"data ipv6 unbracketed", "secret-file s\nmeta h:1\ndata d ::1:7000\n", "line 3: address of I/O server d"},
+		{"missing meta", "secret-file s\ndata d h:2\n", "no `meta HOST:PORT` line"},
+		{"missing data", "secret-file s\nmeta h:1\n", "no `data NAME HOST:PORT` line"},
+		{"missing secret", "meta h:1\ndata d h:2\n", "no `secret-file PATH` line"},
+		{"empty", "", "no `meta HOST:PORT` line"},
+		{"only comments", "# nothing\n\n  # here\n", "no `meta HOST:PORT` line"},
+		{"line too long", ok + "# " + strings.Repeat("x", 70<<10) + "\n", "line 4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := ParseFile([]byte(tc.text))
+			if err == nil {
+				t.Fatalf("accepted: %+v", f)
+			}
+			if f != nil {
+				t.Fatal("a File returned with the error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not contain %q", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "cluster file") {
+				t.Fatalf("error %q does not say it is about the cluster file", err)
+			}
+		})
+	}
+}
+
+func TestFormatRoundTrip(t *testing.T) {
+	f, err := ParseFile([]byte(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := f.Format()
+	g, err := ParseFile(text)
+	if err != nil {
+		t.Fatalf("%v parsing:\n%s", err, text)
+	}
+	if !reflect.DeepEqual(f, g) {
+		t.Fatalf("round trip changed %+v into %+v", f, g)
+	}
+	if !bytes.Equal(g.Format(), text) {
+		t.Fatal("Format is not stable")
+	}
+}
+
+func TestReadWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	f := &File{SecretFile: "secret", Meta: "127.0.0.1:7000", Data: []ServerEntry{{"data0", "127.0.0.1:7001"}}}
+	path := filepath.Join(dir, "cluster")
+	if err := f.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("temporary file left behind: %v", err)
+	}
+	g, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Dir != dir {
+		t.Fatalf("Dir %q, want %q", g.Dir, dir)
+	}
+	g.Dir = ""
+	if !reflect.DeepEqual(f, g) {
+		t.Fatalf("%+v != %+v", f, g)
+	}
+	// Secret resolves against the file's directory.
+	secret := bytes.Repeat([]byte{0xab}, 32)
+	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.Dir = dir
+	if s, err := g.Secret(); err != nil || !bytes.Equal(s, secret) {
+		t.Fatalf("%x, %v", s, err)
+	}
+	// An absolute secret-file is used as is.
+	g.SecretFile = filepath.Join(dir, "secret")
+	g.Dir = "/nonexistent"
+	if s, err := g.Secret(); err != nil || !bytes.Equal(s, secret) {
+		t.Fatalf("absolute: %x, %v", s, err)
+	}
+
+	if err := os.WriteFile(path, []byte("meta x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path); err == nil || !strings.HasPrefix(err.Error(), path+": cluster file line 1") {
+		t.Fatalf("bad file: %v", err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestReadSecret(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	raw := []byte("a raw secret of more than sixteen bytes")
+	bin := bytes.Repeat([]byte{0, 0xff, 0x80, 7}, 8)
+	key := bytes.Repeat([]byte{0x5a}, 32)
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want []byte
+	}{
+		{"hex", []byte(hex.EncodeToString(key) + "\n"), key},
+		{"hex upper, spaced", []byte("  " + strings.ToUpper(hex.EncodeToString(key)) + " \r\n"), key},
+		{"hex of 16 bytes", []byte(hex.EncodeToString(key[:16])), key[:16]},
+		// 15 bytes of hex is too short a key, but 30 characters of text
+		// are a fine raw secret.
+		{"short hex is raw", []byte(hex.EncodeToString(key[:15])), []byte(hex.EncodeToString(key[:15]))},
+		{"raw", append(append([]byte(nil), raw...), '\n'), raw},
+		{"binary", bin, bin},
+		{"raw of 16 bytes", []byte("0123456789abcdeX"), []byte("0123456789abcdeX")},
+	} {
+		got, err := ReadSecret(write(tc.name, tc.file))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !bytes.Equal(got, tc.want) {
+			t.Fatalf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		file []byte
+	}{
+		{"empty", nil},
+		{"blank", []byte(" \n\t\n")},
+		{"short", []byte("fifteen bytes!!")},
+		{"short after trimming", []byte("   short secret   \n")},
+	} {
+		p := write(tc.name, tc.file)
+		_, err := ReadSecret(p)
+		if err == nil || !strings.Contains(err.Error(), "want at least 16") || !strings.Contains(err.Error(), p) {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+	}
+	if _, err := ReadSecret(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+}
+
+func TestEnsureSecret(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "secret")
+	s1, err := EnsureSecret(p)
+	if err != nil || len(s1) != 32 {
+		t.Fatalf("%x, %v", s1, err)
+	}
+	st, err := os.Stat(p)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file mode %v, %v", st.Mode(), err)
+	}
+	s2, err := EnsureSecret(p)
+	if err != nil || !bytes.Equal(s1, s2) {
+		t.Fatalf("second EnsureSecret: %x, %v", s2, err)
+	}
+	if err := os.WriteFile(p, []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureSecret(p); err == nil {
+		t.Fatal("a bad secret file was replaced or accepted")
+	}
+}
+
+func FuzzParseFile(f *testing.F) {
+	f.Add([]byte(sample))
+	f.Add([]byte("secret-file s\nmeta h:1\ndata d h:2\n"))
+	f.Add([]byte("meta [::1]:1 # x\r\ndata a b:3\ndata a c:4\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fl, err := ParseFile(b)
+		if err != nil {
+			if fl != nil {
+				t.Fatal("File returned with an error")
+			}
+			if !strings.HasPrefix(err.Error(), "cluster file") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		if fl.Meta == "" || fl.SecretFile == "" || len(fl.Data) == 0 {
+			t.Fatalf("incomplete file accepted: %+v", fl)
+		}
+		names := map[string]bool{}
+		for _, d := range fl.Data {
+			if names[d.Name] {
+				t.Fatalf("duplicate name %q accepted", d.Name)
+			}
+			names[d.Name] = true
+			if err := checkAddr(d.Addr); err != nil {
+				t.Fatalf("bad address %q accepted: %v", d.Addr, err)
+			}
+		}
+		text := fl.Format()
+		g, err := ParseFile(text)
+		if err != nil {
+			t.Fatalf("formatted file does not parse: %v\n%s", err, text)
+		}
+		if !reflect.DeepEqual(fl, g) {
+			t.Fatalf("round trip changed %+v into %+v", fl, g)
+		}
+	})
+}
