@@ -21,7 +21,6 @@ import (
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/internal/testbin"
-	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
 )
 
@@ -696,4 +695,78 @@ func peakRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
-var _ = meta.KindFile
+
+// TestCorruptedFramesRejected speaks raw frames to a real I/O server
+// process: a request whose payload fails its checksum is refused with
+// EBADMSG and not carried out; a frame with a damaged header, or one that
+// is not a request, ends the connection; the server keeps serving.
+func TestCorruptedFramesRejected(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/target", client.CreateOptions{Layout: mustLayout(t, "basic")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := c.Servers()[f.Attr().Servers[0]].Addr
+	write := func() []byte {
+		var e wire.Enc
+		e.U64(uint64(f.Attr().ID))
+		e.I64(0)
+		return wire.AppendFrame(nil, 1 /* data.OpWrite */, 0, 7, e.Bytes(), [][]byte{[]byte("corrupted payload")})
+	}
+
+	nc, err := wire.DialRaw(ctx, addr, p.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	frame := write()
+	frame[len(frame)-1] ^= 0x40 // one bit of the data section flips in transit
+	if _, err := nc.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := wire.ReadFrame(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Flags&wire.FlagError == 0 || resp.ReqID != 7 {
+		t.Fatalf("corrupted request answered with flags %#x id %d, want an error for request 7", resp.Flags, resp.ReqID)
+	}
+	d := wire.NewDec(resp.Args)
+	if errno := syscall.Errno(d.U32("errno")); errno != syscall.EBADMSG {
+		t.Fatalf("corrupted request: errno %v, want EBADMSG", errno)
+	}
+	if size, err := f.Size(ctx); err != nil || size != 0 {
+		t.Fatalf("a rejected write changed the file: size %d, %v", size, err)
+	}
+
+	// A damaged header: the server cannot trust the lengths and hangs up.
+	frame = write()
+	frame[13] ^= 0x01 // argLen
+	nc.Write(frame)
+	if _, err := wire.ReadFrame(nc); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a frame with a damaged header: %v, want the connection closed", err)
+	}
+
+	// A response frame sent to a server is a protocol violation.
+	nc2, err := wire.DialRaw(ctx, addr, p.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	nc2.Write(wire.AppendFrame(nil, 1, wire.FlagResponse, 1, nil, nil))
+	nc2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := wire.ReadFrame(nc2); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a response frame sent to the server: %v, want the connection closed", err)
+	}
+
+	// The server is still fine, and the file still empty.
+	if _, err := f.WriteAt([]byte("fine"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if size, _ := f.Size(ctx); size != 4 {
+		t.Fatalf("size %d after a good write, want 4", size)
+	}
+}

@@ -289,3 +289,19 @@ func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
 	}
 	return nil
 }
+
+// DialRaw connects to addr and authenticates, then hands over the bare
+// connection: for protocol tests and debugging tools that need to send
+// frames of their own making (see AppendFrame, ReadFrame).
+func DialRaw(ctx context.Context, addr string, secret []byte) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := clientHandshake(nc, addr, secret); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return nc, nil
+}

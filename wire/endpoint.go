@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -58,9 +59,10 @@ type Endpoint struct {
 	secret []byte
 	opts   EndpointOptions
 
-	mu    sync.Mutex
-	conns []*Conn
-	next  atomic.Uint64
+	mu     sync.Mutex
+	conns  []*Conn
+	closed bool
+	next   atomic.Uint64
 }
 
 // NewEndpoint returns an endpoint for the server at addr. Nothing is
@@ -74,6 +76,7 @@ func NewEndpoint(name, addr string, secret []byte, opts EndpointOptions) *Endpoi
 func (e *Endpoint) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.closed = true
 	for i, c := range e.conns {
 		if c != nil {
 			c.Close()
@@ -87,6 +90,9 @@ func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
 	i := int(e.next.Add(1) % uint64(len(e.conns)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return nil, &DialError{Server: e.Name, Err: net.ErrClosed}
+	}
 	if c := e.conns[i]; c != nil && !c.Broken() {
 		return c, nil
 	}
@@ -157,7 +163,7 @@ func retryable(ctx context.Context, err error, idempotent bool) bool {
 	}
 	var dial *DialError
 	if errors.As(err, &dial) {
-		return true
+		return !errors.Is(err, net.ErrClosed)
 	}
 	return idempotent
 }

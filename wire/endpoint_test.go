@@ -282,8 +282,8 @@ func TestEndpointClose(t *testing.T) {
 		t.Fatal("handler not cancelled")
 	}
 	e.Close()
-	// A closed endpoint dials again when used.
-	if _, _, err := e.Call(ctx, opEcho, false, nil, nil, nil); err != nil {
-		t.Fatal(err)
+	// A closed endpoint stays closed: no new connection, no retries.
+	if _, _, err := e.Call(ctx, opEcho, true, nil, nil, nil); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("call on a closed endpoint: %v, want net.ErrClosed", err)
 	}
 }

@@ -221,6 +221,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			s.log.Warn("bad frame header, closing connection", "peer", peer, "err", err)
 			return
 		}
+		if h.Flags&FlagResponse != 0 || h.Op >= opHello {
+			// A client sends requests of its service's operations only;
+			// anything else means it is confused or hostile.
+			s.log.Warn("protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
+			return
+		}
 		need := int64(h.DataLen)
 		if err := s.budget.Acquire(ctx, need); err != nil {
 			return
