@@ -695,7 +695,6 @@ func peakRSS(t *testing.T, pid int) int64 {
 	return 0
 }
 
-
 // TestCorruptedFramesRejected speaks raw frames to a real I/O server
 // process: a request whose payload fails its checksum is refused with
 // EBADMSG and not carried out; a frame with a damaged header, or one that
