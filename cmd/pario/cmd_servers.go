@@ -124,10 +124,7 @@ or, without a cluster file:
 			if dir == "" {
 				return usageError{fmt.Errorf("--dir is required")}
 			}
-			var (
-				secret  []byte
-				servers []cluster.ServerEntry
-			)
+			var servers []cluster.ServerEntry
 			if len(dataFlags) > 0 || secretFile != "" {
 				// Flags instead of a cluster file.
 				if len(dataFlags) == 0 || secretFile == "" || listen == "" {
@@ -136,17 +133,12 @@ or, without a cluster file:
 				if servers, err = parseDataFlags(dataFlags); err != nil {
 					return usageError{err}
 				}
-				if secret, err = cluster.ReadSecret(secretFile); err != nil {
-					return err
-				}
-			} else {
-				cf, err := loadClusterFile()
-				if err != nil {
-					return err
-				}
-				if secret, err = cf.Secret(); err != nil {
-					return err
-				}
+			}
+			secret, cf, err := serverSecret(secretFile)
+			if err != nil {
+				return err
+			}
+			if cf != nil {
 				servers = cf.Data
 				if listen == "" {
 					listen = cf.Meta
@@ -219,24 +211,14 @@ file per pario file under --dir, touching nothing outside it.
 			if dir == "" || name == "" {
 				return usageError{fmt.Errorf("--dir and --name are required")}
 			}
-			var secret []byte
-			var err error
-			if secretFile != "" {
-				// Flags instead of a cluster file.
-				if listen == "" {
-					return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
-				}
-				if secret, err = cluster.ReadSecret(secretFile); err != nil {
-					return err
-				}
-			} else {
-				cf, err := loadClusterFile()
-				if err != nil {
-					return err
-				}
-				if secret, err = cf.Secret(); err != nil {
-					return err
-				}
+			if secretFile != "" && listen == "" {
+				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
+			}
+			secret, cf, err := serverSecret(secretFile)
+			if err != nil {
+				return err
+			}
+			if cf != nil {
 				for _, d := range cf.Data {
 					if d.Name == name && listen == "" {
 						listen = d.Addr
@@ -269,4 +251,19 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&listen, "listen", "", "address to listen on (default: this server's address in the cluster file)")
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
 	return cmd
+}
+
+// serverSecret reads the shared secret from --secret-file when given, else
+// from the cluster file, which it then also returns.
+func serverSecret(secretFile string) ([]byte, *cluster.File, error) {
+	if secretFile != "" {
+		secret, err := cluster.ReadSecret(secretFile)
+		return secret, nil, err
+	}
+	cf, err := loadClusterFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	secret, err := cf.Secret()
+	return secret, cf, err
 }
