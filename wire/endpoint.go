@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -59,42 +58,59 @@ type Endpoint struct {
 	secret []byte
 	opts   EndpointOptions
 
-	mu     sync.Mutex
-	conns  []*Conn
-	closed bool
+	slots  []slot
+	closed atomic.Bool
 	next   atomic.Uint64
+}
+
+// slot holds one pooled connection. Its lock is a channel so that a caller
+// waiting while another dials can give up when its context ends; dialling
+// one slot never holds up calls on the others.
+type slot struct {
+	lock chan struct{}
+	conn *Conn
 }
 
 // NewEndpoint returns an endpoint for the server at addr. Nothing is
 // dialled until the first call.
 func NewEndpoint(name, addr string, secret []byte, opts EndpointOptions) *Endpoint {
 	opts.fill()
-	return &Endpoint{Name: name, Addr: addr, secret: secret, opts: opts, conns: make([]*Conn, opts.Conns)}
+	e := &Endpoint{Name: name, Addr: addr, secret: secret, opts: opts, slots: make([]slot, opts.Conns)}
+	for i := range e.slots {
+		e.slots[i].lock = make(chan struct{}, 1)
+	}
+	return e
 }
 
-// Close closes the endpoint's connections.
+// Close closes the endpoint's connections; later calls fail with
+// net.ErrClosed.
 func (e *Endpoint) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.closed = true
-	for i, c := range e.conns {
-		if c != nil {
-			c.Close()
-			e.conns[i] = nil
+	e.closed.Store(true)
+	for i := range e.slots {
+		s := &e.slots[i]
+		s.lock <- struct{}{}
+		if s.conn != nil {
+			s.conn.Close()
+			s.conn = nil
 		}
+		<-s.lock
 	}
 	return nil
 }
 
 func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
-	i := int(e.next.Add(1) % uint64(len(e.conns)))
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+	s := &e.slots[e.next.Add(1)%uint64(len(e.slots))]
+	select {
+	case s.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, &DialError{Server: e.Name, Err: ctx.Err()}
+	}
+	defer func() { <-s.lock }()
+	if e.closed.Load() {
 		return nil, &DialError{Server: e.Name, Err: net.ErrClosed}
 	}
-	if c := e.conns[i]; c != nil && !c.Broken() {
-		return c, nil
+	if s.conn != nil && !s.conn.Broken() {
+		return s.conn, nil
 	}
 	dctx, cancel := context.WithTimeout(ctx, e.opts.DialTimeout)
 	defer cancel()
@@ -102,7 +118,7 @@ func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.conns[i] = c
+	s.conn = c
 	return c, nil
 }
 
