@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -285,5 +286,43 @@ func TestEndpointClose(t *testing.T) {
 	// A closed endpoint stays closed: no new connection, no retries.
 	if _, _, err := e.Call(ctx, opEcho, true, nil, nil, nil); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("call on a closed endpoint: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestEndpointDialHonoursContext: a server that accepts but never answers
+// the handshake must not hold callers past their deadlines, neither the
+// one dialling nor those queued behind it for the same connection slot.
+func TestEndpointDialHonoursContext(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // hold it open, say nothing
+		}
+	}()
+	e := NewEndpoint("silent server", ln.Addr().String(), []byte("0123456789abcdef"), EndpointOptions{Conns: 1, Retries: -1, DialTimeout: time.Minute})
+	defer e.Close()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, _, err := e.Call(ctx, opEcho, true, nil, nil, nil)
+			if err == nil || !strings.Contains(err.Error(), "silent server") {
+				t.Errorf("call against a silent server: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("calls with 300 ms deadlines took %v", d)
 	}
 }
