@@ -186,6 +186,32 @@ func (f *File) ensureRoom(ctx context.Context, end int64) error {
 	return nil
 }
 
+// settled returns the file's attributes for an operation that must see
+// every datafile holding data (size, truncate, sync, viewdist). While this
+// handle thinks the file is stuffed it asks the metadata server again:
+// another client may have unstuffed it since, putting data on datafiles
+// this handle would otherwise skip.
+func (f *File) settled(ctx context.Context) (meta.Attr, dist.Distribution, error) {
+	a, d := f.snapshot()
+	if !a.Stuffed {
+		return a, d, nil
+	}
+	var e wire.Enc
+	e.U64(uint64(a.ID))
+	na, err := f.c.metaAttr(ctx, meta.OpGetByID, true, &e)
+	if err != nil {
+		return meta.Attr{}, nil, fmt.Errorf("%s: %w", f.path, err)
+	}
+	nd, err := buildDist(na)
+	if err != nil {
+		return meta.Attr{}, nil, &fs.PathError{Op: "open", Path: f.path, Err: err}
+	}
+	f.mu.Lock()
+	f.attr, f.d = na, nd
+	f.mu.Unlock()
+	return na, nd, nil
+}
+
 // extent is a run of bytes contiguous on one datafile: what one request to
 // an I/O server carries.
 type extent struct {
@@ -333,7 +359,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	}
 	// Some datafile ended early: either a hole (zeros, already filled) or
 	// the end of the file. Only the file size can tell.
-	size, err := f.c.fileSize(ctx, a)
+	size, err := f.Size(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
 	}
@@ -407,7 +433,10 @@ func (c *Client) fileSize(ctx context.Context, a meta.Attr) (int64, error) {
 
 // Size returns the file's logical size, computed from its datafiles.
 func (f *File) Size(ctx context.Context) (int64, error) {
-	a, _ := f.snapshot()
+	a, _, err := f.settled(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("size of %s: %w", f.path, err)
+	}
 	size, err := f.c.fileSize(ctx, a)
 	if err != nil {
 		return 0, fmt.Errorf("size of %s: %w", f.path, err)
@@ -420,12 +449,11 @@ func (f *File) Stat() (FileInfo, error) { return f.StatContext(context.Backgroun
 
 // StatContext is Stat with a context.
 func (f *File) StatContext(ctx context.Context) (FileInfo, error) {
-	a, _ := f.snapshot()
 	size, err := f.Size(ctx)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Path: f.path, Attr: a, Size: size}, nil
+	return FileInfo{Path: f.path, Attr: f.Attr(), Size: size}, nil
 }
 
 // Truncate sets the file's size, cutting or extending (with a hole) every
@@ -440,8 +468,11 @@ func (f *File) TruncateContext(ctx context.Context, size int64) error {
 	if err := f.ensureRoom(ctx, size); err != nil {
 		return err
 	}
-	a, d := f.snapshot()
-	err := f.c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
+	a, d, err := f.settled(ctx)
+	if err != nil {
+		return fmt.Errorf("truncate %s to %d: %w", f.path, size, err)
+	}
+	err = f.c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
 		var e wire.Enc
 		e.U64(uint64(a.ID))
 		e.I64(d.PhysicalSize(df, size))
@@ -460,8 +491,11 @@ func (f *File) Sync() error { return f.SyncContext(context.Background()) }
 
 // SyncContext is Sync with a context.
 func (f *File) SyncContext(ctx context.Context) error {
-	a, _ := f.snapshot()
-	err := f.c.datafileCall(ctx, a, func(_ int, ep *wire.Endpoint) error {
+	a, _, err := f.settled(ctx)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", f.path, err)
+	}
+	err = f.c.datafileCall(ctx, a, func(_ int, ep *wire.Endpoint) error {
 		var e wire.Enc
 		e.U64(uint64(a.ID))
 		_, _, err := ep.Call(ctx, data.OpSync, true, e.Bytes(), nil, nil)
@@ -488,7 +522,10 @@ type DatafileInfo struct {
 
 // Datafiles reports where each datafile lives and how many bytes it holds.
 func (f *File) Datafiles(ctx context.Context) ([]DatafileInfo, error) {
-	a, _ := f.snapshot()
+	a, _, err := f.settled(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("viewdist %s: %w", f.path, err)
+	}
 	sizes, err := f.c.datafileSizes(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("viewdist %s: %w", f.path, err)

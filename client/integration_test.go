@@ -769,3 +769,42 @@ func TestCorruptedFramesRejected(t *testing.T) {
 		t.Fatalf("size %d after a good write, want 4", size)
 	}
 }
+
+// TestStuffedFileSeenByAnotherClient: a handle opened while the file was
+// stuffed still sees all of it, and syncs all of it, after another client
+// has grown (and so unstuffed) it.
+func TestStuffedFileSeenByAnotherClient(t *testing.T) {
+	p := spawn(t, "--stuffing")
+	ctx := context.Background()
+	a, b := dial(t, p), dial(t, p)
+	fa, err := a.Create(ctx, "/grow", client.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fa.WriteAt([]byte("small"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fb, err := b.Open(ctx, "/grow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fb.Attr().Stuffed {
+		t.Fatal("second handle should have opened a stuffed file")
+	}
+	big := randomBytes(t, 300000)
+	if _, err := fa.WriteAt(big, 0); err != nil { // unstuffs
+		t.Fatal(err)
+	}
+	if size, err := fb.Size(ctx); err != nil || size != int64(len(big)) {
+		t.Fatalf("stale handle: size %d, %v; want %d", size, err, len(big))
+	}
+	if got := readAll(t, fb, int64(len(big))); !bytes.Equal(got, big) {
+		t.Fatal("stale handle reads wrong data")
+	}
+	if err := fb.Truncate(100000); err != nil {
+		t.Fatal(err)
+	}
+	if size, err := fa.Size(ctx); err != nil || size != 100000 {
+		t.Fatalf("after truncate through the once-stale handle: size %d, %v", size, err)
+	}
+}
