@@ -4,7 +4,7 @@
 GO        ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
-RACE_PKGS = ./wire/... ./client/... ./cluster/... ./server/...
+RACE_PKGS = ./wire/... ./client/... ./cluster/... ./server/... ./rank/... ./pattern/...
 
 .PHONY: all build test deps lint unit race fuzz bench-store clean
 
@@ -18,6 +18,7 @@ build:
 deps:
 	@missing=""; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v mpirun >/dev/null 2>&1 || missing="$$missing openmpi-bin"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \

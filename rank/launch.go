@@ -1,0 +1,250 @@
+package rank
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// LaunchOptions adjusts Launch.
+type LaunchOptions struct {
+	// Env is the ranks' base environment; nil means the process's. Launch
+	// replaces any PARIO_RANK, PARIO_SIZE, PARIO_RENDEZVOUS, PARIO_JOB and
+	// PARIO_LISTEN_FD in it.
+	Env []string
+	// Dir is the ranks' working directory; "" means the current one.
+	Dir string
+	// Stdout and Stderr receive the ranks' output, line by line, each line
+	// prefixed; nil means os.Stdout and os.Stderr.
+	Stdout, Stderr io.Writer
+	// Prefix returns the prefix of rank r's lines; nil means "[rank r] ".
+	Prefix func(r int) string
+	// Grace is how long the other ranks may keep running once one has
+	// failed before Launch kills them (they normally fail by themselves
+	// at once, naming it). Default 10s.
+	Grace time.Duration
+}
+
+// RankExit is how one launched rank ended, when it failed.
+type RankExit struct {
+	Rank int
+	Err  error // an *exec.ExitError, or why it could not start
+}
+
+// LaunchError lists the ranks that failed, in rank order.
+type LaunchError struct {
+	Failed []RankExit
+}
+
+func (e *LaunchError) Error() string {
+	var b strings.Builder
+	b.WriteString("rank: launch: ")
+	for i, f := range e.Failed {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "rank %d: %v", f.Rank, f.Err)
+	}
+	return b.String()
+}
+
+// Launch runs n copies of the program argv as rank processes on this host
+// and waits for them. Each gets PARIO_RANK, PARIO_SIZE, PARIO_RENDEZVOUS (a
+// loopback address whose listener Launch binds and hands to rank 0 as
+// PARIO_LISTEN_FD) and a fresh PARIO_JOB, so that Join in the copies finds
+// its rank. Their output is streamed with each line prefixed by its rank.
+// When ctx ends the ranks are killed. The result is nil when every rank
+// exited with status 0, and otherwise a *LaunchError naming each rank that
+// failed.
+func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error {
+	if n < 1 || n > MaxSize {
+		return fmt.Errorf("rank: launch: %d ranks", n)
+	}
+	if len(argv) == 0 {
+		return errors.New("rank: launch: no program")
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.Prefix == nil {
+		opts.Prefix = func(r int) string { return fmt.Sprintf("[rank %d] ", r) }
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 10 * time.Second
+	}
+	base := opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	base = withoutVars(base, "PARIO_RANK", "PARIO_SIZE", "PARIO_RENDEZVOUS", "PARIO_JOB", "PARIO_LISTEN_FD")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("rank: launch: %v", err)
+	}
+	addr := ln.Addr().String()
+	lnFile, err := ln.(*net.TCPListener).File()
+	ln.Close() // lnFile is a duplicate that keeps listening
+	if err != nil {
+		return fmt.Errorf("rank: launch: %v", err)
+	}
+	defer lnFile.Close()
+
+	runCtx, kill := context.WithCancel(ctx)
+	defer kill()
+	var outMu sync.Mutex
+	job := newToken()
+	type exit struct {
+		rank int
+		err  error
+	}
+	exits := make(chan exit, n)
+	var writers []*lineWriter
+	started := 0
+	var startErr error
+	for r := range n {
+		cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+		cmd.Dir = opts.Dir
+		cmd.Env = append(slices.Clone(base),
+			"PARIO_RANK="+strconv.Itoa(r),
+			"PARIO_SIZE="+strconv.Itoa(n),
+			"PARIO_RENDEZVOUS="+addr,
+			"PARIO_JOB="+job)
+		if r == 0 {
+			cmd.ExtraFiles = []*os.File{lnFile}
+			cmd.Env = append(cmd.Env, "PARIO_LISTEN_FD=3")
+		}
+		stdout := &lineWriter{mu: &outMu, dst: opts.Stdout, prefix: opts.Prefix(r)}
+		stderr := &lineWriter{mu: &outMu, dst: opts.Stderr, prefix: opts.Prefix(r)}
+		writers = append(writers, stdout, stderr)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		cmd.WaitDelay = 2 * time.Second
+		dieWithParent(cmd)
+		if err := cmd.Start(); err != nil {
+			startErr = err
+			exits <- exit{r, fmt.Errorf("start %s: %w", argv[0], err)}
+			break
+		}
+		started++
+		go func() { exits <- exit{r, cmd.Wait()} }()
+	}
+	lnFile.Close()
+	if startErr != nil {
+		kill()
+	}
+
+	var failed []RankExit
+	var grace <-chan time.Time
+	firstFailed := -1
+	killed := false
+	pending := started
+	if startErr != nil {
+		pending++
+	}
+	for pending > 0 {
+		select {
+		case e := <-exits:
+			pending--
+			if e.err == nil {
+				continue
+			}
+			err := e.err
+			if killed && firstFailed >= 0 {
+				err = fmt.Errorf("%w (killed %v after rank %d failed)", err, opts.Grace, firstFailed)
+			}
+			failed = append(failed, RankExit{e.rank, err})
+			if firstFailed < 0 {
+				firstFailed = e.rank
+				t := time.NewTimer(opts.Grace)
+				defer t.Stop()
+				grace = t.C
+			}
+		case <-grace:
+			grace = nil
+			killed = true
+			kill()
+		}
+	}
+	for _, w := range writers {
+		w.flush()
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	slices.SortFunc(failed, func(a, b RankExit) int { return a.Rank - b.Rank })
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", &LaunchError{failed}, ctx.Err())
+	}
+	return &LaunchError{failed}
+}
+
+func withoutVars(env []string, names ...string) []string {
+	out := make([]string, 0, len(env))
+outer:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue outer
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// lineWriter prefixes each complete line and writes it whole to dst, so
+// that the lines of different ranks do not mix.
+type lineWriter struct {
+	mu     *sync.Mutex
+	dst    io.Writer
+	prefix string
+	buf    []byte
+}
+
+const maxLine = 64 << 10
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.emit(w.buf[:i+1])
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) >= maxLine { // a very long line goes out in pieces
+		w.emit(append(w.buf, '\n'))
+		w.buf = nil
+	}
+	if len(w.buf) == 0 {
+		w.buf = nil
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.emit(append(w.buf, '\n'))
+		w.buf = nil
+	}
+}
+
+func (w *lineWriter) emit(line []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dst.Write(append([]byte(w.prefix), line...))
+}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package rank
+
+import "os/exec"
+
+func dieWithParent(*exec.Cmd) {}
