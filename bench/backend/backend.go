@@ -1,0 +1,329 @@
+// Package backend is the contract between pario's IOR-compatible benchmark
+// engine (package bench) and the storage it measures. A back end opens
+// files and moves bytes at offsets; the engine decides the offsets, the
+// timing and the verification.
+//
+// A new back end (HDF5 and NetCDF-4 come later, behind a build tag) is a
+// Driver registered from an init function:
+//
+//	func init() { backend.Register(func() backend.Driver { return &driver{} }) }
+//
+// Its Options become command-line flags named "<api>.<option>" (lower
+// case, e.g. --posix.odirect), bound to the driver's own settings; Open
+// turns them and the test's Params into a Backend for one rank. The
+// driver packages in this tree (posix, mmap, dummy, pario) are the
+// examples; import them for their side effect, as cmd/pario does.
+package backend
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Params describe the test to the back end before any file is opened:
+// IOR's "transfer hints". Sizes are bytes.
+type Params struct {
+	Rank  int // this rank, 0 <= Rank < Tasks
+	Tasks int // the number of ranks in the test
+
+	FilePerProc   bool
+	TransferSize  int64
+	BlockSize     int64
+	Segments      int64
+	FsyncPerWrite bool // -Y: the engine calls Sync after every write
+	Random        bool // -z: offsets are not sequential
+
+	// FileSize is the size each file has after a complete write phase
+	// (data start offset included): what MMAP maps.
+	FileSize int64
+}
+
+// Env is what a back end gets from the engine besides Params.
+type Env struct {
+	Params Params
+	// Barrier synchronises all ranks of the test. A back end may call it
+	// inside Create, collectively on every rank (as IOR's Lustre path
+	// does: rank 0 creates a shared file, the others open it after a
+	// barrier). Never nil.
+	Barrier func(ctx context.Context) error
+	// ClusterFile is the pario cluster file, for back ends that talk to a
+	// pario cluster; "" elsewhere.
+	ClusterFile string
+	// Logger is for diagnostics (never nil).
+	Logger *slog.Logger
+}
+
+// Backend is one rank's connection to the storage under test. Every method
+// may be called again after an error.
+type Backend interface {
+	// Create opens name for writing, creating it if it does not exist
+	// (the engine removes an old file beforehand unless told to keep it).
+	// With a shared file every rank calls Create on the same name at
+	// about the same time.
+	Create(ctx context.Context, name string) (File, error)
+	// Open opens an existing file for reading.
+	Open(ctx context.Context, name string) (File, error)
+	// Remove deletes name; a file that does not exist is not an error.
+	Remove(ctx context.Context, name string) error
+	// Size returns the size of name in bytes.
+	Size(ctx context.Context, name string) (int64, error)
+	// Close releases the back end (connections, mappings).
+	Close() error
+}
+
+// File is an open file. WriteAt and ReadAt are the hot path: they must
+// move exactly len(p) bytes or return an error (a short read at the end
+// of the file returns io.EOF, as io.ReaderAt). They run under the context
+// the file was opened with.
+type File interface {
+	io.WriterAt
+	io.ReaderAt
+	// Sync makes what was written durable (fsync, msync, pario's Sync).
+	Sync(ctx context.Context) error
+	// Close closes the file. It need not sync.
+	Close(ctx context.Context) error
+}
+
+// CacheDropper is implemented by back ends that can drop a file from the
+// client's page cache; the engine calls it, untimed, before a read phase
+// when asked to (--posix.drop-cache).
+type CacheDropper interface {
+	DropCache(ctx context.Context, name string) error
+}
+
+// Checker is implemented by back ends that can tell, before a test
+// starts, that name cannot be used (a missing directory, a wrong store
+// path). The engine calls it on every rank before the first phase.
+type Checker interface {
+	Check(ctx context.Context, name string, write bool) error
+}
+
+// NoData is implemented by back ends that move no data (DUMMY): the
+// engine then skips data verification and says so.
+type NoData interface {
+	MovesNoData() bool
+}
+
+// Describer is implemented by back ends with settings worth printing in
+// the benchmark's header (a layout, O_DIRECT): key/value pairs in order.
+type Describer interface {
+	Describe() [][2]string
+}
+
+// FSInfo is a file system's capacity, for the header's "FS" line.
+type FSInfo struct {
+	Total, Free   int64 // bytes
+	Files, FreeFs int64 // inodes; 0 if unknown
+}
+
+// StatFSer is implemented by back ends that know the capacity of the
+// storage holding name.
+type StatFSer interface {
+	StatFS(ctx context.Context, name string) (FSInfo, error)
+}
+
+// Driver is a registered back end: IOR's "API".
+type Driver interface {
+	// Name is the API name as -a takes it, upper case: "POSIX".
+	Name() string
+	// Summary is one line for the help text.
+	Summary() string
+	// Options lists the driver's settings, bound to this Driver value.
+	Options() []Option
+	// Validate checks the settings against the test (e.g. O_DIRECT needs
+	// aligned transfers); errors name the option.
+	Validate(p Params) error
+	// Open creates one rank's Backend.
+	Open(ctx context.Context, env Env) (Backend, error)
+}
+
+var (
+	mu      sync.Mutex
+	drivers = map[string]func() Driver{}
+)
+
+// Register adds a driver factory; it panics on a duplicate name. Each
+// call of the factory must return a Driver with fresh settings.
+func Register(factory func() Driver) {
+	name := strings.ToUpper(factory().Name())
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := drivers[name]; dup {
+		panic("backend: driver " + name + " registered twice")
+	}
+	drivers[name] = factory
+}
+
+// Names lists the registered API names, sorted.
+func Names() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// New returns a fresh Driver for an API name (case does not matter). The
+// error lists the valid names.
+func New(name string) (Driver, error) {
+	mu.Lock()
+	f, ok := drivers[strings.ToUpper(name)]
+	mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown API %q (valid: %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(), nil
+}
+
+// Option is one setting of a driver, shown as the flag --Name. Value
+// satisfies the flag packages' Value interface (String, Set, Type).
+type Option struct {
+	Name  string // full flag name: "posix.odirect"
+	Usage string
+	Value Value
+}
+
+// Value is a settable option value.
+type Value interface {
+	String() string
+	Set(string) error
+	Type() string
+}
+
+// IsBool reports whether the option is a flag that takes no argument.
+func (o Option) IsBool() bool { return o.Value.Type() == "bool" }
+
+// BoolOption binds a boolean flag to p.
+func BoolOption(p *bool, name, usage string) Option {
+	return Option{Name: name, Usage: usage, Value: (*boolValue)(p)}
+}
+
+// StringOption binds a string to p.
+func StringOption(p *string, name, usage string) Option {
+	return Option{Name: name, Usage: usage, Value: (*stringValue)(p)}
+}
+
+// IntOption binds an integer to p.
+func IntOption(p *int, name, usage string) Option {
+	return Option{Name: name, Usage: usage, Value: (*intValue)(p)}
+}
+
+// SizeOption binds a byte count with optional k/m/g/t suffix (binary) to p.
+func SizeOption(p *int64, name, usage string) Option {
+	return Option{Name: name, Usage: usage, Value: (*sizeValue)(p)}
+}
+
+// MicrosOption binds a duration given in microseconds (IOR's
+// --dummy.delay-* style) to p.
+func MicrosOption(p *time.Duration, name, usage string) Option {
+	return Option{Name: name, Usage: usage, Value: (*microsValue)(p)}
+}
+
+type boolValue bool
+
+func (v *boolValue) String() string { return strconv.FormatBool(bool(*v)) }
+func (v *boolValue) Type() string   { return "bool" }
+func (v *boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false, got %q", s)
+	}
+	*v = boolValue(b)
+	return nil
+}
+
+type stringValue string
+
+func (v *stringValue) String() string     { return string(*v) }
+func (v *stringValue) Type() string       { return "string" }
+func (v *stringValue) Set(s string) error { *v = stringValue(s); return nil }
+
+type intValue int
+
+func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+func (v *intValue) Type() string   { return "int" }
+func (v *intValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a non-negative integer, got %q", s)
+	}
+	*v = intValue(n)
+	return nil
+}
+
+type sizeValue int64
+
+func (v *sizeValue) String() string { return strconv.FormatInt(int64(*v), 10) }
+func (v *sizeValue) Type() string   { return "size" }
+func (v *sizeValue) Set(s string) error {
+	n, err := ParseSize(s)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("size %q must be positive", s)
+	}
+	*v = sizeValue(n)
+	return nil
+}
+
+type microsValue time.Duration
+
+func (v *microsValue) String() string { return strconv.FormatInt(time.Duration(*v).Microseconds(), 10) }
+func (v *microsValue) Type() string   { return "usec" }
+func (v *microsValue) Set(s string) error {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > int64(time.Hour/time.Microsecond) {
+		return fmt.Errorf("want a delay in microseconds (0 to 3600000000), got %q", s)
+	}
+	*v = microsValue(time.Duration(n) * time.Microsecond)
+	return nil
+}
+
+// ParseSize parses a byte count as IOR's options take it: a decimal
+// number with an optional binary suffix k, m, g or t (either case), so
+// "1m" is 1048576. Zero is allowed here; callers reject it where it makes
+// no sense.
+func ParseSize(s string) (int64, error) {
+	orig := s
+	if s == "" {
+		return 0, fmt.Errorf("malformed size %q: empty", orig)
+	}
+	shift := 0
+	switch s[len(s)-1] {
+	case 'k', 'K':
+		shift = 10
+	case 'm', 'M':
+		shift = 20
+	case 'g', 'G':
+		shift = 30
+	case 't', 'T':
+		shift = 40
+	}
+	if shift > 0 {
+		s = s[:len(s)-1]
+	}
+	if s == "" {
+		return 0, fmt.Errorf("malformed size %q: no digits before the suffix", orig)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, fmt.Errorf("malformed size %q: want digits with an optional k, m, g or t suffix (e.g. 4k, 1m, 2g)", orig)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n > (1<<63-1)>>shift {
+		return 0, fmt.Errorf("malformed size %q: too large", orig)
+	}
+	return n << shift, nil
+}

@@ -1,0 +1,828 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/pattern"
+	"github.com/pario/pario/rank"
+)
+
+// Comm is what the engine needs from the ranks of a run; *rank.Comm (from
+// rank.Join, or rank.NewLocal for goroutine ranks) has it.
+type Comm interface {
+	Rank() int
+	Size() int
+	Barrier(ctx context.Context) error
+	AllreduceUint64(ctx context.Context, v uint64, op rank.Op) (uint64, error)
+	Broadcast(ctx context.Context, root int, data []byte) ([]byte, error)
+	Gather(ctx context.Context, root int, data []byte) ([][]byte, error)
+}
+
+var _ Comm = (*rank.Comm)(nil)
+
+// Config is one rank's view of a benchmark run.
+type Config struct {
+	Options Options
+	// Driver is the back end with its settings; nil means a fresh driver
+	// for Options.API with default settings.
+	Driver backend.Driver
+	Comm   Comm
+	// ClusterFile is passed to back ends that talk to a pario cluster.
+	ClusterFile string
+	// Stdout receives rank 0's report (default os.Stdout); other ranks
+	// print nothing.
+	Stdout io.Writer
+	// CommandLine is shown in the header.
+	CommandLine string
+	Logger      *slog.Logger
+	// Wide adds the first-done / last-done line under each result of the
+	// text report (the default run shows it).
+	Wide bool
+}
+
+// Report is what a run measured; Run returns it on rank 0.
+type Report struct {
+	Header    Header
+	Results   []Result
+	Summaries []Summary
+	Verify    []VerifyReport
+}
+
+// ErrVerify is matched by the error Run returns when -W or -R found wrong
+// data; the report is still complete.
+var ErrVerify = errors.New("bench: data verification failed")
+
+// CollectiveError is an error every rank returns alike (another rank
+// failed, or rank 0 decided so); only rank 0 needs to print it.
+type CollectiveError struct{ Msg string }
+
+func (e *CollectiveError) Error() string { return e.Msg }
+
+// Run runs one IOR test on this rank; every rank of cfg.Comm must call it
+// with the same options. Rank 0 prints the report and returns it.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	o := cfg.Options
+	o.Normalize()
+	if cfg.Stdout == nil {
+		cfg.Stdout = os.Stdout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &runner{cfg: cfg, o: o, comm: cfg.Comm, rank: cfg.Comm.Rank(), tasks: cfg.Comm.Size()}
+	return r.run(ctx)
+}
+
+type runner struct {
+	cfg   Config
+	o     Options
+	comm  Comm
+	rank  int
+	tasks int
+	p     pattern.IOR
+	drv   backend.Driver
+	be    backend.Backend
+	base  int64 // the common epoch, ns (rank 0's wall clock)
+
+	noData bool
+	wbuf   []byte // write buffer / expected data
+	rbuf   []byte // read buffer
+
+	rep    reporter // rank 0
+	report *Report
+	csvs   []io.Closer
+
+	written int64 // transfers this rank wrote in this repetition (stonewall limit)
+	verrs   int64 // verification errors so far (rank 0)
+}
+
+func (r *runner) now() float64 { return float64(time.Now().UnixNano()-r.base) / 1e9 }
+
+// agree turns a local error into a collective outcome: every rank learns
+// whether any failed, and rank 0's message names the ranks.
+func (r *runner) agree(ctx context.Context, what string, err error) error {
+	var msg []byte
+	if err != nil {
+		msg = []byte(err.Error())
+	}
+	all, gerr := r.comm.Gather(ctx, 0, msg)
+	if gerr != nil {
+		return errors.Join(err, gerr)
+	}
+	var out []byte
+	if r.rank == 0 {
+		var parts []string
+		seen := map[string][]int{}
+		var order []string
+		for i, m := range all {
+			if len(m) == 0 {
+				continue
+			}
+			if _, ok := seen[string(m)]; !ok {
+				order = append(order, string(m))
+			}
+			seen[string(m)] = append(seen[string(m)], i)
+		}
+		for _, m := range order {
+			if len(all) == 1 {
+				parts = append(parts, m)
+			} else {
+				parts = append(parts, fmt.Sprintf("%s: %s", rankList(seen[m]), m))
+			}
+		}
+		if len(parts) > 0 {
+			msg := strings.Join(parts, "; ")
+			if what != "" {
+				msg = what + ": " + msg
+			}
+			out = []byte(msg)
+		}
+	}
+	out, berr := r.comm.Broadcast(ctx, 0, out)
+	if berr != nil {
+		return errors.Join(err, berr)
+	}
+	if len(out) > 0 {
+		return &CollectiveError{Msg: string(out)}
+	}
+	return nil
+}
+
+func rankList(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	s := make([]string, len(ranks))
+	for i, x := range ranks {
+		s[i] = fmt.Sprint(x)
+	}
+	return "ranks " + strings.Join(s, ",")
+}
+
+func (r *runner) run(ctx context.Context) (_ *Report, err error) {
+	o := &r.o
+	// The common epoch and the placement of ranks on hosts.
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
+	eb, err := r.comm.Broadcast(ctx, 0, b[:])
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	r.base = int64(binary.LittleEndian.Uint64(eb))
+	host, _ := os.Hostname()
+	hosts, err := r.comm.Gather(ctx, 0, []byte(host))
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	place := make([]byte, 24)
+	if r.rank == 0 {
+		nodes, node0, shift := placement(hosts)
+		binary.LittleEndian.PutUint64(place, uint64(nodes))
+		binary.LittleEndian.PutUint64(place[8:], uint64(node0))
+		binary.LittleEndian.PutUint64(place[16:], uint64(shift))
+	}
+	if place, err = r.comm.Broadcast(ctx, 0, place); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	nodes, node0, shift := int(binary.LittleEndian.Uint64(place)), int(binary.LittleEndian.Uint64(place[8:])), int(binary.LittleEndian.Uint64(place[16:]))
+
+	// Options, pattern, random seed.
+	verr := o.Validate(r.tasks)
+	if verr == nil && o.RandomOffset && o.RandomSeed < 0 {
+		binary.LittleEndian.PutUint64(b[:], uint64(time.Now().Unix()&0x7fffffff))
+		sb, err := r.comm.Broadcast(ctx, 0, b[:])
+		if err != nil {
+			return nil, fmt.Errorf("bench: %w", err)
+		}
+		o.RandomSeed = int64(binary.LittleEndian.Uint64(sb))
+	}
+	r.p = o.Pattern(r.tasks, shift)
+	if verr == nil {
+		verr = r.p.Validate()
+	}
+	r.drv = r.cfg.Driver
+	if verr == nil && r.drv == nil {
+		r.drv, verr = backend.New(o.API)
+	}
+	params := backend.Params{
+		Rank: r.rank, Tasks: r.tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
+		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: r.p.FileSize(),
+	}
+	if verr == nil {
+		if verr = r.drv.Validate(params); verr != nil {
+			verr = &usageErr{verr.Error()}
+		}
+	}
+	if err := r.agree(ctx, "invalid options", verr); err != nil {
+		if verr != nil {
+			return nil, verr
+		}
+		return nil, err
+	}
+
+	// The back end, and whether the test file can be used.
+	env := backend.Env{Params: params, Barrier: r.comm.Barrier, ClusterFile: r.cfg.ClusterFile, Logger: r.cfg.Logger}
+	be, oerr := r.drv.Open(ctx, env)
+	if err := r.agree(ctx, "", oerr); err != nil {
+		if be != nil {
+			be.Close()
+		}
+		return nil, err
+	}
+	r.be = be
+	defer func() { err = errors.Join(err, r.be.Close()) }()
+	if nd, ok := be.(backend.NoData); ok {
+		r.noData = nd.MovesNoData()
+	}
+	var cerr error
+	if ch, ok := be.(backend.Checker); ok && (o.FilePerProc || r.rank == 0) {
+		name := r.fileName(pattern.Read)
+		if o.Write {
+			name = r.fileName(pattern.Write)
+		}
+		cerr = ch.Check(ctx, name, o.Write)
+	}
+	if err := r.agree(ctx, "", cerr); err != nil {
+		return nil, err
+	}
+
+	r.wbuf = alignedBuffer(int(o.TransferSize))
+	r.rbuf = alignedBuffer(int(o.TransferSize))
+
+	if r.rank == 0 {
+		if err := r.openReports(ctx, nodes, node0); err != nil {
+			return nil, err
+		}
+		defer func() {
+			for _, c := range r.csvs {
+				err = errors.Join(err, c.Close())
+			}
+		}()
+	}
+	for rep := 0; rep < o.Repetitions; rep++ {
+		if err := r.repetition(ctx, rep); err != nil {
+			return nil, err
+		}
+	}
+	if r.rank != 0 {
+		return nil, nil
+	}
+	r.finishReports()
+	if ferr := r.rep.finish(timeString(time.Now())); ferr != nil {
+		return r.report, fmt.Errorf("bench: write report: %w", ferr)
+	}
+	if r.verrs > 0 {
+		return r.report, fmt.Errorf("%w: %d transfer(s) with wrong data (see the report)", ErrVerify, r.verrs)
+	}
+	return r.report, nil
+}
+
+// placement finds the number of hosts, the ranks on rank 0's host, and
+// IOR's -C shift: 1 when rank 1 runs on another host than rank 0 (ranks
+// dealt round-robin), else the ranks per node (blocks).
+func placement(hosts [][]byte) (nodes, node0, shift int) {
+	seen := map[string]bool{}
+	for _, h := range hosts {
+		seen[string(h)] = true
+		if bytes.Equal(h, hosts[0]) {
+			node0++
+		}
+	}
+	nodes = len(seen)
+	shift = 1
+	if len(hosts) > 1 && bytes.Equal(hosts[0], hosts[1]) {
+		shift = node0
+	}
+	return nodes, node0, shift
+}
+
+// alignedBuffer returns n bytes aligned to 4 KiB (O_DIRECT needs it).
+func alignedBuffer(n int) []byte {
+	const align = 4096
+	b := make([]byte, n+align)
+	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(b))) & (align - 1))
+	if off != 0 {
+		off = align - off
+	}
+	return b[off : off+n : off+n]
+}
+
+func timeString(t time.Time) string { return t.Format("Mon Jan _2 15:04:05 2006") }
+
+// fileName is the file rank moves in phase ph: the test file, or with -F
+// the target rank's file "testFile.%08d", as IOR names them.
+func (r *runner) fileName(ph pattern.Phase) string {
+	if !r.o.FilePerProc {
+		return r.o.TestFile
+	}
+	return fmt.Sprintf("%s.%08d", r.o.TestFile, r.p.TargetRank(r.rank, ph))
+}
+
+func (r *runner) openReports(ctx context.Context, nodes, node0 int) error {
+	o := r.o
+	h := Header{
+		Began: timeString(time.Now()), CommandLine: r.cfg.CommandLine, Options: o, Pattern: r.p,
+		API: r.drv.Name(), Tasks: r.tasks, Nodes: nodes, TasksNode0: node0, NoData: r.noData,
+		Warnings: r.p.Warnings(),
+	}
+	host, _ := os.Hostname()
+	h.Machine = runtime.GOOS + " " + host
+	h.Machine = strings.ToUpper(h.Machine[:1]) + h.Machine[1:]
+	h.Platform = fmt.Sprintf("%s(%s)", host, strings.ToUpper(runtime.GOOS[:1])+runtime.GOOS[1:])
+	h.StartTime = h.Began
+	h.Path = o.TestFile
+	if sf, ok := r.be.(backend.StatFSer); ok {
+		if fs, err := sf.StatFS(ctx, o.TestFile); err == nil {
+			h.FS = &fs
+		}
+	}
+	if d, ok := r.be.(backend.Describer); ok {
+		h.Describe = d.Describe()
+	}
+	if o.NumTasks > r.tasks {
+		h.Warnings = append(h.Warnings, fmt.Sprintf("More tasks requested (%d) than available (%d), running with %d tasks.", o.NumTasks, r.tasks, r.tasks))
+	}
+	r.report = &Report{Header: h}
+
+	text := &textReporter{w: r.cfg.Stdout, verbose: o.Verbose, wide: r.cfg.Wide || o.Verbose > 0}
+	var main reporter
+	switch o.SummaryFormat {
+	case FormatJSON:
+		main = &jsonReporter{w: r.cfg.Stdout, verbose: o.Verbose}
+	case FormatCSV:
+		main = &csvReporter{w: r.cfg.Stdout}
+	default:
+		main = text
+	}
+	if o.SummaryFile != "" {
+		f, err := os.Create(o.SummaryFile)
+		if err != nil {
+			return fmt.Errorf("-O summaryFile: %w", err)
+		}
+		r.csvs = append(r.csvs, f)
+		switch m := main.(type) {
+		case *jsonReporter:
+			m.w = f
+		case *csvReporter:
+			m.w = f
+		case *textReporter:
+			m.w = f
+		}
+		if o.SummaryFormat == FormatDefault {
+			fmt.Fprintf(r.cfg.Stdout, "Writing output to %s\n", o.SummaryFile)
+			r.rep = main
+		} else {
+			// Text on stdout and the chosen format in the file.
+			r.rep = multiReporter{text, main}
+		}
+	} else {
+		r.rep = main
+	}
+	var extra []interface{ result(Result) }
+	for _, c := range []struct {
+		path  string
+		start func(io.Writer) interface{ result(Result) }
+	}{
+		{o.RankCSV, func(w io.Writer) interface{ result(Result) } { c := &rankCSV{w}; c.start(); return c }},
+		{o.IORRankCSV, func(w io.Writer) interface{ result(Result) } { c := &iorRankCSV{w}; c.start(); return c }},
+	} {
+		if c.path == "" {
+			continue
+		}
+		f, err := os.Create(c.path)
+		if err != nil {
+			return fmt.Errorf("per-rank CSV: %w", err)
+		}
+		r.csvs = append(r.csvs, f)
+		extra = append(extra, c.start(f))
+	}
+	if len(extra) > 0 {
+		r.rep = &csvTee{reporter: r.rep, extra: extra}
+	}
+	r.rep.header(&r.report.Header)
+	return nil
+}
+
+// csvTee adds per-rank CSV files to a reporter.
+type csvTee struct {
+	reporter
+	extra []interface{ result(Result) }
+}
+
+func (c *csvTee) result(x Result) {
+	c.reporter.result(x)
+	for _, e := range c.extra {
+		e.result(x)
+	}
+}
+
+func (r *runner) finishReports() {
+	var ws, rs []Result
+	for _, x := range r.report.Results {
+		if x.Access == "write" {
+			ws = append(ws, x)
+		} else {
+			rs = append(rs, x)
+		}
+	}
+	if len(ws) > 0 {
+		r.report.Summaries = append(r.report.Summaries, Summarize("write", ws, r.o.TransferSize))
+	}
+	if len(rs) > 0 {
+		r.report.Summaries = append(r.report.Summaries, Summarize("read", rs, r.o.TransferSize))
+	}
+	r.rep.summary(r.report.Summaries, &r.report.Header)
+}
+
+func delay(ctx context.Context, secs int) error {
+	if secs <= 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Duration(secs) * time.Second)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// repetition runs the phases of one repetition, as IOR's TestIoSys.
+func (r *runner) repetition(ctx context.Context, rep int) error {
+	o := &r.o
+	r.written = -1
+	if o.Write {
+		if err := r.timed(ctx, rep, pattern.Write); err != nil {
+			return err
+		}
+	}
+	if o.CheckWrite {
+		if err := r.verifyPass(ctx, rep, pattern.WriteCheck, "write check"); err != nil {
+			return err
+		}
+	}
+	if o.Read || o.CheckRead {
+		if err := r.timed(ctx, rep, pattern.Read); err != nil {
+			return err
+		}
+	}
+	if o.CheckRead {
+		if err := r.verifyPass(ctx, rep, pattern.Read, "read check"); err != nil {
+			return err
+		}
+	}
+	if !o.KeepFile {
+		start := r.now()
+		if err := r.comm.Barrier(ctx); err != nil {
+			return err
+		}
+		var rerr error
+		if o.FilePerProc || r.rank == 0 {
+			rerr = r.be.Remove(ctx, r.fileName(pattern.Write))
+		}
+		if err := r.agree(ctx, "remove", rerr); err != nil {
+			return err
+		}
+		if r.rank == 0 {
+			r.rep.remove(r.now()-start, rep)
+		}
+	} else if err := r.comm.Barrier(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// timed runs one timed phase (write or read) and reports it.
+func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
+	o := &r.o
+	access := "read"
+	if ph == pattern.Write {
+		access = "write"
+	}
+	name := r.fileName(ph)
+	// Untimed preparation: delay, remove the old file, drop the cache.
+	perr := delay(ctx, o.InterTestDelay)
+	if perr == nil && ph == pattern.Write && (o.FilePerProc || r.rank == 0) {
+		perr = r.be.Remove(ctx, name)
+	}
+	if perr == nil && ph == pattern.Read {
+		if d, ok := r.be.(backend.CacheDropper); ok && (o.FilePerProc || r.rank == 0) {
+			perr = d.DropCache(ctx, name)
+		}
+	}
+	if err := r.agree(ctx, "prepare "+access, perr); err != nil {
+		return err
+	}
+	if err := r.comm.Barrier(ctx); err != nil {
+		return err
+	}
+
+	var rec RankRecord
+	rec.Rank = int64(r.rank)
+	var f backend.File
+	var ioerr error
+	rec.T[OpenStart] = r.now()
+	if ph == pattern.Write {
+		f, ioerr = r.be.Create(ctx, name)
+	} else {
+		f, ioerr = r.be.Open(ctx, name)
+	}
+	rec.T[OpenStop] = r.now()
+	rec.T[IOStart] = rec.T[OpenStop]
+	if ioerr == nil {
+		mode := modeRead
+		if ph == pattern.Write {
+			mode = modeWrite
+		}
+		limit := int64(-1)
+		if ph != pattern.Write && o.Deadline > 0 {
+			limit = r.written
+		}
+		rec.T[IOStart] = r.now()
+		ioerr = r.loop(ctx, f, ph, mode, rep, limit, &rec, nil)
+		if ioerr == nil && ph == pattern.Write && o.Fsync {
+			ioerr = f.Sync(ctx)
+		}
+		rec.T[IOStop] = r.now()
+		rec.T[CloseStart] = r.now()
+		if cerr := f.Close(ctx); ioerr == nil {
+			ioerr = cerr
+		}
+		rec.T[CloseStop] = r.now()
+	} else {
+		rec.T[IOStop], rec.T[CloseStart], rec.T[CloseStop] = rec.T[OpenStop], rec.T[OpenStop], rec.T[OpenStop]
+	}
+	if ph == pattern.Write {
+		r.written = rec.Transfers
+		if err := r.comm.Barrier(ctx); err != nil {
+			return err
+		}
+	}
+	if ioerr != nil {
+		ioerr = fmt.Errorf("%s %s: %w", access, name, ioerr)
+	}
+	if err := r.agree(ctx, "", ioerr); err != nil {
+		return err
+	}
+	// IOR's file size check, untimed.
+	var size int64 = -1
+	if o.FilePerProc || r.rank == 0 {
+		if s, err := r.be.Size(ctx, name); err == nil {
+			size = s
+		}
+	}
+	payload := rec.marshal()
+	payload = binary.LittleEndian.AppendUint64(payload, uint64(size))
+	all, err := r.comm.Gather(ctx, 0, payload)
+	if err != nil {
+		return err
+	}
+	if r.rank != 0 {
+		return nil
+	}
+	recs := make([]RankRecord, len(all))
+	var sizeSum int64
+	for i, b := range all {
+		if len(b) != recordSize+8 {
+			return fmt.Errorf("bench: rank %d sent a %d-byte record", i, len(b))
+		}
+		if recs[i], err = unmarshalRecord(b[:recordSize]); err != nil {
+			return fmt.Errorf("bench: rank %d: %w", i, err)
+		}
+		if s := int64(binary.LittleEndian.Uint64(b[recordSize:])); s >= 0 {
+			sizeSum += s
+		}
+	}
+	res, err := Reduce(access, rep, recs)
+	if err != nil {
+		return err
+	}
+	res.Block, res.Xfer = o.BlockSize, o.TransferSize
+	want := r.p.FileSize() * int64(r.p.Files())
+	if !r.noData && !res.Stonewalled && (sizeSum != want || res.AggBytes != r.p.AggregateSize()) {
+		fmt.Fprintf(os.Stderr, "WARNING: Expected aggregate file size       = %d\n", want)
+		fmt.Fprintf(os.Stderr, "WARNING: Stat() of aggregate file size      = %d\n", sizeSum)
+		fmt.Fprintf(os.Stderr, "WARNING: Using actual aggregate bytes moved = %d\n", res.AggBytes)
+	}
+	r.report.Results = append(r.report.Results, res)
+	r.rep.result(res)
+	return nil
+}
+
+const (
+	modeWrite = iota
+	modeRead
+	modeVerify
+)
+
+// maxMismatches is how many mismatches each rank reports in detail per
+// verification pass.
+const maxMismatches = 4
+
+// loop is the hot path: it moves the rank's transfers of phase ph and
+// records the progress marks in rec. It allocates nothing per transfer.
+// limit >= 0 caps the number of transfers (the count a stonewalled write
+// reached). In modeVerify, wrong transfers are counted in rec.Errors and
+// the first few described in *mm.
+func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mode, rep int, limit int64, rec *RankRecord, mm *[]Mismatch) error {
+	o := &r.o
+	planned := r.p.Count(r.rank, ph)
+	if limit >= 0 && limit < planned {
+		planned = limit
+	}
+	rec.Planned = planned
+	owner := r.p.TargetRank(r.rank, ph)
+	sigRep := rep
+	if !o.Write {
+		sigRep = 0
+	}
+	switch mode {
+	case modeWrite:
+		FillBody(r.wbuf, owner, sigRep)
+	case modeVerify:
+		FillBody(r.wbuf, owner, sigRep)
+	}
+	var deadline time.Time
+	if o.Deadline > 0 {
+		deadline = time.Now().Add(time.Duration(o.Deadline) * time.Second)
+	}
+	mark, nextMark := 0, Mark(0, planned)
+	var n int64
+	var err error
+	do := func(t pattern.Transfer) {
+		switch mode {
+		case modeWrite:
+			pos := 0
+			for _, e := range t.Pieces() {
+				buf := r.wbuf[pos : pos+int(e.Length)]
+				StampTransfer(buf, e.Offset, owner, sigRep)
+				if _, err = f.WriteAt(buf, e.Offset); err != nil {
+					err = fmt.Errorf("write %d bytes at offset %d: %w", e.Length, e.Offset, err)
+					return
+				}
+				pos += int(e.Length)
+			}
+			if o.FsyncPerWrite {
+				err = f.Sync(ctx)
+			}
+		default:
+			pos := 0
+			for _, e := range t.Pieces() {
+				buf := r.rbuf[pos : pos+int(e.Length)]
+				m, rerr := f.ReadAt(buf, e.Offset)
+				if rerr != nil && (rerr != io.EOF || m < len(buf)) {
+					if rerr == io.EOF {
+						err = fmt.Errorf("read at offset %d: %d of %d bytes before the end of the file", e.Offset, m, e.Length)
+					} else {
+						err = fmt.Errorf("read %d bytes at offset %d: %w", e.Length, e.Offset, rerr)
+					}
+					return
+				}
+				if mode == modeVerify {
+					want := r.wbuf[pos : pos+int(e.Length)]
+					StampTransfer(want, e.Offset, owner, sigRep)
+					if !bytes.Equal(buf, want) {
+						rec.Errors++
+						if len(*mm) < maxMismatches {
+							*mm = append(*mm, findMismatch(buf, want, e.Offset, owner, sigRep))
+						}
+					}
+				}
+				pos += int(e.Length)
+			}
+		}
+		rec.Bytes += t.Length
+	}
+	total := r.p.Count(r.rank, ph)
+	stonewall := o.Deadline > 0 && mode != modeVerify
+	for n < planned && total > 0 {
+		// Transfers already done are skipped when wrapping around (wear-out).
+		skip, i := n%total, int64(0)
+		stopped := false
+		for t := range r.p.Transfers(r.rank, ph) {
+			if i < skip {
+				i++
+				continue
+			}
+			i++
+			do(t)
+			if err != nil {
+				return err
+			}
+			n++
+			rec.Transfers = n
+			if n == nextMark && mark < ProgressPoints {
+				rec.Progress[mark] = r.now()
+				mark++
+				if mark < ProgressPoints {
+					nextMark = Mark(mark, planned)
+				}
+			}
+			if n&63 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if stonewall && time.Now().After(deadline) {
+				stopped = true
+				break
+			}
+			if n == planned {
+				break
+			}
+		}
+		if !stopped {
+			continue
+		}
+		if !o.WearOut {
+			return nil
+		}
+		// -O stoneWallingWearOut=1: once stopped, every rank goes on to
+		// the largest count any rank reached, wrapping around its data.
+		target, cerr := r.comm.AllreduceUint64(ctx, uint64(n), rank.Max)
+		if cerr != nil {
+			return cerr
+		}
+		planned, rec.Planned, stonewall = int64(target), int64(target), false
+		mark = ProgressPoints
+	}
+	if o.WearOut && stonewall {
+		// This rank finished before the deadline: it still joins the
+		// others' reduction, and has nothing more to do.
+		if _, cerr := r.comm.AllreduceUint64(ctx, uint64(n), rank.Max); cerr != nil {
+			return cerr
+		}
+	}
+	return nil
+}
+
+// verifyPass is the untimed read-back of -W (after the write) or -R
+// (after the read phase): each rank reads what the phase's target rank
+// wrote and compares it with the signature.
+func (r *runner) verifyPass(ctx context.Context, rep int, ph pattern.Phase, what string) error {
+	if err := r.comm.Barrier(ctx); err != nil {
+		return err
+	}
+	var rec RankRecord
+	var mm []Mismatch
+	var verr error
+	if !r.noData {
+		name := r.fileName(ph)
+		f, err := r.be.Open(ctx, name)
+		if err == nil {
+			limit := int64(-1)
+			if r.o.Deadline > 0 {
+				limit = r.written
+			}
+			err = r.loop(ctx, f, ph, modeVerify, rep, limit, &rec, &mm)
+			err = errors.Join(err, f.Close(ctx))
+		}
+		if err != nil {
+			verr = fmt.Errorf("%s of %s: %w", what, name, err)
+		}
+	}
+	if err := r.agree(ctx, what, verr); err != nil {
+		return err
+	}
+	var msg bytes.Buffer
+	binary.Write(&msg, binary.LittleEndian, rec.Errors)
+	for _, m := range mm {
+		fmt.Fprintf(&msg, "rank %d, %s\n", r.rank, m.Describe())
+	}
+	all, err := r.comm.Gather(ctx, 0, msg.Bytes())
+	if err != nil || r.rank != 0 {
+		return err
+	}
+	v := VerifyReport{Iter: rep, Pass: what}
+	for _, b := range all {
+		if len(b) < 8 {
+			continue
+		}
+		v.Errors += int64(binary.LittleEndian.Uint64(b))
+		for _, line := range strings.Split(strings.TrimSpace(string(b[8:])), "\n") {
+			if line != "" {
+				v.Mismatches = append(v.Mismatches, line)
+			}
+		}
+	}
+	if r.noData {
+		v.Mismatches = nil
+	}
+	r.verrs += v.Errors
+	r.report.Verify = append(r.report.Verify, v)
+	r.rep.verify(v)
+	return nil
+}

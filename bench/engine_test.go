@@ -1,0 +1,258 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/bench"
+	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/bench/backend/dummy"
+	"github.com/pario/pario/bench/backend/mmap"
+	"github.com/pario/pario/bench/backend/posix"
+	"github.com/pario/pario/rank"
+)
+
+// runRanks runs the benchmark on n goroutine ranks (rank.NewLocal) and
+// returns rank 0's report, its output and its error.
+func runRanks(t *testing.T, n int, o bench.Options, drv func() backend.Driver) (*bench.Report, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	comms, err := rank.NewLocal(ctx, n, rank.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		out    bytes.Buffer
+		rep    *bench.Report
+		err0   error
+		wg     sync.WaitGroup
+		errsMu sync.Mutex
+		others []error
+	)
+	for r, c := range comms {
+		wg.Go(func() {
+			defer c.Close()
+			cfg := bench.Config{Options: o, Comm: c, Stdout: io.Discard}
+			if drv != nil {
+				cfg.Driver = drv()
+			}
+			if r == 0 {
+				cfg.Stdout = &out
+			}
+			got, err := bench.Run(ctx, cfg)
+			if r == 0 {
+				rep, err0 = got, err
+				return
+			}
+			var ce *bench.CollectiveError
+			if err != nil && !errors.As(err, &ce) && !errors.Is(err, bench.ErrUsage) {
+				errsMu.Lock()
+				others = append(others, err)
+				errsMu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(others) > 0 {
+		t.Errorf("other ranks: %v", errors.Join(others...))
+	}
+	return rep, out.String(), err0
+}
+
+func opts(t *testing.T, api string, args ...func(*bench.Options)) bench.Options {
+	o := bench.DefaultOptions()
+	o.API = api
+	o.TestFile = filepath.Join(t.TempDir(), "testFile")
+	o.BlockSize, o.TransferSize, o.Segments = 256<<10, 64<<10, 3
+	o.Write, o.Read, o.CheckWrite, o.CheckRead = true, true, true, true
+	for _, a := range args {
+		a(&o)
+	}
+	return o
+}
+
+// Every local back end, every pattern: the data read back is the data
+// written, and the report adds up.
+func TestEveryBackendAndPatternVerifies(t *testing.T) {
+	patterns := map[string]func(*bench.Options){
+		"shared":        func(o *bench.Options) {},
+		"file-per-proc": func(o *bench.Options) { o.FilePerProc = true },
+		"reorder":       func(o *bench.Options) { o.ReorderTasks, o.ReorderShift = true, 1 },
+		"fpp-reorder-Q2": func(o *bench.Options) {
+			o.FilePerProc, o.ReorderTasks, o.ReorderShift, o.TaskPerNodeOffset = true, true, 1, 2
+		},
+		"random":     func(o *bench.Options) { o.RandomOffset, o.RandomSeed = true, 42 },
+		"random-fpp": func(o *bench.Options) { o.RandomOffset, o.FilePerProc = true, true },
+		"strided":    func(o *bench.Options) { o.Strided, o.TransferSize = true, 384<<10 },
+		"data-start": func(o *bench.Options) { o.DataStart = 100 },
+		"fsync":      func(o *bench.Options) { o.Fsync, o.FsyncPerWrite, o.Repetitions = true, true, 2 },
+	}
+	for _, api := range []string{"POSIX", "MMAP", "DUMMY"} {
+		for name, p := range patterns {
+			t.Run(api+"/"+name, func(t *testing.T) {
+				o := opts(t, api, p)
+				rep, out, err := runRanks(t, 3, o, nil)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				if len(rep.Results) != 2*o.Repetitions {
+					t.Fatalf("%d results, want %d", len(rep.Results), 2*o.Repetitions)
+				}
+				for _, r := range rep.Results {
+					if r.AggBytes != 3*3*256<<10 || r.BW <= 0 || r.Total <= 0 {
+						t.Errorf("%s: %d bytes, bw %v, total %v", r.Access, r.AggBytes, r.BW, r.Total)
+					}
+				}
+				if len(rep.Verify) != 2*o.Repetitions {
+					t.Fatalf("%d verification passes, want %d", len(rep.Verify), 2*o.Repetitions)
+				}
+				for _, v := range rep.Verify {
+					if v.Errors != 0 {
+						t.Errorf("%s: %d errors: %v", v.Pass, v.Errors, v.Mismatches)
+					}
+				}
+				if api == "DUMMY" && !strings.Contains(out, "skipped: DUMMY moves no data") {
+					t.Errorf("DUMMY should say verification is skipped:\n%s", out)
+				}
+				if !strings.Contains(out, "Summary of all tests:") {
+					t.Errorf("no summary:\n%s", out)
+				}
+			})
+		}
+	}
+}
+
+// misplacing is a POSIX back end whose file writes the transfer meant for
+// offset `from` at offset `to` instead: a lost and a misplaced block.
+type misplacing struct {
+	posix.Driver
+	from, to int64
+}
+
+func (m *misplacing) Open(ctx context.Context, env backend.Env) (backend.Backend, error) {
+	b, err := m.Driver.Open(ctx, env)
+	return &misplacingBackend{Backend: b, m: m}, err
+}
+
+type misplacingBackend struct {
+	backend.Backend
+	m *misplacing
+}
+
+func (b *misplacingBackend) Create(ctx context.Context, name string) (backend.File, error) {
+	f, err := b.Backend.Create(ctx, name)
+	return &misplacingFile{File: f, m: b.m}, err
+}
+
+type misplacingFile struct {
+	backend.File
+	m *misplacing
+}
+
+func (f *misplacingFile) WriteAt(p []byte, off int64) (int, error) {
+	if off == f.m.from {
+		off = f.m.to
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// A block written in the wrong place fails verification, which names the
+// offset where the wrong data is and where it belonged.
+func TestMisplacedBlockIsReported(t *testing.T) {
+	const from, to = 5 * 64 << 10, 4 * 64 << 10 // rank 1's 2nd transfer lands on its 1st
+	o := opts(t, "POSIX", func(o *bench.Options) { o.Segments = 1; o.Read = false; o.CheckRead = false })
+	rep, out, err := runRanks(t, 3, o, func() backend.Driver { return &misplacing{from: from, to: to} })
+	if !errors.Is(err, bench.ErrVerify) {
+		t.Fatalf("err = %v, want ErrVerify\n%s", err, out)
+	}
+	v := rep.Verify[0]
+	if v.Errors != 2 {
+		t.Errorf("%d errors, want 2 (the lost block and the overwritten one)", v.Errors)
+	}
+	all := strings.Join(v.Mismatches, "\n")
+	for _, want := range []string{
+		"rank 1, offset 327680: expected data of rank 1, repetition 0, found zeros",
+		"rank 1, offset 262144: expected data of rank 1, repetition 0, found a block stamped for offset 327680 by rank 1 in repetition 0 (misplaced by -65536 bytes)",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("mismatches lack %q:\n%s", want, all)
+		}
+	}
+	if !strings.Contains(out, "WARNING: Incorrect data on write check (2 errors found).") {
+		t.Errorf("report:\n%s", out)
+	}
+}
+
+// -D stops a phase at the deadline; the report says how much was moved.
+// With stoneWallingWearOut every rank then catches up with the furthest.
+func TestStonewall(t *testing.T) {
+	slow := func() backend.Driver { return &dummy.Driver{Xfer: 2 * time.Millisecond, Rank0Only: true} }
+	o := opts(t, "DUMMY", func(o *bench.Options) {
+		o.BlockSize, o.TransferSize, o.Segments = 4<<20, 4<<10, 1
+		o.Read, o.CheckWrite, o.CheckRead, o.Deadline = false, false, false, 1
+	})
+	rep, out, err := runRanks(t, 2, o, slow)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	r := rep.Results[0]
+	if !r.Stonewalled || r.Ranks[0].Transfers >= 1024 || r.Ranks[1].Transfers != 1024 {
+		t.Fatalf("stonewalled %v, rank transfers %d and %d", r.Stonewalled, r.Ranks[0].Transfers, r.Ranks[1].Transfers)
+	}
+	if r.AggBytes != (r.Ranks[0].Transfers+1024)*4<<10 {
+		t.Errorf("aggregate %d bytes does not match the transfers", r.AggBytes)
+	}
+
+	o.WearOut = true
+	o.BlockSize = 2 << 20 // 512 transfers: about 1 s of wear-out for rank 0
+	rep, out, err = runRanks(t, 2, o, slow)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	r = rep.Results[0]
+	if r.Ranks[0].Transfers != 512 || r.Ranks[1].Transfers != 512 {
+		t.Errorf("wear-out: rank transfers %d and %d, want 512 each", r.Ranks[0].Transfers, r.Ranks[1].Transfers)
+	}
+}
+
+func TestBadOptionsFailAlike(t *testing.T) {
+	o := opts(t, "POSIX", func(o *bench.Options) { o.TransferSize = 96 << 10 })
+	_, _, err := runRanks(t, 2, o, nil)
+	if !errors.Is(err, bench.ErrUsage) || !strings.Contains(err.Error(), "block size must be a multiple of transfer size") {
+		t.Errorf("err = %v", err)
+	}
+	o = opts(t, "POSIX", func(o *bench.Options) { o.TestFile = "/nonexistent-dir/x" })
+	_, _, err = runRanks(t, 2, o, nil)
+	if err == nil || !strings.Contains(err.Error(), "directory /nonexistent-dir does not exist") {
+		t.Errorf("missing directory: %v", err)
+	}
+	o = opts(t, "MMAP", func(o *bench.Options) { o.FsyncPerWrite, o.TransferSize = true, 100<<3 })
+	o.BlockSize = 800 * 4
+	_, _, err = runRanks(t, 1, o, func() backend.Driver { return &mmap.Driver{} })
+	if !errors.Is(err, bench.ErrUsage) || !strings.Contains(err.Error(), "PAGESIZE") {
+		t.Errorf("mmap -Y: %v", err)
+	}
+}
+
+// Text and JSON at once: the chosen format goes to summaryFile, the text
+// tables to stdout.
+func TestSummaryFileJSONAndText(t *testing.T) {
+	dir := t.TempDir()
+	o := opts(t, "POSIX", func(o *bench.Options) {
+		o.SummaryFormat, o.SummaryFile, o.RankCSV = bench.FormatJSON, filepath.Join(dir, "s.json"), filepath.Join(dir, "r.csv")
+	})
+	_, out, err := runRanks(t, 2, o, nil)
+	if err != nil || !strings.Contains(out, "access    bw(MiB/s)") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	checkJSONFile(t, o.SummaryFile)
+	checkRankCSV(t, o.RankCSV, 2)
+}

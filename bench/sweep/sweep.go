@@ -1,0 +1,268 @@
+// Package sweep varies benchmark parameters over a grid (strip size x
+// transfer size, ranks, servers, ...), collects the bandwidth of each
+// point, and writes them as CSV and as a heat map (two parameters) or a
+// line plot (one) in PNG and SVG with gonum/plot, like the stripe-size x
+// transfer-size figures of the calibration study (seed 001, figures 5-8).
+//
+// Running a point is the caller's business (`pario bench sweep` runs
+// `pario bench` once per point); this package is the grid, the table and
+// the figures.
+package sweep
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Param is one varied parameter.
+type Param struct {
+	Name   string   // as given: "t", "strip-size", ...
+	Flag   string   // the `pario bench` flag that sets it
+	Values []string // in sweep order
+}
+
+// Flags maps the parameter names a sweep accepts to `pario bench` flags.
+var Flags = map[string]string{
+	"t": "-t", "transfer-size": "-t",
+	"b": "-b", "block-size": "-b",
+	"s": "-s", "segments": "-s",
+	"N": "-N", "ranks": "-N",
+	"strip-size":    "--pario.strip-size",
+	"pario-servers": "--pario.servers",
+	"servers":       "--servers",
+	"layout":        "--pario.layout",
+}
+
+// ParseParam parses "name=v1,v2,...".
+func ParseParam(s string) (Param, error) {
+	name, vals, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.TrimSpace(vals) == "" {
+		return Param{}, fmt.Errorf("--vary %q: want name=value,value,... (e.g. t=64k,256k,1m)", s)
+	}
+	flag, known := Flags[name]
+	if !known {
+		return Param{}, fmt.Errorf("--vary %q: unknown parameter %q (known: t, b, s, N, strip-size, pario-servers, servers, layout)", s, name)
+	}
+	p := Param{Name: name, Flag: flag}
+	for _, v := range strings.Split(vals, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			return Param{}, fmt.Errorf("--vary %q: empty value", s)
+		}
+		p.Values = append(p.Values, v)
+	}
+	return p, nil
+}
+
+// Combos is the grid: every combination of the parameters' values, the
+// last parameter varying fastest.
+func Combos(params []Param) [][]string {
+	out := [][]string{{}}
+	for _, p := range params {
+		var next [][]string
+		for _, c := range out {
+			for _, v := range p.Values {
+				next = append(next, append(append([]string(nil), c...), v))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Args are the `pario bench` arguments that set one point.
+func Args(params []Param, values []string) []string {
+	var a []string
+	for i, p := range params {
+		a = append(a, p.Flag, values[i])
+	}
+	return a
+}
+
+// Point is one measured combination.
+type Point struct {
+	Values            []string // one per parameter
+	WriteMiB, ReadMiB float64  // mean over the repetitions, MiB/s; NaN if not measured
+	WriteSD, ReadSD   float64
+	Err               string // why the point failed, if it did
+}
+
+// WriteCSV writes the points with a header naming the parameters.
+func WriteCSV(w io.Writer, params []Param, pts []Point) error {
+	cw := csv.NewWriter(w)
+	var head []string
+	for _, p := range params {
+		head = append(head, p.Name)
+	}
+	head = append(head, "write_MiBps", "write_sd", "read_MiBps", "read_sd", "error")
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	f := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	for _, pt := range pts {
+		row := append(append([]string(nil), pt.Values...), f(pt.WriteMiB), f(pt.WriteSD), f(pt.ReadMiB), f(pt.ReadSD), pt.Err)
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// value picks the operation's figure of a point.
+func value(pt Point, op string) float64 {
+	if op == "read" {
+		return pt.ReadMiB
+	}
+	return pt.WriteMiB
+}
+
+// grid is a heat map's data: columns are the first parameter's values,
+// rows the second's.
+type grid struct {
+	z    [][]float64 // [row][col]
+	c, r int
+}
+
+func (g grid) Dims() (int, int)   { return g.c, g.r }
+func (g grid) Z(c, r int) float64 { return g.z[r][c] }
+func (g grid) X(c int) float64    { return float64(c) }
+func (g grid) Y(r int) float64    { return float64(r) }
+func (g grid) Min() float64       { return minMax(g.z, math.Min, math.Inf(1)) }
+func (g grid) Max() float64       { return minMax(g.z, math.Max, math.Inf(-1)) }
+func minMax(z [][]float64, f func(a, b float64) float64, init float64) float64 {
+	m := init
+	for _, row := range z {
+		for _, v := range row {
+			if !math.IsNaN(v) {
+				m = f(m, v)
+			}
+		}
+	}
+	if math.IsInf(m, 0) {
+		return 0
+	}
+	return m
+}
+
+// categorical ticks: one per value, labelled with it.
+func ticks(values []string) plot.ConstantTicks {
+	t := make(plot.ConstantTicks, len(values))
+	for i, v := range values {
+		t[i] = plot.Tick{Value: float64(i), Label: v}
+	}
+	return t
+}
+
+// Plot renders op's bandwidth: a heat map with the MiB/s in each cell for
+// two parameters, a line for one. It returns the plot to save.
+func Plot(params []Param, pts []Point, op, title string) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	switch len(params) {
+	case 1:
+		xys := make(plotter.XYs, 0, len(pts))
+		for i, pt := range pts {
+			if v := value(pt, op); !math.IsNaN(v) {
+				xys = append(xys, plotter.XY{X: float64(i), Y: v})
+			}
+		}
+		if len(xys) == 0 {
+			return nil, errors.New("sweep: no point was measured")
+		}
+		l, s, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+		s.Color = l.Color
+		p.Add(l, s, plotter.NewGrid())
+		p.X.Label.Text = params[0].Name
+		p.X.Tick.Marker = ticks(params[0].Values)
+		p.Y.Label.Text = op + " MiB/s"
+		p.Y.Min = 0
+	case 2:
+		cols, rows := params[0].Values, params[1].Values
+		g := grid{c: len(cols), r: len(rows), z: make([][]float64, len(rows))}
+		for r := range g.z {
+			g.z[r] = make([]float64, len(cols))
+		}
+		var labels plotter.XYLabels
+		var light []bool
+		for i, pt := range pts {
+			c, r := i/len(rows), i%len(rows)
+			g.z[r][c] = value(pt, op)
+		}
+		lo, hi := g.Min(), math.Max(g.Max(), g.Min()+1)
+		for r, row := range g.z {
+			for c, v := range row {
+				if !math.IsNaN(v) {
+					labels.XYs = append(labels.XYs, plotter.XY{X: float64(c), Y: float64(r)})
+					labels.Labels = append(labels.Labels, strconv.FormatFloat(v, 'f', 0, 64))
+					light = append(light, (v-lo)/(hi-lo) > 0.55)
+				}
+			}
+		}
+		// Kindlmann runs from black to white: stop at about 80% so the best
+		// cell stays visible on a white page.
+		pal := moreland.Kindlmann()
+		pal.SetMin(lo)
+		pal.SetMax(hi + (hi-lo)/4)
+		colors := pal.Palette(64).Colors()
+		h := plotter.NewHeatMap(g, pal.Palette(64))
+		h.NaN = color.Gray{Y: 0xdd}
+		h.Underflow, h.Overflow = colors[0], colors[len(colors)-1]
+		p.Add(h)
+		if len(labels.XYs) > 0 {
+			lb, err := plotter.NewLabels(labels)
+			if err != nil {
+				return nil, err
+			}
+			for i := range lb.TextStyle {
+				lb.TextStyle[i].Color = color.White
+				if light[i] {
+					lb.TextStyle[i].Color = color.Black
+				}
+				lb.TextStyle[i].XAlign = -0.5
+				lb.TextStyle[i].YAlign = -0.5
+			}
+			p.Add(lb)
+		}
+		p.X.Label.Text = params[0].Name
+		p.Y.Label.Text = params[1].Name
+		p.X.Tick.Marker = ticks(cols)
+		p.Y.Tick.Marker = ticks(rows)
+		p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
+		p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
+		p.Title.Text = fmt.Sprintf("%s (%s MiB/s, %.0f to %.0f)", title, op, g.Min(), g.Max())
+	default:
+		return nil, fmt.Errorf("sweep: can plot one or two varied parameters, not %d", len(params))
+	}
+	return p, nil
+}
+
+// Save writes the plot as base.png and base.svg.
+func Save(p *plot.Plot, base string) error {
+	for _, ext := range []string{".png", ".svg"} {
+		if err := p.Save(16*vg.Centimeter, 12*vg.Centimeter, base+ext); err != nil {
+			return fmt.Errorf("sweep: save %s%s: %w", base, ext, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,611 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pario/pario/bench"
+	"github.com/pario/pario/bench/backend"
+	_ "github.com/pario/pario/bench/backend/dummy"
+	_ "github.com/pario/pario/bench/backend/mmap"
+	pariobe "github.com/pario/pario/bench/backend/pario"
+	_ "github.com/pario/pario/bench/backend/posix"
+	"github.com/pario/pario/bench/sweep"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/pattern"
+	"github.com/pario/pario/rank"
+)
+
+// benchFlags holds what `pario bench` was given, before checking.
+type benchFlags struct {
+	block, xfer, segs, dataStart string
+	directives                   []string
+	seed                         int64
+	servers                      int
+	rendezvous                   string
+	firstLast                    bool
+	analyze                      bool
+	linkRate, diskRate           string
+	keepCluster                  bool
+	drivers                      map[string]backend.Driver
+}
+
+// The default run (`pario bench` with neither -a nor -o): an embedded
+// cluster, 4 ranks, a small write+read test with verification.
+const (
+	defaultRunTasks = 4
+	defaultRunFile  = "pario:/pario-bench.dat"
+)
+
+// defaultRunArgs are the default run's settings, each used unless its flag
+// is given.
+var defaultRunArgs = []struct {
+	flag string
+	args []string
+}{
+	{"num-tasks", []string{"-N", "4"}},
+	{"block-size", []string{"-b", "16m"}},
+	{"transfer-size", []string{"-t", "1m"}},
+	{"repetitions", []string{"-i", "2"}},
+	{"fsync", []string{"-e"}},
+}
+
+func newBenchCommand() *cobra.Command {
+	o := bench.DefaultOptions()
+	bf := &benchFlags{drivers: map[string]backend.Driver{}}
+	cmd := &cobra.Command{
+		Use:   "bench [flags]",
+		Short: "IOR-compatible parallel I/O benchmark (POSIX, MMAP, DUMMY, pario)",
+		Long: `Measure parallel I/O the way IOR does, with IOR's options, timing and
+output, on pario's store (-a PARIO), any POSIX file system (-a POSIX, MMAP)
+or no storage at all (-a DUMMY).
+
+With neither -a nor -o, pario bench is a self-contained demonstration: it
+starts an embedded cluster (a metadata server and --servers I/O servers on
+loopback, data in a temporary directory), runs 4 ranks writing and reading
+a shared 64 MiB file in 1 MiB transfers twice, verifies every byte, prints
+IOR's tables and removes everything it made.
+
+Ranks: under mpirun or srun every process is one rank (rank 0 prints);
+otherwise -N n starts n local rank processes. Options follow IOR
+(-a -b -t -s -F -N -o -w -r -W -R -k -i -d -e -Y -C -Q -z -D -v -O); sizes
+take binary k, m, g suffixes.
+
+  pario bench                                        # the default run
+  pario bench -a POSIX -N 4 -b 64m -t 1m -o /scratch/ior.dat -e
+  pario bench -a PARIO -N 8 -b 4m -t 1m -s 16 --pario.strip-size 1m -o pario:/ior.dat
+  pario bench -a POSIX -N 4 -F -C --reorder-shift 1 -W -o /tmp/t -O summaryFormat=JSON
+  mpirun -np 16 pario bench -a POSIX -b 1g -t 4m -o /lustre/ior.dat
+  pario bench --analyze -N 10 -b 4m -t 1m --pario.strip-size 1m --pario.servers 10 --link-rate 117e6`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runBench(cmd, o, bf)
+		},
+	}
+	cmd.AddCommand(newBenchSweepCommand())
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVarP(&o.API, "api", "a", o.API, "API for I/O: "+strings.Join(backend.Names(), ", "))
+	f.StringVarP(&bf.block, "block-size", "b", "1m", "blockSize: contiguous bytes per rank per segment (e.g. 8, 4k, 2m, 1g)")
+	f.StringVarP(&bf.xfer, "transfer-size", "t", "256k", "transferSize: bytes per I/O call")
+	f.StringVarP(&bf.segs, "segments", "s", "1", "segmentCount: number of segments")
+	f.BoolVarP(&o.FilePerProc, "file-per-proc", "F", false, "filePerProc: one file per rank")
+	f.IntVarP(&o.NumTasks, "num-tasks", "N", 0, "numTasks: ranks; without mpirun/srun, pario starts this many local rank processes (default 1)")
+	f.StringVarP(&o.TestFile, "test-file", "o", o.TestFile, "testFile: path (pario:/path for -a PARIO); with -F, rank r uses PATH.%08d")
+	f.BoolVarP(&o.Write, "write", "w", false, "writeFile: timed write phase")
+	f.BoolVarP(&o.Read, "read", "r", false, "readFile: timed read phase (neither -w nor -r: both)")
+	f.BoolVarP(&o.CheckWrite, "check-write", "W", false, "checkWrite: read back and verify after writing (untimed)")
+	f.BoolVarP(&o.CheckRead, "check-read", "R", false, "checkRead: read again and verify after the read phase (untimed)")
+	f.BoolVarP(&o.KeepFile, "keep-file", "k", false, "keepFile: do not remove the test file(s)")
+	f.IntVarP(&o.Repetitions, "repetitions", "i", 1, "repetitions of the test")
+	f.IntVarP(&o.InterTestDelay, "inter-test-delay", "d", 0, "interTestDelay: seconds to wait before each write and read phase")
+	f.BoolVarP(&o.Fsync, "fsync", "e", false, "fsync at the end of the write phase (inside the timed window)")
+	f.BoolVarP(&o.FsyncPerWrite, "fsync-per-write", "Y", false, "fsyncPerWrite: fsync after every write")
+	f.BoolVarP(&o.ReorderTasks, "reorder-tasks", "C", false, "reorderTasks: read back another rank's data (rank r reads rank r+Q*shift)")
+	f.IntVarP(&o.TaskPerNodeOffset, "task-per-node-offset", "Q", 1, "taskPerNodeOffset for -C, in nodes")
+	f.IntVar(&o.ReorderShift, "reorder-shift", 0, "ranks per -Q step (default IOR's: ranks per node when placed in blocks, so -C does nothing on one node)")
+	f.BoolVarP(&o.RandomOffset, "random-offset", "z", false, "randomOffset: each transfer once, in random order")
+	f.Int64Var(&bf.seed, "random-offset-seed", -1, "seed for -z (default: rank 0's clock)")
+	f.IntVarP(&o.Deadline, "deadline", "D", 0, "deadlineForStonewalling: seconds after which a phase stops")
+	f.CountVarP(&o.Verbose, "verbose", "v", "verbose: more output (repeatable)")
+	f.StringArrayVarP(&bf.directives, "directive", "O", nil, "IOR directives key=value[,...] (repeatable): summaryFormat=default|JSON|CSV, summaryFile=F, rankCSV=F, saveRankPerformanceDetailsCSV=F, stoneWallingWearOut=1, ...")
+	f.StringVar(&bf.dataStart, "data-start", "0", "bytes before the data in each file (an unaligned container header)")
+	f.BoolVar(&o.Strided, "strided", false, "strided mode: one call covers t bytes of the rank's blocks (t may exceed b)")
+	f.BoolVar(&bf.firstLast, "first-last", false, "print elbencho-style first-done / last-done figures under each result")
+	f.IntVar(&bf.servers, "servers", 4, "I/O servers of the default run's embedded cluster (and of --analyze without a cluster)")
+	f.BoolVar(&bf.keepCluster, "keep", false, "default run: keep the embedded cluster's data directory")
+	f.StringVar(&bf.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
+	f.BoolVar(&bf.analyze, "analyze", false, "print the pattern's analysis (servers per rank, clients per server, straddling requests, x-OST class, bound) and move no data")
+	f.StringVar(&bf.linkRate, "link-rate", "", "--analyze: usable network rate of one client, bytes/s (e.g. 117e6 or 117m)")
+	f.StringVar(&bf.diskRate, "disk-rate", "", "--analyze: rate of one server's disk, bytes/s")
+	for _, name := range backend.Names() {
+		d, _ := backend.New(name)
+		bf.drivers[name] = d
+		for _, opt := range d.Options() {
+			f.Var(opt.Value, opt.Name, opt.Usage)
+			if opt.IsBool() {
+				f.Lookup(opt.Name).NoOptDefVal = "true"
+			}
+		}
+	}
+	return cmd
+}
+
+// parseOptions turns the flags into Options, with IOR-like errors.
+func parseOptions(cmd *cobra.Command, o bench.Options, bf *benchFlags) (bench.Options, error) {
+	var err error
+	size := func(flag, s string, dst *int64) {
+		if err != nil {
+			return
+		}
+		n, e := backend.ParseSize(s)
+		if e != nil {
+			err = fmt.Errorf("-%s: %w", flag, e)
+			return
+		}
+		*dst = n
+	}
+	size("b", bf.block, &o.BlockSize)
+	size("t", bf.xfer, &o.TransferSize)
+	size("s", bf.segs, &o.Segments)
+	size("-data-start", bf.dataStart, &o.DataStart)
+	if err != nil {
+		return o, err
+	}
+	o.RandomSeed = bf.seed
+	for _, d := range bf.directives {
+		if err := o.ApplyDirectives(d); err != nil {
+			return o, err
+		}
+	}
+	if _, err := backend.New(o.API); err != nil {
+		return o, fmt.Errorf("-a: %w", err)
+	}
+	// A back end's option with another API is a mistake worth naming.
+	api := strings.ToLower(o.API)
+	var bad []string
+	for name, d := range bf.drivers {
+		if strings.ToLower(name) == api || (bf.analyze && name == "PARIO") {
+			continue
+		}
+		for _, opt := range d.Options() {
+			if cmd.Flags().Changed(opt.Name) {
+				bad = append(bad, "--"+opt.Name)
+			}
+		}
+	}
+	slices.Sort(bad)
+	if len(bad) > 0 {
+		return o, fmt.Errorf("%s: option(s) of another API than -a %s", strings.Join(bad, ", "), strings.ToUpper(o.API))
+	}
+	o.Normalize()
+	return o, nil
+}
+
+func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
+	ctx := cmd.Context()
+	info, err := rank.Detect(rank.Environ())
+	if err != nil {
+		return usageError{err}
+	}
+	underLauncher := info.Launcher != rank.LauncherNone
+	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !hasDirective(bf.directives, "api", "testfile")
+	if defaultRun {
+		if underLauncher {
+			return usageError{errors.New("pario bench without -a and -o starts an embedded cluster and its own ranks; under mpirun or srun give -a and -o")}
+		}
+		return runDefaultBench(cmd, bf)
+	}
+	o, err = parseOptions(cmd, o, bf)
+	if err != nil {
+		return usageError{err}
+	}
+	if bf.analyze {
+		return runAnalyze(ctx, o, bf)
+	}
+	drv := bf.drivers[strings.ToUpper(o.API)]
+
+	if !underLauncher {
+		tasks := max(o.NumTasks, 1)
+		if err := checkOptions(o, tasks, drv); err != nil {
+			return err
+		}
+		if strings.EqualFold(o.API, "PARIO") {
+			if _, err := loadClusterFile(); err != nil {
+				return err
+			}
+		}
+		if tasks > 1 {
+			return launchRanks(ctx, tasks, os.Args[1:], nil)
+		}
+	} else if o.NumTasks > 0 && o.NumTasks < info.Size {
+		return usageError{fmt.Errorf("-N %d but the launcher started %d ranks: pario runs one rank per process; drop -N or launch %d", o.NumTasks, info.Size, o.NumTasks)}
+	}
+
+	comm, err := rank.Join(ctx, rank.Config{Rendezvous: bf.rendezvous})
+	if err != nil {
+		return fmt.Errorf("bench: join the other ranks: %w", err)
+	}
+	defer comm.Close()
+	cfg := bench.Config{
+		Options: o, Driver: drv, Comm: comm, ClusterFile: clusterFilePath(),
+		Stdout: os.Stdout, CommandLine: commandLine(), Logger: newLogger(), Wide: bf.firstLast,
+	}
+	_, err = bench.Run(ctx, cfg)
+	var ce *bench.CollectiveError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bench.ErrUsage):
+		return usageError{err}
+	case comm.Rank() != 0 && errors.As(err, &ce):
+		comm.Close()
+		os.Exit(1) // rank 0 reports it
+	}
+	return err
+}
+
+// checkOptions validates before any rank starts, so that bad input fails
+// once, with IOR's message, instead of in every rank.
+func checkOptions(o bench.Options, tasks int, drv backend.Driver) error {
+	if err := o.Validate(tasks); err != nil {
+		return usageError{err}
+	}
+	p := o.Pattern(tasks, 1)
+	params := backend.Params{Tasks: tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
+		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: p.FileSize()}
+	if err := drv.Validate(params); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+func hasDirective(ds []string, keys ...string) bool {
+	for _, d := range ds {
+		for _, kv := range strings.Split(d, ",") {
+			k, _, _ := strings.Cut(kv, "=")
+			for _, want := range keys {
+				if strings.EqualFold(strings.TrimSpace(k), want) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func commandLine() string {
+	args := append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...)
+	return strings.Join(args, " ")
+}
+
+// launchRanks re-executes this program as n rank processes with args
+// (and extra environment), rank 0's output unprefixed so the report reads
+// as IOR's. It returns once all have exited.
+func launchRanks(ctx context.Context, n int, args []string, env []string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench: find this program to start %d ranks: %w", n, err)
+	}
+	opts := rank.LaunchOptions{
+		Prefix: func(r int) string {
+			if r == 0 {
+				return ""
+			}
+			return fmt.Sprintf("[rank %d] ", r)
+		},
+	}
+	if env != nil {
+		opts.Env = append(os.Environ(), env...)
+	}
+	err = rank.Launch(ctx, n, append([]string{self}, args...), opts)
+	var le *rank.LaunchError
+	if errors.As(err, &le) {
+		// The ranks have printed why; exit with rank 0's status (2 for bad
+		// usage), else 1.
+		var ranks []string
+		usage := false
+		for _, f := range le.Failed {
+			ranks = append(ranks, strconv.Itoa(f.Rank))
+			var ee *exec.ExitError
+			if f.Rank == 0 && errors.As(f.Err, &ee) && ee.ExitCode() == 2 {
+				usage = true
+			}
+		}
+		err = fmt.Errorf("bench: %d of %d ranks failed (rank %s; their messages are above)", len(le.Failed), n, strings.Join(ranks, ", "))
+		if usage {
+			return usageError{err}
+		}
+	}
+	return err
+}
+
+// runDefaultBench is `pario bench` with no target: an embedded cluster in
+// a temporary directory, 4 ranks, write + read with verification.
+func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
+	ctx := cmd.Context()
+	if bf.servers < 1 {
+		return usageError{fmt.Errorf("--servers %d: want at least 1", bf.servers)}
+	}
+	dir, err := os.MkdirTemp("", "pario-bench-")
+	if err != nil {
+		return err
+	}
+	if !bf.keepCluster {
+		defer os.RemoveAll(dir)
+	}
+	c, err := cluster.Start(ctx, cluster.Config{Dir: dir, DataServers: bf.servers, Logger: newLogger().With("component", "embedded cluster")})
+	if err != nil {
+		return fmt.Errorf("bench: start the embedded cluster: %w", err)
+	}
+	defer c.Close()
+	fmt.Printf("pario bench: embedded cluster with %d I/O servers on loopback (data in %s)\n\n", bf.servers, dir)
+
+	// The ranks get the explicit form of the default run plus the
+	// user's flags.
+	idx := slices.Index(os.Args, "bench")
+	if idx < 0 {
+		return errors.New("bench: cannot find the bench command in the arguments")
+	}
+	args := append(slices.Clone(os.Args[1:idx]), "--cluster", c.ClusterFile, "bench", "-a", "PARIO", "-o", defaultRunFile, "--first-last")
+	for _, d := range defaultRunArgs {
+		if !cmd.Flags().Changed(d.flag) {
+			args = append(args, d.args...)
+		}
+	}
+	if !anyChanged(cmd, "write", "read", "check-write", "check-read") {
+		args = append(args, "-w", "-r", "-W", "-R")
+	}
+	args = append(args, os.Args[idx+1:]...)
+	tasks := defaultRunTasks
+	if cmd.Flags().Changed("num-tasks") {
+		n, _ := cmd.Flags().GetInt("num-tasks")
+		tasks = max(n, 1)
+	}
+	err = launchRanks(ctx, tasks, args, nil)
+	if err == nil {
+		if bf.keepCluster {
+			fmt.Printf("\nembedded cluster data kept in %s\n", dir)
+		} else {
+			fmt.Printf("\nembedded cluster stopped and %s removed\n", dir)
+		}
+	}
+	return err
+}
+
+func anyChanged(cmd *cobra.Command, names ...string) bool {
+	for _, n := range names {
+		if cmd.Flags().Changed(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// runAnalyze prints pattern.Analyze's report for the options and the
+// pario layout options, moving no data.
+func runAnalyze(ctx context.Context, o bench.Options, bf *benchFlags) error {
+	tasks := max(o.NumTasks, 1)
+	if err := o.Validate(tasks); err != nil {
+		return usageError{err}
+	}
+	pd := bf.drivers["PARIO"].(*pariobe.Driver)
+	l, err := pd.LayoutOf()
+	if err != nil {
+		return usageError{err}
+	}
+	servers := bf.servers
+	if pd.Servers > 0 {
+		servers = max(servers, pd.Servers)
+	}
+	if l.IsZero() {
+		l = dist.DefaultLayout()
+	}
+	d, err := l.Build(servers)
+	if err != nil {
+		return usageError{fmt.Errorf("layout %s on %d servers: %w", l, servers, err)}
+	}
+	cfg := pattern.Config{Dist: d, Servers: servers, Phase: pattern.Write}
+	if bf.linkRate != "" {
+		if cfg.LinkRate, err = parseRate(bf.linkRate); err != nil {
+			return usageError{fmt.Errorf("--link-rate: %w", err)}
+		}
+	}
+	if bf.diskRate != "" {
+		if cfg.DiskRate, err = parseRate(bf.diskRate); err != nil {
+			return usageError{fmt.Errorf("--disk-rate: %w", err)}
+		}
+	}
+	p := o.Pattern(tasks, max(o.ReorderShift, 1))
+	rep, err := pattern.Analyze(p, cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	_ = ctx
+	return rep.WriteText(os.Stdout)
+}
+
+// parseRate reads bytes/s: a float (117e6) or a size with a binary suffix.
+func parseRate(s string) (float64, error) {
+	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 {
+		return v, nil
+	}
+	n, err := backend.ParseSize(s)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("want bytes per second, e.g. 117e6 or 117m, got %q", s)
+	}
+	return float64(n), nil
+}
+
+func newBenchSweepCommand() *cobra.Command {
+	var (
+		vary    []string
+		out     string
+		title   string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sweep --vary NAME=V1,V2,... [--vary ...] [-- BENCH FLAGS]",
+		Short: "Run the benchmark over a grid of parameters; write CSV and a heat map or line plot (PNG, SVG)",
+		Long: `Run pario bench once per combination of the varied parameters and collect the
+mean write and read bandwidth of each. Two varied parameters give heat maps
+(the first across, the second up: e.g. strip size x transfer size, as in the
+calibration study's figures), one gives line plots. Output: DIR/sweep.csv,
+DIR/write.png, DIR/write.svg, DIR/read.png, DIR/read.svg.
+
+Parameters: t (transfer size), b (block size), s (segments), N (ranks),
+strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
+(I/O servers of the embedded cluster), layout (--pario.layout). Flags after
+"--" go to every pario bench run; without -a and -o each point is a default
+run on its own embedded cluster. A progress bar shows on a terminal.
+
+  pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
+  pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /scratch/ior.dat -b 256m -t 1m -e`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var params []sweep.Param
+			for _, v := range vary {
+				p, err := sweep.ParseParam(v)
+				if err != nil {
+					return usageError{err}
+				}
+				params = append(params, p)
+			}
+			if len(params) == 0 || len(params) > 2 {
+				return usageError{errors.New("give one or two --vary parameters")}
+			}
+			return runSweep(cmd.Context(), params, args, out, title, verbose)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&vary, "vary", nil, "a parameter and its values, NAME=V1,V2,... (once or twice)")
+	f.StringVar(&out, "out", "sweep", "directory for the CSV and the figures")
+	f.StringVar(&title, "title", "pario bench", "title of the figures")
+	f.BoolVar(&verbose, "show-runs", false, "show each run's report")
+	return cmd
+}
+
+func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out, title string, verbose bool) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "pario-sweep-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	combos := sweep.Combos(params)
+	var bar *progressbar.ProgressBar
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		bar = progressbar.NewOptions(len(combos), progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("sweep"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+	}
+	var global []string
+	if globalClusterFile != "" {
+		global = []string{"--cluster", globalClusterFile}
+	}
+	pts := make([]sweep.Point, len(combos))
+	for i, vals := range combos {
+		js := filepath.Join(tmp, fmt.Sprintf("point-%d.json", i))
+		args := append(append(append(slices.Clone(global), "bench"), benchArgs...), sweep.Args(params, vals)...)
+		args = append(args, "-O", "summaryFormat=JSON", "-O", "summaryFile="+js)
+		c := exec.CommandContext(ctx, self, args...)
+		var buf strings.Builder
+		c.Stdout, c.Stderr = &buf, &buf
+		runErr := c.Run()
+		if verbose {
+			fmt.Fprintf(os.Stderr, "== %s\n%s", strings.Join(sweep.Args(params, vals), " "), buf.String())
+		}
+		pts[i] = readPoint(js, vals)
+		if runErr != nil {
+			msg := strings.TrimSpace(buf.String())
+			if j := strings.LastIndex(msg, "\n"); j >= 0 {
+				msg = msg[j+1:]
+			}
+			pts[i].Err = msg
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	cf, err := os.Create(filepath.Join(out, "sweep.csv"))
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(sweep.WriteCSV(cf, params, pts), cf.Close()); err != nil {
+		return err
+	}
+	fmt.Printf("%d points: %s\n", len(pts), filepath.Join(out, "sweep.csv"))
+	failed := 0
+	for _, p := range pts {
+		if p.Err != "" {
+			failed++
+		}
+	}
+	for _, op := range []string{"write", "read"} {
+		p, err := sweep.Plot(params, pts, op, title)
+		if err != nil {
+			continue // that operation was not measured
+		}
+		base := filepath.Join(out, op)
+		if err := sweep.Save(p, base); err != nil {
+			return err
+		}
+		fmt.Printf("%s: %s.png %s.svg\n", op, base, base)
+	}
+	if failed > 0 {
+		return fmt.Errorf("bench sweep: %d of %d points failed (see the error column of %s)", failed, len(pts), filepath.Join(out, "sweep.csv"))
+	}
+	return nil
+}
+
+// readPoint reads the mean bandwidths from one run's JSON summary.
+func readPoint(path string, vals []string) sweep.Point {
+	pt := sweep.Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return pt
+	}
+	var doc struct {
+		Summary []struct {
+			Operation string  `json:"operation"`
+			Mean      float64 `json:"bwMeanMIB"`
+			SD        float64 `json:"bwStdMIB"`
+		} `json:"summary"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return pt
+	}
+	for _, s := range doc.Summary {
+		switch s.Operation {
+		case "write":
+			pt.WriteMiB, pt.WriteSD = s.Mean, s.SD
+		case "read":
+			pt.ReadMiB, pt.ReadSD = s.Mean, s.SD
+		}
+	}
+	return pt
+}
