@@ -1,0 +1,655 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/tune/model"
+	"github.com/pario/pario/tune/plot"
+	"github.com/pario/pario/tune/results"
+	"github.com/pario/pario/tune/search"
+	"github.com/pario/pario/tune/sim"
+)
+
+// The paper's parameters (Table III): they are every tune command's defaults.
+const (
+	paperLambda = 0.1
+	paperGamma  = 0.125
+	paperV      = 0.0625
+)
+
+// fig4Sizes and fig4MaxN are the range of the optimal-n figure: 1..1000 GB,
+// whose optimum (about 400 at 1000 GB) is well inside 1..2000.
+const (
+	fig4Sizes = 1000
+	fig4MaxN  = 2000
+)
+
+func newTuneCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Model, simulate and search striping parameters (the auto-tuner)",
+		Long: `The auto-tuner of You, Liu, Li and Moore ("The Design of an Auto-Tuning I/O
+Framework on Cray XT5 System"): a queueing model proposes a stripe count, a
+simulator evaluates parameter sets off the production machine, and search
+heuristics look for the best stripe count, strip size and transfer size,
+keeping every result in a database so that no set is evaluated twice.
+
+  pario tune model --size 100             # optimal stripe count of a 100 GB file
+  pario tune simulate --size 100 --n 40   # check the model by simulation
+  pario tune search --size 10g            # best (count, strip, transfer) for 10 GiB
+  pario tune search --size 10g --apply /runs   # ...and set it on a pario directory
+
+Every command takes the system's parameters: --lambda (background requests
+per second at one storage target), --gamma (their service rate per second;
+rho = lambda/gamma must be below 1) and --v (write speed of one target in
+GB/s). The defaults are the paper's (0.1, 0.125, 0.0625), which reproduce
+its Table III. docs/tune.md explains the commands and their output.`,
+	}
+	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand())
+	return cmd
+}
+
+// modelFlags adds --lambda, --gamma and --v to cmd.
+func modelFlags(cmd *cobra.Command, p *model.Params) {
+	f := cmd.Flags()
+	f.Float64Var(&p.Lambda, "lambda", paperLambda, "arrival rate of background requests at one target (1/s)")
+	f.Float64Var(&p.Gamma, "gamma", paperGamma, "service rate of background requests (1/s); lambda/gamma must be < 1")
+	f.Float64Var(&p.V, "v", paperV, "write speed of one target (GB/s)")
+}
+
+func describeParams(p model.Params) string {
+	return fmt.Sprintf("lambda = %g/s, gamma = %g/s (rho = %.4g), V = %g GB/s", p.Lambda, p.Gamma, p.Rho(), p.V)
+}
+
+func newTuneModelCommand() *cobra.Command {
+	var (
+		p       model.Params
+		size    float64
+		maxN    int
+		paper   bool
+		plotDir string
+	)
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "Optimal stripe count and expected write time from the queueing model",
+		Long: `Evaluate the queueing model: every storage target is an M/M/1 queue with
+background traffic, a file of --size GB is cut into n blocks on n targets and
+is done when its slowest block is. Prints the n in 1..--max-n that minimises
+the expected system time E(T), that E(T) in seconds, and E(T) for the stripe
+counts around the optimum.
+
+Two formulas:
+  exact (default)  the value of the paper's own integral,
+                   E(T) = 1/(gamma(1-rho)) sum_{k=1..n} (1-(1-rho)^k)/k + M/(nV);
+                   it agrees with numerical integration and with the simulator
+                   ('pario tune simulate').
+  --paper          the closed form printed in the paper. It reproduces the
+                   paper's Table III exactly (10 GB: N=4, T=117.3120 s) but
+                   overstates E(T) for n >= 3 (by 2.5-4% at the optimum; at
+                   10 GB the exact optimum is n=5, 114.4081 s). See
+                   tune/model/TABLES.md for both beside the paper's numbers.
+
+  pario tune model --size 10 --paper
+  pario tune model --size 500 --max-n 400
+  pario tune model --size 50 --plot figs   # figs/fig3.{png,svg}, figs/fig4.{png,svg}
+
+--plot DIR writes fig3 (E(T) against n for this size, both formulas, n up to
+--max-n) and fig4 (the optimal n against file sizes 1..1000 GB, both
+formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			formula := model.Exact
+			if paper {
+				formula = model.Paper
+			}
+			other := model.Paper
+			if paper {
+				other = model.Exact
+			}
+			n, T, err := formula.OptimalN(p, size, maxN)
+			if err != nil {
+				return err
+			}
+			on, oT, err := other.OptimalN(p, size, maxN)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("model: %s\n", describeParams(p))
+			fmt.Printf("file: %g GB, stripe counts 1..%d, formula: %s\n", size, maxN, formulaName(formula))
+			fmt.Printf("optimum: N=%d  T=%.4f s  (%.1f MB/s)\n", n, T, size*1000/T)
+			fmt.Printf("%s formula: N=%d  T=%.4f s\n\n", formulaName(other), on, oT)
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(w, "n\tE(T) %s (s)\tvs optimum\tE(T) %s (s)\t\n", formulaName(formula), formulaName(other))
+			for k := max(1, n-3); k <= min(maxN, n+3); k++ {
+				t, err := formula.SystemTime(p, size, k)
+				if err != nil {
+					return err
+				}
+				ot, err := other.SystemTime(p, size, k)
+				if err != nil {
+					return err
+				}
+				mark := ""
+				if k == n {
+					mark = " *"
+				}
+				fmt.Fprintf(w, "%d%s\t%.4f\t%+.3f%%\t%.4f\t\n", k, mark, t, 100*(t/T-1), ot)
+			}
+			w.Flush()
+			if plotDir == "" {
+				return nil
+			}
+			paths, err := modelFigures(p, size, maxN, plotDir)
+			for _, path := range paths {
+				fmt.Println("wrote", path)
+			}
+			return err
+		},
+	}
+	modelFlags(cmd, &p)
+	f := cmd.Flags()
+	f.Float64Var(&size, "size", 10, "file size M (GB)")
+	f.IntVar(&maxN, "max-n", 160, "largest stripe count to consider")
+	f.BoolVar(&paper, "paper", false, "use the paper's printed closed form (reproduces its Table III) instead of the exact one")
+	f.StringVar(&plotDir, "plot", "", "write fig3 and fig4 (PNG and SVG) into this directory")
+	return cmd
+}
+
+func formulaName(f model.Formula) string {
+	if f == model.Paper {
+		return "paper"
+	}
+	return "exact"
+}
+
+// modelFigures writes the paper's figures 3 and 4 for p into dir.
+func modelFigures(p model.Params, size float64, maxN int, dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	labels := []string{"exact", "paper formula"}
+	var curves [][]float64
+	for _, f := range []model.Formula{model.Exact, model.Paper} {
+		c, err := model.TimeCurve(p, size, maxN, f)
+		if err != nil {
+			return nil, err
+		}
+		curves = append(curves, c)
+	}
+	fig3, err := plot.TimeCurve(size, labels, curves)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := fig3.SaveAll(dir, "fig3")
+	if err != nil {
+		return paths, err
+	}
+	sizes := make([]float64, fig4Sizes)
+	for i := range sizes {
+		sizes[i] = float64(i + 1)
+	}
+	var ns [][]int
+	for _, f := range []model.Formula{model.Exact, model.Paper} {
+		c, _, err := model.OptimalNCurve(p, sizes, fig4MaxN, f)
+		if err != nil {
+			return paths, err
+		}
+		ns = append(ns, c)
+	}
+	fig4, err := plot.OptimalNCurve(sizes, labels, ns)
+	if err != nil {
+		return paths, err
+	}
+	more, err := fig4.SaveAll(dir, "fig4")
+	return append(paths, more...), err
+}
+
+func newTuneSimulateCommand() *cobra.Command {
+	var (
+		p           model.Params
+		size        float64
+		n           int
+		seed        uint64
+		experiments int
+		at          float64
+		empty       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Simulate the write of one striped file and compare with the model",
+		Long: `Simulate, event by event, a file of --size GB striped over --n targets, each
+target a FIFO queue with Poisson background arrivals (--lambda) and exponential
+service (--gamma), and report the mean system time over many independent
+experiments with its 99% confidence interval, and its relative error against
+the exact model (see 'pario tune model --help').
+
+With --experiments 0 (the default) a pilot run picks the count that makes the
+99% interval narrower than 2% of the mean; the output shows how many it
+required. Results depend only on the flags and --seed.
+
+  pario tune simulate --size 10 --n 4
+  pario tune simulate --size 100 --n 40 --experiments 5000 --seed 7
+
+Queues start in equilibrium (what the model assumes); --empty starts them idle
+as the paper's simulation did, which biases the mean low for small --time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if n == 0 {
+				var err error
+				if n, _, err = model.OptimalN(p, size, 1<<20); err != nil {
+					return err
+				}
+			}
+			cfg := sim.Config{
+				Lambda: p.Lambda, Gamma: p.Gamma, V: p.V, FileSize: size, Stripes: n,
+				Time: at, Experiments: experiments, Seed: seed,
+			}
+			if empty {
+				cfg.Init = sim.Empty
+			}
+			r, err := sim.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			lo, hi := r.CI()
+			fmt.Printf("simulated: %g GB on %d targets, %s\n", size, n, describeParams(p))
+			fmt.Printf("start: %s queues, job arriving at t = %g s, seed %d\n", cfg.Init, at, seed)
+			fmt.Printf("mean E(T):     %.4f s\n", r.Mean)
+			fmt.Printf("99%% CI:        [%.4f, %.4f] s (+- %.4f, %.2f%% of the mean)\n", lo, hi, r.CIHalfWidth99, 100*r.CIHalfWidth99/r.Mean)
+			if r.Pilot > 0 {
+				fmt.Printf("experiments:   %d (required %d, after a pilot of %d)", r.N, r.Required, r.Pilot)
+			} else {
+				fmt.Printf("experiments:   %d (fixed)", r.N)
+			}
+			if r.Converged {
+				fmt.Println(", precision goal met")
+			} else {
+				fmt.Println(", precision goal NOT met: raise --experiments")
+			}
+			if r.HasModel {
+				fmt.Printf("exact model:   %.4f s, relative error %+.3f%%", r.Model, 100*r.RelErr)
+				if r.Contains(r.Model) {
+					fmt.Println(" (inside the 99% CI)")
+				} else {
+					fmt.Println(" (outside the 99% CI)")
+				}
+				if pt, err := model.PaperSystemTime(p, size, n); err == nil {
+					fmt.Printf("paper formula: %.4f s, relative error %+.3f%%\n", pt, 100*(r.Mean-pt)/pt)
+				}
+			}
+			if r.BiasBound > 0 {
+				fmt.Printf("empty start: the mean may be up to %.4f s below equilibrium\n", r.BiasBound)
+			}
+			fmt.Printf("events: %d in %s\n", r.Events, r.Elapsed.Round(1e6))
+			return nil
+		},
+	}
+	modelFlags(cmd, &p)
+	f := cmd.Flags()
+	f.Float64Var(&size, "size", 10, "file size M (GB)")
+	f.IntVar(&n, "n", 0, "stripe count (0: the exact model's optimum for --size)")
+	f.Uint64Var(&seed, "seed", 1, "random seed")
+	f.IntVar(&experiments, "experiments", 0, "number of experiments (0: as many as a 99% CI within 2% of the mean needs)")
+	f.Float64Var(&at, "time", 100, "arrival time of the file (s)")
+	f.BoolVar(&empty, "empty", false, "start every queue idle instead of in equilibrium")
+	return cmd
+}
+
+// searchSetup is everything a search needs, built from the flags.
+type searchSetup struct {
+	space   *search.Space
+	methods []search.Method
+	budget  int
+	size    int64
+}
+
+// parseRange parses "MIN:MAX" (or one value for both) with parse.
+func parseRange(flag, s string, parse func(string) (int64, error)) (lo, hi int64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		b = a
+	}
+	if lo, err = parse(a); err == nil {
+		hi, err = parse(b)
+	}
+	if err != nil {
+		example := "1m:256m"
+		if flag == "stripe-count" {
+			example = "1:160"
+		}
+		return 0, 0, fmt.Errorf("--%s %q: %v (want MIN:MAX, e.g. %s)", flag, s, err, example)
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("--%s %q: inverted bounds: %d > %d", flag, s, lo, hi)
+	}
+	return lo, hi, nil
+}
+
+func parseCount(s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("%d is not positive", v)
+	}
+	return v, nil
+}
+
+// sizeText renders a byte count exactly: "128 MiB", "1536 KiB", "1000 B".
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		unit int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n%u.unit == 0 {
+			return fmt.Sprintf("%d %s", n/u.unit, u.name)
+		}
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// sizeSuffix renders a byte count with the largest exact k/m/g suffix
+// ("128m"); upper selects "128M" (lfs style).
+func sizeSuffix(n int64, upper bool) string {
+	s := strconv.FormatInt(n, 10)
+	for _, u := range []struct {
+		unit int64
+		name string
+	}{{1 << 30, "g"}, {1 << 20, "m"}, {1 << 10, "k"}} {
+		if n%u.unit == 0 {
+			s = strconv.FormatInt(n/u.unit, 10) + u.name
+			break
+		}
+	}
+	if upper {
+		s = strings.ToUpper(s)
+	}
+	return s
+}
+
+func newTuneSearchCommand() *cobra.Command {
+	var (
+		p            model.Params
+		methodFlag   string
+		sizeFlag     string
+		objective    string
+		budgetFlag   float64
+		seed         uint64
+		dbPath       string
+		system       string
+		plotDir      string
+		applyDir     string
+		countFlag    string
+		stripFlag    string
+		transferFlag string
+		experiments  int
+	)
+	cmd := &cobra.Command{
+		Use:   "search",
+		Short: "Search the best stripe count, strip size and transfer size for a file",
+		Long: `Search the space of the paper's Table IV (stripe count 1-160, strip size and
+transfer size 1 MiB-256 MiB in powers of two: 12,960 points) for the
+parameters that minimise the predicted time to write one file of --size bytes,
+with each heuristic of --method, and recommend the best.
+
+The objective (--objective) is the queueing model extended with strip
+imbalance, 5 ms per RPC and the client's buffer fill ("model", the default,
+about a second for all methods), or the same with the waiting time simulated
+by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
+up front with --experiments experiments, a few seconds). Each method may
+evaluate --budget of the space (a fraction, or a count when above 1), starting
+from the model's proposed stripe count.
+
+Every evaluation is stored in a results database (--db, default
+DATA_DIR/tune.db, DATA_DIR as for 'pario up') under --system and the
+objective's settings: a point already there is not evaluated again, so a
+repeated search costs nothing (the table's "hits" and "misses" columns count
+database answers and new evaluations).
+
+  pario tune search                                  # all methods, 10 GiB
+  pario tune search --size 100g --method genetic,swarm
+  pario tune search --objective sim --stripe-count 1:64 --plot figs
+  pario tune search --size 1g --stripe-count 1:4 --apply /runs
+
+The output ends with the recommendation as an lfs command for Lustre and a
+'pario layout set' command; --apply DIR sets it as the default layout of the
+pario directory DIR (files created there afterwards inherit it), on the
+cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
+time so far against the number of evaluations, one line per method.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			setup, err := parseSearchFlags(methodFlag, sizeFlag, budgetFlag, countFlag, stripFlag, transferFlag)
+			if err != nil {
+				return usageError{err}
+			}
+			st := search.PaperStriping(setup.size)
+			st.Model = p
+			if err := p.Validate(); err != nil {
+				return err
+			}
+			var obj search.Objective
+			var objID, source string
+			switch objective {
+			case "model":
+				obj, objID, source = st, st.ID(), "model"
+			case "sim":
+				ss, err := search.NewSimStriping(st, experiments, seed, 0)
+				if err != nil {
+					return err
+				}
+				maxCount := setup.space.Dims()[0].Values
+				if err := ss.Prefetch(ctx, int(maxCount[len(maxCount)-1])); err != nil {
+					return err
+				}
+				obj, objID, source = ss, ss.ID(), "simulator"
+			default:
+				return usageError{fmt.Errorf("--objective %q: want model or sim", objective)}
+			}
+			if system == "" {
+				system = fmt.Sprintf("sim:lambda=%g,gamma=%g,V=%g", p.Lambda, p.Gamma, p.V)
+			}
+			if dbPath == "" {
+				dbPath = filepath.Join(defaultDataDir(), "tune.db")
+			}
+			if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
+				return err
+			}
+			// NoSync: a search writes thousands of records; should the
+			// machine crash, the last ones are simply evaluated again.
+			store, err := results.Open(dbPath, results.Options{NoSync: true})
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+
+			// The model proposes the starting point: its optimal stripe
+			// count for this size (strip and transfer sizes mid-range).
+			sizeGB := float64(setup.size) / 1e9
+			dims := setup.space.Dims()
+			nModel, _, err := model.OptimalN(p, sizeGB, int(dims[0].Values[len(dims[0].Values)-1]))
+			if err != nil {
+				return err
+			}
+			start, err := setup.space.Nearest(search.Params{{Name: search.StripeCount, Value: int64(nModel)}})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("search: %s file, objective %s, %s\n", sizeText(setup.size), objective, describeParams(p))
+			fmt.Printf("space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
+				setup.space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
+				sizeText(dims[1].Values[0]), sizeText(dims[1].Values[len(dims[1].Values)-1]),
+				sizeText(dims[2].Values[0]), sizeText(dims[2].Values[len(dims[2].Values)-1]), setup.budget, seed)
+			fmt.Printf("model's proposal: stripe count %d (start: %s)\n\n", nModel, setup.space.Params(start))
+
+			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(w, "method\tstripe count\tstrip size\ttransfer size\ttime (s)\tMiB/s\tevals\thits\tmisses\t")
+			var (
+				best             *search.Result
+				traces           []plot.Trace
+				totHits, totMiss int64
+			)
+			for _, m := range setup.methods {
+				cached, err := store.Cached(system, objID, source, obj)
+				if err != nil {
+					return err
+				}
+				r, err := search.Run(ctx, setup.space, cached, m, search.Options{Budget: setup.budget, Seed: seed, Start: start})
+				if err != nil {
+					return fmt.Errorf("%s: %w", m.Name(), err)
+				}
+				totHits += cached.Hits()
+				totMiss += cached.Misses()
+				if r.Best == nil {
+					fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%d\t%d\t%d\t\n", m.Name(), r.Evaluations, cached.Hits(), cached.Misses())
+					continue
+				}
+				n, s, t := striping(r.BestParams)
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Name(), n, sizeText(s), sizeText(t),
+					r.BestValue, float64(setup.size)/(1<<20)/r.BestValue, r.Evaluations, cached.Hits(), cached.Misses())
+				if best == nil || r.BestValue < best.BestValue {
+					best = r
+				}
+				traces = append(traces, plot.Trace{Method: m.Name(), BestSoFar: r.BestSoFar()})
+			}
+			w.Flush()
+			fmt.Printf("\ndatabase %s: %d hits, %d misses\n", store.Path(), totHits, totMiss)
+			if best == nil {
+				return errors.New("no method evaluated a point")
+			}
+			n, s, t := striping(best.BestParams)
+			fmt.Printf("recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
+				n, sizeText(s), sizeText(t), best.BestValue, float64(setup.size)/(1<<20)/best.BestValue, best.Method)
+			dir := "DIR"
+			if applyDir != "" {
+				dir = storePath(applyDir)
+			}
+			layout := fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", sizeSuffix(s, false), n)
+			fmt.Printf("  Lustre: lfs setstripe -c %d -S %s %s\n", n, sizeSuffix(s, true), dir)
+			fmt.Printf("  pario:  pario layout set %s %s\n", dir, layout)
+			fmt.Printf("  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", sizeText(t), sizeSuffix(t, false), sizeSuffix(t, false))
+			if plotDir != "" {
+				if err := os.MkdirAll(plotDir, 0o755); err != nil {
+					return err
+				}
+				fig := plot.SearchTrace(fmt.Sprintf("Search for a %s file (%s objective)", sizeText(setup.size), objective),
+					"best predicted write time (s)", traces)
+				paths, err := fig.SaveAll(plotDir, "search-trace")
+				for _, path := range paths {
+					fmt.Println("wrote", path)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if applyDir == "" {
+				return nil
+			}
+			l, err := dist.ParseLayout(layout)
+			if err != nil {
+				return err
+			}
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				if err := c.SetLayout(ctx, dir, l); err != nil {
+					return err
+				}
+				a, err := c.Lookup(ctx, dir)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("applied: %s: %s\n", dir, layoutOf(a))
+				return nil
+			})
+		},
+	}
+	modelFlags(cmd, &p)
+	f := cmd.Flags()
+	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+methodNames()+", exhaustive")
+	f.StringVar(&sizeFlag, "size", "10g", "file size in bytes (suffixes k, m, g: powers of 1024)")
+	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
+	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
+	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")
+	f.StringVar(&dbPath, "db", "", "results database (default DATA_DIR/tune.db)")
+	f.StringVar(&system, "system", "", "system name the results are stored under (default from --lambda, --gamma, --v)")
+	f.StringVar(&plotDir, "plot", "", "write search-trace.png and .svg into this directory")
+	f.StringVar(&applyDir, "apply", "", "set the recommended layout on this pario directory")
+	f.StringVar(&countFlag, "stripe-count", "1:160", "stripe count bounds MIN:MAX (every integer)")
+	f.StringVar(&stripFlag, "strip-size", "1m:256m", "strip (Lustre stripe) size bounds MIN:MAX (powers of two)")
+	f.StringVar(&transferFlag, "transfer-size", "1m:256m", "transfer size bounds MIN:MAX (powers of two)")
+	f.IntVar(&experiments, "experiments", 2000, "experiments per stripe count with --objective sim")
+	return cmd
+}
+
+func methodNames() string {
+	var names []string
+	for _, m := range search.Heuristics() {
+		names = append(names, m.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+func striping(ps search.Params) (n, s, t int64) {
+	n, _ = ps.Get(search.StripeCount)
+	s, _ = ps.Get(search.StripSize)
+	t, _ = ps.Get(search.TransferSize)
+	return n, s, t
+}
+
+// parseSearchFlags builds the space, the methods and the budget; its
+// errors are usage errors.
+func parseSearchFlags(methodFlag, sizeFlag string, budget float64, countFlag, stripFlag, transferFlag string) (*searchSetup, error) {
+	var setup searchSetup
+	var err error
+	if setup.size, err = dist.ParseSize(sizeFlag); err != nil {
+		return nil, fmt.Errorf("--size: %v", err)
+	}
+	dims := search.TableIVSequential()
+	for i, fl := range []struct{ name, val string }{{"stripe-count", countFlag}, {"strip-size", stripFlag}, {"transfer-size", transferFlag}} {
+		parse := dist.ParseSize
+		if i == 0 {
+			parse = parseCount
+		}
+		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
+			return nil, err
+		}
+	}
+	if setup.space, err = search.NewSpace(dims...); err != nil {
+		return nil, err
+	}
+	switch {
+	case math.IsNaN(budget) || budget <= 0:
+		return nil, fmt.Errorf("--budget %v: want a fraction of the space in (0, 1] or a count above 1", budget)
+	case budget <= 1:
+		setup.budget = max(1, int(math.Ceil(budget*float64(setup.space.Size()))))
+	case budget != math.Trunc(budget) || budget > 1e9:
+		return nil, fmt.Errorf("--budget %v: a count must be a whole number", budget)
+	default:
+		setup.budget = int(budget)
+	}
+	for name := range strings.SplitSeq(methodFlag, ",") {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			setup.methods = append(setup.methods, search.Heuristics()...)
+			continue
+		}
+		m, err := search.MethodByName(name)
+		if err != nil {
+			return nil, fmt.Errorf("--method: %v, or all", err)
+		}
+		setup.methods = append(setup.methods, m)
+	}
+	return &setup, nil
+}

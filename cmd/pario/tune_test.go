@@ -1,0 +1,214 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tune tests run the binary (parioBin, built by TestMain) like the
+// other CLI tests; only TestTuneApply needs a cluster.
+
+func checkFigure(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 5000 {
+		t.Errorf("%s: only %d bytes", path, len(b))
+	}
+	switch filepath.Ext(path) {
+	case ".png":
+		if !strings.HasPrefix(string(b), "\x89PNG\r\n\x1a\n") {
+			t.Errorf("%s is not a PNG", path)
+		}
+	case ".svg":
+		if !strings.Contains(string(b), "<svg") || !strings.Contains(string(b), "</svg>") {
+			t.Errorf("%s is not an SVG", path)
+		}
+	}
+}
+
+func TestTuneModel(t *testing.T) {
+	// Table III's 10 GB case by the paper's printed formula...
+	out := run(t, "", "tune", "model", "--lambda", "0.1", "--gamma", "0.125", "--v", "0.0625", "--size", "10", "--paper")
+	if !strings.Contains(out, "N=4") || !strings.Contains(out, "T=117.3120") {
+		t.Errorf("tune model --paper, 10 GB: want N=4, T=117.3120:\n%s", out)
+	}
+	// ...and by the exact one, with the figures.
+	dir := filepath.Join(t.TempDir(), "figs")
+	out = run(t, "", "tune", "model", "--size", "10", "--plot", dir)
+	if !strings.Contains(out, "optimum: N=5  T=114.4081") || !regexp.MustCompile(`(?m)^\s*5 \*\s+114\.4081`).MatchString(out) {
+		t.Errorf("tune model, 10 GB: want the exact optimum N=5, T=114.4081 marked in the table:\n%s", out)
+	}
+	for _, f := range []string{"fig3.png", "fig3.svg", "fig4.png", "fig4.svg"} {
+		checkFigure(t, filepath.Join(dir, f))
+	}
+	// Table III's largest case needs --max-n above the default.
+	if out := run(t, "", "tune", "model", "--size", "1000", "--paper", "--max-n", "500"); !strings.Contains(out, "N=399  T=302.6972") {
+		t.Errorf("tune model --paper, 1000 GB: want N=399, T=302.6972:\n%s", out)
+	}
+}
+
+func TestTuneSimulate(t *testing.T) {
+	out := run(t, "", "tune", "simulate", "--size", "10", "--n", "4", "--seed", "1")
+	m := regexp.MustCompile(`mean E\(T\):\s+([0-9.]+) s`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("tune simulate: no mean:\n%s", out)
+	}
+	mean, _ := strconv.ParseFloat(m[1], 64)
+	// The exact model says 114.4107 s; the 99% interval is within 2%.
+	if mean < 114.4107*0.98 || mean > 114.4107*1.02 {
+		t.Errorf("tune simulate: mean %v, want within 2%% of 114.4107", mean)
+	}
+	for _, want := range []string{"99% CI:", "experiments:", "required", "exact model:   114.4107 s, relative error", "precision goal met"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tune simulate output lacks %q:\n%s", want, out)
+		}
+	}
+	// The same seed gives the same result.
+	if again := run(t, "", "tune", "simulate", "--size", "10", "--n", "4", "--seed", "1"); !strings.Contains(again, m[0]) {
+		t.Errorf("tune simulate is not reproducible: %q then\n%s", m[0], again)
+	}
+}
+
+var totalsRE = regexp.MustCompile(`database .*: (\d+) hits, (\d+) misses`)
+
+func TestTuneSearch(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tune.db")
+	args := []string{"tune", "search", "--method", "all", "--size", "10g", "--objective", "model", "--db", db}
+	out := run(t, "", append(args, "--plot", filepath.Join(dir, "figs"))...)
+	for _, m := range []string{"neldermead", "annealing", "genetic", "swarm", "orthogonal", "random", "lhs"} {
+		if !regexp.MustCompile(`(?m)^\s*` + m + `\s+\d+\s+\d+ [KMG]iB\s+\d+ [KMG]iB\s+[0-9.]+\s+[0-9.]+\s+1944\s`).MatchString(out) {
+			t.Errorf("tune search: no result row with 1944 evaluations for %s:\n%s", m, out)
+		}
+	}
+	// On the model objective every heuristic finds the optimum of
+	// QUALITY.md's 10 GB case: 5 targets, 128 MiB strips and transfers.
+	for _, want := range []string{
+		"recommendation: stripe count 5, strip size 128 MiB, transfer size 128 MiB",
+		"lfs setstripe -c 5 -S 128M DIR",
+		"pario layout set DIR simple_stripe:strip_size=128m,num_datafiles=5",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tune search output lacks %q:\n%s", want, out)
+		}
+	}
+	first := totalsRE.FindStringSubmatch(out)
+	if first == nil || first[2] == "0" {
+		t.Fatalf("tune search: first run should evaluate new points:\n%s", out)
+	}
+	for _, f := range []string{"search-trace.png", "search-trace.svg"} {
+		checkFigure(t, filepath.Join(dir, "figs", f))
+	}
+	// The same search again: everything comes from the database.
+	out = run(t, "", args...)
+	again := totalsRE.FindStringSubmatch(out)
+	if again == nil || again[2] != "0" {
+		t.Fatalf("repeated tune search: want 0 misses:\n%s", out)
+	}
+	h1, _ := strconv.Atoi(first[1])
+	m1, _ := strconv.Atoi(first[2])
+	if h2, _ := strconv.Atoi(again[1]); h2 != h1+m1 {
+		t.Errorf("repeated tune search: %d hits, want %d (the first run's hits and misses)", h2, h1+m1)
+	}
+	if !strings.Contains(out, "pario layout set DIR simple_stripe:strip_size=128m,num_datafiles=5") {
+		t.Errorf("repeated tune search recommends something else:\n%s", out)
+	}
+}
+
+func TestTuneSearchSimulated(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tune.db")
+	out := run(t, "", "tune", "search", "--objective", "sim", "--method", "genetic,lhs", "--budget", "300",
+		"--stripe-count", "1:32", "--experiments", "1000", "--db", db)
+	if !strings.Contains(out, "objective sim") || !regexp.MustCompile(`(?m)^\s*genetic\s+\d+\s.*\s300\s+\d+\s+\d+\s*$`).MatchString(out) {
+		t.Errorf("tune search --objective sim:\n%s", out)
+	}
+	if !strings.Contains(out, "lfs setstripe -c ") {
+		t.Errorf("tune search --objective sim gives no recommendation:\n%s", out)
+	}
+}
+
+func TestTuneApply(t *testing.T) {
+	cf := up(t)
+	run(t, cf, "mkdir", "/runs")
+	db := filepath.Join(t.TempDir(), "tune.db")
+	out := run(t, cf, "tune", "search", "--size", "10g", "--stripe-count", "1:4", "--method", "genetic", "--budget", "100", "--db", db, "--apply", "/runs")
+	m := regexp.MustCompile(`lfs setstripe -c (\d+) -S (\d+)M /runs`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "pario layout set /runs simple_stripe:strip_size="+m[2]+"m,num_datafiles="+m[1]) {
+		t.Fatalf("tune search --apply /runs: no recommendation for /runs:\n%s", out)
+	}
+	if m[1] == "1" {
+		t.Errorf("tune search --size 10g: a single stripe recommended:\n%s", out)
+	}
+	mib, _ := strconv.Atoi(m[2])
+	want := fmt.Sprintf("simple_stripe:strip_size=%d,num_datafiles=%s", mib<<20, m[1])
+	if !strings.Contains(out, "applied: /runs: "+want) {
+		t.Errorf("tune search --apply: want %q applied:\n%s", want, out)
+	}
+	if got := run(t, cf, "layout", "get", "/runs"); !strings.Contains(got, want) {
+		t.Errorf("layout get /runs after --apply: %s, want %s", got, want)
+	}
+	// Applying to a directory that does not exist fails after the search.
+	if out, err := runErr(cf, "tune", "search", "--size", "1g", "--stripe-count", "1:4", "--method", "genetic", "--budget", "100", "--db", db, "--apply", "/nope"); err == nil {
+		t.Errorf("tune search --apply /nope succeeded:\n%s", out)
+	}
+}
+
+func TestTuneBadInput(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tune.db")
+	cases := []struct {
+		args  []string
+		wants string
+		code  int
+	}{
+		{[]string{"tune", "model", "--lambda", "0.2", "--gamma", "0.125"}, "rho = lambda/gamma = 1.6 >= 1", 1},
+		{[]string{"tune", "model", "--lambda", "0.125", "--gamma", "0.125"}, "unstable", 1},
+		{[]string{"tune", "model", "--v", "0"}, "V = 0 is not positive", 1},
+		{[]string{"tune", "model", "--size", "-3"}, "M = -3 is not positive", 1},
+		{[]string{"tune", "model", "--size", "ten"}, "invalid argument", 2},
+		{[]string{"tune", "simulate", "--lambda", "1", "--gamma", "0.5"}, "unstable", 1},
+		{[]string{"tune", "simulate", "--n", "-1"}, "Stripes", 1},
+		{[]string{"tune", "search", "--db", db, "--stripe-count", "160:1"}, "inverted bounds", 2},
+		{[]string{"tune", "search", "--db", db, "--strip-size", "256m:1m"}, "--strip-size \"256m:1m\": inverted bounds", 2},
+		{[]string{"tune", "search", "--db", db, "--transfer-size", "1m:x"}, "--transfer-size", 2},
+		{[]string{"tune", "search", "--db", db, "--stripe-count", "0:4"}, "not positive", 2},
+		{[]string{"tune", "search", "--db", db, "--method", "hillclimb"}, "known: neldermead, annealing, genetic, swarm, orthogonal, random, lhs", 2},
+		{[]string{"tune", "search", "--db", db, "--objective", "oracle"}, "model or sim", 2},
+		{[]string{"tune", "search", "--db", db, "--budget", "-1"}, "--budget", 2},
+		{[]string{"tune", "search", "--db", db, "--size", "10x"}, "--size", 2},
+		{[]string{"tune", "search", "--db", db, "--lambda", "0.3"}, "unstable", 1},
+		{[]string{"tune", "search", "--db", t.TempDir()}, "results", 1},
+	}
+	for _, tc := range cases {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Errorf("pario %v: err %v, want an exit status", tc.args, err)
+			continue
+		}
+		if ee.ExitCode() != tc.code || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: exit %d, output %q; want exit %d mentioning %q", tc.args, ee.ExitCode(), out, tc.code, tc.wants)
+		}
+	}
+}
+
+func TestTuneHelp(t *testing.T) {
+	for _, c := range [][]string{{"tune"}, {"tune", "model"}, {"tune", "simulate"}, {"tune", "search"}} {
+		out, err := runErr("", append(c, "--help")...)
+		if err != nil || !strings.Contains(out, "Usage:") || !strings.Contains(out, "pario tune") {
+			t.Errorf("pario %v --help: %v\n%s", c, err, out)
+		}
+	}
+	if out, _ := runErr("", "tune", "model", "--help"); !strings.Contains(out, "TABLES.md") || !strings.Contains(out, "--paper") {
+		t.Errorf("tune model --help does not explain the two formulas:\n%s", out)
+	}
+}
