@@ -1,0 +1,316 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/tune/calib"
+	"github.com/pario/pario/tune/plot"
+)
+
+func newTuneCalibrateCommand() *cobra.Command {
+	var (
+		doRun         bool
+		results       []string
+		strips, xfers []string
+		servers       []int
+		size          string
+		ranks, reps   int
+		keep          string
+		defStrip      string
+		defTargets    int
+		gamma         float64
+		overhead      string
+		experiments   int
+		seed          uint64
+		plotDir       string
+		quiet         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "calibrate (--run | --results FILE [FILE...])",
+		Short: "Fit the simulator's V, lambda, gamma and per-request overhead to benchmark results",
+		Long: `Calibrate the simulator as the paper's section IV does: measure the write time
+of one file over a grid of strip size x transfer size (transfer <= strip) on
+one target (then several), fit the simulator's parameters to it, and compare
+measured with simulated bandwidths by the paper's errors,
+
+  error1 = sum(test - sim) / sum(test)
+  error2 = sum((test - sim)^2) / sum(test^2)   (test, sim: MiB/s per point).
+
+Model of a point (file of M bytes, n targets, strip S, transfer t): every
+transfer is cut at strip boundaries into requests, strips dealt round robin;
+target j gets B_j bytes in R_j requests, and T = E(max_j W_j) +
+max_j (B_j/V + R_j c), W the M/M/1 waiting time (lambda, gamma). V and c are
+fitted to each point's fastest repetition (Nelder-Mead on error2; c is kept
+only if it lowers that error2 by 10% or more, --overhead on|off forces it);
+gamma is the requests served per second of service; lambda makes the model's
+mean waiting time equal the measured one (the time beyond the service part).
+
+Input, one of:
+  --run             run pario bench on an embedded cluster per grid point
+                    (--strip-sizes x --transfer-sizes on each of --servers,
+                    a --size file, -N --ranks, -i --repetitions, -w -e)
+  --results F...    IOR or pario bench JSON results (-O summaryFormat=JSON;
+                    pario's name their layout; for IOR's put it in the file
+                    name, e.g. ior-strip1m-ost1.json, or give --strip-size and
+                    --targets), or CSV files "strip,transfer,servers,size,seconds"
+
+  pario tune calibrate --run --plot docs
+  pario tune calibrate --run --servers 1,2,4 --keep-results runs/
+  pario tune calibrate --results runs/*.json
+
+--plot DIR writes DIR/calibration.png and .svg: measured and simulated
+bandwidth heat maps (strip size x transfer size) side by side, one row per
+server count.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Files after --results (a shell glob) arrive as arguments.
+			results = append(results, args...)
+			if doRun == (len(results) > 0) {
+				return usageError{errors.New("give either --run or --results FILE [FILE ...]")}
+			}
+			if experiments < 0 {
+				return usageError{fmt.Errorf("--experiments %d: want >= 0", experiments)}
+			}
+			var pts []calib.Point
+			var source string
+			start := time.Now()
+			if doRun {
+				g := calib.Grid{Servers: servers, Ranks: ranks, Repetitions: reps}
+				var err error
+				if g.Strips, err = parseSizes("strip-sizes", strips); err != nil {
+					return err
+				}
+				if g.Transfers, err = parseSizes("transfer-sizes", xfers); err != nil {
+					return err
+				}
+				if g.Size, err = backend.ParseSize(size); err != nil || g.Size <= 0 {
+					return usageError{fmt.Errorf("--size %q: want a positive size (e.g. 64m)", size)}
+				}
+				if ranks < 1 || reps < 1 {
+					return usageError{fmt.Errorf("--ranks and --repetitions must be >= 1")}
+				}
+				if g.Size%int64(ranks) != 0 {
+					return usageError{fmt.Errorf("--size %s is not a multiple of --ranks %d", size, ranks)}
+				}
+				for _, n := range servers {
+					if n < 1 {
+						return usageError{fmt.Errorf("--servers %d: want >= 1", n)}
+					}
+				}
+				dir := keep
+				if dir == "" {
+					tmp, err := os.MkdirTemp("", "pario-calibrate-")
+					if err != nil {
+						return err
+					}
+					defer os.RemoveAll(tmp)
+					dir = tmp
+				} else if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				runs := g.Runs(dir)
+				if len(runs) == 0 {
+					return usageError{errors.New("no grid point with transfer size <= strip size")}
+				}
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				pts, err = calib.Execute(cmd.Context(), exe, nil, runs, func(i int, r calib.Run) {
+					if !quiet {
+						fmt.Fprintf(os.Stderr, "calibrate: [%d/%d] pario bench strip %s, transfer %s, %d server(s)\n",
+							i+1, len(runs), calib.FormatSize(r.Strip), calib.FormatSize(r.Transfer), r.Servers)
+					}
+				})
+				if err != nil {
+					return err
+				}
+				source = fmt.Sprintf("%d pario bench runs on an embedded cluster (%s file, %d rank(s), %d repetitions, fsync) in %.1f s",
+					len(runs), calib.FormatSize(g.Size), ranks, reps, time.Since(start).Seconds())
+				if keep != "" {
+					source += ", results kept in " + keep
+				}
+			} else {
+				var def calib.Layout
+				if defStrip != "" {
+					s, err := backend.ParseSize(defStrip)
+					if err != nil || s <= 0 {
+						return usageError{fmt.Errorf("--strip-size %q: want a positive size", defStrip)}
+					}
+					def.Strip = s
+				}
+				def.Targets = defTargets
+				for _, f := range results {
+					p, err := calib.ReadFile(f, def)
+					if err != nil {
+						return err
+					}
+					pts = append(pts, p...)
+				}
+				source = fmt.Sprintf("%d results file(s)", len(results))
+			}
+			pts = calib.Merge(pts)
+			fit, err := calib.FitParams(pts, calib.Options{Gamma: gamma, Overhead: overhead})
+			if err != nil {
+				return usageError{err}
+			}
+			rep, err := calib.Compare(cmd.Context(), fit, experiments, seed)
+			if err != nil {
+				return err
+			}
+			printCalibration(rep, source)
+			if plotDir != "" {
+				if err := os.MkdirAll(plotDir, 0o755); err != nil {
+					return err
+				}
+				paths, err := calibrationPlot(rep, plotDir)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("plot: %s\n", strings.Join(paths, " "))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.BoolVar(&doRun, "run", false, "run pario bench over the grid on an embedded cluster")
+	f.StringSliceVar(&results, "results", nil, "IOR / pario bench JSON or CSV results files (comma separated or repeated)")
+	f.StringSliceVar(&strips, "strip-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: strip sizes")
+	f.StringSliceVar(&xfers, "transfer-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: transfer sizes (only those <= the strip size are run)")
+	f.IntSliceVar(&servers, "servers", []int{1}, "--run: I/O servers (= stripe count) of each grid, e.g. 1,2,4")
+	f.StringVar(&size, "size", "64m", "--run: file size")
+	f.IntVar(&ranks, "ranks", 1, "--run: ranks writing the file (pario bench -N)")
+	f.IntVar(&reps, "repetitions", 3, "--run: repetitions per point (pario bench -i)")
+	f.StringVar(&keep, "keep-results", "", "--run: keep the JSON results in this directory (to refit later with --results)")
+	f.StringVar(&defStrip, "strip-size", "", "--results: strip size of files that do not say (IOR)")
+	f.IntVar(&defTargets, "targets", 0, "--results: stripe count of files that do not say (default 1)")
+	f.Float64Var(&gamma, "gamma", 0, "fix the service rate gamma (1/s) instead of deriving it from the service part")
+	f.StringVar(&overhead, "overhead", "auto", "per-request overhead: auto (kept if the data demand it), on, off")
+	f.IntVar(&experiments, "experiments", 20000, "simulated experiments per point")
+	f.Uint64Var(&seed, "seed", 1, "simulation seed")
+	f.StringVar(&plotDir, "plot", "", "write DIR/calibration.png and .svg (measured | simulated heat maps)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
+	return cmd
+}
+
+func parseSizes(flag string, vals []string) ([]int64, error) {
+	var out []int64
+	for _, v := range vals {
+		n, err := backend.ParseSize(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return nil, usageError{fmt.Errorf("--%s %q: want positive sizes, e.g. 64k,1m", flag, v)}
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("--%s: empty", flag)}
+	}
+	return out, nil
+}
+
+func printCalibration(r calib.Report, source string) {
+	p := r.Params
+	fmt.Printf("calibrate: %d points from %s\n", len(r.Points), source)
+	fmt.Printf("fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/calib.MiB, p.V/1e9)
+	if r.OverheadUsed {
+		fmt.Printf("        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
+	} else {
+		fmt.Printf("        overhead c = 0 (not needed: service-fit error2 %.4g)\n", r.ServiceError2)
+	}
+	fmt.Printf("        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
+		p.Gamma, p.Lambda, p.Rho(), r.MeanWait*1e3)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
+	for _, c := range r.Points {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, calib.FormatSize(c.Strip),
+			calib.FormatSize(c.Transfer), calib.FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
+			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
+	}
+	tw.Flush()
+	fmt.Printf("error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
+		r.Bandwidth.Error1, r.Bandwidth.Error2, r.Experiments, r.Seed)
+	fmt.Printf("on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
+		r.Time.Error1, r.Time.Error2, r.ModelVsMeasE.Error1, r.ModelVsMeasE.Error2)
+	fmt.Printf("use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
+}
+
+// calibrationPlot draws one row per (servers, size): measured | simulated
+// bandwidth over strip size x transfer size, on one colour scale.
+func calibrationPlot(r calib.Report, dir string) ([]string, error) {
+	type key struct {
+		n int
+		m int64
+	}
+	var keys []key
+	groups := map[key][]calib.Compared{}
+	for _, c := range r.Points {
+		k := key{c.Targets, c.Size}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	var rows [][]*gplot.Plot
+	for _, k := range keys {
+		cs := groups[k]
+		var ss, ts []int64
+		for _, c := range cs {
+			if !slices.Contains(ss, c.Strip) {
+				ss = append(ss, c.Strip)
+			}
+			if !slices.Contains(ts, c.Transfer) {
+				ts = append(ts, c.Transfer)
+			}
+		}
+		slices.Sort(ss)
+		slices.Sort(ts)
+		names := func(v []int64) []string {
+			var out []string
+			for _, x := range v {
+				out = append(out, calib.FormatSize(x))
+			}
+			return out
+		}
+		meas := plot.HeatMap{XLabel: "strip size", YLabel: "transfer size", Cols: names(ss), Rows: names(ts)}
+		simu := meas
+		meas.Z, simu.Z = make([][]float64, len(ts)), make([][]float64, len(ts))
+		for r, t := range ts {
+			meas.Z[r], simu.Z[r] = make([]float64, len(ss)), make([]float64, len(ss))
+			for c, s := range ss {
+				meas.Z[r][c], simu.Z[r][c] = math.NaN(), math.NaN()
+				for _, p := range cs {
+					if p.Strip == s && p.Transfer == t {
+						meas.Z[r][c], simu.Z[r][c] = p.MeasuredMiB, p.SimMiB
+					}
+				}
+			}
+		}
+		lo, hi := plot.Range(meas, simu)
+		meas.Lo, meas.Hi, simu.Lo, simu.Hi = lo, hi, lo, hi
+		what := fmt.Sprintf("%d server(s), %s file, write MiB/s", k.n, calib.FormatSize(k.m))
+		meas.Title, simu.Title = "measured, "+what, "simulated, "+what
+		pm, err := meas.Plot()
+		if err != nil {
+			return nil, err
+		}
+		ps, err := simu.Plot()
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, []*gplot.Plot{pm, ps})
+	}
+	return plot.SaveGrid(dir, "calibration", rows, 14*vg.Centimeter, 11*vg.Centimeter)
+}

@@ -1,0 +1,115 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/plotter"
+)
+
+// HeatMap is a categorical heat map: Z[r][c] is the value at column
+// Cols[c] and row Rows[r]; NaN cells are drawn grey and unlabelled. It looks
+// like bench/sweep's heat maps but takes its colour scale from Lo and Hi,
+// so that several maps (measured and simulated) can share one.
+type HeatMap struct {
+	Title, XLabel, YLabel string
+	Cols, Rows            []string
+	Z                     [][]float64
+	Lo, Hi                float64
+}
+
+type hmGrid struct{ z [][]float64 }
+
+func (g hmGrid) Dims() (int, int)   { return len(g.z[0]), len(g.z) }
+func (g hmGrid) Z(c, r int) float64 { return g.z[r][c] }
+func (g hmGrid) X(c int) float64    { return float64(c) }
+func (g hmGrid) Y(r int) float64    { return float64(r) }
+
+// Range returns the smallest and largest finite value of the maps.
+func Range(maps ...HeatMap) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, m := range maps {
+		for _, row := range m.Z {
+			for _, v := range row {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+	}
+	if lo > hi {
+		return 0, 1
+	}
+	return lo, hi
+}
+
+// Plot builds the heat map, each cell labelled with its value.
+func (m HeatMap) Plot() (*gplot.Plot, error) {
+	if len(m.Rows) == 0 || len(m.Cols) == 0 || len(m.Z) != len(m.Rows) {
+		return nil, fmt.Errorf("plot: heat map %q: %d rows of values for %d row labels", m.Title, len(m.Z), len(m.Rows))
+	}
+	for r, row := range m.Z {
+		if len(row) != len(m.Cols) {
+			return nil, fmt.Errorf("plot: heat map %q: row %d has %d values for %d columns", m.Title, r, len(row), len(m.Cols))
+		}
+	}
+	lo, hi := m.Lo, m.Hi
+	if !(hi > lo) {
+		hi = lo + 1
+	}
+	p := gplot.New()
+	p.Title.Text = m.Title
+	// Kindlmann runs from black to white: stop at about 80% (as
+	// bench/sweep does) so the best cell stays visible on a white page.
+	pal := moreland.Kindlmann()
+	pal.SetMin(lo)
+	pal.SetMax(hi + (hi-lo)/4)
+	colors := pal.Palette(64).Colors()
+	h := plotter.NewHeatMap(hmGrid{m.Z}, pal.Palette(64))
+	h.Min, h.Max = lo, hi+(hi-lo)/4 // the shared scale, not this map's data
+	h.NaN = color.Gray{Y: 0xdd}
+	h.Underflow, h.Overflow = colors[0], colors[len(colors)-1]
+	p.Add(h)
+	var labels plotter.XYLabels
+	var light []bool
+	for r, row := range m.Z {
+		for c, v := range row {
+			if !math.IsNaN(v) {
+				labels.XYs = append(labels.XYs, plotter.XY{X: float64(c), Y: float64(r)})
+				labels.Labels = append(labels.Labels, strconv.FormatFloat(v, 'f', 0, 64))
+				light = append(light, (v-lo)/(hi-lo) > 0.55)
+			}
+		}
+	}
+	if len(labels.XYs) > 0 {
+		lb, err := plotter.NewLabels(labels)
+		if err != nil {
+			return nil, err
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i].Color = color.White
+			if light[i] {
+				lb.TextStyle[i].Color = color.Black
+			}
+			lb.TextStyle[i].XAlign = -0.5
+			lb.TextStyle[i].YAlign = -0.5
+		}
+		p.Add(lb)
+	}
+	tick := func(vals []string) gplot.ConstantTicks {
+		t := make(gplot.ConstantTicks, len(vals))
+		for i, v := range vals {
+			t[i] = gplot.Tick{Value: float64(i), Label: v}
+		}
+		return t
+	}
+	p.X.Label.Text, p.Y.Label.Text = m.XLabel, m.YLabel
+	p.X.Tick.Marker, p.Y.Tick.Marker = tick(m.Cols), tick(m.Rows)
+	p.X.Min, p.X.Max = -0.5, float64(len(m.Cols))-0.5
+	p.Y.Min, p.Y.Max = -0.5, float64(len(m.Rows))-0.5
+	return p, nil
+}
