@@ -13,12 +13,20 @@ all: build
 build:
 	$(GO) build -o bin/pario ./cmd/pario
 
-# deps installs what the tests need beyond Go: iproute2 (ip netns, for the
-# multi-host test). Needs root; skipped when everything is present.
+# deps installs what the tests need beyond Go, when missing: iproute2 (ip netns, the multi-host
+# test), openmpi-bin (mpirun tests), fuse3 + rsync + attr + mrbayes (the mount tests and the
+# MrBayes run), ncbi-blast+ and mmseqs2-examples (the BLAST plugin on real data). Needs root
+# (or sudo); `.ci/run` installs the same list.
+DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin fusermount3:fuse3 rsync:rsync getfattr:attr mb:mrbayes \
+	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples
+
 deps:
 	@missing=""; \
-	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
-	command -v mpirun >/dev/null 2>&1 || missing="$$missing openmpi-bin"; \
+	for need in $(DEB_NEEDS); do \
+		what=$${need%%:*}; pkg=$${need#*:}; \
+		if [ -e "$$what" ] || command -v "$$what" >/dev/null 2>&1; then continue; fi; \
+		missing="$$missing $$pkg"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
