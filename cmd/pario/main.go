@@ -61,7 +61,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newUpCommand(), newMetaCommand(), newDataCommand(),
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
-		newBenchCommand(), newTuneCommand(),
+		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
 	)
 	return root
 }

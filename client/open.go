@@ -1,0 +1,152 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
+)
+
+// This file holds the calls a file system layer (the FUSE mount, fusefs)
+// needs beyond the path-based API: addressing entries by FileID, opening a
+// File from attributes already in hand, and splitting a removal into its
+// namespace half and its data half, so that the data of a file still open
+// can outlive its name (POSIX unlink of an open file).
+
+// GetByID returns the metadata of the entry with the given ID, wherever it
+// is now. A removed or unknown ID is fs.ErrNotExist (ENOENT).
+func (c *Client) GetByID(ctx context.Context, id meta.FileID) (meta.Attr, error) {
+	var e wire.Enc
+	e.U64(uint64(id))
+	return c.metaAttr(ctx, meta.OpGetByID, true, &e)
+}
+
+// OpenAttr returns a File for attributes obtained from Lookup, GetByID,
+// Readdir or Create, without asking the metadata server again. path is only
+// used in errors and for Name.
+func (c *Client) OpenAttr(path string, a meta.Attr) (*File, error) {
+	if a.Kind != meta.KindFile {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+	}
+	return c.newFile(path, a)
+}
+
+// SizeOf returns the logical size of the file described by a, computed
+// from its datafiles.
+func (c *Client) SizeOf(ctx context.Context, a meta.Attr) (int64, error) {
+	if a.Kind != meta.KindFile {
+		return 0, nil
+	}
+	return c.fileSize(ctx, a)
+}
+
+// RemoveEntry removes a file's name (or an empty directory) from the
+// namespace and returns its attributes, but leaves a file's datafiles on
+// the I/O servers: call RemoveData when the last user of the data is gone.
+func (c *Client) RemoveEntry(ctx context.Context, path string) (meta.Attr, error) {
+	var e wire.Enc
+	e.String(path)
+	return c.metaAttr(ctx, meta.OpRemove, false, &e)
+}
+
+// RenameEntry is Rename without the removal of a replaced file's data: it
+// returns the replaced entry's attributes (nil when nothing was replaced),
+// and the caller removes its datafiles with RemoveData when it may.
+func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string) (*meta.Attr, error) {
+	var e wire.Enc
+	e.String(oldpath)
+	e.String(newpath)
+	resp, err := c.metaCall(ctx, meta.OpRename, false, e.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	d := wire.NewDec(resp)
+	if !d.Bool("replaced") {
+		return nil, d.Done()
+	}
+	a, err := meta.GetAttr(d, "replaced attr")
+	if err == nil {
+		err = d.Done()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: rename reply: %w", c.meta.Name, err)
+	}
+	return &a, nil
+}
+
+// RemoveData deletes the datafiles of a file whose namespace entry is
+// already gone (see RemoveEntry, RenameEntry); path is only used in errors.
+// A directory's attributes are ignored. If an I/O server is down its
+// datafile stays behind and the error names the server.
+func (c *Client) RemoveData(ctx context.Context, path string, a meta.Attr) error {
+	return c.removeDatafiles(ctx, path, a)
+}
+
+// SetMode records new permission bits.
+func (c *Client) SetMode(ctx context.Context, path string, mode uint32) error {
+	var e wire.Enc
+	e.String(path)
+	e.Bool(true)
+	e.U32(mode)
+	e.Bool(false)
+	e.I64(0)
+	e.Bool(false)
+	e.I64(0)
+	_, err := c.metaAttr(ctx, meta.OpSetAttr, true, &e)
+	return err
+}
+
+// LayoutSame reports whether setting layout l on a file described by a
+// would change nothing: same distribution, parameters and datafile count
+// once l is resolved for this cluster.
+func (c *Client) LayoutSame(a meta.Attr, l dist.Layout) bool {
+	if a.Kind != meta.KindFile || l.IsZero() {
+		return false
+	}
+	d, err := l.Build(len(c.servers))
+	if err != nil {
+		return false
+	}
+	return a.Layout.Dist == l.Dist && a.Layout.Params == l.Params && d.Datafiles() == len(a.Servers)
+}
+
+// Unstuff spreads a stuffed file to its full layout now (it does nothing
+// for a file that is not stuffed). A file about to lose its namespace
+// entry while still open must be unstuffed first: the metadata server
+// cannot unstuff an entry it no longer has.
+func (f *File) Unstuff(ctx context.Context) error {
+	a, d := f.snapshot()
+	if !a.Stuffed {
+		return nil
+	}
+	return f.ensureRoom(ctx, stuffedLimit(d)+1)
+}
+
+// SetAttr replaces the attributes the File works with (after a layout
+// change of an empty file, or when another client unstuffed it). a must
+// describe the same file.
+func (f *File) SetAttr(a meta.Attr) error {
+	d, err := buildDist(a)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: f.path, Err: err}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if a.ID != f.attr.ID {
+		return &fs.PathError{Op: "open", Path: f.path, Err: fmt.Errorf("attributes of file %d given for file %d: %w", a.ID, f.attr.ID, syscall.EINVAL)}
+	}
+	f.attr, f.d = a, d
+	return nil
+}
+
+// MkdirAttr creates a directory and returns its attributes.
+func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
+	var e wire.Enc
+	e.String(path)
+	e.U32(mode)
+	return c.metaAttr(ctx, meta.OpMkdir, false, &e)
+}

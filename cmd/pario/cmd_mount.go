@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/fusefs"
+)
+
+func newMountCommand() *cobra.Command {
+	var (
+		embedded    bool
+		dir         string
+		servers     int
+		stuffing    bool
+		layout      string
+		opts        fusefs.Options
+		allowOther  bool
+		syncOnClose bool
+		debug       bool
+		readAhead   string
+		writeBehind string
+	)
+	cmd := &cobra.Command{
+		Use:   "mount MOUNTPOINT",
+		Short: "Mount the store as a POSIX file system (FUSE) until Ctrl-C or 'pario umount'",
+		Long: `Mount a pario cluster on MOUNTPOINT, an existing directory, so that any program
+reads and writes striped pario files through ordinary system calls. The mount is
+served by this process, in the foreground: Ctrl-C or SIGTERM unmounts it and
+exits 0, as does 'pario umount MOUNTPOINT' from elsewhere. Without --embedded
+it mounts the cluster of the cluster file (--cluster, $PARIO_CLUSTER, or the
+one 'pario up' wrote); with --embedded it starts a cluster in this process
+first (data under --dir, or a temporary directory removed on exit).
+
+  pario mount /mnt/pario &                    # the running cluster
+  pario mount --embedded /mnt/pario &         # a throwaway cluster of 4 I/O servers
+  cp big.dat /mnt/pario/ && pario umount /mnt/pario
+
+Consistency is close-to-open: what one mount closed, another sees at open.
+Layouts are extended attributes:
+
+  getfattr -n user.pario.layout /mnt/pario/big.dat
+  setfattr -n user.pario.layout -v simple_stripe:strip_size=1m /mnt/pario/runs
+
+Hard and symbolic links are not supported (ENOTSUP); every file shows as owned
+by the mounting user. See docs/mount.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			log := newLogger()
+			var (
+				c    *client.Client
+				err  error
+				desc string
+			)
+			if embedded {
+				l, err := parseOptionalLayout(layout)
+				if err != nil {
+					return usageError{err}
+				}
+				if dir == "" {
+					tmp, err := os.MkdirTemp("", "pario-mount-")
+					if err != nil {
+						return err
+					}
+					defer os.RemoveAll(tmp)
+					dir = tmp
+				}
+				local, err := cluster.Start(ctx, cluster.Config{
+					Dir: dir, DataServers: servers, Stuffing: stuffing, DefaultLayout: l, Logger: log,
+				})
+				if err != nil {
+					return err
+				}
+				defer local.Close()
+				c, err = client.Dial(ctx, client.Options{Meta: local.Meta.Addr, Secret: local.Secret, Endpoint: fusefs.EndpointOptions()})
+				if err != nil {
+					return err
+				}
+				desc = fmt.Sprintf("embedded cluster in %s (cluster file %s)", dir, local.ClusterFile)
+			} else {
+				if cmd.Flags().Changed("dir") || cmd.Flags().Changed("servers") || cmd.Flags().Changed("stuffing") || cmd.Flags().Changed("layout") {
+					return usageError{fmt.Errorf("--dir, --servers, --stuffing and --layout go with --embedded")}
+				}
+				if c, err = dialForMount(ctx); err != nil {
+					return err
+				}
+				desc = "cluster of " + clusterFilePath()
+			}
+			defer c.Close()
+			opts.Logger = log
+			opts.AllowOther, opts.SyncOnClose, opts.Debug = allowOther, syncOnClose, debug
+			ra, err := dist.ParseSize(readAhead)
+			if err != nil {
+				return usageError{fmt.Errorf("--read-ahead: %w", err)}
+			}
+			opts.ReadAheadKB = int(ra / 1024)
+			if ra == 0 {
+				opts.ReadAheadKB = -1
+			}
+			wb, err := dist.ParseSize(writeBehind)
+			if err != nil {
+				return usageError{fmt.Errorf("--write-behind: %w", err)}
+			}
+			opts.WriteBehind = wb
+			if wb == 0 {
+				opts.WriteBehind = -1
+			}
+			srv, err := fusefs.Mount(c, args[0], opts)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("pario mounted on %s: %s, %d I/O servers\n", srv.Dir, desc, len(c.Servers()))
+			fmt.Printf("unmount with Ctrl-C here or: pario umount %s\n", srv.Dir)
+			select {
+			case <-ctx.Done():
+				fmt.Printf("unmounting %s\n", srv.Dir)
+				return srv.Unmount()
+			case <-srv.Done():
+				fmt.Printf("%s was unmounted\n", srv.Dir)
+				return nil
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&embedded, "embedded", false, "start a metadata server and I/O servers in this process and mount them")
+	f.StringVar(&dir, "dir", "", "with --embedded: data directory (default: a temporary one, removed on exit)")
+	f.IntVar(&servers, "servers", 4, "with --embedded: number of I/O servers")
+	f.BoolVar(&stuffing, "stuffing", false, "with --embedded: keep small files on one datafile until they outgrow the first strip")
+	f.StringVar(&layout, "layout", "", "with --embedded: default layout for new files, e.g. simple_stripe:strip_size=1m")
+	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names (file names are looked up at every open)")
+	f.DurationVar(&opts.AttrTimeout, "attr-timeout", 0, "how long the kernel caches sizes and times (0: stat always asks the servers)")
+	f.DurationVar(&opts.OpTimeout, "op-timeout", 30*time.Second, "longest wait for the servers in one request before it fails with EIO")
+	f.StringVar(&readAhead, "read-ahead", "4m", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
+	f.StringVar(&writeBehind, "write-behind", "8m", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
+	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
+	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf unless root)")
+	f.BoolVar(&debug, "debug", false, "log every FUSE request")
+	return cmd
+}
+
+// dialForMount connects to the cluster of the cluster file with the
+// mount's bounded retries and timeouts.
+func dialForMount(ctx context.Context) (*client.Client, error) {
+	cf, err := loadClusterFile()
+	if err != nil {
+		return nil, err
+	}
+	secret, err := cf.Secret()
+	if err != nil {
+		return nil, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: fusefs.EndpointOptions()})
+}
+
+func newUmountCommand() *cobra.Command {
+	var lazy bool
+	cmd := &cobra.Command{
+		Use:   "umount MOUNTPOINT",
+		Short: "Unmount a pario mount (fusermount3 -u, or umount2 as root)",
+		Long: `Unmount a file system mounted with 'pario mount'; its 'pario mount' process
+then exits 0. A mount in use (an open file, a shell's working directory) is
+refused with EBUSY unless --lazy, which detaches it at once and lets it go
+when the last user leaves. This also clears a mount whose process died.
+
+  pario umount /mnt/pario
+  pario umount --lazy /mnt/pario`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return fusefs.Unmount(args[0], lazy)
+		},
+	}
+	cmd.Flags().BoolVarP(&lazy, "lazy", "z", false, "detach now even if busy (MNT_DETACH, fusermount3 -z)")
+	return cmd
+}

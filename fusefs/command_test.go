@@ -1,0 +1,148 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// `pario mount` and `pario umount`, end to end, as a user runs them.
+
+// mountCommand starts `pario ARGS... DIR` (ARGS include "mount") and waits until DIR is
+// mounted; t.Cleanup makes sure the process is gone and DIR unmounted.
+func mountCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *lockedBuffer, chan error) {
+	t.Helper()
+	need(t, "fusermount3")
+	out := &lockedBuffer{}
+	cmd := exec.Command(parioBin, append(args, dir)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if mountInfo(dir) != "" {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+			}
+			if mountInfo(dir) != "" {
+				_ = exec.Command(parioBin, "umount", "--lazy", dir).Run()
+			}
+		}
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("pario mount output:\n%s", out.String())
+		}
+	})
+	for deadline := time.Now().Add(15 * time.Second); mountInfo(dir) == ""; time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("pario mount exited: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not mounted after 15 s:\n%s", dir, out.String())
+		}
+	}
+	return cmd, out, exited
+}
+
+// exitsCleanly waits for the mount process to exit 0 with dir unmounted.
+func exitsCleanly(t *testing.T, exited chan error, dir string) {
+	t.Helper()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("pario mount exited with %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("pario mount did not exit")
+	}
+	if mountInfo(dir) != "" {
+		t.Fatalf("%s still mounted", dir)
+	}
+}
+
+func TestParioMountCommand(t *testing.T) {
+	need(t, "cp", "cmp")
+	p := spawn(t)
+	cf := p.ClusterFile
+	dir := t.TempDir()
+	local := filepath.Join(t.TempDir(), "data")
+	writeFile(t, local, randomBytes(t, 3<<20+1))
+
+	// Mount, copy in, see it with the native tools, `pario umount`.
+	_, out, exited := mountCommand(t, dir, "--cluster", cf, "mount")
+	sh(t, fmt.Sprintf("cp %[1]s %[2]s/copy && cmp %[1]s %[2]s/copy", local, dir))
+	if ls, err := exec.Command(parioBin, "--cluster", cf, "ls", "-l", "/").CombinedOutput(); err != nil || !bytes.Contains(ls, []byte("3145729")) {
+		t.Fatalf("pario ls -l /: %v\n%s", err, ls)
+	}
+	if info := mountInfo(dir); !strings.Contains(info, "fuse.pario") {
+		t.Fatalf("mountinfo: %s", info)
+	}
+	if umount, err := exec.Command(parioBin, "umount", dir).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount: %v\n%s", err, umount)
+	}
+	exitsCleanly(t, exited, dir)
+	if !strings.Contains(out.String(), "was unmounted") {
+		t.Errorf("output:\n%s", out.String())
+	}
+
+	// A busy mount is refused, and detached with --lazy; the mount
+	// process exits once its last user is gone.
+	_, _, exited = mountCommand(t, dir, "--cluster", cf, "mount")
+	busy := exec.Command("bash", "-c", "cd "+dir+" && exec sleep 60")
+	if err := busy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Process.Kill()
+	time.Sleep(200 * time.Millisecond)
+	if umount, err := exec.Command(parioBin, "umount", dir).CombinedOutput(); err == nil || !strings.Contains(strings.ToLower(string(umount)), "busy") {
+		t.Fatalf("pario umount of a busy mount: %v\n%s", err, umount)
+	}
+	if umount, err := exec.Command(parioBin, "umount", "--lazy", dir).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount --lazy: %v\n%s", err, umount)
+	}
+	busy.Process.Kill()
+	busy.Wait()
+	exitsCleanly(t, exited, dir)
+
+	// SIGTERM and SIGINT unmount and exit 0; the data is still there.
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		cmd, _, exited := mountCommand(t, dir, "--cluster", cf, "mount")
+		sh(t, fmt.Sprintf("cmp %s %s/copy", local, dir))
+		if err := cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		exitsCleanly(t, exited, dir)
+	}
+}
+
+func TestParioMountEmbedded(t *testing.T) {
+	need(t, "dd", "cmp")
+	dir := t.TempDir()
+	data := t.TempDir()
+	cmd, _, exited := mountCommand(t, dir, "mount", "--embedded", "--dir", data, "--servers", "3")
+	sh(t, fmt.Sprintf("dd if=/dev/urandom of=%[1]s/a bs=1M count=2 status=none && cmp %[1]s/a %[1]s/a && df %[1]s", dir))
+	if got := strings.TrimSpace(sh(t, "getfattr --absolute-names --only-values -n user.pario.servers "+dir+"/a")); strings.Count(got, ",") != 2 {
+		t.Errorf("servers of a file on a 3-server embedded cluster: %q", got)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exitsCleanly(t, exited, dir)
+	// --dir keeps the data: the cluster file of the embedded cluster is gone
+	// (its servers stopped) but the datafiles are there.
+	if m, _ := filepath.Glob(filepath.Join(data, "data*", "df", "*", "*")); len(m) == 0 {
+		t.Errorf("no datafiles under %s", data)
+	}
+}

@@ -1,0 +1,455 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
+)
+
+// openFile is the state of a file open through this mount, shared by all
+// its descriptors: one client.File (which holds the layout and server
+// list, so data calls need no metadata round trip), the open count, and
+// whether the file's name is gone while it is open.
+type openFile struct {
+	id meta.FileID
+
+	// Guarded by fileSystem.mu.
+	opens    int
+	cached   int       // descriptors that use the kernel's page cache
+	unlinked bool      // the namespace entry is gone; data goes at last release
+	gone     meta.Attr // the attributes the entry had, for RemoveData
+
+	mu sync.RWMutex
+	f  *client.File
+
+	// wb holds the writes of all descriptors on the file that are on
+	// their way to the I/O servers.
+	wb writeBehind
+
+	// dirty is set by writes and truncates and cleared when the
+	// modification time is recorded (at close, fsync, or an explicit
+	// utimes).
+	dirty atomic.Bool
+}
+
+func (of *openFile) file() *client.File {
+	if of == nil {
+		return nil
+	}
+	of.mu.RLock()
+	defer of.mu.RUnlock()
+	return of.f
+}
+
+// refresh gives the shared File newer attributes: a layout set on the
+// empty file, or an unstuffing done by another client. It never goes back
+// from unstuffed to stuffed (a stale answer racing our own unstuff).
+func (of *openFile) refresh(a meta.Attr) {
+	of.mu.Lock()
+	defer of.mu.Unlock()
+	of.refreshLocked(a)
+}
+
+func (of *openFile) refreshLocked(a meta.Attr) {
+	if of.f == nil {
+		return
+	}
+	cur := of.f.Attr()
+	same := cur.Layout == a.Layout && slices.Equal(cur.Servers, a.Servers)
+	if same && (cur.Stuffed == a.Stuffed || !cur.Stuffed) {
+		return
+	}
+	_ = of.f.SetAttr(a) // only fails for attributes no File could use
+}
+
+// openFile returns the state of the file with this ID if it is open here.
+func (fsys *fileSystem) openFile(id meta.FileID) *openFile {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	return fsys.open[id]
+}
+
+// orphan returns the attributes and File of a file open here whose name
+// is gone, or a nil File.
+func (fsys *fileSystem) orphan(id meta.FileID) (meta.Attr, *client.File) {
+	fsys.mu.Lock()
+	of := fsys.open[id]
+	if of == nil || !of.unlinked {
+		fsys.mu.Unlock()
+		return meta.Attr{}, nil
+	}
+	gone := of.gone
+	fsys.mu.Unlock()
+	return gone, of.file()
+}
+
+// retain counts one more descriptor on the file with this ID.
+func (fsys *fileSystem) retain(id meta.FileID, direct bool) (of *openFile, orphan bool) {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	of = fsys.open[id]
+	if of == nil {
+		of = &openFile{id: id}
+		of.wb.init()
+		fsys.open[id] = of
+	}
+	of.opens++
+	if !direct {
+		of.cached++
+	}
+	return of, of.unlinked
+}
+
+// cachedReaders reports whether a descriptor on the file uses the page
+// cache, which writes through a direct descriptor then have to invalidate.
+func (fsys *fileSystem) cachedReaders(of *openFile) bool {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	return of.cached > 0
+}
+
+// settle waits until the writes in flight on the file with this ID, if it
+// is open here, have reached the I/O servers, so that sizes computed from
+// the datafiles include them.
+func (fsys *fileSystem) settle(id meta.FileID) {
+	if of := fsys.openFile(id); of != nil {
+		of.wb.wait()
+	}
+}
+
+// openFlags chooses how the kernel treats a new descriptor. A write-only
+// one bypasses the page cache (FOPEN_DIRECT_IO): the data goes from the
+// writer's memory to the mount without a copy into cache pages nobody will
+// read, and writers of disjoint ranges may proceed in parallel. Descriptors
+// that read keep the page cache and its read-ahead; a read-only one needs
+// no flush at close.
+//
+// Pages other descriptors of the same file have cached are invalidated
+// after each direct write (see handle.Write): within one mount a reader
+// sees a concurrent writer's data once it is on the servers.
+func openFlags(flags uint32) uint32 {
+	switch flags & syscall.O_ACCMODE {
+	case syscall.O_WRONLY:
+		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
+	case syscall.O_RDONLY:
+		return fuse.FOPEN_NOFLUSH
+	}
+	return 0
+}
+
+func isDirect(flags uint32) bool { return openFlags(flags)&fuse.FOPEN_DIRECT_IO != 0 }
+
+// open opens the file for a new descriptor, with attributes read afresh.
+func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall.Errno) {
+	fsys := n.fsys
+	p := n.path()
+	direct := isDirect(flags)
+	of, orphan := fsys.retain(n.id, direct)
+	h := &handle{fsys: fsys, n: n, of: of, direct: direct}
+	if orphan {
+		// Reopened through /proc/PID/fd after its name went.
+		if of.file() == nil {
+			h.release(ctx)
+			return nil, 0, syscall.ESTALE
+		}
+		return h, openFlags(flags), 0
+	}
+	a, err := fsys.c.GetByID(ctx, n.id)
+	if err != nil {
+		h.release(ctx)
+		if errors.Is(err, fs.ErrNotExist) {
+			// Replaced or removed by another client since the kernel
+			// looked the name up: it looks again on ESTALE.
+			return nil, 0, syscall.ESTALE
+		}
+		return nil, 0, fsys.errno("open", p, err)
+	}
+	if a.Kind != meta.KindFile {
+		h.release(ctx)
+		return nil, 0, syscall.EISDIR
+	}
+	of.mu.Lock()
+	if of.f == nil {
+		f, err := fsys.c.OpenAttr(p, a)
+		if err != nil {
+			of.mu.Unlock()
+			h.release(ctx)
+			return nil, 0, fsys.errno("open", p, err)
+		}
+		of.f = f
+	} else {
+		of.refreshLocked(a)
+	}
+	of.mu.Unlock()
+	if flags&syscall.O_TRUNC != 0 {
+		of.wb.wait()
+		if err := of.file().TruncateContext(ctx, 0); err != nil {
+			h.release(ctx)
+			return nil, 0, fsys.errno("open", p, err)
+		}
+		of.dirty.Store(true)
+	}
+	return h, openFlags(flags), 0
+}
+
+// adopt makes a handle for a file just created with f.
+func (fsys *fileSystem) adopt(n *node, f *client.File, flags uint32) *handle {
+	direct := isDirect(flags)
+	of, _ := fsys.retain(n.id, direct)
+	of.mu.Lock()
+	if of.f == nil {
+		of.f = f
+	}
+	of.mu.Unlock()
+	return &handle{fsys: fsys, n: n, of: of, direct: direct}
+}
+
+// prepareOrphan readies a file that is about to lose its name while open
+// here: a stuffed file is unstuffed now, since the metadata server cannot
+// do it for an entry it no longer has.
+func (fsys *fileSystem) prepareOrphan(ctx context.Context, id meta.FileID, p string) syscall.Errno {
+	fsys.mu.Lock()
+	of := fsys.open[id]
+	fsys.mu.Unlock()
+	if f := of.file(); f != nil {
+		if err := f.Unstuff(ctx); err != nil {
+			return fsys.errno("unlink", p, err)
+		}
+	}
+	return 0
+}
+
+// dropData deletes the datafiles of a file whose name is gone, or, if the
+// file is open here, leaves that to its last release. A failure leaves
+// orphaned datafiles behind: it is logged (naming the server) but the
+// name is gone all the same, so the unlink itself succeeds.
+func (fsys *fileSystem) dropData(ctx context.Context, p string, gone meta.Attr) {
+	if gone.Kind != meta.KindFile {
+		return
+	}
+	fsys.mu.Lock()
+	if of := fsys.open[gone.ID]; of != nil && of.opens > 0 {
+		of.unlinked, of.gone = true, gone
+		fsys.mu.Unlock()
+		return
+	}
+	fsys.mu.Unlock()
+	if err := fsys.c.RemoveData(ctx, p, gone); err != nil {
+		fsys.errno("remove data", p, err)
+	}
+}
+
+// handle is one open file description.
+type handle struct {
+	fsys     *fileSystem
+	n        *node
+	of       *openFile
+	direct   bool // FOPEN_DIRECT_IO: the kernel keeps no pages for it
+	wrote    atomic.Bool
+	released atomic.Bool
+}
+
+var (
+	_ gofs.FileReader   = (*handle)(nil)
+	_ gofs.FileWriter   = (*handle)(nil)
+	_ gofs.FileFlusher  = (*handle)(nil)
+	_ gofs.FileFsyncer  = (*handle)(nil)
+	_ gofs.FileReleaser = (*handle)(nil)
+)
+
+// Read reads from the I/O servers, after the writes in flight on the file;
+// holes read as zeros.
+func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	ctx, cancel := h.fsys.ctx(ctx)
+	defer cancel()
+	h.of.wb.wait()
+	n, err := h.of.file().ReadAtContext(ctx, dest, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, h.fsys.errno("read", h.n.path(), err)
+	}
+	h.fsys.stats.read(n)
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// Write sends data to the I/O servers: with write-behind (the default) it
+// returns once the data is copied and queued, else once the servers have
+// it.
+func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	fsys, of := h.fsys, h.of
+	f := of.file()
+	limit := fsys.opts.WriteBehind
+	if limit < 0 {
+		ctx, cancel := fsys.ctx(ctx)
+		defer cancel()
+		if _, err := f.WriteAtContext(ctx, data, off); err != nil {
+			return 0, fsys.errno("write", h.n.path(), err)
+		}
+		if h.needsInvalidate() {
+			_ = h.n.NotifyContent(off, int64(len(data)))
+		}
+	} else {
+		sp, errno := of.wb.begin(off, int64(len(data)), limit)
+		if errno != 0 {
+			return 0, errno
+		}
+		n := len(data)
+		buf := getBuffer(n)
+		copy(buf, data)
+		fsys.slots <- struct{}{}
+		go func() {
+			// The request is answered by now: its context is done with.
+			ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
+			_, err := f.WriteAtContext(ctx, buf, off)
+			cancel()
+			putBuffer(buf)
+			// The slot goes before the invalidation, which may wait for
+			// the write-back of mmap'd pages, whose writes need slots.
+			<-fsys.slots
+			var errno syscall.Errno
+			if err != nil {
+				errno = fsys.errno("write", h.n.path(), err)
+			}
+			// Readers waiting for this write go first (written), then the
+			// pages: one of those readers may hold a page lock the
+			// invalidation needs. Close and fsync wait for both.
+			notify := errno == 0 && h.needsInvalidate()
+			of.wb.written(sp, errno, notify)
+			if notify {
+				_ = h.n.NotifyContent(off, int64(n))
+				of.wb.notified(sp)
+			}
+		}()
+	}
+	of.dirty.Store(true)
+	h.wrote.Store(true)
+	fsys.stats.write(len(data))
+	return uint32(len(data)), 0
+}
+
+// needsInvalidate reports whether a write through this descriptor must
+// drop pages that other descriptors of the file have cached: it is direct,
+// and there are such descriptors (a cached descriptor's own writes go
+// through the page cache and keep it right).
+func (h *handle) needsInvalidate() bool {
+	return h.direct && h.fsys.cachedReaders(h.of)
+}
+
+// bufferPool holds MaxIO-sized buffers for write-behind.
+var bufferPool = sync.Pool{New: func() any { b := make([]byte, MaxIO); return &b }}
+
+func getBuffer(n int) []byte {
+	if n > MaxIO/4 && n <= MaxIO {
+		return (*bufferPool.Get().(*[]byte))[:n]
+	}
+	return make([]byte, n)
+}
+
+func putBuffer(b []byte) {
+	if cap(b) == MaxIO {
+		b = b[:MaxIO]
+		bufferPool.Put(&b)
+	}
+}
+
+// Flush runs at every close(2) of a descriptor: the data is already on
+// the servers; it records the modification time (and syncs, with
+// Options.SyncOnClose). Its error is close(2)'s.
+func (h *handle) Flush(ctx context.Context) syscall.Errno {
+	ctx, cancel := h.fsys.ctx(ctx)
+	defer cancel()
+	if errno := h.of.wb.settle(); errno != 0 {
+		return errno
+	}
+	if h.fsys.opts.SyncOnClose && h.wrote.Load() {
+		if err := h.of.file().SyncContext(ctx); err != nil {
+			return h.fsys.errno("close", h.n.path(), err)
+		}
+	}
+	return h.recordMtime(ctx)
+}
+
+// Fsync makes the file's data durable on every I/O server holding it.
+func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
+	ctx, cancel := h.fsys.ctx(ctx)
+	defer cancel()
+	if errno := h.of.wb.settle(); errno != 0 {
+		return errno
+	}
+	if err := h.of.file().SyncContext(ctx); err != nil {
+		return h.fsys.errno("fsync", h.n.path(), err)
+	}
+	return h.recordMtime(ctx)
+}
+
+// recordMtime stores the time of the last change if data changed since
+// the modification time was last set. An entry renamed or removed by
+// another client meanwhile is left alone.
+func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
+	if !h.of.dirty.Swap(false) {
+		return 0
+	}
+	if _, f := h.fsys.orphan(h.of.id); f != nil {
+		return 0
+	}
+	p := h.n.path()
+	err := h.fsys.c.SetMtime(ctx, p, time.Now().UnixNano())
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0
+	}
+	if err != nil {
+		h.of.dirty.Store(true)
+		return h.fsys.errno("close", p, err)
+	}
+	return 0
+}
+
+// Release runs when the last descriptor of this open is gone.
+func (h *handle) Release(ctx context.Context) syscall.Errno {
+	ctx, cancel := h.fsys.ctx(ctx)
+	defer cancel()
+	h.release(ctx)
+	return 0
+}
+
+// release drops the handle's count; the last one of a file whose name is
+// gone deletes its datafiles.
+func (h *handle) release(ctx context.Context) {
+	if h.released.Swap(true) {
+		return
+	}
+	fsys, of := h.fsys, h.of
+	if errno := of.wb.settle(); errno != 0 {
+		fsys.log.Error("pario mount: a write failed after its descriptor's last close; the data is lost", "path", h.n.path(), "errno", errno)
+	}
+	fsys.mu.Lock()
+	of.opens--
+	if !h.direct {
+		of.cached--
+	}
+	if of.opens > 0 {
+		fsys.mu.Unlock()
+		return
+	}
+	if fsys.open[of.id] == of {
+		delete(fsys.open, of.id)
+	}
+	unlinked, gone := of.unlinked, of.gone
+	fsys.mu.Unlock()
+	if unlinked {
+		if err := fsys.c.RemoveData(ctx, h.n.path(), gone); err != nil {
+			fsys.errno("remove data", h.n.path(), err)
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package fusefs
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
+)
+
+// MaxIO is the largest read or write request the kernel sends the mount
+// (max_write, max_read), and the size of st_blksize it reports.
+const MaxIO = 1 << 20
+
+// maxWritesInFlight bounds the write-behind requests of a whole mount
+// (and so its buffer memory, at most this many MaxIO buffers).
+const maxWritesInFlight = 64
+
+// Options configure a mount. The zero value is usable.
+type Options struct {
+	// Logger receives failures (naming the server that failed) and notices.
+	// Default: slog.Default().
+	Logger *slog.Logger
+	// EntryTimeout is how long the kernel may cache the name of a
+	// directory (default 1 s; negative means 0): directories renamed or
+	// removed through other mounts or clients show after at most this
+	// long. File names are looked up at every open and stat.
+	EntryTimeout time.Duration
+	// AttrTimeout is how long the kernel may cache attributes: size, mtime,
+	// mode (default 0: every stat asks the servers).
+	AttrTimeout time.Duration
+	// OpTimeout bounds the server calls of one file system request,
+	// retries included (default 30 s). A server that does not answer turns
+	// into EIO after at most this long; one that is down (connection
+	// refused) within a second.
+	OpTimeout time.Duration
+	// WriteBehind is how many bytes of writes per open file may be on
+	// their way to the I/O servers after write(2) returned (default 8 MiB;
+	// negative: none, write(2) returns once the servers have the data).
+	// Reads, stat, fsync and close of the file wait for them; a failure is
+	// reported by the next write, fsync or close.
+	WriteBehind int64
+	// SyncOnClose makes close(2) of a written file wait until its data is
+	// on disk on the I/O servers (as fsync). Off by default: the data is
+	// on the servers, visible to every client, before write(2) returns.
+	SyncOnClose bool
+	// AllowOther lets users other than the mounting one use the mount
+	// (needs user_allow_other in /etc/fuse.conf unless root). The kernel
+	// then checks permissions against the presented owner and the stored
+	// mode (default_permissions); without it only the mounting user (and
+	// root) can use the mount at all.
+	AllowOther bool
+	// Debug logs every FUSE request and reply (go-fuse's debug output).
+	Debug bool
+	// UID and GID own every file and directory (default: the mounting
+	// process's user and group); the store keeps no owners.
+	UID, GID *uint32
+	// Name is shown as the file system's source by mount(8) and df(1)
+	// (default "pario").
+	Name string
+	// ReadAheadKB is the kernel's read-ahead for the mount in KiB, set
+	// through /sys/class/bdi when running as root (default 4 MiB, four
+	// MaxIO requests in flight;
+	// negative leaves the kernel's default).
+	ReadAheadKB int
+}
+
+func (o *Options) fill() {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.EntryTimeout == 0 {
+		o.EntryTimeout = time.Second
+	}
+	o.EntryTimeout = max(o.EntryTimeout, 0)
+	o.AttrTimeout = max(o.AttrTimeout, 0)
+	if o.WriteBehind == 0 {
+		o.WriteBehind = 8 * MaxIO
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = 30 * time.Second
+	}
+	if o.Name == "" {
+		o.Name = "pario"
+	}
+	if o.ReadAheadKB == 0 {
+		o.ReadAheadKB = 4 * MaxIO / 1024
+	}
+}
+
+// EndpointOptions are the connection settings a mount's client should be
+// dialled with: few retries and short connect timeouts, so that a dead
+// server gives EIO within seconds instead of a hang.
+func EndpointOptions() wire.EndpointOptions {
+	return wire.EndpointOptions{
+		Retries:     2,
+		RetryDelay:  100 * time.Millisecond,
+		Timeout:     20 * time.Second,
+		DialTimeout: 2 * time.Second,
+	}
+}
+
+// Stats counts the data requests a mount served.
+type Stats struct {
+	Reads, Writes         uint64
+	ReadBytes, WriteBytes uint64
+	// MaxRead and MaxWrite are the largest single requests seen: with
+	// large application I/O they reach MaxIO.
+	MaxRead, MaxWrite uint64
+}
+
+type stats struct {
+	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
+}
+
+func (s *stats) read(n int) {
+	s.reads.Add(1)
+	s.readBytes.Add(uint64(n))
+	atomicMax(&s.maxRead, uint64(n))
+}
+
+func (s *stats) write(n int) {
+	s.writes.Add(1)
+	s.writeBytes.Add(uint64(n))
+	atomicMax(&s.maxWrite, uint64(n))
+}
+
+func atomicMax(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// Server serves one mounted pario file system.
+type Server struct {
+	// Dir is the absolute mount point.
+	Dir string
+
+	srv  *fuse.Server
+	fsys *fileSystem
+	done chan struct{}
+
+	unmountOnce sync.Once
+	unmountErr  error
+}
+
+// Mount mounts the cluster c is connected to on dir, an existing
+// directory, and serves it until Unmount (or `pario umount`, or
+// fusermount3 -u). The client stays the caller's: close it after the mount
+// is done. Dial it with EndpointOptions for bounded failure times.
+func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
+	opts.fill()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("mount: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("mount %s: %w", abs, syscall.ENOTDIR)
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	if opts.UID != nil {
+		uid = *opts.UID
+	}
+	if opts.GID != nil {
+		gid = *opts.GID
+	}
+	fsys := &fileSystem{
+		c: c, log: opts.Logger, opts: opts, uid: uid, gid: gid,
+		open:   map[meta.FileID]*openFile{},
+		slots:  make(chan struct{}, maxWritesInFlight),
+		logged: map[string]time.Time{},
+	}
+	root := &node{fsys: fsys, id: meta.RootID, dir: true}
+	fsys.root = root
+	// Timeouts given per reply (entry) override these defaults.
+	entry, attr, negative := time.Duration(0), opts.AttrTimeout, time.Duration(0)
+	fopts := &fs.Options{
+		MountOptions: fuse.MountOptions{
+			FsName:       opts.Name,
+			Name:         "pario",
+			MaxWrite:     MaxIO,
+			MaxReadAhead: MaxIO,
+			// Readahead and parallel readers in flight at once.
+			MaxBackground: 64,
+			AllowOther:    opts.AllowOther,
+			Debug:         opts.Debug,
+			// Listings carry no sizes (they cost a call per datafile), so
+			// plain READDIR: the kernel asks attributes when it needs them.
+			DisableReadDirPlus: true,
+			// The page cache of a file is dropped at open (close-to-open),
+			// not whenever its mtime or size moves.
+			ExplicitDataCacheControl: true,
+			// security.* is never stored: answer the kernel's per-write
+			// security.capability query without a round trip through us.
+			IgnoreSecurityLabels: true,
+			// Reads are answered from memory: splicing them through a pipe
+			// only adds a copy (and a 1 MiB reply does not fit the default
+			// pipe).
+			DisableSplice: true,
+			// As root, mount(2) directly; otherwise through fusermount3.
+			DirectMount: os.Geteuid() == 0,
+			Logger:      slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
+		},
+		EntryTimeout:    &entry,
+		AttrTimeout:     &attr,
+		NegativeTimeout: &negative,
+		UID:             uid,
+		GID:             gid,
+		RootStableAttr:  &fs.StableAttr{Ino: uint64(meta.RootID)},
+	}
+	if opts.AllowOther {
+		fopts.MountOptions.Options = append(fopts.MountOptions.Options, "default_permissions")
+	}
+	srv, err := fs.Mount(abs, root, fopts)
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", abs, err)
+	}
+	m := &Server{Dir: abs, srv: srv, fsys: fsys, done: make(chan struct{})}
+	go func() {
+		srv.Wait()
+		close(m.done)
+	}()
+	if opts.ReadAheadKB > 0 && os.Geteuid() == 0 {
+		if err := setReadAhead(abs, opts.ReadAheadKB); err != nil {
+			opts.Logger.Debug("pario mount: read-ahead left at the kernel default", "dir", abs, "err", err)
+		}
+	}
+	return m, nil
+}
+
+// setReadAhead raises the read-ahead of the mount's backing device (FUSE
+// caps it at 128 KiB otherwise, which halves large sequential reads).
+func setReadAhead(dir string, kb int) error {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return err
+	}
+	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
+	return os.WriteFile(p, []byte(strconv.Itoa(kb)), 0o644)
+}
+
+// Done is closed when the file system is no longer served (unmounted).
+func (m *Server) Done() <-chan struct{} { return m.done }
+
+// Wait blocks until the file system is unmounted.
+func (m *Server) Wait() { <-m.done }
+
+// Stats reports the data requests served so far.
+func (m *Server) Stats() Stats {
+	s := &m.fsys.stats
+	return Stats{
+		Reads: s.reads.Load(), Writes: s.writes.Load(),
+		ReadBytes: s.readBytes.Load(), WriteBytes: s.writeBytes.Load(),
+		MaxRead: s.maxRead.Load(), MaxWrite: s.maxWrite.Load(),
+	}
+}
+
+// Unmount unmounts the file system. If it is busy (a process has a file
+// open or its working directory on it) the mount is detached lazily: it
+// disappears from the namespace at once and the open files fail from then
+// on. Calling it again, or after the mount went away, is harmless.
+func (m *Server) Unmount() error {
+	m.unmountOnce.Do(func() {
+		select {
+		case <-m.done:
+			return
+		default:
+		}
+		err := m.srv.Unmount()
+		if err == nil {
+			return
+		}
+		if lerr := Unmount(m.Dir, true); lerr != nil {
+			m.unmountErr = fmt.Errorf("unmount %s: %w (lazy: %w)", m.Dir, err, lerr)
+			return
+		}
+		m.fsys.log.Warn("pario mount: busy, detached lazily; files still open on it now fail", "dir", m.Dir)
+	})
+	return m.unmountErr
+}
+
+// Unmount unmounts the pario (or any FUSE) file system mounted on dir, as
+// `pario umount` does: with fusermount3 -u, or umount2(2) when running as
+// root; lazy detaches a busy mount (MNT_DETACH, fusermount3 -z). It works
+// whether or not the serving process is still alive.
+func Unmount(dir string, lazy bool) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("unmount %s: %w", dir, err)
+	}
+	var errs []error
+	if os.Geteuid() == 0 {
+		flags := 0
+		if lazy {
+			flags = syscall.MNT_DETACH
+		}
+		err := syscall.Unmount(abs, flags)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("unmount %s: not a mount point: %w", abs, err)
+		}
+		errs = append(errs, fmt.Errorf("umount2: %w", err))
+	}
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		bin, err = exec.LookPath("fusermount")
+	}
+	if err != nil {
+		errs = append(errs, errors.New("fusermount3 not found (install Debian's fuse3)"))
+		return fmt.Errorf("unmount %s: %w", abs, errors.Join(errs...))
+	}
+	args := []string{"-u"}
+	if lazy {
+		args = append(args, "-z")
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(context.Background(), bin, append(args, abs)...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, bytes.TrimSpace(out.Bytes())))
+		return fmt.Errorf("unmount %s: %w", abs, errors.Join(errs...))
+	}
+	return nil
+}

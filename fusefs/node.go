@@ -1,0 +1,506 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"path"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
+)
+
+// fileSystem is what every node of one mount shares.
+type fileSystem struct {
+	c        *client.Client
+	log      *slog.Logger
+	opts     Options
+	uid, gid uint32
+	root     *node
+	stats    stats
+
+	// mu guards open and the opens, unlinked and gone fields of every
+	// openFile in it.
+	mu   sync.Mutex
+	open map[meta.FileID]*openFile
+
+	// slots bounds the write-behind requests in flight.
+	slots chan struct{}
+
+	logMu  sync.Mutex
+	logged map[string]time.Time
+}
+
+// ctx gives a request's server calls their deadline. The kernel's
+// interrupt (any signal to the caller, even the Go runtime's preemption
+// signal) does not cancel them: a namespace change cut off halfway could
+// have happened without the caller knowing.
+func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), fsys.opts.OpTimeout)
+}
+
+// node is a file or directory of the mount. Its identity is the pario
+// FileID, which renames keep; state of open files lives in
+// fileSystem.open, keyed by the same ID.
+type node struct {
+	gofs.Inode
+	fsys *fileSystem
+	id   meta.FileID
+	dir  bool
+}
+
+var (
+	_ gofs.NodeLookuper      = (*node)(nil)
+	_ gofs.NodeGetattrer     = (*node)(nil)
+	_ gofs.NodeSetattrer     = (*node)(nil)
+	_ gofs.NodeReaddirer     = (*node)(nil)
+	_ gofs.NodeMkdirer       = (*node)(nil)
+	_ gofs.NodeMknoder       = (*node)(nil)
+	_ gofs.NodeCreater       = (*node)(nil)
+	_ gofs.NodeOpener        = (*node)(nil)
+	_ gofs.NodeUnlinker      = (*node)(nil)
+	_ gofs.NodeRmdirer       = (*node)(nil)
+	_ gofs.NodeRenamer       = (*node)(nil)
+	_ gofs.NodeLinker        = (*node)(nil)
+	_ gofs.NodeSymlinker     = (*node)(nil)
+	_ gofs.NodeStatfser      = (*node)(nil)
+	_ gofs.NodeFsyncer       = (*node)(nil)
+	_ gofs.NodeGetxattrer    = (*node)(nil)
+	_ gofs.NodeSetxattrer    = (*node)(nil)
+	_ gofs.NodeListxattrer   = (*node)(nil)
+	_ gofs.NodeRemovexattrer = (*node)(nil)
+)
+
+// path is the node's path in the store, as this mount last saw it.
+func (n *node) path() string { return "/" + n.Path(n.Root()) }
+
+func (n *node) child(name string) string { return path.Join(n.path(), name) }
+
+// newChild returns the inode for an entry; the kernel tree reuses an
+// existing one with the same FileID.
+func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
+	mode := uint32(syscall.S_IFREG)
+	if a.Kind == meta.KindDir {
+		mode = syscall.S_IFDIR
+	}
+	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: mode, Ino: uint64(a.ID), Gen: 1})
+}
+
+// entry fills a reply that names an entry: its attributes, and how long
+// the kernel may keep the name. Directories keep it for
+// Options.EntryTimeout; files for no time at all, so that every open and
+// stat of a file looks its name up afresh (close-to-open: the kernel then
+// also has the file's current size before an O_APPEND write).
+func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, size int64) {
+	fsys.fillAttr(&out.Attr, a, size)
+	if a.Kind == meta.KindDir {
+		out.SetEntryTimeout(fsys.opts.EntryTimeout)
+	}
+}
+
+// fillAttr turns pario's attributes into the kernel's. Owners are the
+// mounting user's; atime reads as mtime; blocks assume no holes.
+func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, size int64) {
+	out.Ino = uint64(a.ID)
+	out.Mode = a.Mode & 0o7777
+	out.Nlink = 1
+	if a.Kind == meta.KindDir {
+		out.Mode |= syscall.S_IFDIR
+	} else {
+		out.Mode |= syscall.S_IFREG
+		out.Size = uint64(size)
+	}
+	mt := time.Unix(0, a.Mtime)
+	ct := time.Unix(0, a.Ctime)
+	out.SetTimes(&mt, &mt, &ct)
+	out.Uid, out.Gid = fsys.uid, fsys.gid
+	out.Blksize = MaxIO
+	out.Blocks = (out.Size + 511) / 512
+}
+
+// stat returns the current attributes and size of the entry with this
+// ID. An open file whose name is gone answers from what its last close
+// will remove; any other vanished ID is ESTALE, on which the kernel looks
+// the name up again.
+func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, int64, syscall.Errno) {
+	a, err := fsys.c.GetByID(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		if gone, f := fsys.orphan(id); f != nil {
+			fsys.settle(id)
+			size, err := f.Size(ctx)
+			if err != nil {
+				return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+			}
+			return gone, size, 0
+		}
+		return meta.Attr{}, 0, syscall.ESTALE
+	}
+	if err != nil {
+		return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+	}
+	if a.Kind != meta.KindFile {
+		return a, 0, 0
+	}
+	if of := fsys.openFile(id); of != nil {
+		of.refresh(a)
+		of.wb.wait()
+	}
+	size, err := fsys.c.SizeOf(ctx, a)
+	if err != nil {
+		return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+	}
+	return a, size, 0
+}
+
+// Lookup finds a name in the store.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	a, err := n.fsys.c.Lookup(ctx, p)
+	if err != nil {
+		return nil, n.fsys.errno("lookup", p, err)
+	}
+	var size int64
+	if a.Kind == meta.KindFile {
+		n.fsys.settle(a.ID)
+		if size, err = n.fsys.c.SizeOf(ctx, a); err != nil {
+			return nil, n.fsys.errno("lookup", p, err)
+		}
+	}
+	n.fsys.entry(out, a, size)
+	return n.newChild(ctx, a), 0
+}
+
+// Getattr reads attributes from the servers (never from a cache here).
+func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	a, size, errno := n.fsys.stat(ctx, n.id, n.path())
+	if errno != 0 {
+		return errno
+	}
+	n.fsys.fillAttr(&out.Attr, a, size)
+	return 0
+}
+
+// Setattr changes size (truncate), mode and mtime. Owners cannot be kept
+// and are ignored; atime is not kept.
+func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.path()
+	of := n.fsys.openFile(n.id)
+	_, orphan := n.fsys.orphan(n.id)
+	mtime, setMtime := in.GetMTime()
+	if size, ok := in.GetSize(); ok {
+		if n.dir {
+			return syscall.EISDIR
+		}
+		f, errno := n.fsys.fileFor(ctx, n.id, p, fh)
+		if errno != 0 {
+			return errno
+		}
+		n.fsys.settle(n.id)
+		if err := f.TruncateContext(ctx, int64(size)); err != nil {
+			return n.fsys.errno("truncate", p, err)
+		}
+		if !setMtime {
+			mtime, setMtime = time.Now(), true
+		}
+	}
+	if mode, ok := in.GetMode(); ok && orphan == nil {
+		if err := n.fsys.c.SetMode(ctx, p, mode); err != nil {
+			return n.fsys.errno("chmod", p, err)
+		}
+	}
+	if setMtime && orphan == nil {
+		if of != nil {
+			// An explicit time wins over the one close would record.
+			of.dirty.Store(false)
+		}
+		if err := n.fsys.c.SetMtime(ctx, p, mtime.UnixNano()); err != nil {
+			return n.fsys.errno("utimens", p, err)
+		}
+	}
+	a, size, errno := n.fsys.stat(ctx, n.id, p)
+	if errno != 0 {
+		return errno
+	}
+	n.fsys.fillAttr(&out.Attr, a, size)
+	return 0
+}
+
+// fileFor returns a File for a truncate: the open handle's if there is
+// one, else one made from fresh attributes.
+func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, fh gofs.FileHandle) (*client.File, syscall.Errno) {
+	if h, ok := fh.(*handle); ok {
+		return h.of.file(), 0
+	}
+	if of := fsys.openFile(id); of != nil {
+		if f := of.file(); f != nil {
+			return f, 0
+		}
+	}
+	a, err := fsys.c.GetByID(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, syscall.ESTALE
+	}
+	if err != nil {
+		return nil, fsys.errno("open", p, err)
+	}
+	f, err := fsys.c.OpenAttr(p, a)
+	if err != nil {
+		return nil, fsys.errno("open", p, err)
+	}
+	return f, 0
+}
+
+// Readdir lists a directory.
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.path()
+	ents, err := n.fsys.c.Readdir(ctx, p)
+	if err != nil {
+		return nil, n.fsys.errno("readdir", p, err)
+	}
+	list := make([]fuse.DirEntry, 0, len(ents))
+	for _, e := range ents {
+		mode := uint32(syscall.S_IFREG)
+		if e.Attr.Kind == meta.KindDir {
+			mode = syscall.S_IFDIR
+		}
+		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: uint64(e.Attr.ID)})
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// Mkdir creates a directory.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	a, err := n.fsys.c.MkdirAttr(ctx, p, mode&0o7777)
+	if err != nil {
+		return nil, n.fsys.errno("mkdir", p, err)
+	}
+	n.fsys.entry(out, a, 0)
+	return n.newChild(ctx, a), 0
+}
+
+// Mknod creates regular files only: the store has no devices, FIFOs or
+// sockets.
+func (n *node) Mknod(ctx context.Context, name string, mode, _ uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if mode&syscall.S_IFMT != syscall.S_IFREG && mode&syscall.S_IFMT != 0 {
+		return nil, syscall.ENOTSUP
+	}
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	if err != nil {
+		return nil, n.fsys.errno("mknod", p, err)
+	}
+	a := f.Attr()
+	n.fsys.entry(out, a, 0)
+	return n.newChild(ctx, a), 0
+}
+
+// Create creates and opens a file. Like open(2) with O_CREAT it opens an
+// existing file instead (another client may have created it since the
+// kernel last looked), unless O_EXCL.
+func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
+		a, err := n.fsys.c.Lookup(ctx, p)
+		if err != nil {
+			return nil, nil, 0, n.fsys.errno("create", p, err)
+		}
+		if a.Kind == meta.KindDir {
+			return nil, nil, 0, syscall.EISDIR
+		}
+		child := n.newChild(ctx, a)
+		h, fuseFlags, errno := child.Operations().(*node).open(ctx, flags)
+		if errno != 0 {
+			return nil, nil, 0, errno
+		}
+		h.of.wb.wait()
+		size, err := h.of.file().Size(ctx)
+		if err != nil {
+			h.release(ctx)
+			return nil, nil, 0, n.fsys.errno("create", p, err)
+		}
+		n.fsys.entry(out, a, size)
+		return child, h, fuseFlags, 0
+	}
+	if err != nil {
+		return nil, nil, 0, n.fsys.errno("create", p, err)
+	}
+	a := f.Attr()
+	child := n.newChild(ctx, a)
+	h := n.fsys.adopt(child.Operations().(*node), f, flags)
+	n.fsys.entry(out, a, 0)
+	return child, h, openFlags(flags), 0
+}
+
+// Open opens a file: its attributes are read afresh (close-to-open) and
+// the kernel drops its cached pages of it (no FOPEN_KEEP_CACHE).
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	h, fuseFlags, errno := n.open(ctx, flags)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return h, fuseFlags, 0
+}
+
+// Unlink removes a file's name. If the file is open here, its data stays
+// until the last close.
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	a, err := n.fsys.c.Lookup(ctx, p)
+	if err != nil {
+		return n.fsys.errno("unlink", p, err)
+	}
+	if a.Kind == meta.KindDir {
+		return syscall.EISDIR
+	}
+	if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
+		return errno
+	}
+	gone, err := n.fsys.c.RemoveEntry(ctx, p)
+	if err != nil {
+		return n.fsys.errno("unlink", p, err)
+	}
+	n.fsys.dropData(ctx, p, gone)
+	return 0
+}
+
+// Rmdir removes an empty directory.
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	p := n.child(name)
+	a, err := n.fsys.c.Lookup(ctx, p)
+	if err != nil {
+		return n.fsys.errno("rmdir", p, err)
+	}
+	if a.Kind != meta.KindDir {
+		return syscall.ENOTDIR
+	}
+	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
+		return n.fsys.errno("rmdir", p, err)
+	}
+	return 0
+}
+
+// Rename moves an entry, replacing a file or empty directory at the
+// target; a replaced file open here keeps its data until its last close.
+// RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is not supported (EINVAL).
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	from, to := n.child(name), np.child(newName)
+	if flags&gofs.RENAME_EXCHANGE != 0 {
+		return syscall.EINVAL
+	}
+	if flags&unix.RENAME_NOREPLACE != 0 {
+		if _, err := n.fsys.c.Lookup(ctx, to); err == nil {
+			return syscall.EEXIST
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return n.fsys.errno("rename", to, err)
+		}
+	}
+	// A target open here that is stuffed must be unstuffed while it still
+	// has an entry (only then can the metadata server do it).
+	if target := np.GetChild(newName); target != nil {
+		if tn, ok := target.Operations().(*node); ok && !tn.dir {
+			if errno := n.fsys.prepareOrphan(ctx, tn.id, to); errno != 0 {
+				return errno
+			}
+		}
+	}
+	replaced, err := n.fsys.c.RenameEntry(ctx, from, to)
+	if err != nil {
+		return n.fsys.errno("rename", from, err)
+	}
+	if replaced != nil {
+		n.fsys.dropData(ctx, to, *replaced)
+	}
+	return 0
+}
+
+// Fsync syncs a file's data through its descriptor. A directory has
+// nothing to sync: every namespace change is committed on the metadata
+// server before it is answered.
+func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
+	if h, ok := f.(*handle); ok {
+		return h.Fsync(ctx, flags)
+	}
+	return 0
+}
+
+// Link fails: the metadata server keeps one name per file (no link counts).
+func (n *node) Link(_ context.Context, _ gofs.InodeEmbedder, name string, _ *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n.fsys.log.Debug("pario mount: hard links are not supported by the store", "path", n.child(name))
+	return nil, syscall.ENOTSUP
+}
+
+// Symlink fails: the metadata server has no symbolic links.
+func (n *node) Symlink(_ context.Context, _, name string, _ *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n.fsys.log.Debug("pario mount: symbolic links are not supported by the store", "path", n.child(name))
+	return nil, syscall.ENOTSUP
+}
+
+// Statfs sums the capacity of the I/O servers; a server that does not
+// answer is left out and logged (EIO only if none answers). File counts
+// come from the metadata server.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	const bsize = 4096
+	var total, free, avail uint64
+	answered := 0
+	var lastErr error
+	for _, s := range n.fsys.c.Statfs(ctx) {
+		if s.Err != nil {
+			n.fsys.errno("statfs", "/", s.Err)
+			lastErr = s.Err
+			continue
+		}
+		answered++
+		total, free, avail = total+s.Total, free+s.Free, avail+s.Avail
+	}
+	if answered == 0 {
+		return n.fsys.errno("statfs", "/", lastErr)
+	}
+	files, dirs, err := n.fsys.c.MetaStats(ctx)
+	if err != nil {
+		return n.fsys.errno("statfs", "/", err)
+	}
+	out.Bsize, out.Frsize = bsize, bsize
+	out.Blocks, out.Bfree, out.Bavail = total/bsize, free/bsize, avail/bsize
+	out.Files = uint64(files + dirs)
+	out.Ffree = 1 << 40
+	out.NameLen = meta.MaxNameLen
+	return 0
+}
