@@ -62,6 +62,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
+		newMedicCommand(),
 	)
 	return root
 }

@@ -1,0 +1,591 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/cost"
+	_ "github.com/pario/pario/medic/plugin/blast"
+	_ "github.com/pario/pario/medic/plugin/periodic"
+	_ "github.com/pario/pario/medic/plugin/zstd"
+)
+
+// roundTrips is what a medic transfer costs besides the data, in round
+// trips: TCP connect, hello/auth, offer, and the result after the last ack.
+const roundTrips = 3.5
+
+func newMedicCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "medic",
+		Short: "Move outputs between sites as small metadata and regenerate them there (ParaMEDIC)",
+		Long: `medic moves an application's output from the compute site to the storage site
+as metadata: a plugin turns the output into something much smaller (the hits of
+a BLAST search, the differences of a periodic trace, or just zstd), the
+metadata is sealed (encrypted or at least checksummed) and sent, and the
+storage site regenerates the output with its own resources, checks it against
+the original's SHA-256, and only then moves it into place.
+
+  pario medic keygen site.key                      # once; copy it to both sites
+  pario medic serve --key site.key --dir /archive  # storage site
+  pario medic plan report.txt --all --bandwidth 1MB/s
+  pario medic send report.txt storage:7070 --key site.key --auto
+
+Plugins: ` + strings.Join(medic.Names(), ", ") + `. See docs/medic.md.`,
+	}
+	cmd.AddCommand(newMedicKeygenCommand(), newMedicServeCommand(), newMedicSendCommand(), newMedicPlanCommand())
+	return cmd
+}
+
+func newMedicKeygenCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "keygen FILE",
+		Short: "Write a new random key file (32 bytes, hex, mode 0600)",
+		Long: `Write a new random key file. Both sites need the same file: the sender proves
+it holds it when it connects, and it seals and opens encrypted metadata.
+Copy it over a secure channel (scp). An existing file is never overwritten.`,
+		Args: exactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := medic.GenerateKey(args[0]); err != nil {
+				return err
+			}
+			fmt.Printf("wrote %s\n", args[0])
+			return nil
+		},
+	}
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s takes %d argument(s), got %d; see --help", cmd.CommandPath(), n, len(args))}
+		}
+		return nil
+	}
+}
+
+// parseKV parses repeated key=value flags.
+func parseKV(flag string, kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, usageError{fmt.Errorf("--%s %q: want KEY=VALUE", flag, kv)}
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+func loadKeyFlag(path string) ([]byte, error) {
+	if path == "" {
+		return nil, usageError{errors.New("--key FILE is required (make one with `pario medic keygen FILE` and copy it to both sites)")}
+	}
+	return medic.LoadKey(path)
+}
+
+func newMedicServeCommand() *cobra.Command {
+	var (
+		listen, keyFile, dir, to, staging, cert, keyPEM string
+		resources                                       []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve --key FILE (--dir DIR | --to pario:/DIR) [--listen ADDR]",
+		Short: "Run the storage-site receiver: verify, regenerate, check, store",
+		Long: `Run the storage-site daemon. It accepts senders that hold the same key file,
+stages each container under --staging (so an interrupted transfer resumes
+where it stopped), checks every chunk, regenerates the output with the plugin
+named in the container, checks its SHA-256 against the original's, and only
+then renames it into --dir (or into a directory of the pario store with
+--to pario:/DIR, using the cluster file). On any failure nothing is left
+under the destination name and the sender is told why.
+
+Plugins find local resources through --resource, e.g.
+  --resource blast.db=/data/nr --resource blast.bin=/usr/bin
+
+TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (dir == "") == (to == "") {
+				return usageError{errors.New("give exactly one of --dir DIR and --to pario:/DIR")}
+			}
+			res, err := parseKV("resource", resources)
+			if err != nil {
+				return err
+			}
+			key, err := loadKeyFlag(keyFile)
+			if err != nil {
+				return err
+			}
+			var store medic.Store
+			if dir != "" {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					return err
+				}
+				store = medic.DirStore(dir)
+				if staging == "" {
+					staging = filepath.Join(dir, ".medic-staging")
+				}
+			} else {
+				if !isStorePath(to) {
+					return usageError{fmt.Errorf("--to %q: want pario:/DIR", to)}
+				}
+				c, err := connect(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				store = medic.ParioStore(c, storePath(to))
+				if staging == "" {
+					staging = filepath.Join(defaultDataDir(), "medic-staging")
+				}
+			}
+			var tc *tls.Config
+			if cert != "" || keyPEM != "" {
+				if cert == "" || keyPEM == "" {
+					return usageError{errors.New("--tls-cert and --tls-key go together")}
+				}
+				kp, err := tls.LoadX509KeyPair(cert, keyPEM)
+				if err != nil {
+					return fmt.Errorf("TLS certificate: %w", err)
+				}
+				tc = &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS13}
+			}
+			srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: store, StagingDir: staging, Resources: res, TLS: tc, Logger: newLogger()})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			proto := "tcp"
+			if tc != nil {
+				proto = "tls"
+			}
+			fmt.Printf("pario medic serve: listening on %s (%s), storing into %s, staging in %s, plugins %s\n",
+				ln.Addr(), proto, store, staging, strings.Join(medic.Names(), ","))
+			go func() {
+				<-cmd.Context().Done()
+				srv.Close()
+			}()
+			return srv.Serve(ln)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", ":7070", "TCP address to listen on")
+	f.StringVar(&keyFile, "key", "", "shared key `FILE` (make one with: pario medic keygen FILE)")
+	f.StringVar(&dir, "dir", "", "store outputs in this local directory")
+	f.StringVar(&to, "to", "", "store outputs in this pario directory (pario:/DIR)")
+	f.StringVar(&staging, "staging", "", "keep partial uploads here (default DIR/.medic-staging, or DATA_DIR/medic-staging with --to)")
+	f.StringArrayVar(&resources, "resource", nil, "local resource for plugins, KEY=VALUE (repeatable)")
+	f.StringVar(&cert, "tls-cert", "", "TLS certificate (PEM)")
+	f.StringVar(&keyPEM, "tls-key", "", "TLS private key (PEM)")
+	return cmd
+}
+
+// sendFlags are shared by send and plan.
+type sendFlags struct {
+	keyFile, plugins, cipher, as, tlsCA, tlsName, bwlimit, bandwidth, spool, measure string
+	params, resources                                                                []string
+	auto, all, useTLS, quiet                                                         bool
+	window                                                                           int
+	rtt                                                                              time.Duration
+	appTime                                                                          float64
+}
+
+func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
+	if !sf.useTLS && sf.tlsCA == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: sf.tlsName}
+	if tc.ServerName == "" {
+		tc.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	if sf.tlsCA != "" {
+		pem, err := os.ReadFile(sf.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificates in it", sf.tlsCA)
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
+}
+
+// candidates are the plugins to calibrate: --plugin a,b or --all.
+func (sf *sendFlags) candidates() []string {
+	if sf.all || sf.auto && sf.plugins == "" {
+		return medic.Names()
+	}
+	return strings.Split(sf.plugins, ",")
+}
+
+type calibrated struct {
+	est cost.Estimate
+	err error
+}
+
+// calibrate measures f, g and x of every candidate plugin on the output.
+func calibrate(ctx context.Context, path string, names []string, eo medic.EncodeOptions, res map[string]string, w io.Writer) []calibrated {
+	var out []calibrated
+	for _, n := range names {
+		o := eo
+		o.Plugin = strings.TrimSpace(n)
+		if w != nil {
+			fmt.Fprintf(w, "calibrating %s...\n", o.Plugin)
+		}
+		e, err := medic.Calibrate(ctx, path, o, medic.Env{Resources: res})
+		if err != nil {
+			e.Name = o.Plugin
+		}
+		out = append(out, calibrated{e, err})
+	}
+	return out
+}
+
+// link works out the link: --bandwidth, else a probe of --measure/the receiver.
+func (sf *sendFlags) link(ctx context.Context, addr string, key []byte, tc *tls.Config) (cost.Link, string, error) {
+	l := cost.Link{RTT: sf.rtt.Seconds(), Window: float64(sf.window), RoundTrip: roundTrips}
+	if sf.bandwidth != "" {
+		b, err := cost.ParseRate(sf.bandwidth)
+		if err != nil {
+			return l, "", usageError{fmt.Errorf("--bandwidth: %w", err)}
+		}
+		l.B = b
+		return l, "given", nil
+	}
+	if addr == "" {
+		return l, "", usageError{errors.New("give --bandwidth RATE (e.g. 1MB/s) or --measure HOST:PORT (with --key)")}
+	}
+	b, rtt, err := medic.MeasureBandwidth(ctx, medic.SendOptions{Addr: addr, Key: key, TLS: tc}, time.Second, 256<<20)
+	if err != nil {
+		return l, "", fmt.Errorf("measure the link to %s: %w", addr, err)
+	}
+	l.B = b
+	if sf.rtt == 0 {
+		l.RTT = rtt.Seconds()
+	}
+	return l, "measured", nil
+}
+
+func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
+	c, err := medic.ParseCipher(sf.cipher)
+	if err != nil {
+		return medic.EncodeOptions{}, usageError{err}
+	}
+	params, err := parseKV("param", sf.params)
+	if err != nil {
+		return medic.EncodeOptions{}, err
+	}
+	wd, _ := os.Getwd()
+	return medic.EncodeOptions{Cipher: c, Key: key, Params: params, Dir: wd}, nil
+}
+
+func printPlan(w io.Writer, D int64, plan []cost.Choice, fails []calibrated, l cost.Link, how string) {
+	fmt.Fprintf(w, "output %s; link %s (%s)", humanBytes(D), cost.FormatRate(l.B), how)
+	if l.RTT > 0 {
+		fmt.Fprintf(w, ", RTT %.1f ms", l.RTT*1e3)
+	}
+	if l.Window > 0 && l.Effective() < l.B {
+		fmt.Fprintf(w, ", one stream %s (window/RTT)", cost.FormatRate(l.Effective()))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
+	for _, c := range plan {
+		bs := "-"
+		if c.Name != "raw" {
+			switch v := cost.Crossover(float64(D), c.Estimate); {
+			case math.IsInf(v, 1):
+				bs = "always"
+			case v == 0:
+				bs = "never"
+			default:
+				bs = cost.FormatRate(v)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, humanBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+	}
+	tw.Flush()
+	for _, f := range fails {
+		fmt.Fprintf(w, "skipped %s: %v\n", f.est.Name, f.err)
+	}
+	if len(plan) > 0 {
+		best := plan[0]
+		if best.Name == "raw" {
+			fmt.Fprintf(w, "best: raw (no plugin pays on this link)\n")
+		} else {
+			fmt.Fprintf(w, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
+		}
+	}
+}
+
+func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, w io.Writer) ([]cost.Choice, cost.Link, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, cost.Link{}, err
+	}
+	eo, err := sf.encodeOptions(key)
+	if err != nil {
+		return nil, cost.Link{}, err
+	}
+	res, err := parseKV("resource", sf.resources)
+	if err != nil {
+		return nil, cost.Link{}, err
+	}
+	l, how, err := sf.link(ctx, addr, key, tc)
+	if err != nil {
+		return nil, l, err
+	}
+	names := sf.candidates()
+	if !contains(names, "raw") {
+		names = append(names, "raw")
+	}
+	var ests []cost.Estimate
+	var fails []calibrated
+	for _, c := range calibrate(ctx, path, names, eo, res, nil) {
+		if c.err != nil {
+			fails = append(fails, c)
+			continue
+		}
+		ests = append(ests, c.est)
+	}
+	plan := cost.Plan(sf.appTime, float64(st.Size()), ests, l)
+	printPlan(w, st.Size(), plan, fails, l, how)
+	return plan, l, nil
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}
+
+func newMedicPlanCommand() *cobra.Command {
+	sf := &sendFlags{}
+	cmd := &cobra.Command{
+		Use:   "plan FILE (--plugin A,B | --all) (--bandwidth RATE | --measure HOST:PORT --key FILE)",
+		Short: "Say which plugin (or raw transfer) moves FILE fastest, and by how much",
+		Long: `Measure each plugin on FILE (f: encode, x: metadata size, g: regenerate,
+here) and predict, with the cost model A = T + f + x/B + g against raw
+A' = T + D/B, how long each takes over the link. The link's bandwidth is
+given (--bandwidth 1MB/s, 8Mbit/s, 512KiB/s) or measured against a running
+receiver (--measure HOST:PORT --key FILE, which also measures the RTT).
+"pays below" is the crossover B* = (D - x)/(f + g).
+
+Plugins that cannot run here (missing --param or --resource) are listed as
+skipped with the reason. Encryption is included in f and g (--cipher).`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.plugins == "" && !sf.all {
+				return usageError{errors.New("give --plugin NAME[,NAME...] or --all")}
+			}
+			var key []byte
+			var tc *tls.Config
+			if sf.measure != "" || sf.keyFile != "" {
+				var err error
+				if key, err = loadKeyFlag(sf.keyFile); err != nil {
+					return err
+				}
+				if tc, err = sf.tlsConfig(sf.measure); err != nil {
+					return err
+				}
+			}
+			c, _ := medic.ParseCipher(sf.cipher)
+			if key == nil && c != medic.CipherNone {
+				sf.cipher = "none"
+				fmt.Fprintln(os.Stderr, "note: no --key, so f and g are measured without encryption")
+			}
+			_, _, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, os.Stdout)
+			return err
+		},
+	}
+	addSendFlags(cmd, sf, true)
+	return cmd
+}
+
+func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
+	f := cmd.Flags()
+	f.StringVar(&sf.keyFile, "key", "", "shared key `FILE` (make one with: pario medic keygen FILE)")
+	f.StringVar(&sf.plugins, "plugin", "", "plugin(s): "+strings.Join(medic.Names(), ", ")+" (send: default zstd; plan: comma-separated)")
+	f.StringArrayVar(&sf.params, "param", nil, "plugin parameter KEY=VALUE (repeatable)")
+	f.StringArrayVar(&sf.resources, "resource", nil, "local resource for calibrating plugins, KEY=VALUE (repeatable)")
+	f.StringVar(&sf.cipher, "cipher", "xchacha20poly1305", "seal the metadata with xchacha20poly1305, aes-256-gcm, or none (checksums only)")
+	f.StringVar(&sf.bandwidth, "bandwidth", "", "link bandwidth for the cost model, e.g. 1MB/s or 8Mbit/s (default: measured)")
+	f.DurationVar(&sf.rtt, "rtt", 0, "round-trip time for the cost model (default: measured when measuring)")
+	f.IntVar(&sf.window, "window", medic.DefaultWindow, "bytes in flight beyond the receiver's acknowledgement")
+	f.Float64Var(&sf.appTime, "app-time", 0, "the application's run time T in seconds (adds to every prediction)")
+	f.BoolVar(&sf.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca)")
+	f.StringVar(&sf.tlsCA, "tls-ca", "", "CA certificate (PEM) to trust for the receiver; implies --tls")
+	f.StringVar(&sf.tlsName, "tls-server-name", "", "name to verify in the receiver's certificate (default: the host)")
+	if plan {
+		f.BoolVar(&sf.all, "all", false, "calibrate every plugin")
+		f.StringVar(&sf.measure, "measure", "", "measure bandwidth and RTT to this receiver (HOST:PORT)")
+		return
+	}
+	f.BoolVar(&sf.auto, "auto", false, "calibrate the plugins (--plugin list, else all), measure the link, and send with the fastest")
+	f.StringVar(&sf.as, "as", "", "destination name at the receiver (default: the file's base name)")
+	f.StringVar(&sf.bwlimit, "bwlimit", "", "cap the sending rate, e.g. 10MB/s")
+	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
+	f.BoolVarP(&sf.quiet, "quiet", "q", false, "no progress bar")
+}
+
+func newMedicSendCommand() *cobra.Command {
+	sf := &sendFlags{}
+	cmd := &cobra.Command{
+		Use:   "send FILE HOST:PORT --key FILE [--plugin NAME | --auto] [--param K=V]",
+		Short: "Encode FILE with a plugin, seal and send it to a receiver, report what it took",
+		Long: `Encode FILE at this (compute) site with a plugin, seal the metadata (encrypted
+with --cipher, default XChaCha20-Poly1305), send it to a 'pario medic serve'
+receiver and wait until the receiver has regenerated the output, checked it
+against FILE's SHA-256 and stored it. Then print where it went and how long
+encoding (f), the transfer (x/B) and regeneration (g) took.
+
+--auto measures every plugin on FILE (or those of --plugin a,b) and the link
+(or takes --bandwidth), picks the fastest with the cost model, and prints the
+prediction beside what happened.
+
+A send that fails half way (lost connection, receiver crashed) keeps its
+container in --spool; running the same command again resumes from what the
+receiver has staged. A progress bar shows on a terminal.
+
+Plugin parameters go in --param, e.g. for blast:
+  --param query=q.fa --param db=/data/nr --param program=blastp`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSend(cmd.Context(), sf, args[0], args[1])
+		},
+	}
+	addSendFlags(cmd, sf, false)
+	return cmd
+}
+
+func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return usageError{fmt.Errorf("receiver %q: want HOST:PORT", addr)}
+	}
+	if _, err := medic.ParseCipher(sf.cipher); err != nil {
+		return usageError{err}
+	}
+	key, err := loadKeyFlag(sf.keyFile)
+	if err != nil {
+		return err
+	}
+	tc, err := sf.tlsConfig(addr)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	eo, err := sf.encodeOptions(key)
+	if err != nil {
+		return err
+	}
+	var predicted *cost.Choice
+	var link cost.Link
+	if sf.auto {
+		plan, l, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
+		if err != nil {
+			return err
+		}
+		if len(plan) == 0 {
+			return errors.New("no plugin could be calibrated")
+		}
+		predicted, link = &plan[0], l
+		eo.Plugin = plan[0].Name
+	} else {
+		eo.Plugin = sf.plugins
+		if eo.Plugin == "" {
+			eo.Plugin = "zstd"
+		}
+		if strings.Contains(eo.Plugin, ",") {
+			return usageError{errors.New("--plugin takes one name without --auto")}
+		}
+		if _, err := medic.Lookup(eo.Plugin); err != nil {
+			return usageError{err}
+		}
+	}
+	var rate float64
+	if sf.bwlimit != "" {
+		if rate, err = cost.ParseRate(sf.bwlimit); err != nil {
+			return usageError{fmt.Errorf("--bwlimit: %w", err)}
+		}
+	}
+	spool := sf.spool
+	if spool == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		spool = filepath.Join(d, "pario", "medic")
+	}
+	var bar *progressbar.ProgressBar
+	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: sf.window, RateLimit: rate}
+	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
+		so.Progress = func(done, total int64) {
+			if bar == nil {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionShowBytes(true),
+					progressbar.OptionSetDescription("sending "+eo.Plugin), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
+			}
+			_ = bar.Set64(done)
+		}
+	}
+	t0 := time.Now()
+	rep, err := medic.SendFile(ctx, path, medic.SendFileOptions{Encode: eo, Send: so, SpoolDir: spool})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return fmt.Errorf("send %s: %w", path, err)
+	}
+	wall := time.Since(t0)
+	s := rep.Send
+	w := os.Stdout
+	fmt.Fprintf(w, "stored %s at %s (%s) via %s, %v\n", path, addr, s.Result.Path, eo.Plugin, eo.Cipher)
+	fmt.Fprintf(w, "  output      %s, sha256 %x… verified by the receiver\n", humanBytes(st.Size()), rep.Header.Digest[:8])
+	fmt.Fprintf(w, "  metadata    %s (%.1fx smaller)\n", humanBytes(rep.MetaSize), float64(st.Size())/math.Max(float64(rep.MetaSize), 1))
+	if rep.Reused {
+		fmt.Fprintf(w, "  encode f    (container from the spool of an earlier attempt)\n")
+	} else {
+		fmt.Fprintf(w, "  encode f    %.3f s\n", rep.Encode.Seconds())
+	}
+	if s.Resumed > 0 {
+		fmt.Fprintf(w, "  resumed     at %s of %s already at the receiver\n", humanBytes(s.Resumed), humanBytes(s.Size))
+	}
+	fmt.Fprintf(w, "  transfer    %.3f s, %s sent, %s\n", s.Transfer.Seconds(), humanBytes(s.Sent), cost.FormatRate(float64(s.Sent)/math.Max(s.Transfer.Seconds(), 1e-9)))
+	fmt.Fprintf(w, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", s.Result.Decode.Seconds(), s.Result.Verify.Seconds(), s.Result.Commit.Seconds())
+	fmt.Fprintf(w, "  total       %.3f s\n", wall.Seconds())
+	if predicted != nil {
+		raw := predicted.A * predicted.Speedup
+		fmt.Fprintf(w, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
+			predicted.A, predicted.Name, cost.FormatRate(link.Effective()), raw, wall.Seconds(), 100*(wall.Seconds()-predicted.A)/predicted.A)
+	}
+	return nil
+}

@@ -1,0 +1,47 @@
+package medic
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"time"
+
+	"github.com/pario/pario/medic/cost"
+)
+
+// Calibrate measures a plugin on an output: it encodes it (f, the
+// container size x, sealing included) and regenerates it here (g, digest
+// check included) with env as the storage site's environment. It is a
+// real run: the plugin must be able to regenerate at this site (for an
+// application plugin, with a copy of the resources it needs).
+func Calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, error) {
+	tmp, err := os.CreateTemp("", "pario-medic-cal-*")
+	if err != nil {
+		return cost.Estimate{}, err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	t0 := time.Now()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if _, err := Encode(ctx, path, o, bw); err != nil {
+		return cost.Estimate{}, err
+	}
+	if err := bw.Flush(); err != nil {
+		return cost.Estimate{}, err
+	}
+	f := time.Since(t0)
+	x, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return cost.Estimate{}, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return cost.Estimate{}, err
+	}
+	t1 := time.Now()
+	if _, err := Decode(ctx, bufio.NewReaderSize(tmp, 256<<10), o.Key, env, io.Discard); err != nil {
+		return cost.Estimate{}, err
+	}
+	g := time.Since(t1)
+	return cost.Estimate{Name: o.Plugin, X: float64(x), F: f.Seconds(), G: g.Seconds()}, nil
+}

@@ -1,0 +1,553 @@
+package blast
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pario/pario/medic"
+)
+
+func init() { medic.Register(Plugin{}) }
+
+// Plugin is the BLAST+ plugin; the zero value is ready to use.
+type Plugin struct{}
+
+// Name implements medic.Plugin.
+func (Plugin) Name() string { return "blast" }
+
+const magic = "PMEDIC-BLAST1\n"
+
+// Mode of a metadata record.
+const (
+	modeRegen = "regen" // regenerate by re-running the search
+	modeRaw   = "raw"   // fallback: the output itself, zstd-compressed
+)
+
+// meta is the metadata record (JSON, zstd-compressed, after magic).
+type meta struct {
+	Mode    string   `json:"mode"`
+	Size    int64    `json:"size"`   // bytes of the original output
+	SHA256  []byte   `json:"sha256"` // of the original output
+	Raw     []byte   `json:"raw,omitempty"`
+	Program string   `json:"program,omitempty"`
+	Outfmt  string   `json:"outfmt,omitempty"`
+	Evalue  string   `json:"evalue,omitempty"`
+	MaxTgt  string   `json:"max_target_seqs,omitempty"`
+	Options []string `json:"options,omitempty"`
+	// DBTitle and DBSize describe the original database: its title (so
+	// the tiny database carries the same) and its total residues (-dbsize).
+	DBTitle string `json:"db_title,omitempty"`
+	DBSize  int64  `json:"dbsize,omitempty"`
+	Query   string `json:"query,omitempty"` // the query FASTA, verbatim
+	// Accs are the hit accessions in the original database's OID order,
+	// newline-separated.
+	Accs string `json:"accs,omitempty"`
+	// Lines is the regenerated output's line count; Patch the original
+	// text of the lines that differ in it (indices from 0).
+	Lines int         `json:"lines,omitempty"`
+	Patch []patchLine `json:"patch,omitempty"`
+}
+
+type patchLine struct {
+	N    int    `json:"n"`
+	Text string `json:"t"`
+}
+
+var forbidden = map[string]bool{
+	"-db": true, "-query": true, "-out": true, "-outfmt": true, "-dbsize": true,
+	"-searchsp": true, "-remote": true, "-evalue": true, "-max_target_seqs": true,
+	"-subject": true, "-gilist": true, "-seqidlist": true, "-negative_gilist": true,
+}
+
+var dbtypes = map[string]string{
+	"blastp": "prot", "blastx": "prot", "blastn": "nucl", "tblastn": "nucl", "tblastx": "nucl",
+}
+
+// params is the parsed Source.Params.
+type params struct {
+	program, query, db, outfmt, evalue, maxTgt, bin string
+	options                                         []string
+}
+
+func parseParams(src medic.Source) (params, error) {
+	p := params{
+		program: src.Params["program"],
+		query:   src.Params["query"],
+		db:      src.Params["db"],
+		outfmt:  strings.TrimSpace(src.Params["outfmt"]),
+		evalue:  src.Params["evalue"],
+		maxTgt:  src.Params["max_target_seqs"],
+		bin:     src.Params["bin"],
+		options: strings.Fields(src.Params["options"]),
+	}
+	if p.outfmt == "" {
+		p.outfmt = "0"
+	}
+	if _, ok := dbtypes[p.program]; !ok {
+		return p, fmt.Errorf("blast: param program=%q: want one of blastp, blastn, blastx, tblastn, tblastx", p.program)
+	}
+	if p.query == "" || p.db == "" {
+		return p, errors.New("blast: params query (the query FASTA) and db (the database searched) are required")
+	}
+	if src.Dir != "" {
+		if !filepath.IsAbs(p.query) {
+			p.query = filepath.Join(src.Dir, p.query)
+		}
+		if !filepath.IsAbs(p.db) {
+			p.db = filepath.Join(src.Dir, p.db)
+		}
+	}
+	for _, o := range p.options {
+		if forbidden[o] {
+			return p, fmt.Errorf("blast: param options must not contain %s (the plugin sets it)", o)
+		}
+	}
+	if _, err := subjectColumn(p.outfmt); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// subjectColumn returns the 0-based subject-id column of a tabular outfmt, or
+// -1 for the pairwise report.
+func subjectColumn(outfmt string) (int, error) {
+	f := strings.Fields(outfmt)
+	switch f[0] {
+	case "0":
+		if len(f) > 1 {
+			return 0, fmt.Errorf("blast: outfmt %q: format 0 takes no fields", outfmt)
+		}
+		return -1, nil
+	case "6", "7", "10":
+	default:
+		return 0, fmt.Errorf("blast: outfmt %q not supported (use 0, 6, 7 or 10)", outfmt)
+	}
+	if len(f) == 1 {
+		return 1, nil // std: qaccver saccver ...
+	}
+	fields := f[1:]
+	if fields[0] == "std" {
+		return 1, nil
+	}
+	for i, c := range fields {
+		switch c {
+		case "sseqid", "sacc", "saccver", "sallseqid", "sallacc":
+			return i, nil
+		case "std":
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("blast: outfmt %q has no subject id column (add sseqid or saccver)", outfmt)
+}
+
+// HitIDs returns the subject ids in a BLAST output, first occurrence order.
+func HitIDs(out []byte, outfmt string) ([]string, error) {
+	col, err := subjectColumn(outfmt)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	if col >= 0 {
+		sep := "\t"
+		if strings.Fields(outfmt)[0] == "10" {
+			sep = ","
+		}
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			cols := strings.Split(line, sep)
+			if col >= len(cols) {
+				return nil, fmt.Errorf("blast: output line %q has no column %d", line, col+1)
+			}
+			for _, id := range strings.Split(cols[col], ";") { // sallseqid
+				add(id)
+			}
+		}
+		return ids, sc.Err()
+	}
+	inList := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "Sequences producing significant alignments"):
+			inList = true
+			continue
+		case strings.HasPrefix(line, ">"):
+			inList = false
+			if f := strings.Fields(line[1:]); len(f) > 0 {
+				add(f[0])
+			}
+			continue
+		}
+		if inList {
+			if strings.TrimSpace(line) == "" {
+				continue // blank lines surround the list
+			}
+			if strings.HasPrefix(line, "Query=") || strings.HasPrefix(line, "Lambda") {
+				inList = false
+				continue
+			}
+			if f := strings.Fields(line); len(f) > 0 {
+				add(f[0])
+			}
+		}
+	}
+	return ids, sc.Err()
+}
+
+// tool locates a BLAST+ program.
+func tool(bin, name string) (string, error) {
+	if bin != "" {
+		p := filepath.Join(bin, name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		return "", fmt.Errorf("%w: blast: program %s not found in %s", medic.ErrMissing, name, bin)
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: blast: program %s not on $PATH (install Debian package ncbi-blast+ or set resource blast.bin)", medic.ErrMissing, name)
+	}
+	return p, nil
+}
+
+// run executes a program and returns its stdout; errors carry stderr.
+func run(ctx context.Context, bin, name string, args ...string) ([]byte, []byte, error) {
+	path, err := tool(bin, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return stdout.Bytes(), stderr.Bytes(), fmt.Errorf("blast: %s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), stderr.Bytes(), nil
+}
+
+var infoRE = regexp.MustCompile(`(?m)^Database: (.*)\n\s*([\d,]+) sequences; ([\d,]+) total`)
+
+// dbInfo returns a database's title and total residues.
+func dbInfo(ctx context.Context, bin, db string) (string, int64, error) {
+	out, _, err := run(ctx, bin, "blastdbcmd", "-db", db, "-info")
+	if err != nil {
+		return "", 0, err
+	}
+	m := infoRE.FindSubmatch(out)
+	if m == nil {
+		return "", 0, fmt.Errorf("blast: cannot read the size of database %s from blastdbcmd -info", db)
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(string(m[3]), ",", ""), 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("blast: database %s size %q: %v", db, m[3], err)
+	}
+	return string(m[1]), n, nil
+}
+
+// resolve maps ids to (OID, accession) in db, in OID order. It returns the
+// ids the database lacks separately.
+func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []string, missing []string, err error) {
+	list := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(list, []byte(strings.Join(ids, "\n")+"\n"), 0o600); err != nil {
+		return nil, nil, err
+	}
+	out, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%o\t%a")
+	if err != nil && len(out) == 0 && !bytes.Contains(stderr, []byte("Skipped")) {
+		return nil, nil, err
+	}
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if i := strings.Index(line, "Skipped "); i >= 0 {
+			missing = append(missing, strings.TrimSpace(line[i+len("Skipped "):]))
+		}
+	}
+	if err != nil && len(missing) == 0 {
+		return nil, nil, err
+	}
+	type hit struct {
+		oid int64
+		acc string
+	}
+	var hits []hit
+	seen := map[int64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line == "" {
+			continue
+		}
+		o, a, ok := strings.Cut(line, "\t")
+		oid, perr := strconv.ParseInt(o, 10, 64)
+		if !ok || perr != nil {
+			return nil, nil, fmt.Errorf("blast: blastdbcmd printed %q, want OID and accession", line)
+		}
+		if !seen[oid] {
+			seen[oid] = true
+			hits = append(hits, hit{oid, a})
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].oid < hits[j].oid })
+	for _, h := range hits {
+		accs = append(accs, h.acc)
+	}
+	return accs, missing, nil
+}
+
+// regenerate rebuilds the tiny database from db and re-runs the search,
+// returning the regenerated output.
+func regenerate(ctx context.Context, bin, db, dir string, m *meta) ([]byte, error) {
+	accs := strings.Split(m.Accs, "\n")
+	ordered, missing, err := resolve(ctx, bin, db, dir, accs)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: blast: replica %s lacks %d hit sequence(s): %s", medic.ErrMissing, db, len(missing), strings.Join(missing, ", "))
+	}
+	if len(ordered) != len(accs) {
+		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), len(ordered))
+	}
+	list := filepath.Join(dir, "ids.txt")
+	if err := os.WriteFile(list, []byte(m.Accs+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	fa := filepath.Join(dir, "hits.fa")
+	if _, _, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%f", "-out", fa); err != nil {
+		return nil, err
+	}
+	tiny := filepath.Join(dir, "tiny")
+	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
+		"-out", tiny, "-title", m.DBTitle); err != nil {
+		return nil, err
+	}
+	q := filepath.Join(dir, "query.fa")
+	if err := os.WriteFile(q, []byte(m.Query), 0o600); err != nil {
+		return nil, err
+	}
+	res := filepath.Join(dir, "regen.out")
+	args := []string{"-query", q, "-db", tiny, "-dbsize", strconv.FormatInt(m.DBSize, 10), "-outfmt", m.Outfmt, "-out", res}
+	if m.Evalue != "" {
+		args = append(args, "-evalue", m.Evalue)
+	}
+	if m.MaxTgt != "" {
+		args = append(args, "-max_target_seqs", m.MaxTgt)
+	}
+	args = append(args, m.Options...)
+	if _, _, err := run(ctx, bin, m.Program, args...); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(res)
+}
+
+// Encode implements medic.Plugin.
+func (Plugin) Encode(ctx context.Context, src medic.Source, w io.Writer) error {
+	m, err := encode(ctx, src, slog.Default())
+	if err != nil {
+		return err
+	}
+	return writeMeta(w, m)
+}
+
+func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, error) {
+	p, err := parseParams(src)
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.ReadFile(src.Path)
+	if err != nil {
+		return nil, fmt.Errorf("blast: %w", err)
+	}
+	sum := sha256.Sum256(out)
+	raw := func(why string) (*meta, error) {
+		log.Warn("blast: shipping the output compressed instead of regenerating it", "why", why)
+		return &meta{Mode: modeRaw, Size: int64(len(out)), SHA256: sum[:], Raw: out}, nil
+	}
+	query, err := os.ReadFile(p.query)
+	if err != nil {
+		return nil, fmt.Errorf("blast: query: %w", err)
+	}
+	ids, err := HitIDs(out, p.outfmt)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return raw("the search found no hits")
+	}
+	title, size, err := dbInfo(ctx, p.bin, p.db)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "medic-blast-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	accs, missing, err := resolve(ctx, p.bin, p.db, dir, ids)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("blast: database %s does not know hit id(s) %s: is it the database the search ran against (built with -parse_seqids)?", p.db, strings.Join(missing, ", "))
+	}
+	m := &meta{
+		Mode: modeRegen, Size: int64(len(out)), SHA256: sum[:],
+		Program: p.program, Outfmt: p.outfmt, Evalue: p.evalue, MaxTgt: p.maxTgt, Options: p.options,
+		DBTitle: title, DBSize: size, Query: string(query), Accs: strings.Join(accs, "\n"),
+	}
+	// Self-check: regenerate here against our own database and record the
+	// lines that differ.
+	regen, err := regenerate(ctx, p.bin, p.db, dir, m)
+	if err != nil {
+		return nil, err
+	}
+	ol, rl := splitLines(out), splitLines(regen)
+	if len(ol) != len(rl) {
+		return raw(fmt.Sprintf("regenerated output has %d lines, original %d", len(rl), len(ol)))
+	}
+	m.Lines = len(rl)
+	for i := range ol {
+		// The posted date is the tiny database's creation time: always
+		// restore it, even when this run happened in the same minute.
+		if ol[i] != rl[i] || postedRE.MatchString(ol[i]) {
+			m.Patch = append(m.Patch, patchLine{i, ol[i]})
+		}
+	}
+	if len(m.Patch) > len(ol)/10+8 {
+		return raw(fmt.Sprintf("regenerated output differs in %d of %d lines", len(m.Patch), len(ol)))
+	}
+	return m, nil
+}
+
+var postedRE = regexp.MustCompile(`^\s*Posted date:`)
+
+func splitLines(b []byte) []string { return strings.Split(string(b), "\n") }
+
+// Decode implements medic.Plugin.
+func (Plugin) Decode(ctx context.Context, r io.Reader, out io.Writer, env medic.Env) error {
+	m, err := readMeta(r)
+	if err != nil {
+		return err
+	}
+	data, err := decode(ctx, m, env)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(data)
+	return err
+}
+
+func decode(ctx context.Context, m *meta, env medic.Env) ([]byte, error) {
+	var data []byte
+	switch m.Mode {
+	case modeRaw:
+		data = m.Raw
+	case modeRegen:
+		db, err := env.Resource("blast.db")
+		if err != nil {
+			return nil, err
+		}
+		dir := env.TempDir
+		if dir == "" {
+			d, err := os.MkdirTemp("", "medic-blast-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(d)
+			dir = d
+		}
+		regen, err := regenerate(ctx, env.Resources["blast.bin"], db, dir, m)
+		if err != nil {
+			return nil, err
+		}
+		lines := splitLines(regen)
+		if len(lines) != m.Lines {
+			return nil, fmt.Errorf("blast: regenerated output has %d lines, the compute site's had %d (different BLAST+ version or replica?)", len(lines), m.Lines)
+		}
+		for _, p := range m.Patch {
+			if p.N < 0 || p.N >= len(lines) {
+				return nil, fmt.Errorf("blast: corrupt metadata: patch line %d of %d", p.N, len(lines))
+			}
+			lines[p.N] = p.Text
+		}
+		data = []byte(strings.Join(lines, "\n"))
+	default:
+		return nil, fmt.Errorf("blast: corrupt metadata: mode %q", m.Mode)
+	}
+	if sum := sha256.Sum256(data); int64(len(data)) != m.Size || !bytes.Equal(sum[:], m.SHA256) {
+		return nil, fmt.Errorf("blast: regenerated output (%d bytes) does not match the original (%d bytes, sha256 %x); is the replica the same database and BLAST+ the same version?", len(data), m.Size, m.SHA256)
+	}
+	return data, nil
+}
+
+func writeMeta(w io.Writer, m *meta) error {
+	js, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+	if err != nil {
+		return err
+	}
+	defer enc.Close()
+	if _, err := io.WriteString(w, magic); err != nil {
+		return err
+	}
+	_, err = w.Write(enc.EncodeAll(js, nil))
+	return err
+}
+
+// maxMeta bounds the decompressed metadata.
+const maxMeta = 1 << 30
+
+func readMeta(r io.Reader) (*meta, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(b, []byte(magic)) {
+		return nil, errors.New("blast: corrupt metadata: bad magic")
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxMeta))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	js, err := dec.DecodeAll(b[len(magic):], nil)
+	if err != nil {
+		return nil, fmt.Errorf("blast: corrupt metadata: %w", err)
+	}
+	var m meta
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("blast: corrupt metadata: %w", err)
+	}
+	return &m, nil
+}

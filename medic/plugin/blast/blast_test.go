@@ -1,0 +1,258 @@
+package blast
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pario/pario/medic"
+)
+
+// exampleData is Debian's mmseqs2-examples: 20,000 UniProt proteins and 500
+// queries.
+const exampleData = "/usr/share/doc/mmseqs2/example-data"
+
+// numQueries keeps the test well under 30 s on two cores.
+const numQueries = 20
+
+// need fails under CI=true and skips otherwise when a prerequisite is absent.
+func need(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for _, p := range []string{"blastp", "makeblastdb", "blastdbcmd"} {
+		if _, err := exec.LookPath(p); err != nil {
+			missing = append(missing, p+" (Debian package ncbi-blast+)")
+		}
+	}
+	for _, f := range []string{"DB.fasta.gz", "QUERY.fasta.gz"} {
+		if _, err := os.Stat(filepath.Join(exampleData, f)); err != nil {
+			missing = append(missing, filepath.Join(exampleData, f)+" (Debian package mmseqs2-examples)")
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "missing " + strings.Join(missing, ", ")
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// fastaRecords reads a gzipped FASTA into records (each with its header).
+func fastaRecords(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []string
+	var cur strings.Builder
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, ">") && cur.Len() > 0 {
+			recs = append(recs, cur.String())
+			cur.Reset()
+		}
+		cur.WriteString(line + "\n")
+	}
+	if cur.Len() > 0 {
+		recs = append(recs, cur.String())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func makedb(t *testing.T, dir, name string, recs []string) string {
+	t.Helper()
+	fa := filepath.Join(dir, name+".fa")
+	if err := os.WriteFile(fa, []byte(strings.Join(recs, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, name)
+	if out, err := exec.Command("makeblastdb", "-in", fa, "-dbtype", "prot", "-parse_seqids", "-out", db, "-title", "uniprot-example").CombinedOutput(); err != nil {
+		t.Fatalf("makeblastdb: %v\n%s", err, out)
+	}
+	return db
+}
+
+// differsOnlyAsDocumented reports the lines of a and b that differ other than
+// in the ways the package documentation lists.
+var allowed = regexp.MustCompile(`^(\s+[\d,]+ sequences; [\d,]+ total (letters|residues|bases)|\s*Posted date:.*|Effective search space used: \d+|\s*Number of (letters|sequences) in database:.*)$`)
+
+func TestBlastRoundTrip(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	recs := fastaRecords(t, filepath.Join(exampleData, "DB.fasta.gz"))
+	db := makedb(t, filepath.Join(dir), "orig", recs)
+	replicaDir := filepath.Join(dir, "replica")
+	if err := os.Mkdir(replicaDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	replica := makedb(t, replicaDir, "replica", recs)
+	queries := fastaRecords(t, filepath.Join(exampleData, "QUERY.fasta.gz"))[:numQueries]
+	qf := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(qf, []byte(strings.Join(queries, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The two original searches, concurrently.
+	outfmts := []string{"6", "0"}
+	searchTime := map[string]time.Duration{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make([]error, len(outfmts))
+	for i, outfmt := range outfmts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			b, err := exec.Command("blastp", "-query", qf, "-db", db, "-outfmt", outfmt, "-out", filepath.Join(dir, "out"+outfmt+".txt")).CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("blastp -outfmt %s: %v\n%s", outfmt, err, b)
+			}
+			mu.Lock()
+			searchTime[outfmt] = time.Since(t0)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("group", func(t *testing.T) {
+		for _, outfmt := range outfmts {
+			t.Run("outfmt"+outfmt, func(t *testing.T) {
+				t.Parallel()
+				roundTrip(t, dir, db, replica, outfmt, searchTime[outfmt])
+			})
+		}
+	})
+	// Metadata naming a few database sequences, as a search would.
+	var accs []string
+	for _, r := range recs[100:105] {
+		accs = append(accs, strings.Split(r, "|")[1])
+	}
+	gone := accs[2]
+	m := &meta{Mode: modeRegen, Program: "blastp", Outfmt: "6", DBTitle: "x", DBSize: 9055569,
+		Query: queries[0], Accs: strings.Join(accs, "\n"), Lines: 1}
+	var metaBuf bytes.Buffer
+	if err := writeMeta(&metaBuf, m); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("missing", func(t *testing.T) {
+		// A replica without one hit sequence.
+		var kept []string
+		for _, r := range recs {
+			if !strings.Contains(strings.SplitN(r, " ", 2)[0], "|"+gone+"|") {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) != len(recs)-1 {
+			t.Fatalf("removing %s kept %d of %d records", gone, len(kept), len(recs))
+		}
+		bad := makedb(t, t.TempDir(), "bad", kept)
+		var got bytes.Buffer
+		tmp := t.TempDir()
+		err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &got, medic.Env{Resources: map[string]string{"blast.db": bad}, TempDir: tmp})
+		if err == nil {
+			t.Fatal("decode against a replica lacking a hit sequence succeeded")
+		}
+		if !errors.Is(err, medic.ErrMissing) || !strings.Contains(err.Error(), gone) {
+			t.Fatalf("error %q should wrap ErrMissing and name %s", err, gone)
+		}
+		if got.Len() != 0 {
+			t.Fatalf("%d bytes written despite the error", got.Len())
+		}
+		t.Logf("missing sequence: %v", err)
+	})
+
+	t.Run("noResource", func(t *testing.T) {
+		err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &bytes.Buffer{}, medic.Env{TempDir: t.TempDir()})
+		if !errors.Is(err, medic.ErrMissing) || !strings.Contains(err.Error(), "blast.db") {
+			t.Fatalf("error %v should wrap ErrMissing and name blast.db", err)
+		}
+	})
+}
+
+func roundTrip(t *testing.T, dir, db, replica, outfmt string, tSearch time.Duration) {
+	ctx := context.Background()
+	out := filepath.Join(dir, "out"+outfmt+".txt")
+	orig, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := medic.Source{Path: out, Params: map[string]string{"program": "blastp", "query": "q.fa", "db": "orig", "outfmt": outfmt}, Dir: dir}
+	var metaBuf bytes.Buffer
+	t0 := time.Now()
+	if err := (Plugin{}).Encode(ctx, src, &metaBuf); err != nil {
+		t.Fatal(err)
+	}
+	tEnc := time.Since(t0)
+	m, err := readMeta(bytes.NewReader(metaBuf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Mode != modeRegen {
+		t.Fatalf("mode %q, want %q", m.Mode, modeRegen)
+	}
+	// The patch holds exactly the lines where the regeneration differed
+	// (plus the posted date): tabular output none, the pairwise report only
+	// the documented ones.
+	for _, p := range m.Patch {
+		if outfmt != "0" || !allowed.MatchString(p.Text) {
+			t.Errorf("line %d %q differed in the regeneration; not one the documentation lists", p.N+1, p.Text)
+		}
+	}
+	if outfmt == "0" && len(m.Patch) < 3 {
+		t.Errorf("pairwise report: only %d lines differed, expected header, footer and search space lines", len(m.Patch))
+	}
+
+	env := medic.Env{Resources: map[string]string{"blast.db": replica}, TempDir: t.TempDir()}
+	var got bytes.Buffer
+	t0 = time.Now()
+	if err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &got, env); err != nil {
+		t.Fatal(err)
+	}
+	tDec := time.Since(t0)
+	if !bytes.Equal(got.Bytes(), orig) {
+		t.Fatalf("regenerated output differs from the original (%d vs %d bytes)", got.Len(), len(orig))
+	}
+
+	zenc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	zlen := len(zenc.EncodeAll(orig, nil))
+	zenc.Close()
+	ratio := float64(len(orig)) / float64(metaBuf.Len())
+	t.Logf("outfmt %s: %d queries, %d hit sequences; output %d bytes, metadata %d bytes (%.0fx; zstd -3 on the output: %d bytes, %.1fx); %d lines patched; search %v, f (encode) %v, g (decode) %v",
+		outfmt, numQueries, len(strings.Split(m.Accs, "\n")), len(orig), metaBuf.Len(), ratio, zlen, float64(len(orig))/float64(zlen), len(m.Patch), tSearch.Round(time.Millisecond), tEnc.Round(time.Millisecond), tDec.Round(time.Millisecond))
+	if outfmt == "0" && ratio < 100 {
+		t.Errorf("metadata only %.0fx smaller than the report, want >= 100x", ratio)
+	}
+}

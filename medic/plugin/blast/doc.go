@@ -1,0 +1,60 @@
+// Package blast is the medic plugin for NCBI BLAST+ searches (the ParaMEDIC
+// mpiBLAST plugin).
+//
+// At the compute site Encode keeps only what the storage site cannot
+// recompute from its own replica of the database: the query sequences, the
+// search options, the original database's title and total residues, and the
+// accessions of the hit sequences in the original database's order (OID
+// order). At the storage site Decode extracts those sequences from the local
+// replica (blastdbcmd -entry_batch), builds a tiny database from them in that
+// order (makeblastdb) and re-runs the same search with -dbsize set to the
+// original database's residues. That is what makes the result exact: the
+// E-values then match and tabular output (-outfmt 6/7/10) is byte-identical;
+// in the pairwise report (-outfmt 0) only the database counts in the header
+// and footer, the posted date and each query's "Effective search space used"
+// line differ. Encode re-runs the regeneration once itself (against its own
+// database, a cheap search of a tiny database) and records the original
+// text of exactly the lines that differ, so Decode writes the very bytes of
+// the original report. If that self-check finds a structural difference the
+// plugin falls back to shipping the output zstd-compressed (still lossless)
+// and logs why.
+//
+// # Params (Source.Params, `pario medic send --param key=value`)
+//
+//	program          blastp | blastn | blastx | tblastn | tblastx  (required)
+//	query            query FASTA file, relative to Source.Dir       (required)
+//	db               BLAST database path at the compute site; it must be
+//	                 the one the search ran against and must have been
+//	                 built with makeblastdb -parse_seqids            (required)
+//	outfmt           "0" (pairwise, default), "6", "7", "10" or a custom
+//	                 tabular spec such as "6 qseqid sseqid evalue"; the
+//	                 tabular forms must include sseqid, sacc, saccver or
+//	                 sallseqid so the hits can be read from the output
+//	evalue           -evalue (default BLAST's 10)
+//	max_target_seqs  -max_target_seqs (default BLAST's)
+//	options          further search options, whitespace-separated, exactly
+//	                 as given to the original search ("-seg yes -word_size 3");
+//	                 no quoting; -db, -query, -out, -outfmt, -dbsize,
+//	                 -searchsp, -remote, -evalue and -max_target_seqs are
+//	                 refused here (the last two have their own keys)
+//	bin              directory holding the BLAST+ programs at the compute
+//	                 site (default: $PATH)
+//
+// How the hits are read from the output: for tabular formats the subject id
+// column; for -outfmt 0 the first word of every line in the "Sequences
+// producing significant alignments" lists and of every ">" alignment
+// header. Each id is mapped to its OID in the compute site's database with
+// `blastdbcmd -entry_batch -outfmt '%o %a'`; an id the database does not
+// know fails the encode.
+//
+// # Storage-site resources (Env.Resources)
+//
+//	blast.db   path of the local replica of the database (required)
+//	blast.bin  directory holding blastdbcmd, makeblastdb and the search
+//	           programs (default: $PATH; Debian package ncbi-blast+)
+//
+// A replica that lacks a hit sequence fails Decode with an error wrapping
+// medic.ErrMissing that names the missing accessions; nothing is written to
+// the output. Decode also checks the SHA-256 of the regenerated output
+// against the one recorded at the compute site before writing anything.
+package blast

@@ -1,0 +1,141 @@
+package medic
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pario/pario/wire"
+)
+
+// The transfer protocol runs over one TCP connection (optionally TLS) in
+// pario's wire frames (wire.AppendFrame / wire.ReadFrame, arguments in
+// wire.Enc). Op codes:
+const (
+	opHello    uint8 = 0x01 // s->c: version, server name, nonce
+	opAuth     uint8 = 0x02 // c->s: nonce, proof; answer: server proof
+	opOffer    uint8 = 0x03 // c->s: id, size, name, window; answer: staged offset
+	opData     uint8 = 0x04 // c->s: offset; data section
+	opAck      uint8 = 0x05 // s->c: bytes staged so far (unsolicited)
+	opDone     uint8 = 0x06 // c->s: all sent; answer: result
+	opProbe    uint8 = 0x07 // c->s: data section, discarded
+	opProbeEnd uint8 = 0x08 // c->s; answer: bytes probed
+	opPing     uint8 = 0x09 // c->s; answer: nothing
+)
+
+const (
+	protoVersion = 1
+	nonceLen     = 32
+	// maxPreAuthFrame bounds frames before authentication.
+	maxPreAuthFrame = 4 << 10
+	// DefaultWindow is how many bytes the sender keeps in flight beyond
+	// the last acknowledgement.
+	DefaultWindow = 8 << 20
+	maxDataFrame  = 256 << 10
+)
+
+// Kinds of errors a receiver answers, so that the sender can tell them
+// apart (errors.Is on the returned error).
+const (
+	kindOther     = 0
+	kindMissing   = 1
+	kindIntegrity = 2
+	kindAuth      = 3
+)
+
+// ErrAuth is a failed authentication: the two sides' key files differ.
+var ErrAuth = errors.New("medic: authentication failed (sender and receiver use different key files?)")
+
+// ErrIntegrity is a container or regenerated output that failed
+// verification at the receiver.
+var ErrIntegrity = errors.New("integrity check failed")
+
+// RemoteError is an error the receiver answered with.
+type RemoteError struct {
+	Msg  string
+	kind uint8
+}
+
+func (e *RemoteError) Error() string { return "receiver: " + e.Msg }
+
+// Is lets errors.Is match ErrMissing, ErrIntegrity and ErrAuth.
+func (e *RemoteError) Is(target error) bool {
+	switch target {
+	case ErrMissing:
+		return e.kind == kindMissing
+	case ErrIntegrity:
+		return e.kind == kindIntegrity
+	case ErrAuth:
+		return e.kind == kindAuth
+	}
+	return false
+}
+
+func errKind(err error) uint8 {
+	var ce *ChunkError
+	switch {
+	case errors.Is(err, ErrMissing):
+		return kindMissing
+	case errors.As(err, &ce), errors.Is(err, ErrDigest), errors.Is(err, ErrFormat), errors.Is(err, ErrWrongKey), errors.Is(err, ErrNoKey), errors.Is(err, ErrIntegrity):
+		return kindIntegrity
+	case errors.Is(err, ErrAuth):
+		return kindAuth
+	}
+	return kindOther
+}
+
+func encodeErr(err error) []byte {
+	var e wire.Enc
+	e.U8(errKind(err))
+	e.String(err.Error())
+	return e.Bytes()
+}
+
+func decodeErr(args []byte) error {
+	d := wire.NewDec(args)
+	k := d.U8("kind")
+	m := d.String("message")
+	if d.Err() != nil {
+		return fmt.Errorf("receiver sent a malformed error: %v", d.Err())
+	}
+	return &RemoteError{Msg: m, kind: k}
+}
+
+func authKey(key []byte) []byte { return deriveKey(key, nil, "pario-medic auth v1") }
+
+func authProof(key []byte, role string, sn, cn []byte) []byte {
+	m := hmac.New(sha256.New, authKey(key))
+	m.Write([]byte("pario-medic-auth-v1 " + role + "\x00"))
+	m.Write(sn)
+	m.Write(cn)
+	return m.Sum(nil)
+}
+
+func writeFrame(w io.Writer, op, flags uint8, args []byte, data []byte) error {
+	var ds [][]byte
+	if data != nil {
+		ds = [][]byte{data}
+	}
+	_, err := w.Write(wire.AppendFrame(nil, op, flags, 0, args, ds))
+	return err
+}
+
+// readFrame reads one frame, refusing sections larger than limit before
+// reading them.
+func readFrame(r io.Reader, limit uint32) (wire.Frame, error) {
+	var hb [wire.HeaderSize]byte
+	if _, err := io.ReadFull(r, hb[:]); err != nil {
+		return wire.Frame{}, err
+	}
+	h, err := wire.DecodeHeader(hb[:])
+	if err != nil {
+		return wire.Frame{}, err
+	}
+	if h.ArgLen+h.DataLen > limit {
+		return wire.Frame{}, fmt.Errorf("%w: %d+%d bytes", wire.ErrFrameTooLarge, h.ArgLen, h.DataLen)
+	}
+	return wire.ReadFrame(io.MultiReader(bytes.NewReader(hb[:]), r))
+}

@@ -1,0 +1,427 @@
+package medic
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pario/pario/wire"
+)
+
+// SendOptions configure the compute-site sender.
+type SendOptions struct {
+	Addr string // receiver, HOST:PORT
+	Key  []byte
+	TLS  *tls.Config // nil: plain TCP
+	// Name is the destination name at the receiver (relative path).
+	Name string
+	// Window bounds the bytes in flight beyond the receiver's last
+	// acknowledgement (default DefaultWindow). Like a TCP window, one
+	// stream then moves at most Window/RTT.
+	Window int
+	// RateLimit caps the sending rate in bytes/s (0: none).
+	RateLimit float64
+	// Progress, when set, is called as acknowledgements arrive with the
+	// bytes the receiver holds and the total.
+	Progress func(done, total int64)
+	// HandshakeTimeout bounds TLS and authentication (default
+	// wire.HandshakeTimeout).
+	HandshakeTimeout time.Duration
+	// Dial replaces net.Dialer for tests.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+}
+
+// SendReport is what happened during one Send.
+type SendReport struct {
+	ID       [32]byte
+	Size     int64         // container bytes
+	Resumed  int64         // bytes the receiver already held
+	Sent     int64         // bytes sent this time
+	Transfer time.Duration // first data byte sent to the whole container staged
+	Total    time.Duration // connect to result
+	Result   Result
+}
+
+type sclient struct {
+	nc   net.Conn
+	br   *bufio.Reader
+	name string
+}
+
+func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
+	var nc net.Conn
+	var err error
+	if o.Dial != nil {
+		nc, err = o.Dial(ctx, o.Addr)
+	} else {
+		var d net.Dialer
+		nc, err = d.DialContext(ctx, "tcp", o.Addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
+	}
+	ht := o.HandshakeTimeout
+	if ht == 0 {
+		ht = wire.HandshakeTimeout
+	}
+	_ = nc.SetDeadline(time.Now().Add(ht))
+	if o.TLS != nil {
+		tc := tls.Client(nc, o.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS with %s: %w", o.Addr, err)
+		}
+		nc = tc
+	}
+	c := &sclient{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
+	if err := c.handshake(o.Key); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("receiver %s: %w", o.Addr, err)
+	}
+	_ = nc.SetDeadline(time.Time{})
+	return c, nil
+}
+
+func (c *sclient) handshake(key []byte) error {
+	f, err := readFrame(c.br, maxPreAuthFrame)
+	if err != nil {
+		return fmt.Errorf("read hello (is it a `pario medic serve`? with --tls on one side only?): %w", err)
+	}
+	if f.Op != opHello {
+		return fmt.Errorf("expected hello, got op 0x%02x", f.Op)
+	}
+	d := wire.NewDec(f.Args)
+	v := d.U8("version")
+	c.name = d.String("name")
+	sn := d.Blob("nonce")
+	if err := d.Done(); err != nil {
+		return err
+	}
+	if v != protoVersion {
+		return fmt.Errorf("receiver speaks medic protocol %d, we speak %d", v, protoVersion)
+	}
+	cn := make([]byte, nonceLen)
+	if _, err := rand.Read(cn); err != nil {
+		return err
+	}
+	var e wire.Enc
+	e.Blob(cn)
+	e.Blob(authProof(key, "client", sn, cn))
+	if err := writeFrame(c.nc, opAuth, 0, e.Bytes(), nil); err != nil {
+		return err
+	}
+	f, err = readFrame(c.br, maxPreAuthFrame)
+	if err != nil {
+		return fmt.Errorf("read auth answer: %w", err)
+	}
+	if f.Flags&wire.FlagError != 0 {
+		return ErrAuth
+	}
+	d = wire.NewDec(f.Args)
+	p := d.Blob("proof")
+	if d.Done() != nil || !hmac.Equal(p, authProof(key, "server", sn, cn)) {
+		return fmt.Errorf("%w: the receiver could not prove it holds the key", ErrAuth)
+	}
+	return nil
+}
+
+// answer reads frames until the answer to op, skipping acks.
+func (c *sclient) answer(op uint8, acks func(int64)) (*wire.Dec, error) {
+	for {
+		f, err := readFrame(c.br, wire.MaxArgLen)
+		if err != nil {
+			return nil, err
+		}
+		if f.Flags&wire.FlagError != 0 {
+			return nil, decodeErr(f.Args)
+		}
+		if f.Op == opAck {
+			d := wire.NewDec(f.Args)
+			n := d.I64("acked")
+			if err := d.Done(); err != nil {
+				return nil, err
+			}
+			if acks != nil {
+				acks(n)
+			}
+			continue
+		}
+		if f.Op != op {
+			return nil, fmt.Errorf("unexpected answer op 0x%02x, waiting for 0x%02x", f.Op, op)
+		}
+		return wire.NewDec(f.Args), nil
+	}
+}
+
+// ContainerID is the SHA-256 of a container file: its transfer id.
+func ContainerID(path string) (int64, [32]byte, error) { return FileDigest(path) }
+
+// Send transfers the container at path to the receiver and waits until
+// it has regenerated, verified and stored the output. If the receiver
+// already holds part of this container (an earlier Send was cut short),
+// the transfer resumes there.
+func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	size, id, err := ContainerID(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &SendReport{ID: id, Size: size}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t0 := time.Now()
+	c, err := dial(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	defer c.nc.Close()
+	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+	defer stop()
+
+	var e wire.Enc
+	e.Blob(id[:])
+	e.I64(size)
+	e.String(o.Name)
+	e.U32(uint32(o.Window))
+	if err := writeFrame(c.nc, opOffer, 0, e.Bytes(), nil); err != nil {
+		return nil, lost(ctx, err, 0, size)
+	}
+	d, err := c.answer(opOffer, nil)
+	if err != nil {
+		return nil, lost(ctx, err, 0, size)
+	}
+	off := d.I64("offset")
+	if err := d.Done(); err != nil {
+		return nil, err
+	}
+	rep.Resumed = off
+	if o.Progress != nil {
+		o.Progress(off, size)
+	}
+
+	// A reader goroutine takes acknowledgements and the final answer.
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		acked  = off
+		rdErr  error
+		result *wire.Dec
+		tAcked time.Time // when the receiver held the whole container
+	)
+	go func() {
+		d, err := c.answer(opDone, func(n int64) {
+			mu.Lock()
+			if n > acked {
+				acked = n
+			}
+			if n == size && tAcked.IsZero() {
+				tAcked = time.Now()
+			}
+			cond.Broadcast()
+			mu.Unlock()
+			if o.Progress != nil {
+				o.Progress(n, size)
+			}
+		})
+		mu.Lock()
+		result, rdErr = d, err
+		if err == nil && result == nil {
+			rdErr = errors.New("no result")
+		}
+		cond.Broadcast()
+		mu.Unlock()
+	}()
+
+	chunk := min(maxDataFrame, max(o.Window/4, 4096))
+	buf := make([]byte, chunk)
+	sent := off
+	tStart := time.Now()
+	var wErr error
+	bw := bufio.NewWriterSize(c.nc, 2*chunk)
+	for sent < size && wErr == nil {
+		// Wait for room in the window.
+		mu.Lock()
+		for sent-acked >= int64(o.Window) && rdErr == nil && result == nil {
+			mu.Unlock()
+			if err := bw.Flush(); err != nil {
+				wErr = err
+			}
+			mu.Lock()
+			if wErr != nil {
+				break
+			}
+			if sent-acked >= int64(o.Window) && rdErr == nil && result == nil {
+				cond.Wait()
+			}
+		}
+		re := rdErr
+		mu.Unlock()
+		if re != nil {
+			return nil, lost(ctx, re, acked, size)
+		}
+		if wErr != nil {
+			break
+		}
+		n, err := f.ReadAt(buf[:min(int64(chunk), size-sent)], sent)
+		if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size-sent) {
+			return nil, fmt.Errorf("read container: %w", err)
+		}
+		var a wire.Enc
+		a.I64(sent)
+		if _, err := bw.Write(wire.AppendFrame(nil, opData, 0, 0, a.Bytes(), [][]byte{buf[:n]})); err != nil {
+			wErr = err
+			break
+		}
+		sent += int64(n)
+		if o.RateLimit > 0 {
+			if err := bw.Flush(); err != nil {
+				wErr = err
+				break
+			}
+			due := tStart.Add(time.Duration(float64(sent-off) / o.RateLimit * float64(time.Second)))
+			if dt := time.Until(due); dt > 0 {
+				select {
+				case <-time.After(dt):
+				case <-ctx.Done():
+					wErr = ctx.Err()
+				}
+			}
+		}
+	}
+	if wErr == nil {
+		wErr = bw.Flush()
+	}
+	if wErr == nil {
+		wErr = writeFrame(c.nc, opDone, 0, nil, nil)
+	}
+	rep.Sent = sent - off
+	mu.Lock()
+	for result == nil && rdErr == nil {
+		cond.Wait()
+	}
+	re, res := rdErr, result
+	a := acked
+	mu.Unlock()
+	if re != nil {
+		var remote *RemoteError
+		if errors.As(re, &remote) {
+			return nil, re
+		}
+		return nil, lost(ctx, re, a, size)
+	}
+	if wErr != nil {
+		return nil, lost(ctx, wErr, a, size)
+	}
+	rep.Transfer = time.Since(tStart)
+	mu.Lock()
+	if !tAcked.IsZero() && tAcked.After(tStart) {
+		rep.Transfer = tAcked.Sub(tStart)
+	}
+	mu.Unlock()
+	r := &rep.Result
+	r.Path = res.String("path")
+	r.Size = res.I64("size")
+	r.Plugin = res.String("plugin")
+	r.Verify = time.Duration(res.I64("verify"))
+	r.Decode = time.Duration(res.I64("decode"))
+	r.Commit = time.Duration(res.I64("commit"))
+	if err := res.Done(); err != nil {
+		return nil, fmt.Errorf("receiver's result: %w", err)
+	}
+	rep.Total = time.Since(t0)
+	return rep, nil
+}
+
+func lost(ctx context.Context, err error, acked, size int64) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var remote *RemoteError
+	if errors.As(err, &remote) {
+		return err
+	}
+	return fmt.Errorf("connection to the receiver lost after it acknowledged %d of %d bytes (receiver crashed or network failed): %w; "+
+		"nothing was stored, the receiver keeps the part it got: send again to resume", acked, size, err)
+}
+
+// Ping measures one round trip to a receiver (after the handshake).
+func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
+	c, err := dial(ctx, &o)
+	if err != nil {
+		return 0, err
+	}
+	defer c.nc.Close()
+	t := time.Now()
+	if err := writeFrame(c.nc, opPing, 0, nil, nil); err != nil {
+		return 0, err
+	}
+	if _, err := c.answer(opPing, nil); err != nil {
+		return 0, err
+	}
+	return time.Since(t), nil
+}
+
+// MeasureBandwidth sends probe data to a receiver for about dur (at most
+// maxBytes) and returns the bytes/s the receiver took in, and the round
+// trip time.
+func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, err error) {
+	c, err := dial(ctx, &o)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.nc.Close()
+	t := time.Now()
+	if err := writeFrame(c.nc, opPing, 0, nil, nil); err != nil {
+		return 0, 0, err
+	}
+	if _, err := c.answer(opPing, nil); err != nil {
+		return 0, 0, err
+	}
+	rtt = time.Since(t)
+	buf := make([]byte, 64<<10)
+	_, _ = rand.Read(buf)
+	frame := wire.AppendFrame(nil, opProbe, 0, 0, nil, [][]byte{buf})
+	var n int64
+	t0 := time.Now()
+	for time.Since(t0) < dur && n < maxBytes {
+		if _, err := c.nc.Write(frame); err != nil {
+			return 0, 0, err
+		}
+		n += int64(len(buf))
+	}
+	if err := writeFrame(c.nc, opProbeEnd, 0, nil, nil); err != nil {
+		return 0, 0, err
+	}
+	d, err := c.answer(opProbeEnd, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	got := d.I64("bytes")
+	el := time.Since(t0)
+	return float64(got) / el.Seconds(), rtt, nil
+}
+
+// SpoolName is the spool file name for an output encoded with o: the same
+// output, plugin, parameters, cipher and key give the same name, so an
+// interrupted send finds its container again and resumes.
+func SpoolName(outDigest [32]byte, o EncodeOptions, dest string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%x\x00%s\x00%v\x00%x\x00%s\x00%d\x00", outDigest, o.Plugin, o.Cipher, KeyID(o.Key), dest, o.ChunkSize)
+	h.Write((&Header{Params: o.Params}).encode())
+	return fmt.Sprintf("%x.medic", h.Sum(nil)[:16])
+}

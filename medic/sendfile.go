@@ -1,0 +1,103 @@
+package medic
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SendFileOptions configure SendFile.
+type SendFileOptions struct {
+	Encode EncodeOptions
+	Send   SendOptions
+	// SpoolDir keeps encoded containers until the receiver has stored
+	// them, so that a failed send resumes with the very same bytes.
+	SpoolDir string
+}
+
+// FileReport is what SendFile did.
+type FileReport struct {
+	Header   Header
+	Encode   time.Duration // f: encoding and sealing (0 when the spool had it)
+	Reused   bool          // the container came from the spool
+	MetaSize int64         // container bytes (x)
+	Send     *SendReport
+}
+
+// SendFile encodes the output at path (or finds its container in the
+// spool from an earlier, interrupted attempt), sends it, and removes the
+// spooled container once the receiver has stored the output.
+func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport, error) {
+	if o.SpoolDir == "" {
+		return nil, errors.New("medic: SendFile needs a spool directory")
+	}
+	if err := os.MkdirAll(o.SpoolDir, 0o700); err != nil {
+		return nil, err
+	}
+	if o.Send.Name == "" {
+		o.Send.Name = filepath.Base(path)
+	}
+	_, dg, err := FileDigest(path)
+	if err != nil {
+		return nil, err
+	}
+	spool := filepath.Join(o.SpoolDir, SpoolName(dg, o.Encode, o.Send.Name))
+	rep := &FileReport{}
+	if h, err := checkSpool(spool, o.Encode.Key); err == nil && h.Digest == dg {
+		rep.Header, rep.Reused = h, true
+	} else {
+		t0 := time.Now()
+		tmp, err := os.CreateTemp(o.SpoolDir, ".encode-*")
+		if err != nil {
+			return nil, err
+		}
+		bw := bufio.NewWriterSize(tmp, 1<<20)
+		h, err := Encode(ctx, path, o.Encode, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err == nil {
+			err = tmp.Close()
+		} else {
+			tmp.Close()
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), spool)
+		}
+		if err != nil {
+			os.Remove(tmp.Name())
+			return nil, err
+		}
+		rep.Header, rep.Encode = h, time.Since(t0)
+	}
+	if st, err := os.Stat(spool); err == nil {
+		rep.MetaSize = st.Size()
+	}
+	sr, err := Send(ctx, spool, o.Send)
+	if err != nil {
+		if errors.Is(err, ErrIntegrity) {
+			os.Remove(spool) // encode afresh next time
+		}
+		return rep, err
+	}
+	rep.Send = sr
+	os.Remove(spool)
+	return rep, nil
+}
+
+func checkSpool(path string, key []byte) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, err
+	}
+	defer f.Close()
+	h, _, err := Verify(bufio.NewReader(f), key)
+	if err != nil {
+		return Header{}, fmt.Errorf("spooled container %s: %w", path, err)
+	}
+	return h, nil
+}

@@ -1,0 +1,459 @@
+package medic
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/pario/pario/wire"
+)
+
+// ServerConfig configures the storage-site receiver.
+type ServerConfig struct {
+	// Key is the shared key: senders must prove they hold it, and it
+	// opens encrypted containers.
+	Key []byte
+	// Store receives the regenerated outputs.
+	Store Store
+	// StagingDir keeps partial uploads by transfer id so that a sender
+	// can resume after a crash or a lost connection.
+	StagingDir string
+	// Resources are the local resources plugins may use (Env.Resources).
+	Resources map[string]string
+	// TLS, when set, wraps every connection.
+	TLS *tls.Config
+	// Name identifies the receiver in the handshake (default: hostname).
+	Name string
+	// IdleTimeout drops a connection that sends nothing for this long
+	// (default 5 minutes).
+	IdleTimeout time.Duration
+	// HandshakeTimeout bounds TLS and authentication (default
+	// wire.HandshakeTimeout).
+	HandshakeTimeout time.Duration
+	Logger           *slog.Logger
+}
+
+// Server is the storage-site daemon: it accepts containers, verifies
+// them, regenerates the outputs with their plugins, checks the
+// regenerated output's digest, and moves it into its store.
+type Server struct {
+	cfg    ServerConfig
+	mu     sync.Mutex
+	active map[string]bool
+	lns    []net.Listener
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewServer checks cfg and makes the staging directory.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if len(cfg.Key) != KeySize {
+		return nil, fmt.Errorf("medic: server needs a %d-byte key", KeySize)
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("medic: server needs a store")
+	}
+	if cfg.StagingDir == "" {
+		return nil, errors.New("medic: server needs a staging directory")
+	}
+	if err := os.MkdirAll(cfg.StagingDir, 0o700); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name, _ = os.Hostname()
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.HandshakeTimeout == 0 {
+		cfg.HandshakeTimeout = wire.HandshakeTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Server{cfg: cfg, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return net.ErrClosed
+	}
+	s.lns = append(s.lns, ln)
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(50 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		s.mu.Lock()
+		s.conns[c] = true
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.handle(c)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Close stops the listeners and drops the connections.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for _, l := range s.lns {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+type srvConn struct {
+	s   *Server
+	nc  net.Conn
+	br  *bufio.Reader
+	log *slog.Logger
+}
+
+func (c *srvConn) reply(op uint8, args []byte) error {
+	return writeFrame(c.nc, op, wire.FlagResponse, args, nil)
+}
+
+func (c *srvConn) fail(op uint8, err error) error {
+	c.log.Warn("medic: transfer failed", "err", err)
+	return writeFrame(c.nc, op, wire.FlagResponse|wire.FlagError, encodeErr(err), nil)
+}
+
+func (c *srvConn) read(limit uint32) (wire.Frame, error) {
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+	return readFrame(c.br, limit)
+}
+
+func (s *Server) handle(nc net.Conn) {
+	defer nc.Close()
+	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, 512<<10), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
+	if err := c.handshake(); err != nil {
+		c.log.Warn("medic: handshake failed", "err", err)
+		return
+	}
+	for {
+		f, err := c.read(wire.MaxArgLen + maxDataFrame)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.log.Debug("medic: connection ended", "err", err)
+			}
+			return
+		}
+		switch f.Op {
+		case opPing:
+			err = c.reply(opPing, nil)
+		case opProbe:
+			err = c.probe(f)
+		case opOffer:
+			err = c.transfer(f)
+		default:
+			err = fmt.Errorf("unexpected op 0x%02x", f.Op)
+		}
+		if err != nil {
+			c.log.Debug("medic: connection ended", "err", err)
+			return
+		}
+	}
+}
+
+func (c *srvConn) handshake() error {
+	_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
+	defer c.nc.SetDeadline(time.Time{})
+	sn := make([]byte, nonceLen)
+	if _, err := rand.Read(sn); err != nil {
+		return err
+	}
+	var e wire.Enc
+	e.U8(protoVersion)
+	e.String(c.s.cfg.Name)
+	e.Blob(sn)
+	if err := writeFrame(c.nc, opHello, 0, e.Bytes(), nil); err != nil {
+		return err
+	}
+	f, err := readFrame(c.br, maxPreAuthFrame)
+	if err != nil {
+		return err
+	}
+	if f.Op != opAuth {
+		return fmt.Errorf("expected auth, got op 0x%02x", f.Op)
+	}
+	d := wire.NewDec(f.Args)
+	cn := d.Blob("nonce")
+	p := d.Blob("proof")
+	if err := d.Done(); err != nil {
+		return err
+	}
+	if len(cn) != nonceLen || !hmac.Equal(p, authProof(c.s.cfg.Key, "client", sn, cn)) {
+		_ = c.fail(opAuth, ErrAuth)
+		return ErrAuth
+	}
+	var r wire.Enc
+	r.Blob(authProof(c.s.cfg.Key, "server", sn, cn))
+	return c.reply(opAuth, r.Bytes())
+}
+
+func (c *srvConn) probe(first wire.Frame) error {
+	n := int64(len(first.Data))
+	for {
+		f, err := c.read(wire.MaxArgLen + maxDataFrame)
+		if err != nil {
+			return err
+		}
+		switch f.Op {
+		case opProbe:
+			n += int64(len(f.Data))
+		case opProbeEnd:
+			var e wire.Enc
+			e.I64(n)
+			return c.reply(opProbeEnd, e.Bytes())
+		default:
+			return fmt.Errorf("unexpected op 0x%02x in probe", f.Op)
+		}
+	}
+}
+
+// Result is what a receiver reports for a transfer that arrived.
+type Result struct {
+	Path   string        // where the output now is
+	Size   int64         // its size
+	Plugin string        // the plugin that regenerated it
+	Verify time.Duration // checking the container
+	Decode time.Duration // regenerating and checking the digest (g)
+	Commit time.Duration // syncing and renaming into place
+}
+
+func (c *srvConn) transfer(f wire.Frame) error {
+	d := wire.NewDec(f.Args)
+	id := d.Blob("id")
+	size := d.I64("size")
+	name := d.String("name")
+	window := int64(d.U32("window"))
+	if err := d.Done(); err != nil {
+		return c.fail(opOffer, err)
+	}
+	if len(id) != 32 || size <= 0 || window <= 0 {
+		return c.fail(opOffer, errors.New("malformed offer"))
+	}
+	if _, err := CleanName(name); err != nil {
+		return c.fail(opOffer, err)
+	}
+	idh := hex.EncodeToString(id)
+	s := c.s
+	s.mu.Lock()
+	if s.active[idh] {
+		s.mu.Unlock()
+		return c.fail(opOffer, fmt.Errorf("transfer %s is already in progress on another connection", idh[:16]))
+	}
+	s.active[idh] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.active, idh)
+		s.mu.Unlock()
+	}()
+	c.log = c.log.With("transfer", idh[:16], "name", name)
+
+	part := filepath.Join(s.cfg.StagingDir, idh+".part")
+	pf, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return c.fail(opOffer, err)
+	}
+	defer pf.Close()
+	st, err := pf.Stat()
+	if err != nil {
+		return c.fail(opOffer, err)
+	}
+	off := st.Size()
+	if off > size {
+		off = 0
+		if err := pf.Truncate(0); err != nil {
+			return c.fail(opOffer, err)
+		}
+	}
+	if off > 0 {
+		c.log.Info("medic: resuming", "offset", off, "size", size)
+	}
+	var e wire.Enc
+	e.I64(off)
+	if err := c.reply(opOffer, e.Bytes()); err != nil {
+		return err
+	}
+	ackEvery := max(window/4, 1)
+	lastAck := off
+	w := bufio.NewWriterSize(pf, 1<<20)
+	if _, err := pf.Seek(off, io.SeekStart); err != nil {
+		return c.fail(opOffer, err)
+	}
+	ack := func() error {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		var e wire.Enc
+		e.I64(off)
+		lastAck = off
+		return writeFrame(c.nc, opAck, wire.FlagResponse, e.Bytes(), nil)
+	}
+	for {
+		f, err := c.read(wire.MaxArgLen + maxDataFrame)
+		if err != nil {
+			_ = w.Flush() // keep what arrived for a resume
+			return err
+		}
+		switch f.Op {
+		case opData:
+			d := wire.NewDec(f.Args)
+			at := d.I64("offset")
+			if err := d.Done(); err != nil {
+				return c.fail(opData, err)
+			}
+			if at != off || off+int64(len(f.Data)) > size {
+				_ = w.Flush()
+				return c.fail(opData, fmt.Errorf("data at offset %d, expected %d (of %d)", at, off, size))
+			}
+			if _, err := w.Write(f.Data); err != nil {
+				return c.fail(opData, fmt.Errorf("staging: %w", err))
+			}
+			off += int64(len(f.Data))
+			if off-lastAck >= ackEvery || off == size {
+				if err := ack(); err != nil {
+					return err
+				}
+			}
+		case opDone:
+			if err := w.Flush(); err != nil {
+				return c.fail(opDone, err)
+			}
+			if off != size {
+				return c.fail(opDone, fmt.Errorf("done after %d of %d bytes", off, size))
+			}
+			res, err := c.finish(pf, part, id, name)
+			if err != nil {
+				return c.fail(opDone, err)
+			}
+			var e wire.Enc
+			e.String(res.Path)
+			e.I64(res.Size)
+			e.String(res.Plugin)
+			e.I64(int64(res.Verify))
+			e.I64(int64(res.Decode))
+			e.I64(int64(res.Commit))
+			return c.reply(opDone, e.Bytes())
+		default:
+			_ = w.Flush()
+			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
+		}
+	}
+}
+
+// finish checks the staged container, regenerates the output into a
+// temporary file of the store, checks its digest and commits it. The
+// staging file is removed unless the failure is something the operator
+// can fix at the storage site (ErrMissing), so that a re-send needs no
+// transfer.
+func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res Result, err error) {
+	keep := false
+	defer func() {
+		if err == nil || !keep {
+			pf.Close()
+			os.Remove(part)
+		}
+	}()
+	t0 := time.Now()
+	if _, err := pf.Seek(0, io.SeekStart); err != nil {
+		return res, err
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, pf); err != nil {
+		return res, err
+	}
+	if !hmac.Equal(h.Sum(nil), id) {
+		return res, fmt.Errorf("%w: staged upload does not match its transfer id (corrupted in staging); send again", ErrIntegrity)
+	}
+	if _, err := pf.Seek(0, io.SeekStart); err != nil {
+		return res, err
+	}
+	hdr, _, err := Verify(bufio.NewReaderSize(pf, 256<<10), c.s.cfg.Key)
+	if err != nil {
+		return res, err
+	}
+	res.Verify = time.Since(t0)
+	res.Plugin = hdr.Plugin
+	if _, err := pf.Seek(0, io.SeekStart); err != nil {
+		return res, err
+	}
+	t1 := time.Now()
+	ctx := context.Background()
+	out, err := c.s.cfg.Store.Begin(ctx, name)
+	if err != nil {
+		return res, fmt.Errorf("destination %s: %w", c.s.cfg.Store, err)
+	}
+	tmp, err := os.MkdirTemp(c.s.cfg.StagingDir, "decode-")
+	if err != nil {
+		out.Abort()
+		return res, err
+	}
+	defer os.RemoveAll(tmp)
+	bw := bufio.NewWriterSize(out, 1<<20)
+	env := Env{Resources: c.s.cfg.Resources, TempDir: tmp, Logger: c.log}
+	if _, err = Decode(ctx, bufio.NewReaderSize(pf, 256<<10), c.s.cfg.Key, env, bw); err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		out.Abort()
+		keep = errors.Is(err, ErrMissing)
+		return res, err
+	}
+	res.Decode = time.Since(t1)
+	t2 := time.Now()
+	p, err := out.Commit(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Commit = time.Since(t2)
+	res.Path, res.Size = p, hdr.Size
+	c.log.Info("medic: stored", "path", p, "bytes", hdr.Size, "plugin", hdr.Plugin, "decode", res.Decode)
+	return res, nil
+}

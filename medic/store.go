@@ -1,0 +1,172 @@
+package medic
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/pario/pario/client"
+)
+
+// Store is where the storage site keeps regenerated outputs. Begin opens a
+// temporary file next to the final name; Commit moves it into place
+// atomically, Abort removes it: nothing partial is ever left under name.
+type Store interface {
+	Begin(ctx context.Context, name string) (Pending, error)
+	String() string
+}
+
+// Pending is an output being regenerated.
+type Pending interface {
+	Write(p []byte) (int, error)
+	// Commit syncs the data and renames it to its final name, which it
+	// returns.
+	Commit(ctx context.Context) (string, error)
+	// Abort removes the temporary file.
+	Abort()
+}
+
+// CleanName checks a destination name sent by a peer: a relative,
+// clean, slash-separated path that stays inside the store.
+func CleanName(name string) (string, error) {
+	if name == "" || strings.ContainsRune(name, 0) || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") {
+		return "", fmt.Errorf("bad destination name %q: want a relative path", name)
+	}
+	c := path.Clean(name)
+	if c != name || c == "." || c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("bad destination name %q: want a clean relative path inside the destination", name)
+	}
+	for _, el := range strings.Split(c, "/") {
+		if strings.HasPrefix(el, ".medic-") {
+			return "", fmt.Errorf("bad destination name %q: names starting with .medic- are reserved", name)
+		}
+	}
+	return c, nil
+}
+
+func tmpSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// DirStore keeps outputs in a local directory.
+func DirStore(dir string) Store { return dirStore(dir) }
+
+type dirStore string
+
+func (d dirStore) String() string { return string(d) }
+
+func (d dirStore) Begin(_ context.Context, name string) (Pending, error) {
+	name, err := CleanName(name)
+	if err != nil {
+		return nil, err
+	}
+	final := filepath.Join(string(d), filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(final), ".medic-"+filepath.Base(final)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	return &dirPending{f: f, final: final}, nil
+}
+
+type dirPending struct {
+	f     *os.File
+	final string
+}
+
+func (p *dirPending) Write(b []byte) (int, error) { return p.f.Write(b) }
+
+func (p *dirPending) Commit(context.Context) (string, error) {
+	if err := p.f.Chmod(0o644); err != nil {
+		p.Abort()
+		return "", err
+	}
+	if err := p.f.Sync(); err != nil {
+		p.Abort()
+		return "", err
+	}
+	if err := p.f.Close(); err != nil {
+		os.Remove(p.f.Name())
+		return "", err
+	}
+	if err := os.Rename(p.f.Name(), p.final); err != nil {
+		os.Remove(p.f.Name())
+		return "", err
+	}
+	if d, err := os.Open(filepath.Dir(p.final)); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return p.final, nil
+}
+
+func (p *dirPending) Abort() {
+	p.f.Close()
+	os.Remove(p.f.Name())
+}
+
+// ParioStore keeps outputs in a directory of a pario file store.
+func ParioStore(c *client.Client, dir string) Store { return &parioStore{c: c, dir: dir} }
+
+type parioStore struct {
+	c   *client.Client
+	dir string
+}
+
+func (s *parioStore) String() string { return "pario:" + s.dir }
+
+func (s *parioStore) Begin(ctx context.Context, name string) (Pending, error) {
+	name, err := CleanName(name)
+	if err != nil {
+		return nil, err
+	}
+	final := path.Join(s.dir, name)
+	if err := s.c.MkdirAll(ctx, path.Dir(final), 0o755); err != nil {
+		return nil, fmt.Errorf("pario mkdir %s: %w", path.Dir(final), err)
+	}
+	tmp := path.Join(path.Dir(final), ".medic-"+path.Base(final)+"."+tmpSuffix()+".tmp")
+	f, err := s.c.Create(ctx, tmp, client.CreateOptions{Exclusive: true})
+	if err != nil {
+		return nil, fmt.Errorf("pario create %s: %w", tmp, err)
+	}
+	return &parioPending{s: s, f: f, tmp: tmp, final: final, ctx: ctx}, nil
+}
+
+type parioPending struct {
+	s          *parioStore
+	f          *client.File
+	tmp, final string
+	off        int64
+	ctx        context.Context
+}
+
+func (p *parioPending) Write(b []byte) (int, error) {
+	n, err := p.f.WriteAtContext(p.ctx, b, p.off)
+	p.off += int64(n)
+	return n, err
+}
+
+func (p *parioPending) Commit(ctx context.Context) (string, error) {
+	if err := p.f.SyncContext(ctx); err != nil {
+		p.Abort()
+		return "", err
+	}
+	if err := p.s.c.Rename(ctx, p.tmp, p.final); err != nil {
+		p.Abort()
+		return "", fmt.Errorf("pario rename %s: %w", p.final, err)
+	}
+	return "pario:" + p.final, nil
+}
+
+func (p *parioPending) Abort() {
+	_ = p.s.c.Remove(context.Background(), p.tmp)
+}

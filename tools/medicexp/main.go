@@ -1,0 +1,361 @@
+// Command medicexp reproduces the shapes of the ParaMEDIC paper's section 5
+// on one machine: a medic receiver and sender in-process, joined through a
+// toxiproxy proxy (in-process too: this kernel has no netem) that adds
+// latency and limits bandwidth. It sends an output raw, with zstd and with
+// a semantic plugin, with and without encryption, over
+//
+//   - a latency sweep at a fixed bandwidth (one stream, window W: a stream
+//     moves at most W/RTT, as one TCP connection does), and
+//   - a bandwidth sweep,
+//
+// and writes the measured end-to-end times (encode + transfer + regenerate
+// and verify) beside the cost model's predictions (f, g and x measured by a
+// calibration run of each plugin) to CSV, and renders them to PNG with the
+// predicted crossovers marked.
+//
+// Any registered plugin can be named: --plugins raw,zstd,blast with
+// --input REPORT --param ... --resource ... once the blast plugin is built
+// in. Without --input it generates a synthetic report-like text and uses
+// the "synth" stand-in semantic plugin (see synth.go).
+//
+//	go run ./tools/medicexp                      # default sweeps, ~2 minutes
+//	go run ./tools/medicexp --quick              # a few seconds, smoke test
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/cost"
+	_ "github.com/pario/pario/medic/plugin/blast"
+	_ "github.com/pario/pario/medic/plugin/periodic"
+	_ "github.com/pario/pario/medic/plugin/zstd"
+)
+
+type kvFlag map[string]string
+
+func (k kvFlag) String() string { return fmt.Sprint(map[string]string(k)) }
+func (k kvFlag) Set(s string) error {
+	a, b, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	k[a] = b
+	return nil
+}
+
+type config struct {
+	plugins, ciphers []string
+	input            string
+	size             int64
+	work             int
+	params, res      kvFlag
+	latBW            float64
+	rtts             []time.Duration
+	latWindow        int
+	bws              []float64
+	bwRTT            time.Duration
+	out              string
+	sweeps           []string
+	reps             int
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "medicexp:", err)
+		os.Exit(1)
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func run() error {
+	c := config{params: kvFlag{}, res: kvFlag{}}
+	plugins := flag.String("plugins", "raw,zstd,synth", "plugins to compare (raw is the baseline)")
+	ciphers := flag.String("ciphers", "none,xchacha20poly1305", "ciphers to run each plugin with")
+	flag.StringVar(&c.input, "input", "", "output file to move (default: a generated synthetic report)")
+	size := flag.String("size", "4MB", "size of the synthetic report")
+	flag.IntVar(&c.work, "work", 250, "synthetic report: SHA-256 rounds per record (the regeneration cost)")
+	flag.Var(c.params, "param", "plugin parameter KEY=VALUE (repeatable)")
+	flag.Var(c.res, "resource", "storage-site resource KEY=VALUE (repeatable)")
+	latBW := flag.String("latency-bandwidth", "32MB/s", "bandwidth of the latency sweep")
+	rtts := flag.String("rtts", "0,25ms,50ms,100ms,150ms,200ms,300ms,400ms", "round-trip times of the latency sweep")
+	flag.IntVar(&c.latWindow, "window", 256<<10, "window of the latency sweep's stream (bytes)")
+	bws := flag.String("bandwidths", "0.5MB/s,1MB/s,2MB/s,4MB/s,8MB/s,16MB/s,32MB/s,64MB/s", "bandwidths of the bandwidth sweep")
+	flag.DurationVar(&c.bwRTT, "bandwidth-rtt", 0, "round-trip time of the bandwidth sweep")
+	flag.StringVar(&c.out, "out", "docs", "directory for medic-latency.{csv,png} and medic-bandwidth.{csv,png}")
+	sweeps := flag.String("sweeps", "latency,bandwidth", "which sweeps to run")
+	flag.IntVar(&c.reps, "reps", 1, "repetitions per point (the median is kept)")
+	quick := flag.Bool("quick", false, "tiny sweeps (smoke test)")
+	flag.Parse()
+	if *quick {
+		*size, *rtts, *bws, c.work = "256KB", "0,50ms", "1MB/s,16MB/s", 4
+	}
+	c.plugins, c.ciphers, c.sweeps = splitList(*plugins), splitList(*ciphers), splitList(*sweeps)
+	var err error
+	sz, err := cost.ParseRate(*size)
+	if err != nil {
+		return fmt.Errorf("--size: %w", err)
+	}
+	c.size = int64(sz)
+	if c.latBW, err = cost.ParseRate(*latBW); err != nil {
+		return err
+	}
+	for _, r := range splitList(*rtts) {
+		if r == "0" {
+			r = "0s"
+		}
+		d, err := time.ParseDuration(r)
+		if err != nil {
+			return fmt.Errorf("--rtts: %w", err)
+		}
+		c.rtts = append(c.rtts, d)
+	}
+	for _, b := range splitList(*bws) {
+		v, err := cost.ParseRate(b)
+		if err != nil {
+			return err
+		}
+		c.bws = append(c.bws, v)
+	}
+	if err := os.MkdirAll(c.out, 0o755); err != nil {
+		return err
+	}
+	return experiment(c)
+}
+
+type lab struct {
+	key       []byte
+	input     string
+	D         int64
+	srv       *medic.Server
+	proxy     *toxiproxy.Proxy
+	dest, tmp string
+	est       map[string]cost.Estimate // plugin/cipher -> calibration
+}
+
+func experiment(c config) error {
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "medicexp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	l := &lab{tmp: tmp, dest: filepath.Join(tmp, "dest"), est: map[string]cost.Estimate{}}
+	l.key = bytes.Repeat([]byte{0x5a}, medic.KeySize)
+	l.input = c.input
+	if l.input == "" {
+		l.input = filepath.Join(tmp, "report.txt")
+		if err := makeSynth(l.input, c.size, c.work); err != nil {
+			return err
+		}
+	}
+	st, err := os.Stat(l.input)
+	if err != nil {
+		return err
+	}
+	l.D = st.Size()
+	for _, p := range c.plugins {
+		if _, err := medic.Lookup(p); err != nil {
+			return err
+		}
+	}
+
+	// Receiver, in-process.
+	os.MkdirAll(l.dest, 0o755)
+	l.srv, err = medic.NewServer(medic.ServerConfig{Key: l.key, Store: medic.DirStore(l.dest), StagingDir: filepath.Join(tmp, "staging"), Resources: c.res})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go l.srv.Serve(ln)
+	defer l.srv.Close()
+
+	// The emulated wide-area link: a toxiproxy proxy, in-process.
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	l.proxy = toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", ln.Addr().String())
+	if err := l.proxy.Start(); err != nil {
+		return err
+	}
+	defer l.proxy.Stop()
+
+	// Calibrate every plugin and cipher on the output: f, g, x.
+	fmt.Printf("output %s: %d bytes\n", l.input, l.D)
+	for _, p := range c.plugins {
+		for _, ci := range c.ciphers {
+			cp, err := medic.ParseCipher(ci)
+			if err != nil {
+				return err
+			}
+			// Twice; keep the second (warm caches, like every later run).
+			var e cost.Estimate
+			for i := 0; i < 2; i++ {
+				e, err = medic.Calibrate(ctx, l.input, medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key}, medic.Env{Resources: c.res})
+				if err != nil {
+					return fmt.Errorf("calibrate %s: %w", p, err)
+				}
+			}
+			l.est[p+"/"+ci] = e
+			fmt.Printf("calibrated %-6s %-18s x=%-9.0f f=%.3fs g=%.3fs  B*=%s\n", p, ci, e.X, e.F, e.G, cost.FormatRate(cost.Crossover(float64(l.D), e)))
+		}
+	}
+	for _, s := range c.sweeps {
+		switch s {
+		case "latency":
+			var pts []point
+			for _, rtt := range c.rtts {
+				ps, err := l.point(ctx, c, "latency", cost.Link{B: c.latBW, RTT: rtt.Seconds(), Window: float64(c.latWindow), RoundTrip: 3.5})
+				if err != nil {
+					return err
+				}
+				pts = append(pts, ps...)
+			}
+			if err := l.save(c, "latency", pts); err != nil {
+				return err
+			}
+		case "bandwidth":
+			var pts []point
+			for _, b := range c.bws {
+				ps, err := l.point(ctx, c, "bandwidth", cost.Link{B: b, RTT: c.bwRTT.Seconds(), Window: medic.DefaultWindow, RoundTrip: 3.5})
+				if err != nil {
+					return err
+				}
+				pts = append(pts, ps...)
+			}
+			if err := l.save(c, "bandwidth", pts); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("unknown sweep %q", s)
+		}
+	}
+	return nil
+}
+
+type point struct {
+	sweep, plugin, cipher string
+	link                  cost.Link
+	est                   cost.Estimate
+	measured, predicted   float64
+	transfer, decode      float64
+}
+
+// setLink sets the proxy's toxics: RTT/2 of latency each way, and the
+// bandwidth limit on the data direction (upstream: sender to receiver).
+func (l *lab) setLink(link cost.Link) error {
+	ctx := context.Background()
+	l.proxy.Toxics.ResetToxics(ctx)
+	add := func(js string) error {
+		_, err := l.proxy.Toxics.AddToxicJson(strings.NewReader(js))
+		return err
+	}
+	if link.RTT > 0 {
+		half := int64(math.Round(link.RTT * 1e3 / 2))
+		for _, dir := range []string{"upstream", "downstream"} {
+			if err := add(fmt.Sprintf(`{"name":"lat_%s","type":"latency","stream":%q,"attributes":{"latency":%d}}`, dir, dir, half)); err != nil {
+				return err
+			}
+		}
+	}
+	if link.B > 0 {
+		// toxiproxy's rate is in KB/s (1000 bytes).
+		if err := add(fmt.Sprintf(`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":%d}}`, int64(link.B/1000))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link) ([]point, error) {
+	if err := l.setLink(link); err != nil {
+		return nil, err
+	}
+	var out []point
+	for _, p := range c.plugins {
+		for _, ci := range c.ciphers {
+			cp, _ := medic.ParseCipher(ci)
+			e := l.est[p+"/"+ci]
+			var times, xfer, dec []float64
+			for r := 0; r < c.reps; r++ {
+				spool := filepath.Join(l.tmp, "spool")
+				os.RemoveAll(spool)
+				t0 := time.Now()
+				rep, err := medic.SendFile(ctx, l.input, medic.SendFileOptions{
+					Encode:   medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key},
+					Send:     medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out", Window: int(link.Window)},
+					SpoolDir: spool,
+				})
+				if err != nil {
+					return nil, fmt.Errorf("%s %s at %s, RTT %v: %w", p, ci, cost.FormatRate(link.B), link.RTT, err)
+				}
+				times = append(times, time.Since(t0).Seconds())
+				xfer = append(xfer, rep.Send.Transfer.Seconds())
+				dec = append(dec, rep.Send.Result.Decode.Seconds())
+				os.Remove(filepath.Join(l.dest, "out"))
+			}
+			pt := point{sweep: sweep, plugin: p, cipher: ci, link: link, est: e,
+				measured: median(times), predicted: cost.Time(0, e, link), transfer: median(xfer), decode: median(dec)}
+			fmt.Printf("%-9s B=%-10s RTT=%5.0fms %-6s %-18s measured %7.3fs predicted %7.3fs\n",
+				sweep, cost.FormatRate(link.B), link.RTT*1e3, p, ci, pt.measured, pt.predicted)
+			out = append(out, pt)
+		}
+	}
+	return out, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s[len(s)/2]
+}
+
+func (l *lab) save(c config, sweep string, pts []point) error {
+	f, err := os.Create(filepath.Join(c.out, "medic-"+sweep+".csv"))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"sweep", "plugin", "cipher", "bandwidth_Bps", "rtt_ms", "window", "D", "x", "f_s", "g_s", "measured_s", "predicted_s", "transfer_s", "regenerate_s"})
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, p := range pts {
+		w.Write([]string{p.sweep, p.plugin, p.cipher, ff(p.link.B), ff(p.link.RTT * 1e3), ff(p.link.Window), strconv.FormatInt(l.D, 10),
+			ff(p.est.X), ff(p.est.F), ff(p.est.G), ff(p.measured), ff(p.predicted), ff(p.transfer), ff(p.decode)})
+	}
+	w.Flush()
+	if err := errors.Join(w.Error(), f.Close()); err != nil {
+		return err
+	}
+	return l.render(c, sweep, pts)
+}
