@@ -282,13 +282,22 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}
 	idh := hex.EncodeToString(id)
 	s := c.s
-	s.mu.Lock()
-	if s.active[idh] {
+	// The connection that last carried this transfer may still be
+	// finishing after its answer reached the sender, which may already be
+	// re-sending (after a fixed resource, say): give it a moment to let go.
+	for wait := 0; ; wait++ {
+		s.mu.Lock()
+		if !s.active[idh] {
+			s.active[idh] = true
+			s.mu.Unlock()
+			break
+		}
 		s.mu.Unlock()
-		return c.fail(opOffer, fmt.Errorf("transfer %s is already in progress on another connection", idh[:16]))
+		if wait == 100 {
+			return c.fail(opOffer, fmt.Errorf("transfer %s is already in progress on another connection", idh[:16]))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	s.active[idh] = true
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.active, idh)
