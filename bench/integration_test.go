@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,17 +21,7 @@ import (
 
 var parioBin string
 
-func TestMain(m *testing.M) {
-	bin, cleanup, err := testbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	parioBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parioBin) }
 
 // pario runs the binary and returns its combined output and exit code.
 func pario(t *testing.T, env []string, args ...string) (string, int) {

@@ -29,17 +29,7 @@ import (
 
 var parioBin string
 
-func TestMain(m *testing.M) {
-	bin, cleanup, err := testbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	parioBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parioBin) }
 
 // spawn starts a 4-server cluster of processes for one test.
 func spawn(t *testing.T, metaArgs ...string) *cluster.Processes {

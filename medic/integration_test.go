@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,17 +22,7 @@ import (
 
 var parioBin string
 
-func TestMain(m *testing.M) {
-	bin, cleanup, err := testbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	parioBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parioBin) }
 
 func needMedicCommand(t *testing.T) {
 	t.Helper()

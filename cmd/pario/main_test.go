@@ -25,17 +25,7 @@ import (
 
 var parioBin string
 
-func TestMain(m *testing.M) {
-	bin, cleanup, err := testbin.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	parioBin = bin
-	code := m.Run()
-	cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &parioBin) }
 
 // up starts `pario up` on a fresh directory and returns the cluster file.
 func up(t *testing.T, args ...string) string {

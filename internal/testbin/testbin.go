@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // Build compiles github.com/pario/pario/cmd/pario into a fresh temporary
@@ -24,4 +25,19 @@ func Build() (path string, cleanup func(), err error) {
 		return "", nil, fmt.Errorf("build pario: %v\n%s", err, out)
 	}
 	return path, func() { os.RemoveAll(dir) }, nil
+}
+
+// Main is a TestMain for packages whose tests run the binary: it builds
+// pario, stores the binary's path in *bin, runs the tests, removes the
+// binary and exits with the tests' status.
+func Main(m *testing.M, bin *string) {
+	path, cleanup, err := Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*bin = path
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
