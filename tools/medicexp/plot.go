@@ -89,6 +89,11 @@ func (l *lab) render(c config, sweep string, pts []point) error {
 	for _, s := range series {
 		sort.Slice(s, func(i, j int) bool { return xOf(sweep, s[i]) < xOf(sweep, s[j]) })
 	}
+	if len(series) > 0 && len(series[order[0]]) < 2 {
+		// One point per series (a single bandwidth or RTT): nothing to plot.
+		fmt.Printf("%s: one point per series, no plot\n", sweep)
+		return nil
+	}
 
 	p := gplot.New()
 	p.Add(plotter.NewGrid())

@@ -1,0 +1,55 @@
+#!/bin/sh
+# medic BLAST end to end: encode + transfer + regenerate of a real blastp
+# -outfmt 0 report, raw vs zstd vs the blast plugin, over an emulated link
+# (tools/medicexp: in-process receiver behind an in-process toxiproxy).
+#
+# Needs only Debian packages: ncbi-blast+ (blastp, makeblastdb, blastdbcmd),
+# mmseqs2-examples (/usr/share/doc/mmseqs2/example-data) and Go.
+#
+#   scripts/medic-blast-e2e.sh                 # N=100 queries, 1 MB/s, RTT 0, 3 reps
+#   N=60 RTT=30ms REPS=1 scripts/medic-blast-e2e.sh
+#   MTS=1000 scripts/medic-blast-e2e.sh        # -max_target_seqs 1000 (no query capped)
+#
+# Everything goes under $OUT (default tmp/medic-blast-e2e, gitignored).
+set -eu
+cd "$(dirname "$0")/.."
+DATA=${DATA:-/usr/share/doc/mmseqs2/example-data}
+OUT=${OUT:-tmp/medic-blast-e2e}
+N=${N:-100}
+BW=${BW:-1MB/s}
+RTT=${RTT:-0}
+REPS=${REPS:-3}
+MTS=${MTS:-}   # -max_target_seqs for the search and the plugin (default: BLAST's)
+TAG=${TAG:-rtt$RTT${MTS:+-mts$MTS}}
+mkdir -p "$OUT/compute" "$OUT/storage" "$OUT/results"
+OUT=$(cd "$OUT" && pwd)
+
+# The 20,000-protein database: one copy at the compute site and a replica at
+# the storage site, both built from the same FASTA.
+if [ ! -e "$OUT/compute/db.pin" ] || [ ! -e "$OUT/storage/db.pin" ]; then
+	zcat "$DATA/DB.fasta.gz" > "$OUT/db.fa"
+	makeblastdb -in "$OUT/db.fa" -dbtype prot -parse_seqids -title uniprot-example -out "$OUT/compute/db" > /dev/null
+	makeblastdb -in "$OUT/db.fa" -dbtype prot -parse_seqids -title uniprot-example -out "$OUT/storage/db" > /dev/null
+fi
+
+# N query proteins taken from the database's own FASTA, evenly spaced
+# (record 1, 1+20000/N, ...), so every query has many hits.
+total=$(grep -c '^>' "$OUT/db.fa")
+step=$((total / N))
+awk -v step="$step" -v n="$N" '/^>/ { i++; keep = ((i - 1) % step == 0 && ++k <= n) } keep' "$OUT/db.fa" > "$OUT/compute/q.fa"
+echo "queries: $(grep -c '^>' "$OUT/compute/q.fa") of $total (every ${step}th)"
+
+# The original search (default evalue and max_target_seqs, pairwise report).
+start=$(date +%s.%N)
+blastp -query "$OUT/compute/q.fa" -db "$OUT/compute/db" -outfmt 0 ${MTS:+-max_target_seqs $MTS} -out "$OUT/compute/report.txt"
+end=$(date +%s.%N)
+echo "original blastp: $(echo "$end - $start" | bc) s, report $(stat -c %s "$OUT/compute/report.txt") bytes"
+
+# raw, zstd and blast over the link, REPS repetitions each (median kept).
+go run ./tools/medicexp --plugins raw,zstd,blast --ciphers none \
+	--input "$OUT/compute/report.txt" \
+	--param program=blastp --param query="$OUT/compute/q.fa" --param db="$OUT/compute/db" --param outfmt=0 ${MTS:+--param max_target_seqs=$MTS} \
+	--resource blast.db="$OUT/storage/db" \
+	--sweeps bandwidth --bandwidths "$BW" --bandwidth-rtt "$RTT" \
+	--reps "$REPS" --out "$OUT/results" | tee "$OUT/results/medicexp-$TAG.txt"
+cp "$OUT/results/medic-bandwidth.csv" "$OUT/results/medic-bandwidth-$TAG.csv"
