@@ -34,26 +34,15 @@ func TestMain(m *testing.M) { testbin.Main(m, &parioBin) }
 // spawn starts a 4-server cluster of processes for one test.
 func spawn(t *testing.T, metaArgs ...string) *cluster.Processes {
 	t.Helper()
-	var logs bytes.Buffer
+	var logs testbin.LockedBuffer
 	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
-		Binary: parioBin, Dir: t.TempDir(), DataServers: 4, MetaArgs: metaArgs, Output: &lockedWriter{w: &logs},
+		Binary: parioBin, Dir: t.TempDir(), DataServers: 4, MetaArgs: metaArgs, Output: &logs,
 	})
 	if err != nil {
 		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
 	}
 	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func dial(t *testing.T, p *cluster.Processes, opts ...func(*client.Options)) *client.Client {

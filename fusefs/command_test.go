@@ -10,16 +10,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/internal/testbin"
 )
 
 // `pario mount` and `pario umount`, end to end, as a user runs them.
 
 // mountCommand starts `pario ARGS... DIR` (ARGS include "mount") and waits until DIR is
 // mounted; t.Cleanup makes sure the process is gone and DIR unmounted.
-func mountCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *lockedBuffer, chan error) {
+func mountCommand(t *testing.T, dir string, args ...string) (*exec.Cmd, *testbin.LockedBuffer, chan error) {
 	t.Helper()
 	need(t, "fusermount3")
-	out := &lockedBuffer{}
+	out := &testbin.LockedBuffer{}
 	cmd := exec.Command(parioBin, append(args, dir)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -124,28 +123,10 @@ func need(t *testing.T, programs ...string) {
 	t.Skip(msg)
 }
 
-// lockedBuffer collects logs written from many goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // spawn starts a metadata server and 4 I/O servers as processes.
 func spawn(t *testing.T, metaArgs ...string) *cluster.Processes {
 	t.Helper()
-	var logs lockedBuffer
+	var logs testbin.LockedBuffer
 	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
 		Binary: parioBin, Dir: t.TempDir(), DataServers: 4, MetaArgs: metaArgs, Output: &logs,
 	})
@@ -176,7 +157,7 @@ func dial(t *testing.T, p *cluster.Processes) *client.Client {
 type mounted struct {
 	*fusefs.Server
 	c    *client.Client
-	logs *lockedBuffer
+	logs *testbin.LockedBuffer
 }
 
 // path is a path under the mount point.
@@ -190,7 +171,7 @@ func mount(t *testing.T, p *cluster.Processes, opts fusefs.Options) *mounted {
 	need(t, "fusermount3")
 	c := dial(t, p)
 	dir := t.TempDir()
-	logs := &lockedBuffer{}
+	logs := &testbin.LockedBuffer{}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

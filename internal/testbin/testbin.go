@@ -3,10 +3,12 @@
 package testbin
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -40,4 +42,23 @@ func Main(m *testing.M, bin *string) {
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
+}
+
+// LockedBuffer collects the output of server processes, which several
+// goroutines of os/exec write at once; String may be called meanwhile.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

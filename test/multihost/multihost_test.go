@@ -89,7 +89,7 @@ func TestMultiHost(t *testing.T) {
 	for i := range ioServers {
 		dataHosts = append(dataHosts, tb.hosts[dataHost(i)].ip)
 	}
-	serverLog := &lockedBuffer{}
+	serverLog := &testbin.LockedBuffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server output:\n%s", serverLog.String())
@@ -454,22 +454,4 @@ func keys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 func indent(b []byte) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(string(b), "\n"), "\n", "\n    ")
-}
-
-// lockedBuffer collects the servers' output from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -28,6 +27,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/pario/pario/internal/benchutil"
 
 	"golang.org/x/sys/unix"
 
@@ -134,8 +135,8 @@ func run() error {
 
 	host, _ := os.Hostname()
 	fmt.Printf("mountbench %s  host=%s  one stream, %s file, %s transfers, %d I/O servers (processes), %d reps\n",
-		time.Now().Format("2006-01-02"), host, human(c.size), human(c.xfer), c.servers, c.reps)
-	fmt.Printf("layout: %s; pario mount %s; cache dropping: %s\n\n", orDefault(c.layout, "simple_stripe:strip_size=65536 (default)"), orDefault(c.mount, "(default flags)"), dropMethod())
+		time.Now().Format("2006-01-02"), host, benchutil.Size(c.size), benchutil.Size(c.xfer), c.servers, c.reps)
+	fmt.Printf("layout: %s; pario mount %s; cache dropping: %s\n\n", orDefault(c.layout, "simple_stripe:strip_size=65536 (default)"), orDefault(c.mount, "(default flags)"), benchutil.DropMethod())
 
 	open := map[string]func(write bool) (stream, error){
 		"mount": func(write bool) (stream, error) {
@@ -170,7 +171,7 @@ func run() error {
 			if err != nil {
 				return fmt.Errorf("%s write: %w", mode, err)
 			}
-			if err := dropCaches(c.dir); err != nil {
+			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
 			r, err := phase(c, open[mode], false)
@@ -180,7 +181,7 @@ func run() error {
 			fmt.Printf("rep %d  %-6s  write+fsync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
 			results[mode+" write"] = append(results[mode+" write"], w)
 			results[mode+" read"] = append(results[mode+" read"], r)
-			if err := dropCaches(c.dir); err != nil {
+			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
 		}
@@ -194,7 +195,7 @@ func run() error {
 		}
 		label := map[string]string{"write": "write+fsync", "read": "cold read"}[op]
 		fmt.Printf("%-18s %8.1f MiB/s %8.1f MiB/s %8.1f MiB/s   %5.2fx       %5.2fx       %5.2fx\n",
-			label, median(m), median(n), median(l), median(m)/median(n), median(m)/median(l), median(paired))
+			label, benchutil.Median(m), benchutil.Median(n), benchutil.Median(l), benchutil.Median(m)/benchutil.Median(n), benchutil.Median(m)/benchutil.Median(l), benchutil.Median(paired))
 	}
 	return nil
 }
@@ -291,58 +292,6 @@ func mounted(dir string) bool {
 		}
 	}
 	return false
-}
-
-func dropMethod() string {
-	if unix.Access("/proc/sys/vm/drop_caches", unix.W_OK) == nil {
-		return "sync + echo 3 > /proc/sys/vm/drop_caches"
-	}
-	return "posix_fadvise(DONTNEED) on every file under the bench directory (not root)"
-}
-
-// dropCaches makes the next read cold: the whole page cache when we may,
-// else every file of the benchmark (synced, so droppable).
-func dropCaches(dir string) error {
-	unix.Sync()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err == nil {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		_ = f.Sync()
-		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-	})
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func orDefault(s, def string) string {

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"log"
 	"os"
 	"os/exec"
@@ -32,7 +31,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/pario/pario/internal/benchutil"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
@@ -125,8 +124,8 @@ func run() error {
 
 	host, _ := os.Hostname()
 	fmt.Printf("storebench %s  host=%s  %d ranks, %s shared file, %s transfers, %d I/O servers, %d reps\n",
-		time.Now().Format("2006-01-02"), host, c.ranks, human(c.size), human(c.xfer), c.servers, c.reps)
-	fmt.Printf("cache dropping: %s\n\n", dropMethod())
+		time.Now().Format("2006-01-02"), host, c.ranks, benchutil.Size(c.size), benchutil.Size(c.xfer), c.servers, c.reps)
+	fmt.Printf("cache dropping: %s\n\n", benchutil.DropMethod())
 
 	results := map[string][]float64{}
 	for rep := 0; rep < c.reps; rep++ {
@@ -157,7 +156,7 @@ func run() error {
 			if err != nil {
 				return err
 			}
-			if err := dropCaches(c.dir); err != nil {
+			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
 			r, err := phase(c, procs.ClusterFile, mode, "read", path)
@@ -180,9 +179,9 @@ func run() error {
 		for i := range posix {
 			paired = append(paired, pario[i]/posix[i])
 		}
-		p, q := median(posix), median(pario)
+		p, q := benchutil.Median(posix), benchutil.Median(pario)
 		label := map[string]string{"write": "durable write", "read": "cold read"}[op]
-		fmt.Printf("%-26s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, median(paired))
+		fmt.Printf("%-26s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, benchutil.Median(paired))
 	}
 	fmt.Println()
 	for i := 0; i < c.servers; i++ {
@@ -328,34 +327,6 @@ func runRank(args []string) error {
 	return json.NewEncoder(os.Stdout).Encode(map[string]int64{"Start": start.UnixNano(), "End": end.UnixNano(), "Bytes": block})
 }
 
-func dropMethod() string {
-	if unix.Access("/proc/sys/vm/drop_caches", unix.W_OK) == nil {
-		return "sync + echo 3 > /proc/sys/vm/drop_caches"
-	}
-	return "posix_fadvise(DONTNEED) on every file under the bench directory (not root)"
-}
-
-// dropCaches makes the next read cold: the whole page cache when we may,
-// else every file of the benchmark (written, then synced, so droppable).
-func dropCaches(dir string) error {
-	unix.Sync()
-	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err == nil {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		_ = f.Sync()
-		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
-	})
-}
-
 func peakRSS(pid int) string {
 	if pid == 0 {
 		return "unknown"
@@ -372,28 +343,4 @@ func peakRSS(pid int) string {
 		}
 	}
 	return "unknown"
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d B", n)
 }

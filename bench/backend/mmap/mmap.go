@@ -56,6 +56,7 @@ func (d *Driver) Open(_ context.Context, env backend.Env) (backend.Backend, erro
 
 // Backend is one rank's MMAP back end.
 type Backend struct {
+	posix.LocalFiles
 	d Driver
 	p backend.Params
 }
@@ -128,26 +129,6 @@ func (b *Backend) Open(_ context.Context, name string) (backend.File, error) {
 	}
 	return b.mapFile(f, b.p.FileSize, unix.PROT_READ)
 }
-
-// Remove implements backend.Backend.
-func (b *Backend) Remove(_ context.Context, name string) error {
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// Size implements backend.Backend.
-func (b *Backend) Size(_ context.Context, name string) (int64, error) {
-	st, err := os.Stat(name)
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
-}
-
-// Close implements backend.Backend.
-func (b *Backend) Close() error { return nil }
 
 // Check implements backend.Checker.
 func (b *Backend) Check(_ context.Context, name string, write bool) error {

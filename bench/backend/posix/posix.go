@@ -59,6 +59,7 @@ func (d *Driver) Open(_ context.Context, env backend.Env) (backend.Backend, erro
 
 // Backend is one rank's POSIX back end.
 type Backend struct {
+	LocalFiles
 	ODirect bool
 	Drop    bool // drop the page cache before reads (the engine asks)
 }
@@ -96,8 +97,12 @@ func (b *Backend) Open(_ context.Context, name string) (backend.File, error) {
 	return &File{f: f}, nil
 }
 
-// Remove implements backend.Backend.
-func (b *Backend) Remove(_ context.Context, name string) error {
+// LocalFiles gives a back end over local paths its Remove, Size and Close;
+// the POSIX and MMAP back ends embed it.
+type LocalFiles struct{}
+
+// Remove implements backend.Backend: a file already gone is not an error.
+func (LocalFiles) Remove(_ context.Context, name string) error {
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -105,7 +110,7 @@ func (b *Backend) Remove(_ context.Context, name string) error {
 }
 
 // Size implements backend.Backend.
-func (b *Backend) Size(_ context.Context, name string) (int64, error) {
+func (LocalFiles) Size(_ context.Context, name string) (int64, error) {
 	st, err := os.Stat(name)
 	if err != nil {
 		return 0, err
@@ -114,7 +119,7 @@ func (b *Backend) Size(_ context.Context, name string) (int64, error) {
 }
 
 // Close implements backend.Backend.
-func (b *Backend) Close() error { return nil }
+func (LocalFiles) Close() error { return nil }
 
 // DropCache implements backend.CacheDropper: dirty pages are written
 // first, since DONTNEED only drops clean ones.

@@ -1,0 +1,68 @@
+// Package benchutil holds what pario's benchmark programs (tools/storebench,
+// tools/mountbench) share: making reads cold, medians, and size labels.
+package benchutil
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// DropMethod says how DropCaches will make reads cold on this machine.
+func DropMethod() string {
+	if unix.Access("/proc/sys/vm/drop_caches", unix.W_OK) == nil {
+		return "sync + echo 3 > /proc/sys/vm/drop_caches"
+	}
+	return "posix_fadvise(DONTNEED) on every file under the bench directory (not root)"
+}
+
+// DropCaches makes the next read cold: the whole page cache when we may,
+// else every file under dir (synced first, so its pages can be dropped).
+func DropCaches(dir string) error {
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0); err == nil {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		_ = f.Sync()
+		return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	})
+}
+
+// Median returns the median of v (0 for none), leaving v as it is.
+func Median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Size labels a byte count in the largest binary unit that divides it.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}
