@@ -44,6 +44,7 @@ const (
 	kindMissing   = 1
 	kindIntegrity = 2
 	kindAuth      = 3
+	kindDigest    = 4 // the plugin could not reproduce the output
 )
 
 // ErrAuth is a failed authentication: the two sides' key files differ.
@@ -61,13 +62,16 @@ type RemoteError struct {
 
 func (e *RemoteError) Error() string { return "receiver: " + e.Msg }
 
-// Is lets errors.Is match ErrMissing, ErrIntegrity and ErrAuth.
+// Is lets errors.Is match ErrMissing, ErrIntegrity (which includes
+// ErrDigest), ErrDigest and ErrAuth.
 func (e *RemoteError) Is(target error) bool {
 	switch target {
 	case ErrMissing:
 		return e.kind == kindMissing
 	case ErrIntegrity:
-		return e.kind == kindIntegrity
+		return e.kind == kindIntegrity || e.kind == kindDigest
+	case ErrDigest:
+		return e.kind == kindDigest
 	case ErrAuth:
 		return e.kind == kindAuth
 	}
@@ -79,7 +83,9 @@ func errKind(err error) uint8 {
 	switch {
 	case errors.Is(err, ErrMissing):
 		return kindMissing
-	case errors.As(err, &ce), errors.Is(err, ErrDigest), errors.Is(err, ErrFormat), errors.Is(err, ErrWrongKey), errors.Is(err, ErrNoKey), errors.Is(err, ErrIntegrity):
+	case errors.Is(err, ErrDigest):
+		return kindDigest
+	case errors.As(err, &ce), errors.Is(err, ErrFormat), errors.Is(err, ErrWrongKey), errors.Is(err, ErrNoKey), errors.Is(err, ErrIntegrity):
 		return kindIntegrity
 	case errors.Is(err, ErrAuth):
 		return kindAuth

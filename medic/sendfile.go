@@ -17,6 +17,10 @@ type SendFileOptions struct {
 	// SpoolDir keeps encoded containers until the receiver has stored
 	// them, so that a failed send resumes with the very same bytes.
 	SpoolDir string
+	// Fallback names the plugin to send with when the receiver could not
+	// regenerate the output with Encode.Plugin (ErrDigest: a regenerated
+	// output that does not match the original). "" sends nothing more.
+	Fallback string
 }
 
 // FileReport is what SendFile did.
@@ -26,12 +30,32 @@ type FileReport struct {
 	Reused   bool          // the container came from the spool
 	MetaSize int64         // container bytes (x)
 	Send     *SendReport
+	// Plugin is the plugin that carried the output: Encode.Plugin, or the
+	// fallback, with FellBack saying why.
+	Plugin   string
+	FellBack error
 }
 
 // SendFile encodes the output at path (or finds its container in the
 // spool from an earlier, interrupted attempt), sends it, and removes the
-// spooled container once the receiver has stored the output.
+// spooled container once the receiver has stored the output. When the
+// receiver cannot regenerate the output and o.Fallback names a plugin, it
+// sends again with that plugin; the report says so.
 func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport, error) {
+	rep, err := sendFile(ctx, path, o)
+	if err == nil || o.Fallback == "" || o.Fallback == o.Encode.Plugin || !errors.Is(err, ErrDigest) {
+		return rep, err
+	}
+	why := err
+	o.Encode.Plugin = o.Fallback
+	rep, err = sendFile(ctx, path, o)
+	if rep != nil {
+		rep.FellBack = why
+	}
+	return rep, err
+}
+
+func sendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport, error) {
 	if o.SpoolDir == "" {
 		return nil, errors.New("medic: SendFile needs a spool directory")
 	}
@@ -46,7 +70,7 @@ func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 		return nil, err
 	}
 	spool := filepath.Join(o.SpoolDir, SpoolName(dg, o.Encode, o.Send.Name))
-	rep := &FileReport{}
+	rep := &FileReport{Plugin: o.Encode.Plugin}
 	if h, err := checkSpool(spool, o.Encode.Key); err == nil && h.Digest == dg {
 		rep.Header, rep.Reused = h, true
 	} else {

@@ -252,10 +252,39 @@ func TestDigestMismatchRejected(t *testing.T) {
 	startServer(t, s, nil, nil)
 	p := writeFile(t, "out.txt", report(10))
 	_, err := sendFile(t, s, p, "liar-test", medic.SendOptions{})
-	if !errors.Is(err, medic.ErrIntegrity) || !strings.Contains(err.Error(), "digest") {
-		t.Fatalf("got %v", err)
+	if !errors.Is(err, medic.ErrIntegrity) || !errors.Is(err, medic.ErrDigest) || !strings.Contains(err.Error(), "digest") {
+		t.Fatalf("got %v, want ErrDigest (an ErrIntegrity)", err)
 	}
 	onlyFiles(t, s.dest)
+}
+
+// A receiver that cannot regenerate the output gets it again through the
+// fallback plugin; the report says which plugin carried it and why.
+func TestDigestMismatchFallsBack(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	data := report(10)
+	p := writeFile(t, "out.txt", data)
+	rep, err := medic.SendFile(context.Background(), p, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "liar-test", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+		SpoolDir: filepath.Join(filepath.Dir(p), "spool"),
+		Fallback: "zstd",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Plugin != "zstd" || !errors.Is(rep.FellBack, medic.ErrDigest) {
+		t.Fatalf("carried by %q, fell back because %v; want zstd after ErrDigest", rep.Plugin, rep.FellBack)
+	}
+	got, err := os.ReadFile(filepath.Join(s.dest, "out.txt"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("stored output: %v (%d bytes, want %d)", err, len(got), len(data))
+	}
+	onlyFiles(t, s.dest, "out.txt")
+	if left, _ := os.ReadDir(filepath.Join(filepath.Dir(p), "spool")); len(left) != 0 {
+		t.Fatalf("spool keeps %d containers after the fallback landed", len(left))
+	}
 }
 
 // cutConn drops the connection after limit bytes written.

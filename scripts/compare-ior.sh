@@ -5,14 +5,16 @@
 # ratios). IOR is not part of pario: build it from github.com/hpc/ior
 # (./bootstrap && ./configure && make, with Open MPI) and pass its binary.
 #
-#   scripts/compare-ior.sh /path/to/ior                 # 5 runs, 4 ranks, -b 256m -t 1m -e
+#   scripts/compare-ior.sh /path/to/ior                 # 5 runs, 4 ranks, -b 1g -t 1m -e
 #   scripts/compare-ior.sh -n 2 -r 7 -d /scratch /path/to/ior -- -b 64m -t 4m -s 4
 #
-# Each run is, for each tool, a write invocation (-w -k, -i 1) and a read
-# invocation (-r) of the file it wrote; the tools' order alternates from
-# run to run so that drift on a shared machine hits both alike. As root
-# the page cache is dropped between write and read (sync; echo 3 >
-# /proc/sys/vm/drop_caches), so reads come from the disk for both (-w
+# Each run is, for each tool, a write invocation (-w -k, -i 1) of its own
+# file, then, for each tool, a read invocation (-r -k) of the same file:
+# the one IOR wrote in odd runs, pario's in even runs, so that where a
+# file landed on the disk counts for neither tool. The tools' order
+# alternates from run to run so that drift on a shared machine hits both
+# alike. As root the page cache is dropped before every read (sync; echo
+# 3 > /proc/sys/vm/drop_caches), so reads come from the disk for both (-w
 # keeps them cached: reads then measure memory copies and start-up skew).
 # IOR's ranks are told to yield when idle (OMPI_MCA_mpi_yield_when_idle=1)
 # so that a rank spinning in a barrier does not take the CPU from ranks
@@ -36,7 +38,7 @@ shift $((OPTIND - 1))
 ior=$1; shift
 [ "${1:-}" = "--" ] && shift
 params=("$@")
-[ ${#params[@]} -gt 0 ] || params=(-b 256m -t 1m -s 1 -e)
+[ ${#params[@]} -gt 0 ] || params=(-b 1g -t 1m -s 1 -e)
 
 [ -x "$ior" ] || { echo "compare-ior: $ior is not an executable IOR binary" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "compare-ior: mpirun not found (apt-get install openmpi-bin)" >&2; exit 2; }
@@ -55,27 +57,35 @@ if [ "$cold" = auto ]; then
 fi
 drop() { if [ "$cold" = yes ]; then sync; echo 3 > /proc/sys/vm/drop_caches; fi; }
 
-# Each tool: write (kept), drop the cache, read (removing the file).
-run_ior() {
+# write_T run: tool T writes its own file (kept). read_T run file: tool T
+# reads file (kept) from a cold cache.
+write_ior() {
   mpirun --oversubscribe -np "$np" "$ior" -a POSIX -w -k -i 1 "${params[@]}" \
     -o "$dir/ior.dat" -O summaryFormat=JSON -O summaryFile="$out/ior.w.$1.json" >/dev/null
-  drop
-  mpirun --oversubscribe -np "$np" "$ior" -a POSIX -r -i 1 "${params[@]}" \
-    -o "$dir/ior.dat" -O summaryFormat=JSON -O summaryFile="$out/ior.r.$1.json" >/dev/null
 }
-run_pario() {
+write_pario() {
   "$pario" bench -a POSIX -N "$np" -w -k -i 1 "${params[@]}" \
     -o "$dir/pario.dat" -O summaryFormat=JSON -O summaryFile="$out/pario.w.$1.json" >/dev/null
+}
+read_ior() {
   drop
-  "$pario" bench -a POSIX -N "$np" -r -i 1 "${params[@]}" \
-    -o "$dir/pario.dat" -O summaryFormat=JSON -O summaryFile="$out/pario.r.$1.json" >/dev/null
+  mpirun --oversubscribe -np "$np" "$ior" -a POSIX -r -k -i 1 "${params[@]}" \
+    -o "$2" -O summaryFormat=JSON -O summaryFile="$out/ior.r.$1.json" >/dev/null
+}
+read_pario() {
+  drop
+  "$pario" bench -a POSIX -N "$np" -r -k -i 1 "${params[@]}" \
+    -o "$2" -O summaryFormat=JSON -O summaryFile="$out/pario.r.$1.json" >/dev/null
 }
 
 echo "IOR:   $ior (mpirun -np $np)"
 echo "pario: $pario bench -a POSIX -N $np"
 echo "params: ${params[*]}, $reps runs, files in $dir, reads from $([ "$cold" = yes ] && echo disk || echo page cache)"
 for i in $(seq 1 "$reps"); do
-  if [ $((i % 2)) -eq 1 ]; then run_ior "$i"; run_pario "$i"; else run_pario "$i"; run_ior "$i"; fi
+  if [ $((i % 2)) -eq 1 ]; then first=ior second=pario; else first=pario second=ior; fi
+  rm -f "$dir"/ior.dat "$dir"/pario.dat
+  "write_$first" "$i"; "write_$second" "$i"
+  "read_$first" "$i" "$dir/$first.dat"; "read_$second" "$i" "$dir/$first.dat"
   echo "run $i done" >&2
 done
 

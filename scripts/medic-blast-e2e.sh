@@ -9,6 +9,13 @@
 #   scripts/medic-blast-e2e.sh                 # N=100 queries, 1 MB/s, RTT 0, 3 reps
 #   N=60 RTT=30ms REPS=1 scripts/medic-blast-e2e.sh
 #   MTS=1000 scripts/medic-blast-e2e.sh        # -max_target_seqs 1000 (no query capped)
+#   QUERIES=db scripts/medic-blast-e2e.sh      # queries taken from the database itself
+#
+# QUERIES=query (default) takes the first N of the example's own query set
+# (QUERY.fasta, 500 proteins, as mmseqs2's example searches them); QUERIES=db
+# takes every (20000/N)th database protein, a self-search with more hits per
+# query. The storage site re-runs the search on all its cores (blast.workers
+# defaults to the number of CPUs; set WORKERS to change it).
 #
 # Everything goes under $OUT (default tmp/medic-blast-e2e, gitignored).
 set -eu
@@ -20,7 +27,9 @@ BW=${BW:-1MB/s}
 RTT=${RTT:-0}
 REPS=${REPS:-3}
 MTS=${MTS:-}   # -max_target_seqs for the search and the plugin (default: BLAST's)
-TAG=${TAG:-rtt$RTT${MTS:+-mts$MTS}}
+QUERIES=${QUERIES:-query}
+WORKERS=${WORKERS:-}
+TAG=${TAG:-$QUERIES-n$N-rtt$RTT${MTS:+-mts$MTS}${WORKERS:+-w$WORKERS}}
 mkdir -p "$OUT/compute" "$OUT/storage" "$OUT/results"
 OUT=$(cd "$OUT" && pwd)
 
@@ -32,12 +41,17 @@ if [ ! -e "$OUT/compute/db.pin" ] || [ ! -e "$OUT/storage/db.pin" ]; then
 	makeblastdb -in "$OUT/db.fa" -dbtype prot -parse_seqids -title uniprot-example -out "$OUT/storage/db" > /dev/null
 fi
 
-# N query proteins taken from the database's own FASTA, evenly spaced
-# (record 1, 1+20000/N, ...), so every query has many hits.
-total=$(grep -c '^>' "$OUT/db.fa")
-step=$((total / N))
-awk -v step="$step" -v n="$N" '/^>/ { i++; keep = ((i - 1) % step == 0 && ++k <= n) } keep' "$OUT/db.fa" > "$OUT/compute/q.fa"
-echo "queries: $(grep -c '^>' "$OUT/compute/q.fa") of $total (every ${step}th)"
+case $QUERIES in
+query) # the first N of the example's query set
+	zcat "$DATA/QUERY.fasta.gz" | awk -v n="$N" '/^>/ { k++ } k <= n' > "$OUT/compute/q.fa"
+	echo "queries: the first $(grep -c '^>' "$OUT/compute/q.fa") of the example's QUERY.fasta" ;;
+db) # N database proteins, evenly spaced (record 1, 1+20000/N, ...)
+	total=$(grep -c '^>' "$OUT/db.fa")
+	step=$((total / N))
+	awk -v step="$step" -v n="$N" '/^>/ { i++; keep = ((i - 1) % step == 0 && ++k <= n) } keep' "$OUT/db.fa" > "$OUT/compute/q.fa"
+	echo "queries: $(grep -c '^>' "$OUT/compute/q.fa") of $total database proteins (every ${step}th)" ;;
+*) echo "QUERIES=$QUERIES: want query or db" >&2; exit 2 ;;
+esac
 
 # The original search (default evalue and max_target_seqs, pairwise report).
 start=$(date +%s.%N)
@@ -49,7 +63,7 @@ echo "original blastp: $(echo "$end - $start" | bc) s, report $(stat -c %s "$OUT
 go run ./tools/medicexp --plugins raw,zstd,blast --ciphers none \
 	--input "$OUT/compute/report.txt" \
 	--param program=blastp --param query="$OUT/compute/q.fa" --param db="$OUT/compute/db" --param outfmt=0 ${MTS:+--param max_target_seqs=$MTS} \
-	--resource blast.db="$OUT/storage/db" \
+	--resource blast.db="$OUT/storage/db" ${WORKERS:+--resource blast.workers=$WORKERS} \
 	--sweeps bandwidth --bandwidths "$BW" --bandwidth-rtt "$RTT" \
 	--reps "$REPS" --out "$OUT/results" | tee "$OUT/results/medicexp-$TAG.txt"
 cp "$OUT/results/medic-bandwidth.csv" "$OUT/results/medic-bandwidth-$TAG.csv"

@@ -14,9 +14,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -31,7 +33,7 @@ type Plugin struct{}
 // Name implements medic.Plugin.
 func (Plugin) Name() string { return "blast" }
 
-const magic = "PMEDIC-BLAST1\n"
+const magic = "PMEDIC-BLAST2\n"
 
 // Mode of a metadata record.
 const (
@@ -58,15 +60,16 @@ type meta struct {
 	// Accs are the hit accessions in the original database's OID order,
 	// newline-separated.
 	Accs string `json:"accs,omitempty"`
-	// Lines is the regenerated output's line count; Patch the original
-	// text of the lines that differ in it (indices from 0).
-	Lines int         `json:"lines,omitempty"`
-	Patch []patchLine `json:"patch,omitempty"`
-}
-
-type patchLine struct {
-	N    int    `json:"n"`
-	Text string `json:"t"`
+	// Vary is the original text of the lines that describe the database
+	// rather than the hits (varyRE), in order.
+	Vary []string `json:"vary,omitempty"`
+	// For a pairwise report whose queries can be told apart: Weights are
+	// the bytes of each query's section (how the storage site balances
+	// the re-run over its workers) and Hits each query's hits, as
+	// ascending indices into Accs, delta-coded (what it checks the re-run
+	// against, query by query).
+	Weights []int64 `json:"weights,omitempty"`
+	Hits    [][]int `json:"hits,omitempty"`
 }
 
 var forbidden = map[string]bool{
@@ -287,11 +290,7 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 	if err != nil && len(out) == 0 && !bytes.Contains(stderr, []byte("Skipped")) {
 		return nil, nil, err
 	}
-	for _, line := range strings.Split(string(stderr), "\n") {
-		if i := strings.Index(line, "Skipped "); i >= 0 {
-			missing = append(missing, strings.TrimSpace(line[i+len("Skipped "):]))
-		}
-	}
+	missing = skipped(stderr)
 	if err != nil && len(missing) == 0 {
 		return nil, nil, err
 	}
@@ -322,50 +321,254 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 	return accs, missing, nil
 }
 
-// regenerate rebuilds the tiny database from db and re-runs the search,
-// returning the regenerated output.
-func regenerate(ctx context.Context, bin, db, dir string, m *meta) ([]byte, error) {
+// regeneration is one storage-site run: the tiny database and the query
+// records it re-runs the search with.
+type regeneration struct {
+	m       *meta
+	bin     string
+	dir     string
+	tiny    string   // the tiny database
+	recs    []string // query records; nil when the query file cannot be cut
+	workers int
+	log     *slog.Logger
+}
+
+// skipped returns the ids blastdbcmd -entry_batch reported it could not find.
+func skipped(stderr []byte) []string {
+	var ids []string
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if i := strings.Index(line, "Skipped "); i >= 0 {
+			ids = append(ids, strings.TrimSpace(line[i+len("Skipped "):]))
+		}
+	}
+	return ids
+}
+
+// regenerate rebuilds the tiny database from db and re-runs the search on
+// up to workers processes, returning the regenerated output with the
+// database lines restored.
+func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers int, log *slog.Logger) ([]byte, error) {
+	// The accessions come in the original database's OID order, and
+	// blastdbcmd writes them in the order asked: the tiny database keeps it.
 	accs := strings.Split(m.Accs, "\n")
-	ordered, missing, err := resolve(ctx, bin, db, dir, accs)
-	if err != nil {
-		return nil, err
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("%w: blast: replica %s lacks %d hit sequence(s): %s", medic.ErrMissing, db, len(missing), strings.Join(missing, ", "))
-	}
-	if len(ordered) != len(accs) {
-		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), len(ordered))
-	}
 	list := filepath.Join(dir, "ids.txt")
 	if err := os.WriteFile(list, []byte(m.Accs+"\n"), 0o600); err != nil {
 		return nil, err
 	}
 	fa := filepath.Join(dir, "hits.fa")
-	if _, _, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%f", "-out", fa); err != nil {
+	_, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%f", "-out", fa)
+	if missing := skipped(stderr); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: blast: replica %s lacks %d hit sequence(s): %s", medic.ErrMissing, db, len(missing), strings.Join(missing, ", "))
+	}
+	if err != nil {
 		return nil, err
 	}
-	tiny := filepath.Join(dir, "tiny")
+	seqs, err := os.ReadFile(fa)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(lineStarts(seqs, ">")); n != len(accs) {
+		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), n)
+	}
+	r := &regeneration{m: m, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), log: log}
 	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
-		"-out", tiny, "-title", m.DBTitle); err != nil {
+		"-out", r.tiny, "-title", m.DBTitle); err != nil {
 		return nil, err
 	}
-	q := filepath.Join(dir, "query.fa")
-	if err := os.WriteFile(q, []byte(m.Query), 0o600); err != nil {
+	out, err := r.search(ctx)
+	if err != nil {
 		return nil, err
 	}
-	res := filepath.Join(dir, "regen.out")
-	args := []string{"-query", q, "-db", tiny, "-dbsize", strconv.FormatInt(m.DBSize, 10), "-outfmt", m.Outfmt, "-out", res}
+	if out, err = r.repair(ctx, out); err != nil {
+		return nil, err
+	}
+	return restoreVary(out, m.Vary)
+}
+
+// search re-runs the whole search: the queries cut into consecutive chunks
+// of about equal weight, two per worker, the heaviest started first, and
+// the chunks' outputs joined as one run would have printed them.
+func (r *regeneration) search(ctx context.Context) ([]byte, error) {
+	if r.recs == nil || r.workers == 1 {
+		return r.blast(ctx, "all", r.m.Query, nil)
+	}
+	ranges := chunks(len(r.recs), r.m.Weights, 2*r.workers)
+	weight := func(c [2]int) int64 {
+		var w int64
+		for i := c[0]; i < c[1]; i++ {
+			if i < len(r.m.Weights) {
+				w += r.m.Weights[i]
+			} else {
+				w++
+			}
+		}
+		return w
+	}
+	order := make([]int, len(ranges))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return weight(ranges[order[a]]) > weight(ranges[order[b]]) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := make([][]byte, len(ranges))
+	errs := make([]error, len(ranges))
+	next := make(chan int, len(order))
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(r.workers, len(ranges)) {
+		wg.Go(func() {
+			for i := range next {
+				c := ranges[i]
+				parts[i], errs[i] = r.blast(ctx, fmt.Sprintf("chunk%d", i), strings.Join(r.recs[c[0]:c[1]], ""), nil)
+				if errs[i] != nil {
+					cancel()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out, err := join(r.m.Outfmt, parts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: blast: joining the re-run's chunks: %v", medic.ErrDigest, err)
+	}
+	return out, nil
+}
+
+// blast runs the search for query (FASTA text) against the tiny database,
+// restricted to the accessions only when given, and returns its output.
+func (r *regeneration) blast(ctx context.Context, name, query string, only []string) ([]byte, error) {
+	m := r.m
+	q := filepath.Join(r.dir, name+".fa")
+	if err := os.WriteFile(q, []byte(query), 0o600); err != nil {
+		return nil, err
+	}
+	res := filepath.Join(r.dir, name+".out")
+	args := []string{"-query", q, "-db", r.tiny, "-dbsize", strconv.FormatInt(m.DBSize, 10), "-outfmt", m.Outfmt, "-out", res}
 	if m.Evalue != "" {
 		args = append(args, "-evalue", m.Evalue)
 	}
 	if m.MaxTgt != "" {
 		args = append(args, "-max_target_seqs", m.MaxTgt)
 	}
+	if only != nil {
+		list := filepath.Join(r.dir, name+".ids")
+		if err := os.WriteFile(list, []byte(strings.Join(only, "\n")+"\n"), 0o600); err != nil {
+			return nil, err
+		}
+		args = append(args, "-seqidlist", list)
+	}
 	args = append(args, m.Options...)
-	if _, _, err := run(ctx, bin, m.Program, args...); err != nil {
+	if _, _, err := run(ctx, r.bin, m.Program, args...); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(res)
+}
+
+// repair checks a regenerated pairwise report query by query against the
+// hits the compute site saw. A query of the tiny database can gain a
+// marginal hit that belonged to another query (BLAST's preliminary cutoffs
+// depend on the database searched) or, at the max_target_seqs limit, see
+// the candidates in another order; such a query is searched again alone,
+// restricted to its own hits (-seqidlist), which gives back its original
+// section.
+func (r *regeneration) repair(ctx context.Context, out []byte) ([]byte, error) {
+	m := r.m
+	if m.Hits == nil || r.recs == nil || strings.TrimSpace(m.Outfmt) != "0" {
+		return out, nil
+	}
+	p, err := splitPairwise(out)
+	if err != nil || len(p.queries) != len(m.Hits) || len(r.recs) != len(m.Hits) {
+		return nil, fmt.Errorf("%w: blast: the re-run's report does not have the original's %d queries", medic.ErrDigest, len(m.Hits))
+	}
+	accs := strings.Split(m.Accs, "\n")
+	repaired := 0
+	for i, sec := range p.queries {
+		want, err := undelta(m.Hits[i], len(accs))
+		if err != nil {
+			return nil, err
+		}
+		got, err := HitIDs(sec, "0")
+		if err != nil {
+			return nil, err
+		}
+		if sameHits(got, want, accs) {
+			continue
+		}
+		only := make([]string, len(want))
+		for j, k := range want {
+			only[j] = accs[k]
+		}
+		alone, err := r.blast(ctx, fmt.Sprintf("query%d", i), r.recs[i], only)
+		if err != nil {
+			return nil, err
+		}
+		ap, err := splitPairwise(alone)
+		if err != nil || len(ap.queries) != 1 {
+			return nil, fmt.Errorf("%w: blast: re-running query %d alone gave no single query section", medic.ErrDigest, i+1)
+		}
+		p.queries[i] = ap.queries[0]
+		repaired++
+	}
+	if repaired == 0 {
+		return out, nil
+	}
+	r.log.Info("blast: re-ran queries alone whose hits differed on the tiny database", "queries", repaired)
+	var b bytes.Buffer
+	b.Write(p.header)
+	for _, q := range p.queries {
+		b.Write(q)
+	}
+	b.Write(p.footer)
+	return b.Bytes(), nil
+}
+
+// sameHits reports whether the hit ids got are the accessions want (indices
+// into accs), as sets.
+func sameHits(got []string, want []int, accs []string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	set := make(map[string]bool, len(want))
+	for _, k := range want {
+		set[accs[k]] = true
+	}
+	for _, id := range got {
+		if !set[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// delta codes ascending indices as their differences (smaller numbers
+// compress better); undelta reverses it and checks each index against n.
+func delta(idx []int) []int {
+	out := make([]int, len(idx))
+	prev := 0
+	for i, k := range idx {
+		out[i], prev = k-prev, k
+	}
+	return out
+}
+
+func undelta(d []int, n int) ([]int, error) {
+	out := make([]int, len(d))
+	k := 0
+	for i, x := range d {
+		k += x
+		if x < 0 || k >= n || (i > 0 && x == 0) {
+			return nil, fmt.Errorf("blast: corrupt metadata: hit index %d of %d", k, n)
+		}
+		out[i] = k
+	}
+	return out, nil
 }
 
 // Encode implements medic.Plugin.
@@ -387,10 +590,6 @@ func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, err
 		return nil, fmt.Errorf("blast: %w", err)
 	}
 	sum := sha256.Sum256(out)
-	raw := func(why string) (*meta, error) {
-		log.Warn("blast: shipping the output compressed instead of regenerating it", "why", why)
-		return &meta{Mode: modeRaw, Size: int64(len(out)), SHA256: sum[:], Raw: out}, nil
-	}
 	query, err := os.ReadFile(p.query)
 	if err != nil {
 		return nil, fmt.Errorf("blast: query: %w", err)
@@ -400,7 +599,8 @@ func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, err
 		return nil, err
 	}
 	if len(ids) == 0 {
-		return raw("the search found no hits")
+		log.Warn("blast: shipping the output compressed instead of regenerating it", "why", "the search found no hits")
+		return &meta{Mode: modeRaw, Size: int64(len(out)), SHA256: sum[:], Raw: out}, nil
 	}
 	title, size, err := dbInfo(ctx, p.bin, p.db)
 	if err != nil {
@@ -422,34 +622,47 @@ func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, err
 		Mode: modeRegen, Size: int64(len(out)), SHA256: sum[:],
 		Program: p.program, Outfmt: p.outfmt, Evalue: p.evalue, MaxTgt: p.maxTgt, Options: p.options,
 		DBTitle: title, DBSize: size, Query: string(query), Accs: strings.Join(accs, "\n"),
+		Vary: varyLines(out),
 	}
-	// Self-check: regenerate here against our own database and record the
-	// lines that differ.
-	regen, err := regenerate(ctx, p.bin, p.db, dir, m)
-	if err != nil {
-		return nil, err
-	}
-	ol, rl := splitLines(out), splitLines(regen)
-	if len(ol) != len(rl) {
-		return raw(fmt.Sprintf("regenerated output has %d lines, original %d", len(rl), len(ol)))
-	}
-	m.Lines = len(rl)
-	for i := range ol {
-		// The posted date is the tiny database's creation time: always
-		// restore it, even when this run happened in the same minute.
-		if ol[i] != rl[i] || postedRE.MatchString(ol[i]) {
-			m.Patch = append(m.Patch, patchLine{i, ol[i]})
-		}
-	}
-	if len(m.Patch) > len(ol)/10+8 {
-		return raw(fmt.Sprintf("regenerated output differs in %d of %d lines", len(m.Patch), len(ol)))
+	if p.outfmt == "0" {
+		m.Weights, m.Hits = perQuery(out, string(query), accs)
 	}
 	return m, nil
 }
 
-var postedRE = regexp.MustCompile(`^\s*Posted date:`)
-
-func splitLines(b []byte) []string { return strings.Split(string(b), "\n") }
+// perQuery returns each query's weight and hits (see meta) for a pairwise
+// report, or nils when its queries cannot be matched to the query file's
+// records or a printed id is not an accession of the database.
+func perQuery(out []byte, query string, accs []string) ([]int64, [][]int) {
+	p, err := splitPairwise(out)
+	if err != nil || len(p.queries) != len(fastaRecords(query)) {
+		return nil, nil
+	}
+	index := make(map[string]int, len(accs))
+	for i, a := range accs {
+		index[a] = i
+	}
+	weights := make([]int64, len(p.queries))
+	hits := make([][]int, len(p.queries))
+	for i, sec := range p.queries {
+		weights[i] = int64(len(sec))
+		ids, err := HitIDs(sec, "0")
+		if err != nil {
+			return nil, nil
+		}
+		idx := make([]int, 0, len(ids))
+		for _, id := range ids {
+			k, ok := index[id]
+			if !ok {
+				return weights, nil
+			}
+			idx = append(idx, k)
+		}
+		sort.Ints(idx)
+		hits[i] = delta(idx)
+	}
+	return weights, hits
+}
 
 // Decode implements medic.Plugin.
 func (Plugin) Decode(ctx context.Context, r io.Reader, out io.Writer, env medic.Env) error {
@@ -484,26 +697,28 @@ func decode(ctx context.Context, m *meta, env medic.Env) ([]byte, error) {
 			defer os.RemoveAll(d)
 			dir = d
 		}
-		regen, err := regenerate(ctx, env.Resources["blast.bin"], db, dir, m)
+		workers := runtime.GOMAXPROCS(0)
+		if w := env.Resources["blast.workers"]; w != "" {
+			n, err := strconv.Atoi(w)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("blast: resource blast.workers=%q: want a positive number of concurrent searches", w)
+			}
+			workers = n
+		}
+		log := env.Logger
+		if log == nil {
+			log = slog.Default()
+		}
+		regen, err := regenerate(ctx, env.Resources["blast.bin"], db, dir, m, workers, log)
 		if err != nil {
 			return nil, err
 		}
-		lines := splitLines(regen)
-		if len(lines) != m.Lines {
-			return nil, fmt.Errorf("blast: regenerated output has %d lines, the compute site's had %d (different BLAST+ version or replica?)", len(lines), m.Lines)
-		}
-		for _, p := range m.Patch {
-			if p.N < 0 || p.N >= len(lines) {
-				return nil, fmt.Errorf("blast: corrupt metadata: patch line %d of %d", p.N, len(lines))
-			}
-			lines[p.N] = p.Text
-		}
-		data = []byte(strings.Join(lines, "\n"))
+		data = regen
 	default:
 		return nil, fmt.Errorf("blast: corrupt metadata: mode %q", m.Mode)
 	}
 	if sum := sha256.Sum256(data); int64(len(data)) != m.Size || !bytes.Equal(sum[:], m.SHA256) {
-		return nil, fmt.Errorf("blast: regenerated output (%d bytes) does not match the original (%d bytes, sha256 %x); is the replica the same database and BLAST+ the same version?", len(data), m.Size, m.SHA256)
+		return nil, fmt.Errorf("%w: blast: regenerated output (%d bytes) does not match the original (%d bytes, sha256 %x); is the replica the same database and BLAST+ the same version?", medic.ErrDigest, len(data), m.Size, m.SHA256)
 	}
 	return data, nil
 }

@@ -3,21 +3,34 @@
 //
 // At the compute site Encode keeps only what the storage site cannot
 // recompute from its own replica of the database: the query sequences, the
-// search options, the original database's title and total residues, and the
+// search options, the original database's title and total residues, the
 // accessions of the hit sequences in the original database's order (OID
-// order). At the storage site Decode extracts those sequences from the local
-// replica (blastdbcmd -entry_batch), builds a tiny database from them in that
-// order (makeblastdb) and re-runs the same search with -dbsize set to the
-// original database's residues. That is what makes the result exact: the
-// E-values then match and tabular output (-outfmt 6/7/10) is byte-identical;
-// in the pairwise report (-outfmt 0) only the database counts in the header
-// and footer, the posted date and each query's "Effective search space used"
-// line differ. Encode re-runs the regeneration once itself (against its own
-// database, a cheap search of a tiny database) and records the original
-// text of exactly the lines that differ, so Decode writes the very bytes of
-// the original report. If that self-check finds a structural difference the
-// plugin falls back to shipping the output zstd-compressed (still lossless)
-// and logs why.
+// order), and the text of the few lines that describe the database rather
+// than the hits. Encode runs no search: it reads the output and asks
+// blastdbcmd for the hits' OIDs, so it costs a fraction of a second.
+//
+// At the storage site Decode extracts those sequences from the local replica
+// (blastdbcmd -entry_batch), builds a tiny database from them in that order
+// (makeblastdb) and re-runs the same search with -dbsize set to the original
+// database's residues. That is what makes the result exact: the E-values
+// then match and tabular output (-outfmt 6/7/10) is byte-identical; in the
+// pairwise report (-outfmt 0) only the database counts in the header and
+// footer, the posted date and each query's "Effective search space used"
+// line differ, and Decode writes the original text back over them.
+//
+// The re-run is spread over the storage site's cores (resource
+// blast.workers, default: all of them): the queries are cut into
+// consecutive chunks of about equal weight (the bytes each query took in
+// the original report), the chunks are searched concurrently, and their
+// outputs are joined as one run would have printed them (one header, one
+// footer). For a pairwise report Decode then compares each query's hits with
+// the ones the compute site saw: on the tiny database a query can gain a
+// marginal hit that belongs to another query (BLAST's preliminary cutoffs
+// depend on the database searched), so such a query is searched again alone,
+// restricted to its own hits (-seqidlist), which gives its original section
+// back. If the result still differs from the original's SHA-256, Decode fails
+// with medic.ErrDigest and nothing is kept; `pario medic send` then sends
+// the output again with its fallback plugin (zstd).
 //
 // # Params (Source.Params, `pario medic send --param key=value`)
 //
@@ -52,6 +65,7 @@
 //	blast.db   path of the local replica of the database (required)
 //	blast.bin  directory holding blastdbcmd, makeblastdb and the search
 //	           programs (default: $PATH; Debian package ncbi-blast+)
+//	blast.workers  searches to run at once (default: the number of CPUs)
 //
 // A replica that lacks a hit sequence fails Decode with an error wrapping
 // medic.ErrMissing that names the missing accessions; nothing is written to

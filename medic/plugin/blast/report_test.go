@@ -1,0 +1,188 @@
+package blast
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/pario/pario/medic"
+)
+
+// A pairwise report as BLAST+ 2.12 prints it, cut short.
+const header = `BLASTP 2.12.0+
+
+
+Reference: Stephen F. Altschul ...
+
+
+Database: uniprot-example
+           20,000 sequences; 9,055,569 total letters
+
+
+
+`
+
+func section(q, hit string) string {
+	return "Query= " + q + "\n\nLength=57\n" +
+		"Sequences producing significant alignments:                          (Bits)  Value\n\n" +
+		hit + " Something                                          120     2e-38\n\n\n>" + hit + " Something\nLength=57\n\n" +
+		"Lambda      K        H\n\nEffective search space used: 1234\n\n\n"
+}
+
+const footer = `  Database: uniprot-example
+    Posted date:  Nov 22, 2026  6:20 AM
+  Number of letters in database: 9,055,569
+  Number of sequences in database:  20,000
+
+
+
+Matrix: BLOSUM62
+`
+
+func TestSplitAndJoinPairwise(t *testing.T) {
+	whole := header + section("q1", "A1") + section("q2", "B2") + section("q3", "C3") + footer
+	p, err := splitPairwise([]byte(whole))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(p.header) != header || string(p.footer) != footer || len(p.queries) != 3 || string(p.queries[1]) != section("q2", "B2") {
+		t.Fatalf("split wrong: header %q footer %q queries %d", p.header, p.footer, len(p.queries))
+	}
+	// Two runs over q1 and q2,q3 (each with its own header and footer)
+	// join into the one run over all three.
+	a := header + section("q1", "A1") + footer
+	b := header + section("q2", "B2") + section("q3", "C3") + strings.Replace(footer, "6:20", "6:21", 1)
+	got, err := join("0", [][]byte{[]byte(a), []byte(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := header + section("q1", "A1") + section("q2", "B2") + section("q3", "C3") + strings.Replace(footer, "6:20", "6:21", 1); string(got) != want {
+		t.Fatalf("join:\n%s\nwant\n%s", got, want)
+	}
+	for _, bad := range []string{"no queries here\n", header + section("q1", "A1")} {
+		if _, err := splitPairwise([]byte(bad)); err == nil {
+			t.Errorf("splitPairwise(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestJoinTabular(t *testing.T) {
+	got, _ := join("6", [][]byte{[]byte("q1\tA\n"), []byte("q2\tB\n")})
+	if string(got) != "q1\tA\nq2\tB\n" {
+		t.Fatalf("fmt 6: %q", got)
+	}
+	c1 := "# BLASTP 2.12.0+\n# Query: q1\n# 0 hits found\n# BLAST processed 1 queries\n"
+	c2 := "# BLASTP 2.12.0+\n# Query: q2\n# 0 hits found\n# BLAST processed 1 queries\n"
+	got, _ = join("7", [][]byte{[]byte(c1), []byte(c2)})
+	want := "# BLASTP 2.12.0+\n# Query: q1\n# 0 hits found\n# BLASTP 2.12.0+\n# Query: q2\n# 0 hits found\n# BLAST processed 1 queries\n"
+	if string(got) != want {
+		t.Fatalf("fmt 7:\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestVary(t *testing.T) {
+	orig := header + section("q1", "A1") + footer
+	v := varyLines([]byte(orig))
+	want := []string{"           20,000 sequences; 9,055,569 total letters", "Effective search space used: 1234",
+		"    Posted date:  Nov 22, 2026  6:20 AM", "  Number of letters in database: 9,055,569", "  Number of sequences in database:  20,000"}
+	if !reflect.DeepEqual(v, want) {
+		t.Fatalf("vary lines %q", v)
+	}
+	regen := strings.NewReplacer("20,000", "31", "9,055,569", "7,001", "1234", "99", "6:20", "7:45").Replace(orig)
+	got, err := restoreVary([]byte(regen), v)
+	if err != nil || string(got) != orig {
+		t.Fatalf("restore: %v\n%s", err, got)
+	}
+	if _, err := restoreVary([]byte(regen), v[:4]); !errors.Is(err, medic.ErrDigest) {
+		t.Fatalf("one line too many: %v, want ErrDigest", err)
+	}
+	if _, err := restoreVary([]byte(regen), append(v, "x")); !errors.Is(err, medic.ErrDigest) {
+		t.Fatalf("one line too few: %v, want ErrDigest", err)
+	}
+}
+
+func TestFastaRecords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{">a x\nMK\nLV\n>b\nGG\n", []string{">a x\nMK\nLV\n", ">b\nGG\n"}},
+		{">a\nMK", []string{">a\nMK"}},
+		{"MKLV\n", nil},           // no defline
+		{"\n>a\nMK\n", nil},       // text before the first record
+		{">a\nMK\n>\nGG\n", nil},  // a record without an id
+		{">a\nMK\n> \nGG\n", nil}, // the same, with a blank
+		{"", nil},
+	} {
+		if got := fastaRecords(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("fastaRecords(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// chunks covers 0..n with at most k non-empty consecutive ranges, none
+// heavier than its fair share plus the heaviest single query.
+func TestChunksProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 60).Draw(t, "n")
+		k := rapid.IntRange(1, 12).Draw(t, "k")
+		var weights []int64
+		if rapid.Bool().Draw(t, "weighted") {
+			weights = rapid.SliceOfN(rapid.Int64Range(1, 1000), n, n).Draw(t, "w")
+		}
+		got := chunks(n, weights, k)
+		if n == 0 {
+			if got != nil {
+				t.Fatalf("chunks of nothing: %v", got)
+			}
+			return
+		}
+		if len(got) > k || len(got) > n || (len(got) < k && len(got) < n) {
+			t.Fatalf("%d ranges for n=%d k=%d", len(got), n, k)
+		}
+		w := func(i int) int64 {
+			if weights == nil {
+				return 1
+			}
+			return weights[i]
+		}
+		var total, heaviest int64
+		for i := range n {
+			total += w(i)
+			heaviest = max(heaviest, w(i))
+		}
+		next := 0
+		for _, c := range got {
+			if c[0] != next || c[1] <= c[0] {
+				t.Fatalf("ranges %v do not tile 0..%d", got, n)
+			}
+			var sum int64
+			for i := c[0]; i < c[1]; i++ {
+				sum += w(i)
+			}
+			if sum > total/int64(len(got))+2*heaviest {
+				t.Fatalf("range %v weighs %d, fair share %d, heaviest query %d", c, sum, total/int64(len(got)), heaviest)
+			}
+			next = c[1]
+		}
+		if next != n {
+			t.Fatalf("ranges %v end at %d, want %d", got, next, n)
+		}
+	})
+}
+
+func TestDeltaRoundTrip(t *testing.T) {
+	idx := []int{0, 3, 4, 10}
+	got, err := undelta(delta(idx), 11)
+	if err != nil || !reflect.DeepEqual(got, idx) {
+		t.Fatalf("round trip %v: %v %v", idx, got, err)
+	}
+	for _, bad := range [][]int{{0, 0}, {-1}, {5, 6}} {
+		if _, err := undelta(bad, 11); err == nil {
+			t.Errorf("undelta(%v) accepted", bad)
+		}
+	}
+}
