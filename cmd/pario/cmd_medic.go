@@ -205,11 +205,11 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 // sendFlags are shared by send and plan.
 type sendFlags struct {
 	keyFile, plugins, cipher, as, tlsCA, tlsName, bwlimit, bandwidth, spool, measure, fallback string
-	params, resources                                                                []string
-	auto, all, useTLS, quiet                                                         bool
-	window                                                                           int
-	rtt                                                                              time.Duration
-	appTime                                                                          float64
+	params, resources                                                                          []string
+	auto, all, useTLS, quiet                                                                   bool
+	window                                                                                     int
+	rtt                                                                                        time.Duration
+	appTime                                                                                    float64
 }
 
 func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
