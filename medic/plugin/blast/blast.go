@@ -329,7 +329,8 @@ type regeneration struct {
 	dir     string
 	tiny    string   // the tiny database
 	recs    []string // query records; nil when the query file cannot be cut
-	workers int
+	workers int // searches at once
+	chunks  int // searches in all (at most one per query)
 	log     *slog.Logger
 }
 
@@ -345,9 +346,9 @@ func skipped(stderr []byte) []string {
 }
 
 // regenerate rebuilds the tiny database from db and re-runs the search on
-// up to workers processes, returning the regenerated output with the
+// up to workers processes in chunks searches, returning the regenerated output with the
 // database lines restored.
-func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers int, log *slog.Logger) ([]byte, error) {
+func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chunks int, log *slog.Logger) ([]byte, error) {
 	// The accessions come in the original database's OID order, and
 	// blastdbcmd writes them in the order asked: the tiny database keeps it.
 	accs := strings.Split(m.Accs, "\n")
@@ -370,7 +371,7 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers int, 
 	if n := len(lineStarts(seqs, ">")); n != len(accs) {
 		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), n)
 	}
-	r := &regeneration{m: m, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), log: log}
+	r := &regeneration{m: m, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
 	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
 		"-out", r.tiny, "-title", m.DBTitle); err != nil {
 		return nil, err
@@ -385,14 +386,21 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers int, 
 	return restoreVary(out, m.Vary)
 }
 
+// chunksPerWorker is the default number of chunks per worker: more chunks
+// mean fewer candidate sequences per search (each chunk searches only its
+// own queries' hits) against one more process start each; 4 per worker
+// took a third less CPU than one search of everything on the example data.
+const chunksPerWorker = 4
+
 // search re-runs the whole search: the queries cut into consecutive chunks
-// of about equal weight, two per worker, the heaviest started first, and
-// the chunks' outputs joined as one run would have printed them.
+// of about equal weight, each searched against only its queries' hits, the
+// heaviest chunks started first, and the chunks' outputs joined as one run
+// would have printed them.
 func (r *regeneration) search(ctx context.Context) ([]byte, error) {
-	if r.recs == nil || r.workers == 1 {
+	if r.recs == nil {
 		return r.blast(ctx, "all", r.m.Query, nil)
 	}
-	ranges := chunks(len(r.recs), r.m.Weights, 2*r.workers)
+	ranges := chunks(len(r.recs), r.m.Weights, r.chunks)
 	weight := func(c [2]int) int64 {
 		var w int64
 		for i := c[0]; i < c[1]; i++ {
@@ -423,7 +431,11 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 		wg.Go(func() {
 			for i := range next {
 				c := ranges[i]
-				parts[i], errs[i] = r.blast(ctx, fmt.Sprintf("chunk%d", i), strings.Join(r.recs[c[0]:c[1]], ""), nil)
+				only, err := r.hitsOf(c)
+				if err == nil {
+					parts[i], err = r.blast(ctx, fmt.Sprintf("chunk%d", i), strings.Join(r.recs[c[0]:c[1]], ""), only)
+				}
+				errs[i] = err
 				if errs[i] != nil {
 					cancel()
 				}
@@ -439,6 +451,35 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("%w: blast: joining the re-run's chunks: %v", medic.ErrDigest, err)
 	}
 	return out, nil
+}
+
+// hitsOf returns the accessions the queries of range c hit, in OID order,
+// or nil (search everything) when the metadata does not say.
+func (r *regeneration) hitsOf(c [2]int) ([]string, error) {
+	if len(r.m.Hits) != len(r.recs) {
+		return nil, nil
+	}
+	accs := strings.Split(r.m.Accs, "\n")
+	seen := map[int]bool{}
+	var idx []int
+	for q := c[0]; q < c[1]; q++ {
+		hits, err := undelta(r.m.Hits[q], len(accs))
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range hits {
+			if !seen[k] {
+				seen[k] = true
+				idx = append(idx, k)
+			}
+		}
+	}
+	sort.Ints(idx)
+	only := make([]string, len(idx))
+	for i, k := range idx {
+		only[i] = accs[k]
+	}
+	return only, nil
 }
 
 // blast runs the search for query (FASTA text) against the tiny database,
@@ -697,19 +738,19 @@ func decode(ctx context.Context, m *meta, env medic.Env) ([]byte, error) {
 			defer os.RemoveAll(d)
 			dir = d
 		}
-		workers := runtime.GOMAXPROCS(0)
-		if w := env.Resources["blast.workers"]; w != "" {
-			n, err := strconv.Atoi(w)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("blast: resource blast.workers=%q: want a positive number of concurrent searches", w)
-			}
-			workers = n
+		workers, err := positive(env.Resources, "blast.workers", runtime.GOMAXPROCS(0))
+		if err != nil {
+			return nil, err
+		}
+		chunks, err := positive(env.Resources, "blast.chunks", chunksPerWorker*workers)
+		if err != nil {
+			return nil, err
 		}
 		log := env.Logger
 		if log == nil {
 			log = slog.Default()
 		}
-		regen, err := regenerate(ctx, env.Resources["blast.bin"], db, dir, m, workers, log)
+		regen, err := regenerate(ctx, env.Resources["blast.bin"], db, dir, m, workers, chunks, log)
 		if err != nil {
 			return nil, err
 		}
@@ -721,6 +762,19 @@ func decode(ctx context.Context, m *meta, env medic.Env) ([]byte, error) {
 		return nil, fmt.Errorf("%w: blast: regenerated output (%d bytes) does not match the original (%d bytes, sha256 %x); is the replica the same database and BLAST+ the same version?", medic.ErrDigest, len(data), m.Size, m.SHA256)
 	}
 	return data, nil
+}
+
+// positive returns the resource key as a positive integer, or def when unset.
+func positive(res map[string]string, key string, def int) (int, error) {
+	v, ok := res[key]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("blast: resource %s=%q: want a positive integer", key, v)
+	}
+	return n, nil
 }
 
 func writeMeta(w io.Writer, m *meta) error {

@@ -295,7 +295,8 @@ func TestBlastRepairsAQueryThatGainsAHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logBuf bytes.Buffer
-	env := medic.Env{Resources: map[string]string{"blast.db": replica}, TempDir: t.TempDir(),
+	// One chunk: the two queries search each other's hits too.
+	env := medic.Env{Resources: map[string]string{"blast.db": replica, "blast.chunks": "1"}, TempDir: t.TempDir(),
 		Logger: slog.New(slog.NewTextHandler(&logBuf, nil))}
 	var got bytes.Buffer
 	if err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &got, env); err != nil {

@@ -21,9 +21,10 @@
 // The re-run is spread over the storage site's cores (resource
 // blast.workers, default: all of them): the queries are cut into
 // consecutive chunks of about equal weight (the bytes each query took in
-// the original report), the chunks are searched concurrently, and their
-// outputs are joined as one run would have printed them (one header, one
-// footer). For a pairwise report Decode then compares each query's hits with
+// the original report; blast.chunks, default 4 per worker), each chunk is
+// searched against only its own queries' hits (-seqidlist), the chunks run
+// concurrently, and their outputs are joined as one run would have printed
+// them (one header, one footer). For a pairwise report Decode then compares each query's hits with
 // the ones the compute site saw: on the tiny database a query can gain a
 // marginal hit that belongs to another query (BLAST's preliminary cutoffs
 // depend on the database searched), so such a query is searched again alone,
@@ -66,6 +67,8 @@
 //	blast.bin  directory holding blastdbcmd, makeblastdb and the search
 //	           programs (default: $PATH; Debian package ncbi-blast+)
 //	blast.workers  searches to run at once (default: the number of CPUs)
+//	blast.chunks   searches in all (default: 4 per worker); more chunks
+//	               search fewer candidates each but start more processes
 //
 // A replica that lacks a hit sequence fails Decode with an error wrapping
 // medic.ErrMissing that names the missing accessions; nothing is written to
