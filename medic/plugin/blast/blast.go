@@ -329,8 +329,8 @@ type regeneration struct {
 	dir     string
 	tiny    string   // the tiny database
 	recs    []string // query records; nil when the query file cannot be cut
-	workers int // searches at once
-	chunks  int // searches in all (at most one per query)
+	workers int      // searches at once
+	chunks  int      // searches in all (at most one per query)
 	log     *slog.Logger
 }
 
