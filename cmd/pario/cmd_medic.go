@@ -120,6 +120,7 @@ under the destination name and the sender is told why.
 
 Plugins find local resources through --resource, e.g.
   --resource blast.db=/data/nr --resource blast.bin=/usr/bin
+  --resource blast.workers=8   (BLAST searches at once; default: the CPUs)
 
 TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 		Args: exactArgs(0),
