@@ -325,6 +325,7 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 // records it re-runs the search with.
 type regeneration struct {
 	m       *meta
+	accs    []string // m.Accs, split
 	bin     string
 	dir     string
 	tiny    string   // the tiny database
@@ -345,9 +346,9 @@ func skipped(stderr []byte) []string {
 	return ids
 }
 
-// regenerate rebuilds the tiny database from db and re-runs the search on
-// up to workers processes in chunks searches, returning the regenerated output with the
-// database lines restored.
+// regenerate rebuilds the tiny database from db and re-runs the search as
+// chunks searches, workers at a time, returning the regenerated output with
+// the database lines restored.
 func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chunks int, log *slog.Logger) ([]byte, error) {
 	// The accessions come in the original database's OID order, and
 	// blastdbcmd writes them in the order asked: the tiny database keeps it.
@@ -371,7 +372,7 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chun
 	if n := len(lineStarts(seqs, ">")); n != len(accs) {
 		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), n)
 	}
-	r := &regeneration{m: m, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
+	r := &regeneration{m: m, accs: accs, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
 	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
 		"-out", r.tiny, "-title", m.DBTitle); err != nil {
 		return nil, err
@@ -459,7 +460,7 @@ func (r *regeneration) hitsOf(c [2]int) ([]string, error) {
 	if len(r.m.Hits) != len(r.recs) {
 		return nil, nil
 	}
-	accs := strings.Split(r.m.Accs, "\n")
+	accs := r.accs
 	seen := map[int]bool{}
 	var idx []int
 	for q := c[0]; q < c[1]; q++ {
@@ -513,12 +514,11 @@ func (r *regeneration) blast(ctx context.Context, name, query string, only []str
 }
 
 // repair checks a regenerated pairwise report query by query against the
-// hits the compute site saw. A query of the tiny database can gain a
-// marginal hit that belonged to another query (BLAST's preliminary cutoffs
-// depend on the database searched) or, at the max_target_seqs limit, see
-// the candidates in another order; such a query is searched again alone,
-// restricted to its own hits (-seqidlist), which gives back its original
-// section.
+// hits the compute site saw. On the tiny database a query can gain a
+// marginal hit that belongs to another query of its chunk (BLAST's
+// preliminary cutoffs depend on the database searched); such a query is
+// searched again alone, restricted to its own hits (-seqidlist), which
+// gives back its original section.
 func (r *regeneration) repair(ctx context.Context, out []byte) ([]byte, error) {
 	m := r.m
 	if m.Hits == nil || r.recs == nil || strings.TrimSpace(m.Outfmt) != "0" {
@@ -528,7 +528,7 @@ func (r *regeneration) repair(ctx context.Context, out []byte) ([]byte, error) {
 	if err != nil || len(p.queries) != len(m.Hits) || len(r.recs) != len(m.Hits) {
 		return nil, fmt.Errorf("%w: blast: the re-run's report does not have the original's %d queries", medic.ErrDigest, len(m.Hits))
 	}
-	accs := strings.Split(m.Accs, "\n")
+	accs := r.accs
 	repaired := 0
 	for i, sec := range p.queries {
 		want, err := undelta(m.Hits[i], len(accs))

@@ -1,6 +1,7 @@
 package blast
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
@@ -185,4 +186,69 @@ func TestDeltaRoundTrip(t *testing.T) {
 			t.Errorf("undelta(%v) accepted", bad)
 		}
 	}
+}
+
+// FuzzReport feeds arbitrary text to the report parsers: they must not
+// panic, and what they cut must put back together into the input.
+func FuzzReport(f *testing.F) {
+	f.Add([]byte(header+section("q1", "A1")+section("q2", "B2")+footer), "0")
+	f.Add([]byte("q1\tA1\t100\nq1\tB2\t90\n# comment\nq2\tA1\t80\n"), "6")
+	f.Add([]byte("# BLASTP 2.12.0+\n# Query: q1\n# BLAST processed 1 queries\n"), "7 qseqid sseqid")
+	f.Add([]byte(">a x\nMK\n>b\nGG\n"), "10 saccver")
+	f.Fuzz(func(t *testing.T, out []byte, outfmt string) {
+		if strings.TrimSpace(outfmt) != "" {
+			_, _ = HitIDs(out, outfmt)
+			if _, err := subjectColumn(outfmt); err == nil {
+				if _, err := join(outfmt, [][]byte{out, out}); err != nil && !strings.HasPrefix(strings.TrimSpace(outfmt), "0") {
+					t.Fatalf("join of a tabular format failed: %v", err)
+				}
+			}
+		}
+		if got, err := restoreVary(out, varyLines(out)); err != nil || string(got) != string(out) {
+			t.Fatalf("restoring an output's own database lines changed it (%v)", err)
+		}
+		if p, err := splitPairwise(out); err == nil {
+			whole := string(p.header)
+			for _, q := range p.queries {
+				whole += string(q)
+			}
+			if whole+string(p.footer) != string(out) {
+				t.Fatal("header, queries and footer do not add up to the report")
+			}
+		}
+		if recs := fastaRecords(string(out)); recs != nil && strings.Join(recs, "") != string(out) {
+			t.Fatal("FASTA records do not add up to the query file")
+		}
+	})
+}
+
+// FuzzReadMeta: metadata from the wire never panics the decoder, and hit
+// lists that decode name only accessions that exist.
+func FuzzReadMeta(f *testing.F) {
+	var b bytes.Buffer
+	if err := writeMeta(&b, &meta{Mode: modeRegen, Accs: "A\nB\nC", Hits: [][]int{{0, 2}, {1}}, Weights: []int64{10, 20}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add([]byte(magic))
+	f.Add([]byte("PMEDIC-BLAST1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := readMeta(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		n := len(strings.Split(m.Accs, "\n"))
+		for _, h := range m.Hits {
+			idx, err := undelta(h, n)
+			if err != nil {
+				continue
+			}
+			for i, k := range idx {
+				if k < 0 || k >= n || (i > 0 && k <= idx[i-1]) {
+					t.Fatalf("undelta gave index %d of %d (%v)", k, n, idx)
+				}
+			}
+		}
+		_ = chunks(len(m.Weights), m.Weights, 8)
+	})
 }
