@@ -20,9 +20,10 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/pario/pario/internal/heatmap"
 )
 
 // Param is one varied parameter.
@@ -133,34 +134,6 @@ func value(pt Point, op string) float64 {
 	return pt.WriteMiB
 }
 
-// grid is a heat map's data: columns are the first parameter's values,
-// rows the second's.
-type grid struct {
-	z    [][]float64 // [row][col]
-	c, r int
-}
-
-func (g grid) Dims() (int, int)   { return g.c, g.r }
-func (g grid) Z(c, r int) float64 { return g.z[r][c] }
-func (g grid) X(c int) float64    { return float64(c) }
-func (g grid) Y(r int) float64    { return float64(r) }
-func (g grid) Min() float64       { return minMax(g.z, math.Min, math.Inf(1)) }
-func (g grid) Max() float64       { return minMax(g.z, math.Max, math.Inf(-1)) }
-func minMax(z [][]float64, f func(a, b float64) float64, init float64) float64 {
-	m := init
-	for _, row := range z {
-		for _, v := range row {
-			if !math.IsNaN(v) {
-				m = f(m, v)
-			}
-		}
-	}
-	if math.IsInf(m, 0) {
-		return 0
-	}
-	return m
-}
-
 // categorical ticks: one per value, labelled with it.
 func ticks(values []string) plot.ConstantTicks {
 	t := make(plot.ConstantTicks, len(values))
@@ -199,58 +172,16 @@ func Plot(params []Param, pts []Point, op, title string) (*plot.Plot, error) {
 		p.Y.Min = 0
 	case 2:
 		cols, rows := params[0].Values, params[1].Values
-		g := grid{c: len(cols), r: len(rows), z: make([][]float64, len(rows))}
-		for r := range g.z {
-			g.z[r] = make([]float64, len(cols))
+		m := heatmap.Map{XLabel: params[0].Name, YLabel: params[1].Name, Cols: cols, Rows: rows, Z: make([][]float64, len(rows))}
+		for r := range m.Z {
+			m.Z[r] = make([]float64, len(cols))
 		}
-		var labels plotter.XYLabels
-		var light []bool
 		for i, pt := range pts {
-			c, r := i/len(rows), i%len(rows)
-			g.z[r][c] = value(pt, op)
+			m.Z[i%len(rows)][i/len(rows)] = value(pt, op)
 		}
-		lo, hi := g.Min(), math.Max(g.Max(), g.Min()+1)
-		for r, row := range g.z {
-			for c, v := range row {
-				if !math.IsNaN(v) {
-					labels.XYs = append(labels.XYs, plotter.XY{X: float64(c), Y: float64(r)})
-					labels.Labels = append(labels.Labels, strconv.FormatFloat(v, 'f', 0, 64))
-					light = append(light, (v-lo)/(hi-lo) > 0.55)
-				}
-			}
-		}
-		// Kindlmann runs from black to white: stop at about 80% so the best
-		// cell stays visible on a white page.
-		pal := moreland.Kindlmann()
-		pal.SetMin(lo)
-		pal.SetMax(hi + (hi-lo)/4)
-		colors := pal.Palette(64).Colors()
-		h := plotter.NewHeatMap(g, pal.Palette(64))
-		h.NaN = color.Gray{Y: 0xdd}
-		h.Underflow, h.Overflow = colors[0], colors[len(colors)-1]
-		p.Add(h)
-		if len(labels.XYs) > 0 {
-			lb, err := plotter.NewLabels(labels)
-			if err != nil {
-				return nil, err
-			}
-			for i := range lb.TextStyle {
-				lb.TextStyle[i].Color = color.White
-				if light[i] {
-					lb.TextStyle[i].Color = color.Black
-				}
-				lb.TextStyle[i].XAlign = -0.5
-				lb.TextStyle[i].YAlign = -0.5
-			}
-			p.Add(lb)
-		}
-		p.X.Label.Text = params[0].Name
-		p.Y.Label.Text = params[1].Name
-		p.X.Tick.Marker = ticks(cols)
-		p.Y.Tick.Marker = ticks(rows)
-		p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
-		p.Y.Min, p.Y.Max = -0.5, float64(len(rows))-0.5
-		p.Title.Text = fmt.Sprintf("%s (%s MiB/s, %.0f to %.0f)", title, op, g.Min(), g.Max())
+		m.Lo, m.Hi = heatmap.Range(m)
+		m.Title = fmt.Sprintf("%s (%s MiB/s, %.0f to %.0f)", title, op, m.Lo, m.Hi)
+		return m.Plot()
 	default:
 		return nil, fmt.Errorf("sweep: can plot one or two varied parameters, not %d", len(params))
 	}

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/internal/heatmap"
 	"github.com/pario/pario/tune/calib"
 	"github.com/pario/pario/tune/plot"
 )
@@ -284,7 +285,7 @@ func calibrationPlot(r calib.Report, dir string) ([]string, error) {
 			}
 			return out
 		}
-		meas := plot.HeatMap{XLabel: "strip size", YLabel: "transfer size", Cols: names(ss), Rows: names(ts)}
+		meas := heatmap.Map{XLabel: "strip size", YLabel: "transfer size", Cols: names(ss), Rows: names(ts)}
 		simu := meas
 		meas.Z, simu.Z = make([][]float64, len(ts)), make([][]float64, len(ts))
 		for r, t := range ts {
@@ -298,7 +299,7 @@ func calibrationPlot(r calib.Report, dir string) ([]string, error) {
 				}
 			}
 		}
-		lo, hi := plot.Range(meas, simu)
+		lo, hi := heatmap.Range(meas, simu)
 		meas.Lo, meas.Hi, simu.Lo, simu.Hi = lo, hi, lo, hi
 		what := fmt.Sprintf("%d server(s), %s file, write MiB/s", k.n, calib.FormatSize(k.m))
 		meas.Title, simu.Title = "measured, "+what, "simulated, "+what

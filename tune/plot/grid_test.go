@@ -7,13 +7,15 @@ import (
 	"testing"
 
 	gplot "gonum.org/v1/plot"
+
+	"github.com/pario/pario/internal/heatmap"
 )
 
 func TestHeatMapGrid(t *testing.T) {
-	a := HeatMap{Title: "a", Cols: []string{"64k", "1m"}, Rows: []string{"64k", "1m"}, Z: [][]float64{{100, 200}, {math.NaN(), 300}}}
+	a := heatmap.Map{Title: "a", Cols: []string{"64k", "1m"}, Rows: []string{"64k", "1m"}, Z: [][]float64{{100, 200}, {math.NaN(), 300}}}
 	b := a
 	b.Z = [][]float64{{150, 250}, {math.NaN(), 400}}
-	lo, hi := Range(a, b)
+	lo, hi := heatmap.Range(a, b)
 	if lo != 100 || hi != 400 {
 		t.Errorf("Range = %v, %v, want 100, 400", lo, hi)
 	}

@@ -1,4 +1,7 @@
-package plot
+// Package heatmap draws the categorical heat maps pario's sweeps and
+// calibration figures share: one labelled cell per (column, row) value,
+// NaN cells grey, and a colour scale that several maps can share.
+package heatmap
 
 import (
 	"fmt"
@@ -11,11 +14,11 @@ import (
 	"gonum.org/v1/plot/plotter"
 )
 
-// HeatMap is a categorical heat map: Z[r][c] is the value at column
-// Cols[c] and row Rows[r]; NaN cells are drawn grey and unlabelled. It looks
-// like bench/sweep's heat maps but takes its colour scale from Lo and Hi,
-// so that several maps (measured and simulated) can share one.
-type HeatMap struct {
+// Map is a categorical heat map: Z[r][c] is the value at column Cols[c]
+// and row Rows[r]; NaN cells are drawn grey and unlabelled. The colour
+// scale runs from Lo to Hi, so that several maps (measured and simulated)
+// can share one: set both from Range.
+type Map struct {
 	Title, XLabel, YLabel string
 	Cols, Rows            []string
 	Z                     [][]float64
@@ -30,7 +33,7 @@ func (g hmGrid) X(c int) float64    { return float64(c) }
 func (g hmGrid) Y(r int) float64    { return float64(r) }
 
 // Range returns the smallest and largest finite value of the maps.
-func Range(maps ...HeatMap) (lo, hi float64) {
+func Range(maps ...Map) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, m := range maps {
 		for _, row := range m.Z {
@@ -48,13 +51,13 @@ func Range(maps ...HeatMap) (lo, hi float64) {
 }
 
 // Plot builds the heat map, each cell labelled with its value.
-func (m HeatMap) Plot() (*gplot.Plot, error) {
+func (m Map) Plot() (*gplot.Plot, error) {
 	if len(m.Rows) == 0 || len(m.Cols) == 0 || len(m.Z) != len(m.Rows) {
-		return nil, fmt.Errorf("plot: heat map %q: %d rows of values for %d row labels", m.Title, len(m.Z), len(m.Rows))
+		return nil, fmt.Errorf("heatmap: %q: %d rows of values for %d row labels", m.Title, len(m.Z), len(m.Rows))
 	}
 	for r, row := range m.Z {
 		if len(row) != len(m.Cols) {
-			return nil, fmt.Errorf("plot: heat map %q: row %d has %d values for %d columns", m.Title, r, len(row), len(m.Cols))
+			return nil, fmt.Errorf("heatmap: %q: row %d has %d values for %d columns", m.Title, r, len(row), len(m.Cols))
 		}
 	}
 	lo, hi := m.Lo, m.Hi
@@ -63,8 +66,8 @@ func (m HeatMap) Plot() (*gplot.Plot, error) {
 	}
 	p := gplot.New()
 	p.Title.Text = m.Title
-	// Kindlmann runs from black to white: stop at about 80% (as
-	// bench/sweep does) so the best cell stays visible on a white page.
+	// Kindlmann runs from black to white: stop at about 80% so the best
+	// cell stays visible on a white page.
 	pal := moreland.Kindlmann()
 	pal.SetMin(lo)
 	pal.SetMax(hi + (hi-lo)/4)
