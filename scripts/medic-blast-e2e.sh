@@ -10,6 +10,8 @@
 #   N=60 RTT=30ms REPS=1 scripts/medic-blast-e2e.sh
 #   MTS=1000 scripts/medic-blast-e2e.sh        # -max_target_seqs 1000 (no query capped)
 #   QUERIES=db scripts/medic-blast-e2e.sh      # queries taken from the database itself
+#   SWEEPS=latency CIPHERS=none,xchacha20poly1305 REPS=1 scripts/medic-blast-e2e.sh
+#                                              # latency sweep (RTTS at LATBW), with and without encryption
 #
 # QUERIES=query (default) takes the first N of the example's own query set
 # (QUERY.fasta, 500 proteins, as mmseqs2's example searches them); QUERIES=db
@@ -28,6 +30,10 @@ RTT=${RTT:-0}
 REPS=${REPS:-3}
 MTS=${MTS:-}   # -max_target_seqs for the search and the plugin (default: BLAST's)
 QUERIES=${QUERIES:-query}
+SWEEPS=${SWEEPS:-bandwidth}
+RTTS=${RTTS:-0,50ms,100ms,200ms,300ms,400ms,600ms}
+LATBW=${LATBW:-32MB/s}
+CIPHERS=${CIPHERS:-none}
 WORKERS=${WORKERS:-}
 TAG=${TAG:-$QUERIES-n$N-rtt$RTT${MTS:+-mts$MTS}${WORKERS:+-w$WORKERS}}
 mkdir -p "$OUT/compute" "$OUT/storage" "$OUT/results"
@@ -60,10 +66,12 @@ end=$(date +%s.%N)
 echo "original blastp: $(echo "$end - $start" | bc) s, report $(stat -c %s "$OUT/compute/report.txt") bytes"
 
 # raw, zstd and blast over the link, REPS repetitions each (median kept).
-go run ./tools/medicexp --plugins raw,zstd,blast --ciphers none \
+go run ./tools/medicexp --plugins raw,zstd,blast --ciphers "$CIPHERS" \
 	--input "$OUT/compute/report.txt" \
 	--param program=blastp --param query="$OUT/compute/q.fa" --param db="$OUT/compute/db" --param outfmt=0 ${MTS:+--param max_target_seqs=$MTS} \
 	--resource blast.db="$OUT/storage/db" ${WORKERS:+--resource blast.workers=$WORKERS} \
-	--sweeps bandwidth --bandwidths "$BW" --bandwidth-rtt "$RTT" \
+	--sweeps "$SWEEPS" --bandwidths "$BW" --bandwidth-rtt "$RTT" --rtts "$RTTS" --latency-bandwidth "$LATBW" \
 	--reps "$REPS" --out "$OUT/results" | tee "$OUT/results/medicexp-$TAG.txt"
-cp "$OUT/results/medic-bandwidth.csv" "$OUT/results/medic-bandwidth-$TAG.csv"
+for sweep in $(echo "$SWEEPS" | tr , ' '); do
+	cp "$OUT/results/medic-$sweep.csv" "$OUT/results/medic-$sweep-$TAG.csv"
+done

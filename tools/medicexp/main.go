@@ -40,6 +40,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/pario/pario/internal/benchutil"
 	"github.com/pario/pario/medic"
 	"github.com/pario/pario/medic/cost"
 	_ "github.com/pario/pario/medic/plugin/blast"
@@ -320,25 +321,13 @@ func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link)
 				os.Remove(filepath.Join(l.dest, "out"))
 			}
 			pt := point{sweep: sweep, plugin: p, cipher: ci, link: link, est: e,
-				measured: median(times), predicted: cost.Time(0, e, link), transfer: median(xfer), decode: median(dec)}
+				measured: benchutil.Median(times), predicted: cost.Time(0, e, link), transfer: benchutil.Median(xfer), decode: benchutil.Median(dec)}
 			fmt.Printf("%-9s B=%-10s RTT=%5.0fms %-6s %-18s measured %7.3fs predicted %7.3fs\n",
 				sweep, cost.FormatRate(link.B), link.RTT*1e3, p, ci, pt.measured, pt.predicted)
 			out = append(out, pt)
 		}
 	}
 	return out, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j] < s[i] {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
-	return s[len(s)/2]
 }
 
 func (l *lab) save(c config, sweep string, pts []point) error {
