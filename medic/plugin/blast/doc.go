@@ -13,10 +13,11 @@
 // (blastdbcmd -entry_batch), builds a tiny database from them in that order
 // (makeblastdb) and re-runs the same search with -dbsize set to the original
 // database's residues. That is what makes the result exact: the E-values
-// then match and tabular output (-outfmt 6/7/10) is byte-identical; in the
-// pairwise report (-outfmt 0) only the database counts in the header and
-// footer, the posted date and each query's "Effective search space used"
-// line differ, and Decode writes the original text back over them.
+// then match and tabular output (-outfmt 6/10) is byte-identical; -outfmt 7
+// differs only in its "# Database:" path lines and the final query count,
+// the pairwise report (-outfmt 0) only in the database counts in the header
+// and footer, the posted date and each query's "Effective search space used"
+// line, and Decode writes the original text back over those lines.
 //
 // The re-run is spread over the storage site's cores (resource
 // blast.workers, default: all of them): the queries are cut into

@@ -16,11 +16,12 @@ import (
 // the database rather than on the hits.
 
 // varyRE matches the lines of an output that describe the database searched
-// rather than the hits: the tiny database's counts and posting date, and the
-// effective search space (which BLAST derives from the number of sequences).
+// rather than the hits: the tiny database's counts and posting date, the
+// effective search space (which BLAST derives from the number of sequences),
+// and in -outfmt 7 the database's path and the number of queries run.
 // Encode records the original text of every such line, in order; Decode
 // writes them back over the regenerated ones.
-var varyRE = regexp.MustCompile(`^(\s+[\d,]+ sequences; [\d,]+ total (letters|residues|bases)|\s*Posted date:.*|Effective search space used: \d+|\s*Number of (letters|sequences) in database:.*|# BLAST processed \d+ quer(y|ies))$`)
+var varyRE = regexp.MustCompile(`^(\s+[\d,]+ sequences; [\d,]+ total (letters|residues|bases)|\s*Posted date:.*|Effective search space used: \d+|\s*Number of (letters|sequences) in database:.*|# Database: .*|# BLAST processed \d+ quer(y|ies))$`)
 
 // varyLines returns the lines of out that varyRE matches, in order.
 func varyLines(out []byte) []string {
