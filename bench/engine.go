@@ -50,6 +50,9 @@ type Config struct {
 	// Wide adds the first-done / last-done line under each result of the
 	// text report (the default run shows it).
 	Wide bool
+	// Clock is rank 0's clock for -T (default time.Now); other ranks
+	// never read it.
+	Clock func() time.Time
 }
 
 // Report is what a run measured; Run returns it on rank 0.
@@ -271,7 +274,31 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 			}
 		}()
 	}
+	clock := r.cfg.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	var began time.Time
+	if r.rank == 0 {
+		began = clock()
+	}
 	for rep := 0; rep < o.Repetitions; rep++ {
+		if rep > 0 && o.MaxMinutes > 0 {
+			var elapsed time.Duration
+			if r.rank == 0 {
+				elapsed = clock().Sub(began)
+			}
+			stop, err := r.timeIsUp(ctx, elapsed)
+			if err != nil {
+				return nil, err
+			}
+			if stop {
+				if r.rank == 0 {
+					fmt.Fprintf(os.Stderr, "WARNING: maximum time (-T %d minutes) reached: stopping after %d of %d repetitions\n", o.MaxMinutes, rep, o.Repetitions)
+				}
+				break
+			}
+		}
 		if err := r.repetition(ctx, rep); err != nil {
 			return nil, err
 		}
@@ -287,6 +314,21 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 		return r.report, fmt.Errorf("%w: %d transfer(s) with wrong data (see the report)", ErrVerify, r.verrs)
 	}
 	return r.report, nil
+}
+
+// timeIsUp is -T: rank 0's clock (elapsed since the first repetition)
+// decides for every rank whether another repetition may start (IOR stops
+// only between repetitions too).
+func (r *runner) timeIsUp(ctx context.Context, elapsed time.Duration) (bool, error) {
+	var b [1]byte
+	if r.rank == 0 && elapsed >= time.Duration(r.o.MaxMinutes)*time.Minute {
+		b[0] = 1
+	}
+	got, err := r.comm.Broadcast(ctx, 0, b[:])
+	if err != nil {
+		return false, err
+	}
+	return len(got) == 1 && got[0] == 1, nil
 }
 
 // placement finds the number of hosts, the ranks on rank 0's host, and
@@ -505,6 +547,14 @@ func (r *runner) repetition(ctx context.Context, rep int) error {
 	return nil
 }
 
+// intraTestBarrier is IOR's -g barrier, a no-op without it.
+func (r *runner) intraTestBarrier(ctx context.Context) error {
+	if !r.o.IntraTestBarriers {
+		return nil
+	}
+	return r.comm.Barrier(ctx)
+}
+
 // timed runs one timed phase (write or read) and reports it.
 func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	o := &r.o
@@ -515,7 +565,7 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	name := r.fileName(ph)
 	// Untimed preparation: delay, remove the old file, drop the cache.
 	perr := delay(ctx, o.InterTestDelay)
-	if perr == nil && ph == pattern.Write && (o.FilePerProc || r.rank == 0) {
+	if perr == nil && ph == pattern.Write && !o.UseExistingFile && (o.FilePerProc || r.rank == 0) {
 		perr = r.be.Remove(ctx, name)
 	}
 	if perr == nil && ph == pattern.Read {
@@ -541,8 +591,12 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 		f, ioerr = r.be.Open(ctx, name)
 	}
 	rec.T[OpenStop] = r.now()
-	rec.T[IOStart] = rec.T[OpenStop]
-	if ioerr == nil {
+	// -g: every rank meets the others after opening and after its
+	// transfers, as IOR's intraTestBarriers (inside the window); a rank
+	// whose open failed meets them too, so nobody waits for it.
+	berr := r.intraTestBarrier(ctx)
+	rec.T[IOStart] = r.now()
+	if ioerr == nil && berr == nil {
 		mode := modeRead
 		if ph == pattern.Write {
 			mode = modeWrite
@@ -551,19 +605,24 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 		if ph != pattern.Write && o.Deadline > 0 {
 			limit = r.written
 		}
-		rec.T[IOStart] = r.now()
 		ioerr = r.loop(ctx, f, ph, mode, rep, limit, &rec, nil)
 		if ioerr == nil && ph == pattern.Write && o.Fsync {
 			ioerr = f.Sync(ctx)
 		}
-		rec.T[IOStop] = r.now()
-		rec.T[CloseStart] = r.now()
+	}
+	rec.T[IOStop] = r.now()
+	if berr == nil {
+		berr = r.intraTestBarrier(ctx)
+	}
+	rec.T[CloseStart] = r.now()
+	if f != nil {
 		if cerr := f.Close(ctx); ioerr == nil {
 			ioerr = cerr
 		}
-		rec.T[CloseStop] = r.now()
-	} else {
-		rec.T[IOStop], rec.T[CloseStart], rec.T[CloseStop] = rec.T[OpenStop], rec.T[OpenStop], rec.T[OpenStop]
+	}
+	rec.T[CloseStop] = r.now()
+	if berr != nil {
+		return berr
 	}
 	if ph == pattern.Write {
 		r.written = rec.Transfers
@@ -650,10 +709,8 @@ func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mod
 		sigRep = 0
 	}
 	switch mode {
-	case modeWrite:
-		FillBody(r.wbuf, owner, sigRep)
-	case modeVerify:
-		FillBody(r.wbuf, owner, sigRep)
+	case modeWrite, modeVerify:
+		FillBody(r.wbuf, owner, sigRep, o.Signature)
 	}
 	var deadline time.Time
 	if o.Deadline > 0 {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +24,36 @@ import (
 // runRanks runs the benchmark on n goroutine ranks (rank.NewLocal) and
 // returns rank 0's report, its output and its error.
 func runRanks(t *testing.T, n int, o bench.Options, drv func() backend.Driver) (*bench.Report, string, error) {
+	t.Helper()
+	return runConfigured(t, n, o, drv, nil)
+}
+
+// countingComm counts the barriers a rank enters.
+type countingComm struct {
+	bench.Comm
+	n *atomic.Int64
+}
+
+func (c countingComm) Barrier(ctx context.Context) error {
+	c.n.Add(1)
+	return c.Comm.Barrier(ctx)
+}
+
+// runCounting is runRanks counting every rank's barriers in n.
+func runCounting(t *testing.T, ranks int, o bench.Options, drv func() backend.Driver, n *atomic.Int64) (*bench.Report, string, error) {
+	t.Helper()
+	return runConfigured(t, ranks, o, drv, func(cfg *bench.Config) { cfg.Comm = countingComm{cfg.Comm, n} })
+}
+
+// runClock is runRanks with rank 0's -T clock replaced.
+func runClock(t *testing.T, ranks int, o bench.Options, clock func() time.Time) (*bench.Report, string, error) {
+	t.Helper()
+	return runConfigured(t, ranks, o, nil, func(cfg *bench.Config) { cfg.Clock = clock })
+}
+
+// runConfigured is runRanks with each rank's Config passed through
+// configure (when not nil) before the run.
+func runConfigured(t *testing.T, n int, o bench.Options, drv func() backend.Driver, configure func(*bench.Config)) (*bench.Report, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -46,6 +78,9 @@ func runRanks(t *testing.T, n int, o bench.Options, drv func() backend.Driver) (
 			}
 			if r == 0 {
 				cfg.Stdout = &out
+			}
+			if configure != nil {
+				configure(&cfg)
 			}
 			got, err := bench.Run(ctx, cfg)
 			if r == 0 {
@@ -255,4 +290,91 @@ func TestSummaryFileJSONAndText(t *testing.T) {
 	}
 	checkJSONFile(t, o.SummaryFile)
 	checkRankCSV(t, o.RankCSV, 2)
+}
+
+// IOR's -g, -E, -G and -T.
+func TestIntraTestBarriersUseExistingSignatureMaxTime(t *testing.T) {
+	posixDrv := func() backend.Driver { return &posix.Driver{} }
+
+	t.Run("g", func(t *testing.T) {
+		// Two more barriers per rank and phase; the run still verifies.
+		count := func(g bool) int64 {
+			o := opts(t, "POSIX", func(o *bench.Options) { o.IntraTestBarriers = g; o.CheckWrite, o.CheckRead = false, false })
+			var n atomic.Int64
+			_, _, err := runCounting(t, 2, o, posixDrv, &n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n.Load()
+		}
+		without, with := count(false), count(true)
+		if with-without != 2*2*2 { // 2 ranks x 2 phases x 2 barriers
+			t.Fatalf("-g added %d barriers, want 8 (%d without, %d with)", with-without, without, with)
+		}
+	})
+
+	t.Run("E", func(t *testing.T) {
+		// A tail beyond what the test writes survives -E and goes without it.
+		for _, e := range []bool{false, true} {
+			o := opts(t, "POSIX", func(o *bench.Options) { o.UseExistingFile = e; o.KeepFile = true; o.Segments = 1 })
+			tail := []byte("tail beyond the test's bytes")
+			old := append(make([]byte, o.BlockSize*2), tail...)
+			if err := os.WriteFile(o.TestFile, old, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := runRanks(t, 2, o, posixDrv); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(o.TestFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kept := bytes.HasSuffix(got, tail); kept != e {
+				t.Errorf("-E=%v: old tail kept = %v (file %d bytes)", e, kept, len(got))
+			}
+		}
+	})
+
+	t.Run("G", func(t *testing.T) {
+		// A read check with another signature than the writer's fails.
+		o := opts(t, "POSIX", func(o *bench.Options) {
+			o.Signature, o.Read, o.CheckRead, o.KeepFile, o.Repetitions = 7, false, false, true, 1
+		})
+		if _, _, err := runRanks(t, 2, o, posixDrv); err != nil {
+			t.Fatal(err)
+		}
+		for sig, ok := range map[int64]bool{7: true, 8: false} {
+			r := o
+			r.Signature, r.Write, r.CheckWrite, r.Read, r.CheckRead = sig, false, false, true, true
+			_, _, err := runRanks(t, 2, r, posixDrv)
+			if (err == nil) != ok || (!ok && !errors.Is(err, bench.ErrVerify)) {
+				t.Errorf("-G %d reading data written with -G 7: %v", sig, err)
+			}
+		}
+	})
+
+	t.Run("T", func(t *testing.T) {
+		// A clock that gains a minute per reading: -T 2 lets two of five
+		// repetitions start.
+		var mu sync.Mutex
+		now := time.Unix(0, 0)
+		clock := func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			now = now.Add(time.Minute)
+			return now
+		}
+		o := opts(t, "DUMMY", func(o *bench.Options) { o.MaxMinutes, o.Repetitions = 2, 5 })
+		rep, _, err := runClock(t, 2, o, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		iters := map[int]bool{}
+		for _, r := range rep.Results {
+			iters[r.Iter] = true
+		}
+		if len(iters) != 2 {
+			t.Fatalf("-T 2 with a minute per repetition ran %d repetitions, want 2", len(iters))
+		}
+	})
 }

@@ -45,6 +45,11 @@ type Options struct {
 	Deadline int  // -D: stonewall seconds (0 = none)
 	WearOut  bool // -O stoneWallingWearOut=1
 
+	IntraTestBarriers bool  // -g: barriers between open, transfers and close (inside the window)
+	UseExistingFile   bool  // -E: write into the existing test file instead of removing it first
+	Signature         int64 // -G: seeds the written data (IOR's setTimeStampSignature)
+	MaxMinutes        int   // -T: start no repetition after this many minutes (0 = no limit)
+
 	DataStart int64 // --data-start: bytes before the data (unaligned container header)
 	Strided   bool  // --strided: one call may cover many blocks (t need not divide b)
 
@@ -81,28 +86,39 @@ const (
 
 // directives maps IOR's -O keys (lower case) to setters.
 var directives = map[string]func(o *Options, v string) error{
-	"api":                           func(o *Options, v string) error { o.API = v; return nil },
-	"blocksize":                     sizeDirective(func(o *Options) *int64 { return &o.BlockSize }),
-	"transfersize":                  sizeDirective(func(o *Options) *int64 { return &o.TransferSize }),
-	"segmentcount":                  sizeDirective(func(o *Options) *int64 { return &o.Segments }),
-	"fileperproc":                   boolDirective(func(o *Options) *bool { return &o.FilePerProc }),
-	"numtasks":                      intDirective(func(o *Options) *int { return &o.NumTasks }),
-	"testfile":                      func(o *Options, v string) error { o.TestFile = v; return nil },
-	"writefile":                     boolDirective(func(o *Options) *bool { return &o.Write }),
-	"readfile":                      boolDirective(func(o *Options) *bool { return &o.Read }),
-	"checkwrite":                    boolDirective(func(o *Options) *bool { return &o.CheckWrite }),
-	"checkread":                     boolDirective(func(o *Options) *bool { return &o.CheckRead }),
-	"keepfile":                      boolDirective(func(o *Options) *bool { return &o.KeepFile }),
-	"repetitions":                   intDirective(func(o *Options) *int { return &o.Repetitions }),
-	"intertestdelay":                intDirective(func(o *Options) *int { return &o.InterTestDelay }),
-	"fsync":                         boolDirective(func(o *Options) *bool { return &o.Fsync }),
-	"fsyncperwrite":                 boolDirective(func(o *Options) *bool { return &o.FsyncPerWrite }),
-	"reordertasks":                  boolDirective(func(o *Options) *bool { return &o.ReorderTasks }),
-	"reordertasksconstant":          boolDirective(func(o *Options) *bool { return &o.ReorderTasks }),
-	"taskpernodeoffset":             intDirective(func(o *Options) *int { return &o.TaskPerNodeOffset }),
-	"randomoffset":                  boolDirective(func(o *Options) *bool { return &o.RandomOffset }),
-	"deadlineforstonewalling":       intDirective(func(o *Options) *int { return &o.Deadline }),
-	"stonewallingwearout":           boolDirective(func(o *Options) *bool { return &o.WearOut }),
+	"api":                     func(o *Options, v string) error { o.API = v; return nil },
+	"blocksize":               sizeDirective(func(o *Options) *int64 { return &o.BlockSize }),
+	"transfersize":            sizeDirective(func(o *Options) *int64 { return &o.TransferSize }),
+	"segmentcount":            sizeDirective(func(o *Options) *int64 { return &o.Segments }),
+	"fileperproc":             boolDirective(func(o *Options) *bool { return &o.FilePerProc }),
+	"numtasks":                intDirective(func(o *Options) *int { return &o.NumTasks }),
+	"testfile":                func(o *Options, v string) error { o.TestFile = v; return nil },
+	"writefile":               boolDirective(func(o *Options) *bool { return &o.Write }),
+	"readfile":                boolDirective(func(o *Options) *bool { return &o.Read }),
+	"checkwrite":              boolDirective(func(o *Options) *bool { return &o.CheckWrite }),
+	"checkread":               boolDirective(func(o *Options) *bool { return &o.CheckRead }),
+	"keepfile":                boolDirective(func(o *Options) *bool { return &o.KeepFile }),
+	"repetitions":             intDirective(func(o *Options) *int { return &o.Repetitions }),
+	"intertestdelay":          intDirective(func(o *Options) *int { return &o.InterTestDelay }),
+	"fsync":                   boolDirective(func(o *Options) *bool { return &o.Fsync }),
+	"fsyncperwrite":           boolDirective(func(o *Options) *bool { return &o.FsyncPerWrite }),
+	"reordertasks":            boolDirective(func(o *Options) *bool { return &o.ReorderTasks }),
+	"reordertasksconstant":    boolDirective(func(o *Options) *bool { return &o.ReorderTasks }),
+	"taskpernodeoffset":       intDirective(func(o *Options) *int { return &o.TaskPerNodeOffset }),
+	"randomoffset":            boolDirective(func(o *Options) *bool { return &o.RandomOffset }),
+	"deadlineforstonewalling": intDirective(func(o *Options) *int { return &o.Deadline }),
+	"stonewallingwearout":     boolDirective(func(o *Options) *bool { return &o.WearOut }),
+	"intratestbarriers":       boolDirective(func(o *Options) *bool { return &o.IntraTestBarriers }),
+	"useexistingtestfile":     boolDirective(func(o *Options) *bool { return &o.UseExistingFile }),
+	"maxtimeduration":         intDirective(func(o *Options) *int { return &o.MaxMinutes }),
+	"settimestampsignature": func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", v)
+		}
+		o.Signature = n
+		return nil
+	},
 	"verbose":                       intDirective(func(o *Options) *int { return &o.Verbose }),
 	"refnum":                        intDirective(func(o *Options) *int { return &o.RefNum }),
 	"summaryfile":                   func(o *Options, v string) error { o.SummaryFile = v; return nil },
@@ -193,7 +209,8 @@ func knownDirectives() string {
 	names := []string{"api", "blockSize", "transferSize", "segmentCount", "filePerProc", "numTasks", "testFile",
 		"writeFile", "readFile", "checkWrite", "checkRead", "keepFile", "repetitions", "interTestDelay", "fsync",
 		"fsyncPerWrite", "reorderTasks", "taskPerNodeOffset", "randomOffset", "deadlineForStonewalling",
-		"stoneWallingWearOut", "verbose", "refnum", "summaryFormat", "summaryFile",
+		"stoneWallingWearOut", "intraTestBarriers", "useExistingTestFile", "setTimeStampSignature",
+		"maxTimeDuration", "verbose", "refnum", "summaryFormat", "summaryFile",
 		"saveRankPerformanceDetailsCSV", "rankCSV"}
 	return strings.Join(names, ", ")
 }
@@ -254,6 +271,8 @@ func (o *Options) Validate(tasks int) error {
 		return usagef("inter-test delay must be nonnegative value (-d %d)", o.InterTestDelay)
 	case o.Deadline < 0:
 		return usagef("stonewalling deadline must be nonnegative (-D %d)", o.Deadline)
+	case o.MaxMinutes < 0:
+		return usagef("maximum time must be nonnegative (-T %d minutes)", o.MaxMinutes)
 	case o.WearOut && o.Deadline == 0:
 		return usagef("the stoneWallingWearOut is only sensible when setting a stonewall deadline with -D")
 	case o.NumTasks < 0:

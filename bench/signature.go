@@ -52,9 +52,13 @@ func splitmix(x uint64) uint64 {
 }
 
 // FillBody writes the body stream of (rank, rep) into buf, whose length
-// must be a multiple of 8.
-func FillBody(buf []byte, rank, rep int) {
-	s := splitmix(uint64(rank)<<32 ^ uint64(rep)<<8 ^ 0x5041524f)
+// must be a multiple of 8; sig (-G) selects one of many such streams.
+func FillBody(buf []byte, rank, rep int, sig int64) {
+	seed := uint64(rank)<<32 ^ uint64(rep)<<8 ^ 0x5041524f
+	if sig != 0 { // 0 keeps the stream pario always wrote
+		seed ^= splitmix(uint64(sig))
+	}
+	s := splitmix(seed)
 	for i := 0; i+8 <= len(buf); i += 8 {
 		s = splitmix(s)
 		binary.LittleEndian.PutUint64(buf[i:], s)

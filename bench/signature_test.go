@@ -25,7 +25,7 @@ func TestStampRoundTrip(t *testing.T) {
 
 func transferOf(off int64, n, rank, rep int) []byte {
 	b := make([]byte, n)
-	FillBody(b, rank, rep)
+	FillBody(b, rank, rep, 0)
 	StampTransfer(b, off, rank, rep)
 	return b
 }
