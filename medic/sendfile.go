@@ -47,12 +47,15 @@ func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 		return rep, err
 	}
 	why := err
-	o.Encode.Plugin = o.Fallback
+	// The first plugin's params (paths at this site) mean nothing to the
+	// fallback; keep them out of its header.
+	o.Encode.Plugin, o.Encode.Params = o.Fallback, nil
 	rep, err = sendFile(ctx, path, o)
-	if rep != nil {
-		rep.FellBack = why
+	if err != nil {
+		return rep, fmt.Errorf("sending with %s after the receiver could not regenerate the output (%v): %w", o.Fallback, why, err)
 	}
-	return rep, err
+	rep.FellBack = why
+	return rep, nil
 }
 
 func sendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport, error) {

@@ -72,10 +72,25 @@ type meta struct {
 	Hits    [][]int `json:"hits,omitempty"`
 }
 
+// forbidden are the search options the plugin sets itself or that would
+// name files or database subsets of the compute site.
 var forbidden = map[string]bool{
 	"-db": true, "-query": true, "-out": true, "-outfmt": true, "-dbsize": true,
 	"-searchsp": true, "-remote": true, "-evalue": true, "-max_target_seqs": true,
-	"-subject": true, "-gilist": true, "-seqidlist": true, "-negative_gilist": true,
+	"-subject": true, "-subject_loc": true, "-gilist": true, "-seqidlist": true,
+	"-negative_gilist": true, "-negative_seqidlist": true, "-taxids": true, "-taxidlist": true,
+	"-negative_taxids": true, "-negative_taxidlist": true,
+	"-import_search_strategy": true, "-export_search_strategy": true,
+}
+
+// checkOptions refuses the forbidden options.
+func checkOptions(options []string) error {
+	for _, o := range options {
+		if forbidden[o] {
+			return fmt.Errorf("blast: option %s is not allowed (the plugin sets it, or it names a file or a part of the database)", o)
+		}
+	}
+	return nil
 }
 
 var dbtypes = map[string]string{
@@ -116,10 +131,8 @@ func parseParams(src medic.Source) (params, error) {
 			p.db = filepath.Join(src.Dir, p.db)
 		}
 	}
-	for _, o := range p.options {
-		if forbidden[o] {
-			return p, fmt.Errorf("blast: param options must not contain %s (the plugin sets it)", o)
-		}
+	if err := checkOptions(p.options); err != nil {
+		return p, fmt.Errorf("param options: %w", err)
 	}
 	if _, err := subjectColumn(p.outfmt); err != nil {
 		return p, err
@@ -131,6 +144,9 @@ func parseParams(src medic.Source) (params, error) {
 // -1 for the pairwise report.
 func subjectColumn(outfmt string) (int, error) {
 	f := strings.Fields(outfmt)
+	if len(f) == 0 {
+		return 0, errors.New("blast: empty outfmt")
+	}
 	switch f[0] {
 	case "0":
 		if len(f) > 1 {
@@ -369,8 +385,12 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chun
 	if err != nil {
 		return nil, err
 	}
-	if n := len(lineStarts(seqs, ">")); n != len(accs) {
-		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrMissing, db, len(accs), n)
+	switch n := len(lineStarts(seqs, ">")); {
+	case n < len(accs):
+		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to only %d sequences", medic.ErrMissing, db, len(accs), n)
+	case n > len(accs):
+		// An accession names several sequences here: another database.
+		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrDigest, db, len(accs), n)
 	}
 	r := &regeneration{m: m, accs: accs, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
 	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
@@ -431,6 +451,10 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 	for range min(r.workers, len(ranges)) {
 		wg.Go(func() {
 			for i := range next {
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					continue
+				}
 				c := ranges[i]
 				only, err := r.hitsOf(c)
 				if err == nil {
@@ -444,7 +468,7 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := firstError(errs); err != nil {
 		return nil, err
 	}
 	out, err := join(r.m.Outfmt, parts)
@@ -452,6 +476,23 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("%w: blast: joining the re-run's chunks: %v", medic.ErrDigest, err)
 	}
 	return out, nil
+}
+
+// firstError returns the first error that is not the cancellation the
+// first failure caused in the other chunks (or that cancellation, if it
+// is all there is).
+func firstError(errs []error) error {
+	var canceled error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			canceled = err
+		default:
+			return err
+		}
+	}
+	return canceled
 }
 
 // hitsOf returns the accessions the queries of range c hit, in OID order,
@@ -500,6 +541,11 @@ func (r *regeneration) blast(ctx context.Context, name, query string, only []str
 		args = append(args, "-max_target_seqs", m.MaxTgt)
 	}
 	if only != nil {
+		if len(only) == 0 {
+			// An empty list would search everything; an id no database
+			// has searches nothing, as the original found nothing.
+			only = []string{"pario-medic-no-hit"}
+		}
 		list := filepath.Join(r.dir, name+".ids")
 		if err := os.WriteFile(list, []byte(strings.Join(only, "\n")+"\n"), 0o600); err != nil {
 			return nil, err
@@ -603,10 +649,11 @@ func undelta(d []int, n int) ([]int, error) {
 	out := make([]int, len(d))
 	k := 0
 	for i, x := range d {
-		k += x
-		if x < 0 || k >= n || (i > 0 && x == 0) {
-			return nil, fmt.Errorf("blast: corrupt metadata: hit index %d of %d", k, n)
+		// x < n-k keeps k+x below n without overflowing.
+		if x < 0 || x >= n-k || (i > 0 && x == 0) {
+			return nil, fmt.Errorf("blast: corrupt metadata: hit delta %d after index %d of %d", x, k, n)
 		}
+		k += x
 		out[i] = k
 	}
 	return out, nil
@@ -725,6 +772,17 @@ func decode(ctx context.Context, m *meta, env medic.Env) ([]byte, error) {
 	case modeRaw:
 		data = m.Raw
 	case modeRegen:
+		// The metadata is authenticated, but only as far as the key: check
+		// what ends up on a command line as Encode did.
+		if _, ok := dbtypes[m.Program]; !ok {
+			return nil, fmt.Errorf("blast: corrupt metadata: program %q", m.Program)
+		}
+		if err := checkOptions(m.Options); err != nil {
+			return nil, fmt.Errorf("corrupt metadata: %w", err)
+		}
+		if _, err := subjectColumn(m.Outfmt); err != nil {
+			return nil, fmt.Errorf("corrupt metadata: %w", err)
+		}
 		db, err := env.Resource("blast.db")
 		if err != nil {
 			return nil, err

@@ -311,3 +311,61 @@ func TestBlastRepairsAQueryThatGainsAHit(t *testing.T) {
 		t.Fatalf("the gained hit was not repaired by a lone re-run; log:\n%s", logBuf.String())
 	}
 }
+
+// A query without hits gets a chunk of its own (two queries, two chunks):
+// its chunk must search nothing rather than everything, so that its
+// "No hits found" section comes back as it was.
+func TestBlastQueryWithoutHits(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	recs := readFASTA(t, filepath.Join(exampleData, "DB.fasta.gz"))
+	db := makedb(t, dir, "orig", recs)
+	replicaDir := filepath.Join(dir, "replica")
+	if err := os.Mkdir(replicaDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	replica := makedb(t, replicaDir, "replica", recs)
+	qf := filepath.Join(dir, "q.fa")
+	// At E <= 1e-5 a short made-up sequence matches nothing.
+	if err := os.WriteFile(qf, []byte(recs[6000]+">nohit a made-up sequence\nMQHYPKLWCRDEFVNATGSWYHPMCKQ\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.txt")
+	if b, err := exec.Command("blastp", "-query", qf, "-db", db, "-outfmt", "0", "-evalue", "1e-5", "-out", out).CombinedOutput(); err != nil {
+		t.Fatalf("blastp: %v\n%s", err, b)
+	}
+	orig, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(orig, []byte("***** No hits found *****")) {
+		t.Fatal("the second query found hits; the test needs one that finds none")
+	}
+	var metaBuf bytes.Buffer
+	src := medic.Source{Path: out, Params: map[string]string{"program": "blastp", "query": "q.fa", "db": "orig", "evalue": "1e-5"}, Dir: dir}
+	if err := (Plugin{}).Encode(ctx, src, &metaBuf); err != nil {
+		t.Fatal(err)
+	}
+	scratch := t.TempDir()
+	env := medic.Env{Resources: map[string]string{"blast.db": replica, "blast.workers": "2", "blast.chunks": "2"}, TempDir: scratch}
+	var got bytes.Buffer
+	if err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &got, env); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), orig) {
+		t.Fatalf("regenerated report differs from the original (%d vs %d bytes)", got.Len(), len(orig))
+	}
+	// The second chunk's list names no sequence of the database (an empty
+	// list would have searched them all).
+	lists, _ := filepath.Glob(filepath.Join(scratch, "chunk*.ids"))
+	restricted := 0
+	for _, l := range lists {
+		if b, err := os.ReadFile(l); err == nil && strings.TrimSpace(string(b)) == "pario-medic-no-hit" {
+			restricted++
+		}
+	}
+	if len(lists) != 2 || restricted != 1 {
+		t.Fatalf("%d chunk lists, %d of them restricted to no sequence; want 2 and 1", len(lists), restricted)
+	}
+}

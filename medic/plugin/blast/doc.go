@@ -21,18 +21,19 @@
 //
 // The re-run is spread over the storage site's cores (resource
 // blast.workers, default: all of them): the queries are cut into
-// consecutive chunks of about equal weight (the bytes each query took in
-// the original report; blast.chunks, default 4 per worker), each chunk is
-// searched against only its own queries' hits (-seqidlist), the chunks run
+// consecutive chunks (blast.chunks, default 4 per worker), the chunks run
 // concurrently, and their outputs are joined as one run would have printed
-// them (one header, one footer). For a pairwise report Decode then compares each query's hits with
-// the ones the compute site saw: on the tiny database a query can gain a
-// marginal hit that belongs to another query (BLAST's preliminary cutoffs
-// depend on the database searched), so such a query is searched again alone,
-// restricted to its own hits (-seqidlist), which gives its original section
-// back. If the result still differs from the original's SHA-256, Decode fails
-// with medic.ErrDigest and nothing is kept; `pario medic send` then sends
-// the output again with its fallback plugin (zstd).
+// them (one header, one footer). For a pairwise report the chunks are of
+// about equal weight (the bytes each query took in the original report)
+// and each searches only its own queries' hits (-seqidlist); Decode then
+// compares each query's hits with the ones the compute site saw: on the
+// tiny database a query can gain a marginal hit that belongs to another
+// query (BLAST's preliminary cutoffs depend on the database searched), so
+// such a query is searched again alone, restricted to its own hits, which
+// gives its original section back. Tabular chunks search the whole tiny
+// database. If the result still differs from the original's SHA-256,
+// Decode fails with medic.ErrDigest and nothing is kept; `pario medic send`
+// then sends the output again with its fallback plugin (zstd).
 //
 // # Params (Source.Params, `pario medic send --param key=value`)
 //
@@ -49,9 +50,13 @@
 //	max_target_seqs  -max_target_seqs (default BLAST's)
 //	options          further search options, whitespace-separated, exactly
 //	                 as given to the original search ("-seg yes -word_size 3");
-//	                 no quoting; -db, -query, -out, -outfmt, -dbsize,
-//	                 -searchsp, -remote, -evalue and -max_target_seqs are
-//	                 refused here (the last two have their own keys)
+//	                 no quoting; options that name the database, the
+//	                 query, the output or a subset of the database (-db,
+//	                 -query, -out, -outfmt, -dbsize, -searchsp, -remote,
+//	                 -subject, -gilist, -seqidlist, -negative_seqidlist,
+//	                 -taxids, -taxidlist, ..., -import/-export_search_strategy)
+//	                 are refused, and -evalue and -max_target_seqs have
+//	                 their own keys; Decode checks the same list
 //	bin              directory holding the BLAST+ programs at the compute
 //	                 site (default: $PATH)
 //

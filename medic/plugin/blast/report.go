@@ -136,7 +136,11 @@ func join(outfmt string, parts [][]byte) ([]byte, error) {
 		return parts[0], nil
 	}
 	var out bytes.Buffer
-	switch strings.Fields(outfmt)[0] {
+	kind := ""
+	if f := strings.Fields(outfmt); len(f) > 0 {
+		kind = f[0]
+	}
+	switch kind {
 	case "0":
 		for i, b := range parts {
 			p, err := splitPairwise(b)

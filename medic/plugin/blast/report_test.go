@@ -3,6 +3,7 @@ package blast
 import (
 	"bytes"
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -181,7 +182,7 @@ func TestDeltaRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, idx) {
 		t.Fatalf("round trip %v: %v %v", idx, got, err)
 	}
-	for _, bad := range [][]int{{0, 0}, {-1}, {5, 6}} {
+	for _, bad := range [][]int{{0, 0}, {-1}, {5, 6}, {1, math.MaxInt}, {math.MaxInt}} {
 		if _, err := undelta(bad, 11); err == nil {
 			t.Errorf("undelta(%v) accepted", bad)
 		}
@@ -251,4 +252,23 @@ func FuzzReadMeta(f *testing.F) {
 		}
 		_ = chunks(len(m.Weights), m.Weights, 8)
 	})
+}
+
+// Metadata naming another program or a forbidden option is refused before
+// anything runs.
+func TestDecodeChecksMetadata(t *testing.T) {
+	for name, m := range map[string]*meta{
+		"program": {Mode: modeRegen, Program: "rm", Outfmt: "6", Accs: "A"},
+		"option":  {Mode: modeRegen, Program: "blastp", Outfmt: "6", Accs: "A", Options: []string{"-export_search_strategy", "/tmp/x"}},
+		"outfmt":  {Mode: modeRegen, Program: "blastp", Outfmt: " ", Accs: "A"},
+	} {
+		var b bytes.Buffer
+		if err := writeMeta(&b, m); err != nil {
+			t.Fatal(err)
+		}
+		err := (Plugin{}).Decode(t.Context(), &b, &bytes.Buffer{}, medic.Env{Resources: map[string]string{"blast.db": "/nonexistent"}})
+		if err == nil || !strings.Contains(err.Error(), "corrupt metadata") {
+			t.Errorf("%s: %v, want a corrupt-metadata error", name, err)
+		}
+	}
 }
