@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -108,6 +109,8 @@ type runner struct {
 	csvs   []io.Closer
 
 	written int64 // transfers this rank wrote in this repetition (stonewall limit)
+	limited bool  // reads stop at written (a stonewalled write, or a status file)
+	pairs   int64 // rank 0: the most transfers a rank wrote in the last write phase
 	verrs   int64 // verification errors so far (rank 0)
 }
 
@@ -307,6 +310,12 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 		return nil, nil
 	}
 	r.finishReports()
+	if o.WearOut && o.Write && o.StoneWallStatusFile != "" {
+		// As IOR: the last repetition's count, as text.
+		if err := os.WriteFile(o.StoneWallStatusFile, []byte(strconv.FormatInt(r.pairs, 10)), 0o644); err != nil {
+			return r.report, fmt.Errorf("bench: stoneWallingStatusFile: %w", err)
+		}
+	}
 	if ferr := r.rep.finish(timeString(time.Now())); ferr != nil {
 		return r.report, fmt.Errorf("bench: write report: %w", ferr)
 	}
@@ -314,6 +323,36 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 		return r.report, fmt.Errorf("%w: %d transfer(s) with wrong data (see the report)", ErrVerify, r.verrs)
 	}
 	return r.report, nil
+}
+
+// loadStoneWallStatus reads the transfers per rank a stonewalled write run
+// stored (rank 0 reads, everyone gets it) and limits this run's reads to
+// it. A missing or unreadable file limits nothing, with a warning, as IOR.
+func (r *runner) loadStoneWallStatus(ctx context.Context) error {
+	var b [8]byte
+	n := int64(-1)
+	if r.rank == 0 {
+		data, err := os.ReadFile(r.o.StoneWallStatusFile)
+		if err == nil {
+			n, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+		}
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "WARNING: Could not read back the stonewalling status from %s: %v\n", r.o.StoneWallStatusFile, err)
+			n = -1
+		}
+		binary.LittleEndian.PutUint64(b[:], uint64(n))
+	}
+	got, err := r.comm.Broadcast(ctx, 0, b[:])
+	if err != nil {
+		return err
+	}
+	if len(got) != 8 {
+		return fmt.Errorf("bench: stonewalling status: broadcast of %d bytes", len(got))
+	}
+	if n = int64(binary.LittleEndian.Uint64(got)); n >= 0 {
+		r.written, r.limited = n, true
+	}
+	return nil
 }
 
 // timeIsUp is -T: rank 0's clock (elapsed since the first repetition)
@@ -505,7 +544,12 @@ func delay(ctx context.Context, secs int) error {
 // repetition runs the phases of one repetition, as IOR's TestIoSys.
 func (r *runner) repetition(ctx context.Context, rep int) error {
 	o := &r.o
-	r.written = -1
+	r.written, r.limited = -1, o.Deadline > 0
+	if (o.Read || o.CheckRead) && !o.Write && o.StoneWallStatusFile != "" {
+		if err := r.loadStoneWallStatus(ctx); err != nil {
+			return err
+		}
+	}
 	if o.Write {
 		if err := r.timed(ctx, rep, pattern.Write); err != nil {
 			return err
@@ -602,7 +646,7 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 			mode = modeWrite
 		}
 		limit := int64(-1)
-		if ph != pattern.Write && o.Deadline > 0 {
+		if ph != pattern.Write && r.limited {
 			limit = r.written
 		}
 		ioerr = r.loop(ctx, f, ph, mode, rep, limit, &rec, nil)
@@ -668,6 +712,12 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	res, err := Reduce(access, rep, recs)
 	if err != nil {
 		return err
+	}
+	if ph == pattern.Write {
+		r.pairs = 0
+		for _, rc := range recs {
+			r.pairs = max(r.pairs, rc.Transfers)
+		}
 	}
 	res.Block, res.Xfer = o.BlockSize, o.TransferSize
 	want := r.p.FileSize() * int64(r.p.Files())
@@ -841,7 +891,7 @@ func (r *runner) verifyPass(ctx context.Context, rep int, ph pattern.Phase, what
 		f, err := r.be.Open(ctx, name)
 		if err == nil {
 			limit := int64(-1)
-			if r.o.Deadline > 0 {
+			if r.limited {
 				limit = r.written
 			}
 			err = r.loop(ctx, f, ph, modeVerify, rep, limit, &rec, &mm)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,6 +256,44 @@ func TestStonewall(t *testing.T) {
 	r = rep.Results[0]
 	if r.Ranks[0].Transfers != 512 || r.Ranks[1].Transfers != 512 {
 		t.Errorf("wear-out: rank transfers %d and %d, want 512 each", r.Ranks[0].Transfers, r.Ranks[1].Transfers)
+	}
+}
+
+// -O stoneWallingStatusFile: a stonewalled write run with wear-out stores
+// its transfers per rank; a later read-only run reads exactly that many,
+// and without the file it reads everything.
+func TestStoneWallingStatusFile(t *testing.T) {
+	slow := func() backend.Driver { return &dummy.Driver{Xfer: 2 * time.Millisecond} }
+	status := filepath.Join(t.TempDir(), "stonewall")
+	o := opts(t, "DUMMY", func(o *bench.Options) {
+		o.BlockSize, o.TransferSize, o.Segments = 4<<20, 4<<10, 1
+		o.Read, o.CheckWrite, o.CheckRead, o.Deadline, o.WearOut = false, false, false, 1, true
+		o.StoneWallStatusFile = status
+	})
+	rep, out, err := runRanks(t, 2, o, slow)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	w := rep.Results[0]
+	b, err := os.ReadFile(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.FormatInt(w.Ranks[0].Transfers, 10); string(b) != want || w.Ranks[0].Transfers >= 1024 {
+		t.Fatalf("status file %q, want %s (the stonewalled count, below 1024)", b, want)
+	}
+
+	for file, want := range map[string]int64{status: w.Ranks[0].Transfers, status + ".missing": 1024} {
+		r := o
+		r.Write, r.Read, r.Deadline, r.WearOut, r.StoneWallStatusFile = false, true, 0, false, file
+		rep, out, err := runRanks(t, 2, r, func() backend.Driver { return &dummy.Driver{} })
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		got := rep.Results[0]
+		if got.Ranks[0].Transfers != want || got.Ranks[1].Transfers != want {
+			t.Errorf("read with %s: rank transfers %d and %d, want %d", filepath.Base(file), got.Ranks[0].Transfers, got.Ranks[1].Transfers, want)
+		}
 	}
 }
 

@@ -44,6 +44,11 @@ type Options struct {
 
 	Deadline int  // -D: stonewall seconds (0 = none)
 	WearOut  bool // -O stoneWallingWearOut=1
+	// StoneWallStatusFile (-O stoneWallingStatusFile=F) carries the
+	// transfers per rank of a stonewalled write to a later read-only run:
+	// the write run (with stoneWallingWearOut) stores the count, the read
+	// run reads only that many.
+	StoneWallStatusFile string
 
 	IntraTestBarriers bool  // -g: barriers between open, transfers and close (inside the window)
 	UseExistingFile   bool  // -E: write into the existing test file instead of removing it first
@@ -109,6 +114,7 @@ var directives = map[string]func(o *Options, v string) error{
 	"deadlineforstonewalling": intDirective(func(o *Options) *int { return &o.Deadline }),
 	"stonewallingwearout":     boolDirective(func(o *Options) *bool { return &o.WearOut }),
 	"intratestbarriers":       boolDirective(func(o *Options) *bool { return &o.IntraTestBarriers }),
+	"stonewallingstatusfile":  func(o *Options, v string) error { o.StoneWallStatusFile = v; return nil },
 	"useexistingtestfile":     boolDirective(func(o *Options) *bool { return &o.UseExistingFile }),
 	"maxtimeduration":         intDirective(func(o *Options) *int { return &o.MaxMinutes }),
 	"settimestampsignature": func(o *Options, v string) error {
@@ -209,7 +215,7 @@ func knownDirectives() string {
 	names := []string{"api", "blockSize", "transferSize", "segmentCount", "filePerProc", "numTasks", "testFile",
 		"writeFile", "readFile", "checkWrite", "checkRead", "keepFile", "repetitions", "interTestDelay", "fsync",
 		"fsyncPerWrite", "reorderTasks", "taskPerNodeOffset", "randomOffset", "deadlineForStonewalling",
-		"stoneWallingWearOut", "intraTestBarriers", "useExistingTestFile", "setTimeStampSignature",
+		"stoneWallingWearOut", "stoneWallingStatusFile", "intraTestBarriers", "useExistingTestFile", "setTimeStampSignature",
 		"maxTimeDuration", "verbose", "refnum", "summaryFormat", "summaryFile",
 		"saveRankPerformanceDetailsCSV", "rankCSV"}
 	return strings.Join(names, ", ")

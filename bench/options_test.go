@@ -8,11 +8,11 @@ import (
 
 func TestApplyDirectives(t *testing.T) {
 	o := DefaultOptions()
-	err := o.ApplyDirectives("intraTestBarriers=1, useExistingTestFile=1,setTimeStampSignature=-5,maxTimeDuration=3,blockSize=4m # comment")
+	err := o.ApplyDirectives("intraTestBarriers=1, useExistingTestFile=1,setTimeStampSignature=-5,maxTimeDuration=3,stoneWallingStatusFile=/tmp/sw,blockSize=4m # comment")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.IntraTestBarriers || !o.UseExistingFile || o.Signature != -5 || o.MaxMinutes != 3 || o.BlockSize != 4<<20 {
+	if !o.IntraTestBarriers || !o.UseExistingFile || o.Signature != -5 || o.MaxMinutes != 3 || o.StoneWallStatusFile != "/tmp/sw" || o.BlockSize != 4<<20 {
 		t.Fatalf("directives not applied: %+v", o)
 	}
 	for in, want := range map[string]string{
