@@ -910,9 +910,27 @@ func (r *runner) verifyPass(ctx context.Context, rep int, ph pattern.Phase, what
 		fmt.Fprintf(&msg, "rank %d, %s\n", r.rank, m.Describe())
 	}
 	all, err := r.comm.Gather(ctx, 0, msg.Bytes())
-	if err != nil || r.rank != 0 {
+	if err != nil {
 		return err
 	}
+	if r.rank == 0 {
+		r.reportVerify(rep, what, all)
+	}
+	if !r.o.QuitOnError {
+		return nil
+	}
+	wrong, err := r.comm.AllreduceUint64(ctx, uint64(rec.Errors), rank.Sum)
+	if err != nil {
+		return err
+	}
+	if wrong > 0 {
+		return fmt.Errorf("%w: the %s of repetition %d found %d transfer(s) with wrong data; -q: stopping", ErrVerify, what, rep, wrong)
+	}
+	return nil
+}
+
+// reportVerify adds up the ranks' verification messages at rank 0.
+func (r *runner) reportVerify(rep int, what string, all [][]byte) {
 	v := VerifyReport{Iter: rep, Pass: what}
 	for _, b := range all {
 		if len(b) < 8 {
@@ -931,5 +949,4 @@ func (r *runner) verifyPass(ctx context.Context, rep int, ph pattern.Phase, what
 	r.verrs += v.Errors
 	r.report.Verify = append(r.report.Verify, v)
 	r.rep.verify(v)
-	return nil
 }

@@ -89,7 +89,9 @@ func runConfigured(t *testing.T, n int, o bench.Options, drv func() backend.Driv
 				return
 			}
 			var ce *bench.CollectiveError
-			if err != nil && !errors.As(err, &ce) && !errors.Is(err, bench.ErrUsage) {
+			// Every rank stops alike on bad options, a failed rank, or
+			// wrong data under -q.
+			if err != nil && !errors.As(err, &ce) && !errors.Is(err, bench.ErrUsage) && !errors.Is(err, bench.ErrVerify) {
 				errsMu.Lock()
 				others = append(others, err)
 				errsMu.Unlock()
@@ -224,6 +226,25 @@ func TestMisplacedBlockIsReported(t *testing.T) {
 	}
 	if !strings.Contains(out, "WARNING: Incorrect data on write check (2 errors found).") {
 		t.Errorf("report:\n%s", out)
+	}
+}
+
+// -q stops at the first verification pass that finds wrong data; without
+// it every repetition runs and the run fails at the end.
+func TestQuitOnError(t *testing.T) {
+	const from, to = 5 * 64 << 10, 4 * 64 << 10
+	for _, q := range []bool{false, true} {
+		o := opts(t, "POSIX", func(o *bench.Options) {
+			o.Segments, o.Read, o.CheckRead, o.Repetitions, o.QuitOnError = 1, false, false, 2, q
+		})
+		_, out, err := runRanks(t, 3, o, func() backend.Driver { return &misplacing{from: from, to: to} })
+		if !errors.Is(err, bench.ErrVerify) {
+			t.Fatalf("-q=%v: err = %v, want ErrVerify", q, err)
+		}
+		passes := strings.Count(out, "WARNING: Incorrect data on write check")
+		if want := map[bool]int{false: 2, true: 1}[q]; passes != want || q != strings.Contains(err.Error(), "-q: stopping") {
+			t.Errorf("-q=%v: %d failed passes reported (want %d), error %q", q, passes, want, err)
+		}
 	}
 }
 

@@ -51,6 +51,7 @@ type Options struct {
 	StoneWallStatusFile string
 
 	IntraTestBarriers bool  // -g: barriers between open, transfers and close (inside the window)
+	QuitOnError       bool  // -q: stop after a verification pass that found wrong data
 	UseExistingFile   bool  // -E: write into the existing test file instead of removing it first
 	Signature         int64 // -G: seeds the written data (IOR's setTimeStampSignature)
 	MaxMinutes        int   // -T: start no repetition after this many minutes (0 = no limit)
@@ -215,7 +216,7 @@ func knownDirectives() string {
 	names := []string{"api", "blockSize", "transferSize", "segmentCount", "filePerProc", "numTasks", "testFile",
 		"writeFile", "readFile", "checkWrite", "checkRead", "keepFile", "repetitions", "interTestDelay", "fsync",
 		"fsyncPerWrite", "reorderTasks", "taskPerNodeOffset", "randomOffset", "deadlineForStonewalling",
-		"stoneWallingWearOut", "stoneWallingStatusFile", "intraTestBarriers", "useExistingTestFile", "setTimeStampSignature",
+		"stoneWallingWearOut", "stoneWallingStatusFile", "intraTestBarriers", "quitOnError", "useExistingTestFile", "setTimeStampSignature",
 		"maxTimeDuration", "verbose", "refnum", "summaryFormat", "summaryFile",
 		"saveRankPerformanceDetailsCSV", "rankCSV"}
 	return strings.Join(names, ", ")

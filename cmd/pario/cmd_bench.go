@@ -121,6 +121,7 @@ take binary k, m, g suffixes.
 	f.BoolVarP(&o.RandomOffset, "random-offset", "z", false, "randomOffset: each transfer once, in random order")
 	f.Int64Var(&bf.seed, "random-offset-seed", -1, "seed for -z (default: rank 0's clock)")
 	f.IntVarP(&o.Deadline, "deadline", "D", 0, "deadlineForStonewalling: seconds after which a phase stops")
+	f.BoolVarP(&o.QuitOnError, "quit-on-error", "q", false, "quitOnError: stop after a verification pass (-W/-R) that found wrong data (default: report it and go on)")
 	f.BoolVarP(&o.IntraTestBarriers, "intra-test-barriers", "g", false, "intraTestBarriers: all ranks meet after open and after the transfers (inside the timed window)")
 	f.BoolVarP(&o.UseExistingFile, "use-existing-file", "E", false, "useExistingTestFile: write into the existing file instead of removing it first")
 	f.Int64VarP(&o.Signature, "signature", "G", 0, "setTimeStampSignature: seed of the written data (a read check needs the writer's value)")
