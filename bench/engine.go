@@ -356,8 +356,9 @@ func (r *runner) loadStoneWallStatus(ctx context.Context) error {
 }
 
 // timeIsUp is -T: rank 0's clock (elapsed since the first repetition)
-// decides for every rank whether another repetition may start (IOR stops
-// only between repetitions too).
+// decides for every rank whether another repetition may start. IOR also
+// skips a repetition's read phase once the time is up; pario always
+// finishes the repetition it started.
 func (r *runner) timeIsUp(ctx context.Context, elapsed time.Duration) (bool, error) {
 	var b [1]byte
 	if r.rank == 0 && elapsed >= time.Duration(r.o.MaxMinutes)*time.Minute {
