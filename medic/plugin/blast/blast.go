@@ -342,6 +342,7 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 type regeneration struct {
 	m       *meta
 	accs    []string // m.Accs, split
+	hits    [][]int  // m.Hits decoded: each query's indices into accs; nil without them
 	bin     string
 	dir     string
 	tiny    string   // the tiny database
@@ -393,6 +394,17 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chun
 		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrDigest, db, len(accs), n)
 	}
 	r := &regeneration{m: m, accs: accs, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
+	if m.Hits != nil {
+		if len(m.Hits) != len(r.recs) {
+			return nil, fmt.Errorf("blast: corrupt metadata: hits for %d queries, the query file has %d", len(m.Hits), len(r.recs))
+		}
+		r.hits = make([][]int, len(m.Hits))
+		for i, d := range m.Hits {
+			if r.hits[i], err = undelta(d, len(accs)); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if _, _, err := run(ctx, bin, "makeblastdb", "-in", fa, "-dbtype", dbtypes[m.Program], "-parse_seqids",
 		"-out", r.tiny, "-title", m.DBTitle); err != nil {
 		return nil, err
@@ -456,11 +468,7 @@ func (r *regeneration) search(ctx context.Context) ([]byte, error) {
 					continue
 				}
 				c := ranges[i]
-				only, err := r.hitsOf(c)
-				if err == nil {
-					parts[i], err = r.blast(ctx, fmt.Sprintf("chunk%d", i), strings.Join(r.recs[c[0]:c[1]], ""), only)
-				}
-				errs[i] = err
+				parts[i], errs[i] = r.blast(ctx, fmt.Sprintf("chunk%d", i), strings.Join(r.recs[c[0]:c[1]], ""), r.hitsOf(c))
 				if errs[i] != nil {
 					cancel()
 				}
@@ -497,18 +505,13 @@ func firstError(errs []error) error {
 
 // hitsOf returns the accessions the queries of range c hit, in OID order,
 // or nil (search everything) when the metadata does not say.
-func (r *regeneration) hitsOf(c [2]int) ([]string, error) {
-	if len(r.m.Hits) != len(r.recs) {
-		return nil, nil
+func (r *regeneration) hitsOf(c [2]int) []string {
+	if r.hits == nil {
+		return nil
 	}
-	accs := r.accs
 	seen := map[int]bool{}
 	var idx []int
-	for q := c[0]; q < c[1]; q++ {
-		hits, err := undelta(r.m.Hits[q], len(accs))
-		if err != nil {
-			return nil, err
-		}
+	for _, hits := range r.hits[c[0]:c[1]] {
 		for _, k := range hits {
 			if !seen[k] {
 				seen[k] = true
@@ -517,11 +520,16 @@ func (r *regeneration) hitsOf(c [2]int) ([]string, error) {
 		}
 	}
 	sort.Ints(idx)
+	return r.accsOf(idx)
+}
+
+// accsOf returns the accessions at indices idx.
+func (r *regeneration) accsOf(idx []int) []string {
 	only := make([]string, len(idx))
 	for i, k := range idx {
-		only[i] = accs[k]
+		only[i] = r.accs[k]
 	}
-	return only, nil
+	return only
 }
 
 // blast runs the search for query (FASTA text) against the tiny database,
@@ -566,33 +574,23 @@ func (r *regeneration) blast(ctx context.Context, name, query string, only []str
 // searched again alone, restricted to its own hits (-seqidlist), which
 // gives back its original section.
 func (r *regeneration) repair(ctx context.Context, out []byte) ([]byte, error) {
-	m := r.m
-	if m.Hits == nil || r.recs == nil || strings.TrimSpace(m.Outfmt) != "0" {
+	if r.hits == nil || strings.TrimSpace(r.m.Outfmt) != "0" {
 		return out, nil
 	}
 	p, err := splitPairwise(out)
-	if err != nil || len(p.queries) != len(m.Hits) || len(r.recs) != len(m.Hits) {
-		return nil, fmt.Errorf("%w: blast: the re-run's report does not have the original's %d queries", medic.ErrDigest, len(m.Hits))
+	if err != nil || len(p.queries) != len(r.hits) {
+		return nil, fmt.Errorf("%w: blast: the re-run's report does not have the original's %d queries", medic.ErrDigest, len(r.hits))
 	}
-	accs := r.accs
 	repaired := 0
 	for i, sec := range p.queries {
-		want, err := undelta(m.Hits[i], len(accs))
-		if err != nil {
-			return nil, err
-		}
 		got, err := HitIDs(sec, "0")
 		if err != nil {
 			return nil, err
 		}
-		if sameHits(got, want, accs) {
+		if sameHits(got, r.hits[i], r.accs) {
 			continue
 		}
-		only := make([]string, len(want))
-		for j, k := range want {
-			only[j] = accs[k]
-		}
-		alone, err := r.blast(ctx, fmt.Sprintf("query%d", i), r.recs[i], only)
+		alone, err := r.blast(ctx, fmt.Sprintf("query%d", i), r.recs[i], r.accsOf(r.hits[i]))
 		if err != nil {
 			return nil, err
 		}

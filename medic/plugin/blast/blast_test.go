@@ -99,6 +99,20 @@ func makedb(t *testing.T, dir, name string, recs []string) string {
 	return db
 }
 
+// exampleDatabases builds the compute site's database (dir/orig) and the
+// storage site's replica (dir/replica/replica) from the example's 20,000
+// proteins, and returns their records.
+func exampleDatabases(t *testing.T, dir string) (recs []string, db, replica string) {
+	t.Helper()
+	recs = readFASTA(t, filepath.Join(exampleData, "DB.fasta.gz"))
+	db = makedb(t, dir, "orig", recs)
+	replicaDir := filepath.Join(dir, "replica")
+	if err := os.Mkdir(replicaDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return recs, db, makedb(t, replicaDir, "replica", recs)
+}
+
 // differsOnlyAsDocumented reports the lines of a and b that differ other than
 // in the ways the package documentation lists.
 var allowed = regexp.MustCompile(`^(\s+[\d,]+ sequences; [\d,]+ total (letters|residues|bases)|\s*Posted date:.*|Effective search space used: \d+|\s*Number of (letters|sequences) in database:.*)$`)
@@ -107,13 +121,7 @@ func TestBlastRoundTrip(t *testing.T) {
 	need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	recs := readFASTA(t, filepath.Join(exampleData, "DB.fasta.gz"))
-	db := makedb(t, filepath.Join(dir), "orig", recs)
-	replicaDir := filepath.Join(dir, "replica")
-	if err := os.Mkdir(replicaDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	replica := makedb(t, replicaDir, "replica", recs)
+	recs, db, replica := exampleDatabases(t, dir)
 	queries := readFASTA(t, filepath.Join(exampleData, "QUERY.fasta.gz"))[:numQueries]
 	qf := filepath.Join(dir, "q.fa")
 	if err := os.WriteFile(qf, []byte(strings.Join(queries, "")), 0o600); err != nil {
@@ -271,13 +279,7 @@ func TestBlastRepairsAQueryThatGainsAHit(t *testing.T) {
 	need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	recs := readFASTA(t, filepath.Join(exampleData, "DB.fasta.gz"))
-	db := makedb(t, dir, "orig", recs)
-	replicaDir := filepath.Join(dir, "replica")
-	if err := os.Mkdir(replicaDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	replica := makedb(t, replicaDir, "replica", recs)
+	recs, db, replica := exampleDatabases(t, dir)
 	// Records 6001 (G1RYF3, whose hits include H2Q809) and 11201 (PAN1_PICGU).
 	qf := filepath.Join(dir, "q.fa")
 	if err := os.WriteFile(qf, []byte(recs[6000]+recs[11200]), 0o600); err != nil {
@@ -319,13 +321,7 @@ func TestBlastQueryWithoutHits(t *testing.T) {
 	need(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	recs := readFASTA(t, filepath.Join(exampleData, "DB.fasta.gz"))
-	db := makedb(t, dir, "orig", recs)
-	replicaDir := filepath.Join(dir, "replica")
-	if err := os.Mkdir(replicaDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	replica := makedb(t, replicaDir, "replica", recs)
+	recs, db, replica := exampleDatabases(t, dir)
 	qf := filepath.Join(dir, "q.fa")
 	// At E <= 1e-5 a short made-up sequence matches nothing.
 	if err := os.WriteFile(qf, []byte(recs[6000]+">nohit a made-up sequence\nMQHYPKLWCRDEFVNATGSWYHPMCKQ\n"), 0o600); err != nil {
