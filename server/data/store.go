@@ -166,32 +166,27 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 
-	createdDF, err := mkdirIfMissing(s.root, dfName)
-	if err != nil {
+	if err := mkdirIfMissing(s.root, dfName); err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	s.df, err = s.root.OpenRoot(dfName)
 	if err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
-	createdShard := false
 	for i := range 256 {
-		c, err := mkdirIfMissing(s.df, shardName(byte(i)))
-		if err != nil {
+		if err := mkdirIfMissing(s.df, shardName(byte(i))); err != nil {
 			return nil, fmt.Errorf("data: open %s: %s: %w", dir, dfName, err)
 		}
-		createdShard = createdShard || c
 	}
-	// Make the layout durable before any datafile is created in it.
-	if createdShard {
-		if err := syncDir(s.df); err != nil {
-			return nil, fmt.Errorf("data: open %s: %w", dir, err)
-		}
+	// Make the layout durable before any datafile is created in it. Do it
+	// on every Open, not only when this one created a directory: an Open
+	// that failed between creating a directory and syncing its parent
+	// left the entry in the page cache only, and nothing else syncs it.
+	if err := syncDir(s.df); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
-	if createdDF {
-		if err := syncDir(s.root); err != nil {
-			return nil, fmt.Errorf("data: open %s: %w", dir, err)
-		}
+	if err := syncDir(s.root); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	return s, nil
 }
@@ -212,18 +207,14 @@ func lockHolder(r vfs.FS) string {
 	return ""
 }
 
-// mkdirIfMissing creates directory name (0700) in r, reporting whether it
-// did. An existing entry of any type is left alone; if it is not a usable
+// mkdirIfMissing creates directory name (0700) in r if it is missing. An
+// existing entry of any type is left alone; if it is not a usable
 // directory, opening it later fails.
-func mkdirIfMissing(r vfs.FS, name string) (bool, error) {
-	err := r.Mkdir(name, 0o700)
-	if err == nil {
-		return true, nil
+func mkdirIfMissing(r vfs.FS, name string) error {
+	if err := r.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	return false, err
+	return nil
 }
 
 // syncDir fsyncs the directory r is opened on.
@@ -605,21 +596,34 @@ func (s *Store) Remove(ctx context.Context, id uint64) error {
 	defer l.Unlock()
 	var idle *handle
 	s.mu.Lock()
-	if h := s.handles[id]; h != nil {
-		h.removed = true
+	h := s.handles[id]
+	if h != nil {
 		s.uncacheLocked(h)
 		if h.refs == 0 {
 			idle = h
 		}
 	}
-	delete(s.needDirSync, id)
 	s.mu.Unlock()
 	if idle != nil {
 		_ = idle.f.Close()
 	}
 	if err := sh.Remove(leafName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// The datafile is still there, with whatever was written to it:
+		// its directory entry may still need a sync (needDirSync stays),
+		// and dirty data whose handle just closed needs SyncAll's syncfs.
+		s.mu.Lock()
+		if idle != nil {
+			s.noteClosingLocked(idle)
+		}
+		s.mu.Unlock()
 		return dfErr(id, "remove", err)
 	}
+	s.mu.Lock()
+	if h != nil {
+		h.removed = true
+	}
+	delete(s.needDirSync, id)
+	s.mu.Unlock()
 	return nil
 }
 
