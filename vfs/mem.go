@@ -213,10 +213,11 @@ func (m *MemFS) openLocked(op, name string, flag int, perm fs.FileMode) (*memFil
 		dir.entries[base] = n
 	case flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
 		return nil, m.pathErr(op, name, syscall.EEXIST)
-	case n.isDir():
-		return nil, m.pathErr(op, name, syscall.EISDIR)
 	}
 	acc := flag & (os.O_RDONLY | os.O_WRONLY | os.O_RDWR)
+	if n.isDir() && (acc != os.O_RDONLY || flag&os.O_CREATE != 0) {
+		return nil, m.pathErr(op, name, syscall.EISDIR)
+	}
 	f := &memFile{s: m.s, n: n, name: m.full(name), read: acc != os.O_WRONLY, write: acc != os.O_RDONLY}
 	if flag&os.O_TRUNC != 0 && f.write {
 		n.data.truncate(0)
@@ -442,6 +443,9 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	if err := f.check("read", off, true, false); err != nil {
 		return 0, err
 	}
+	if f.n.isDir() {
+		return 0, f.err("read", syscall.EISDIR)
+	}
 	n := f.n.data.readAt(p, off)
 	if n < len(p) {
 		return n, io.EOF
@@ -462,6 +466,9 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 func (f *memFile) Truncate(size int64) error {
 	f.s.mu.Lock()
 	defer f.s.mu.Unlock()
+	if !f.write && !f.closed {
+		return f.err("truncate", syscall.EINVAL) // as ftruncate(2) on Linux
+	}
 	if err := f.check("truncate", size, false, true); err != nil {
 		return err
 	}
@@ -475,7 +482,11 @@ func (f *memFile) Sync() error {
 	if err := f.check("fdatasync", 0, false, false); err != nil {
 		return err
 	}
-	f.n.synced = f.n.data.clone()
+	if f.n.isDir() {
+		f.n.durable = maps.Clone(f.n.entries)
+	} else {
+		f.n.synced = f.n.data.clone()
+	}
 	return nil
 }
 

@@ -73,7 +73,7 @@ type FS interface {
 	Mkdir(name string, perm fs.FileMode) error
 	// Remove removes the file or empty directory name.
 	Remove(name string) error
-	// ReadDir lists directory name, sorted by name. The entries' Info
+	// ReadDir lists directory name, in no particular order. The entries' Info
 	// describes the entry itself (lstat), never a symlink's target.
 	ReadDir(name string) ([]fs.DirEntry, error)
 	// SyncDir makes directory name's entries durable (fsync of the
