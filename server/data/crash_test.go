@@ -49,7 +49,7 @@ func (m *crashModel) resize(n int) {
 	m.exists, m.clean = true, false
 }
 
-func (m *crashModel) synced_() {
+func (m *crashModel) markSynced() {
 	m.synced = append([]byte(nil), m.cur...)
 	m.clean = true
 }
@@ -110,7 +110,7 @@ func TestCrashRandomWorkload(t *testing.T) {
 					efs.Clear()
 					switch {
 					case err == nil && m.exists:
-						m.synced_()
+						m.markSynced()
 					case err != nil && !fail:
 						t.Fatal(err)
 					}
@@ -122,7 +122,7 @@ func TestCrashRandomWorkload(t *testing.T) {
 					case err == nil:
 						for _, m := range model {
 							if m.exists {
-								m.synced_()
+								m.markSynced()
 							} else {
 								m.clean = false
 							}
