@@ -12,6 +12,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
 )
 
 func newLayoutCommand() *cobra.Command {
@@ -160,7 +161,7 @@ the bytes stored there (like pvfs2-viewdist).`,
 				for _, d := range dfs {
 					total += d.Size
 				}
-				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), humanBytes(total))
+				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), units.FormatBytes(total))
 				if a.Stuffed {
 					fmt.Print(", stuffed on datafile 0")
 				}
@@ -204,9 +205,9 @@ directory, the bytes held by pario datafiles, and what is still available
 					sumUsed += s.Used
 					sumAvail += s.Avail
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.0f%%\t%d\t\n", s.Name, s.Addr,
-						humanBytes(int64(s.Total)), humanBytes(int64(s.Used)), humanBytes(int64(s.Avail)), pct, s.Datafiles)
+						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)), pct, s.Datafiles)
 				}
-				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", humanBytes(int64(sumUsed)), humanBytes(int64(sumAvail)))
+				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", units.FormatBytes(int64(sumUsed)), units.FormatBytes(int64(sumAvail)))
 				w.Flush()
 				if files, dirs, err := c.MetaStats(ctx); err == nil {
 					fmt.Printf("namespace: %d files, %d directories\n", files, dirs)
