@@ -36,6 +36,9 @@ func (v *SizeValue) String() string {
 // Type names the argument in help text.
 func (v *SizeValue) Type() string { return "size" }
 
+// Get returns the int64 held (flag.Getter).
+func (v *SizeValue) Get() any { return *v.p }
+
 // RateValue is a command-line flag holding bytes/s read by ParseRate; 0
 // means unset (ParseRate never returns it).
 type RateValue struct{ p *float64 }
@@ -63,6 +66,9 @@ func (v *RateValue) String() string {
 
 // Type names the argument in help text.
 func (v *RateValue) Type() string { return "rate" }
+
+// Get returns the float64 held, bytes/s (flag.Getter).
+func (v *RateValue) Get() any { return *v.p }
 
 // SizeListValue is a command-line flag holding a list of sizes, given
 // comma separated or by repeating the flag. The first use replaces the
@@ -110,3 +116,6 @@ func (v *SizeListValue) String() string {
 
 // Type names the argument in help text.
 func (v *SizeListValue) Type() string { return "sizes" }
+
+// Get returns the []int64 held (flag.Getter).
+func (v *SizeListValue) Get() any { return *v.p }

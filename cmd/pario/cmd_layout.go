@@ -64,7 +64,7 @@ func newLayoutGetCommand() *cobra.Command {
 func newLayoutSetCommand() *cobra.Command {
 	var (
 		count     int
-		stripSize string
+		stripSize int64
 		distName  string
 		strips    string
 		clear     bool
@@ -81,7 +81,7 @@ func newLayoutSetCommand() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var l dist.Layout
-			flagsUsed := count != 0 || stripSize != "" || distName != "" || strips != ""
+			flagsUsed := count != 0 || stripSize != 0 || distName != "" || strips != ""
 			switch {
 			case clear:
 				if len(args) > 1 || flagsUsed {
@@ -100,8 +100,8 @@ func newLayoutSetCommand() *cobra.Command {
 				if distName != "" {
 					hints["dist"] = distName
 				}
-				if stripSize != "" {
-					hints["strip_size"] = stripSize
+				if stripSize != 0 {
+					hints["strip_size"] = units.FormatSize(stripSize)
 				}
 				if strips != "" {
 					hints["strips"] = strips
@@ -131,7 +131,7 @@ func newLayoutSetCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count)")
-	f.StringVarP(&stripSize, "strip-size", "S", "", "strip size, e.g. 1m")
+	f.VarP(units.SizeFlag(&stripSize), "strip-size", "S", "strip size, e.g. 1m (binary suffixes k, m, g, t)")
 	f.StringVarP(&distName, "dist", "d", "", "distribution: simple_stripe, basic, varstrip, twod_stripe")
 	f.StringVar(&strips, "strips", "", "varstrip strips, e.g. 0:200000;1:4000000")
 	f.BoolVar(&clear, "clear", false, "remove a directory's default layout")

@@ -211,7 +211,7 @@ type sendFlags struct {
 	bwlimit, bandwidth                                                     float64 // bytes/s, 0: unset
 	params, resources                                                      []string
 	auto, all, useTLS, quiet                                               bool
-	window                                                                 int
+	window                                                                 int64
 	rtt                                                                    time.Duration
 	appTime                                                                float64
 }
@@ -439,7 +439,8 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	f.StringVar(&sf.cipher, "cipher", "xchacha20poly1305", "seal the metadata with xchacha20poly1305, aes-256-gcm, or none (checksums only)")
 	f.Var(units.RateFlag(&sf.bandwidth), "bandwidth", "link bandwidth for the cost model, bytes/s, decimal: 1m = 1MB/s = 1e6; or 8Mbit/s, 512KiB/s (default: measured)")
 	f.DurationVar(&sf.rtt, "rtt", 0, "round-trip time for the cost model (default: measured when measuring)")
-	f.IntVar(&sf.window, "window", medic.DefaultWindow, "bytes in flight beyond the receiver's acknowledgement")
+	sf.window = medic.DefaultWindow
+	f.Var(units.SizeFlag(&sf.window), "window", "bytes in flight beyond the receiver's acknowledgement (e.g. 4m)")
 	f.Float64Var(&sf.appTime, "app-time", 0, "the application's run time T in seconds (adds to every prediction)")
 	f.BoolVar(&sf.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca)")
 	f.StringVar(&sf.tlsCA, "tls-ca", "", "CA certificate (PEM) to trust for the receiver; implies --tls")
@@ -550,7 +551,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		spool = filepath.Join(d, "pario", "medic")
 	}
 	var bar *progressbar.ProgressBar
-	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: sf.window, RateLimit: rate}
+	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {
