@@ -73,13 +73,11 @@ func ParseSize(s string, opts ...Option) (int64, error) {
 	if s == "" {
 		return fail(ErrSyntax, "empty; "+SizeSyntax)
 	}
-	if s[0] == '-' {
-		if _, err := ParseSize(s[1:], AllowZero); err == nil {
-			if allowZero {
-				return fail(ErrNotPositive, "must not be negative")
-			}
-			return fail(ErrNotPositive, "must be positive")
+	if s[0] == '-' && len(s) > 1 && s[1] >= '0' && s[1] <= '9' {
+		if allowZero {
+			return fail(ErrNotPositive, "must not be negative")
 		}
+		return fail(ErrNotPositive, "must be positive")
 	}
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
