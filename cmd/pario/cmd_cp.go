@@ -19,13 +19,14 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
 )
 
 func newCpCommand() *cobra.Command {
 	var (
 		layout  string
 		hints   []string
-		chunk   string
+		chunk   = int64(8 << 20)
 		workers int
 		noSync  bool
 		quiet   bool
@@ -44,11 +45,12 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
   pario cp pario:/runs/big.dat ./copy.dat`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			chunkSize, err := dist.ParseSize(chunk)
-			if err != nil || chunkSize > 64<<20 {
-				return usageError{fmt.Errorf("--chunk %q: want a size up to 64m", chunk)}
+			chunkSize := chunk
+			if chunkSize > 64<<20 {
+				return usageError{fmt.Errorf("--chunk %s: want a size up to 64m", units.FormatSize(chunk))}
 			}
 			opts := client.CreateOptions{}
+			var err error
 			if opts.Layout, err = parseOptionalLayout(layout); err != nil {
 				return usageError{err}
 			}
@@ -76,7 +78,7 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
 				}
 				secs := time.Since(start).Seconds()
 				if !quiet {
-					fmt.Fprintf(os.Stderr, "copied %s in %.2fs (%.1f MiB/s)\n", humanBytes(n), secs, float64(n)/(1<<20)/secs)
+					fmt.Fprintf(os.Stderr, "copied %s in %.2fs (%.1f MiB/s)\n", units.FormatBytes(n), secs, float64(n)/(1<<20)/secs)
 				}
 				return nil
 			})
@@ -85,7 +87,7 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
 	f := cmd.Flags()
 	f.StringVar(&layout, "layout", "", "layout of a new store file, e.g. simple_stripe:strip_size=1m")
 	f.StringArrayVar(&hints, "hint", nil, "create hint key=value (repeatable), e.g. strip_size=1m")
-	f.StringVar(&chunk, "chunk", "8m", "bytes per transfer")
+	f.Var(units.SizeFlag(&chunk), "chunk", "bytes per transfer (at most 64m)")
 	f.IntVar(&workers, "workers", 4, "transfers in flight")
 	f.BoolVar(&noSync, "no-sync", false, "do not sync the copy to disk before returning")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or summary")

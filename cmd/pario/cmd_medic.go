@@ -24,6 +24,7 @@ import (
 	_ "github.com/pario/pario/medic/plugin/blast"
 	_ "github.com/pario/pario/medic/plugin/periodic"
 	_ "github.com/pario/pario/medic/plugin/zstd"
+	"github.com/pario/pario/units"
 )
 
 // roundTrips is what a medic transfer costs besides the data, in round
@@ -206,12 +207,13 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 
 // sendFlags are shared by send and plan.
 type sendFlags struct {
-	keyFile, plugins, cipher, as, tlsCA, tlsName, bwlimit, bandwidth, spool, measure, fallback string
-	params, resources                                                                          []string
-	auto, all, useTLS, quiet                                                                   bool
-	window                                                                                     int
-	rtt                                                                                        time.Duration
-	appTime                                                                                    float64
+	keyFile, plugins, cipher, as, tlsCA, tlsName, spool, measure, fallback string
+	bwlimit, bandwidth                                                     float64 // bytes/s, 0: unset
+	params, resources                                                      []string
+	auto, all, useTLS, quiet                                               bool
+	window                                                                 int64
+	rtt                                                                    time.Duration
+	appTime                                                                float64
 }
 
 func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
@@ -270,12 +272,8 @@ func calibrate(ctx context.Context, path string, names []string, eo medic.Encode
 // link works out the link: --bandwidth, else a probe of --measure/the receiver.
 func (sf *sendFlags) link(ctx context.Context, addr string, key []byte, tc *tls.Config) (cost.Link, string, error) {
 	l := cost.Link{RTT: sf.rtt.Seconds(), Window: float64(sf.window), RoundTrip: roundTrips}
-	if sf.bandwidth != "" {
-		b, err := cost.ParseRate(sf.bandwidth)
-		if err != nil {
-			return l, "", usageError{fmt.Errorf("--bandwidth: %w", err)}
-		}
-		l.B = b
+	if sf.bandwidth != 0 {
+		l.B = sf.bandwidth
 		return l, "given", nil
 	}
 	if addr == "" {
@@ -306,12 +304,12 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 }
 
 func printPlan(w io.Writer, D int64, plan []cost.Choice, fails []calibrated, l cost.Link, how string) {
-	fmt.Fprintf(w, "output %s; link %s (%s)", humanBytes(D), cost.FormatRate(l.B), how)
+	fmt.Fprintf(w, "output %s; link %s (%s)", units.FormatBytes(D), units.FormatRate(l.B), how)
 	if l.RTT > 0 {
 		fmt.Fprintf(w, ", RTT %.1f ms", l.RTT*1e3)
 	}
 	if l.Window > 0 && l.Effective() < l.B {
-		fmt.Fprintf(w, ", one stream %s (window/RTT)", cost.FormatRate(l.Effective()))
+		fmt.Fprintf(w, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -325,10 +323,10 @@ func printPlan(w io.Writer, D int64, plan []cost.Choice, fails []calibrated, l c
 			case v == 0:
 				bs = "never"
 			default:
-				bs = cost.FormatRate(v)
+				bs = units.FormatRate(v)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, humanBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
 	}
 	tw.Flush()
 	for _, f := range fails {
@@ -396,7 +394,8 @@ func newMedicPlanCommand() *cobra.Command {
 		Long: `Measure each plugin on FILE (f: encode, x: metadata size, g: regenerate,
 here) and predict, with the cost model A = T + f + x/B + g against raw
 A' = T + D/B, how long each takes over the link. The link's bandwidth is
-given (--bandwidth 1MB/s, 8Mbit/s, 512KiB/s) or measured against a running
+given (--bandwidth 1MB/s, 1m or 1e6, 8Mbit/s, 512KiB/s: decimal unless spelt
+KiB) or measured against a running
 receiver (--measure HOST:PORT --key FILE, which also measures the RTT).
 "pays below" is the crossover B* = (D - x)/(f + g).
 
@@ -438,9 +437,10 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	f.StringArrayVar(&sf.params, "param", nil, "plugin parameter KEY=VALUE (repeatable)")
 	f.StringArrayVar(&sf.resources, "resource", nil, "local resource for calibrating plugins, KEY=VALUE (repeatable)")
 	f.StringVar(&sf.cipher, "cipher", "xchacha20poly1305", "seal the metadata with xchacha20poly1305, aes-256-gcm, or none (checksums only)")
-	f.StringVar(&sf.bandwidth, "bandwidth", "", "link bandwidth for the cost model, e.g. 1MB/s or 8Mbit/s (default: measured)")
+	f.Var(units.RateFlag(&sf.bandwidth), "bandwidth", "link bandwidth for the cost model, bytes/s, decimal: 1m = 1MB/s = 1e6; or 8Mbit/s, 512KiB/s (default: measured)")
 	f.DurationVar(&sf.rtt, "rtt", 0, "round-trip time for the cost model (default: measured when measuring)")
-	f.IntVar(&sf.window, "window", medic.DefaultWindow, "bytes in flight beyond the receiver's acknowledgement")
+	sf.window = medic.DefaultWindow
+	f.Var(units.SizeFlag(&sf.window), "window", "bytes in flight beyond the receiver's acknowledgement (e.g. 4m)")
 	f.Float64Var(&sf.appTime, "app-time", 0, "the application's run time T in seconds (adds to every prediction)")
 	f.BoolVar(&sf.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca)")
 	f.StringVar(&sf.tlsCA, "tls-ca", "", "CA certificate (PEM) to trust for the receiver; implies --tls")
@@ -452,7 +452,7 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	}
 	f.BoolVar(&sf.auto, "auto", false, "calibrate the plugins (--plugin list, else all), measure the link, and send with the fastest")
 	f.StringVar(&sf.as, "as", "", "destination name at the receiver (default: the file's base name)")
-	f.StringVar(&sf.bwlimit, "bwlimit", "", "cap the sending rate, e.g. 10MB/s")
+	f.Var(units.RateFlag(&sf.bwlimit), "bwlimit", "cap the sending rate, bytes/s, decimal: 10m = 10MB/s = 10e6; or 80Mbit/s")
 	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
 	f.StringVar(&sf.fallback, "fallback", "zstd", "plugin to send with when the receiver cannot regenerate the output (none: fail instead)")
 	f.BoolVarP(&sf.quiet, "quiet", "q", false, "no progress bar")
@@ -541,12 +541,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 			return usageError{err}
 		}
 	}
-	var rate float64
-	if sf.bwlimit != "" {
-		if rate, err = cost.ParseRate(sf.bwlimit); err != nil {
-			return usageError{fmt.Errorf("--bwlimit: %w", err)}
-		}
-	}
+	rate := sf.bwlimit
 	spool := sf.spool
 	if spool == "" {
 		d, err := os.UserCacheDir()
@@ -556,7 +551,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		spool = filepath.Join(d, "pario", "medic")
 	}
 	var bar *progressbar.ProgressBar
-	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: sf.window, RateLimit: rate}
+	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {
@@ -587,23 +582,23 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if rep.FellBack != nil {
 		fmt.Fprintf(w, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, eo.Plugin, rep.FellBack)
 	}
-	fmt.Fprintf(w, "  output      %s, sha256 %x… verified by the receiver\n", humanBytes(st.Size()), rep.Header.Digest[:8])
-	fmt.Fprintf(w, "  metadata    %s (%.1fx smaller)\n", humanBytes(rep.MetaSize), float64(st.Size())/math.Max(float64(rep.MetaSize), 1))
+	fmt.Fprintf(w, "  output      %s, sha256 %x… verified by the receiver\n", units.FormatBytes(st.Size()), rep.Header.Digest[:8])
+	fmt.Fprintf(w, "  metadata    %s (%.1fx smaller)\n", units.FormatBytes(rep.MetaSize), float64(st.Size())/math.Max(float64(rep.MetaSize), 1))
 	if rep.Reused {
 		fmt.Fprintf(w, "  encode f    (container from the spool of an earlier attempt)\n")
 	} else {
 		fmt.Fprintf(w, "  encode f    %.3f s\n", rep.Encode.Seconds())
 	}
 	if s.Resumed > 0 {
-		fmt.Fprintf(w, "  resumed     at %s of %s already at the receiver\n", humanBytes(s.Resumed), humanBytes(s.Size))
+		fmt.Fprintf(w, "  resumed     at %s of %s already at the receiver\n", units.FormatBytes(s.Resumed), units.FormatBytes(s.Size))
 	}
-	fmt.Fprintf(w, "  transfer    %.3f s, %s sent, %s\n", s.Transfer.Seconds(), humanBytes(s.Sent), cost.FormatRate(float64(s.Sent)/math.Max(s.Transfer.Seconds(), 1e-9)))
+	fmt.Fprintf(w, "  transfer    %.3f s, %s sent, %s\n", s.Transfer.Seconds(), units.FormatBytes(s.Sent), units.FormatRate(float64(s.Sent)/math.Max(s.Transfer.Seconds(), 1e-9)))
 	fmt.Fprintf(w, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", s.Result.Decode.Seconds(), s.Result.Verify.Seconds(), s.Result.Commit.Seconds())
 	fmt.Fprintf(w, "  total       %.3f s\n", wall.Seconds())
 	if predicted != nil {
 		raw := predicted.A * predicted.Speedup
 		fmt.Fprintf(w, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
-			predicted.A, predicted.Name, cost.FormatRate(link.Effective()), raw, wall.Seconds(), 100*(wall.Seconds()-predicted.A)/predicted.A)
+			predicted.A, predicted.Name, units.FormatRate(link.Effective()), raw, wall.Seconds(), 100*(wall.Seconds()-predicted.A)/predicted.A)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/pario/pario/tune/results"
 	"github.com/pario/pario/tune/search"
 	"github.com/pario/pario/tune/sim"
+	"github.com/pario/pario/units"
 )
 
 // The paper's parameters (Table III): they are every tune command's defaults.
@@ -348,43 +349,11 @@ func parseCount(s string) (int64, error) {
 	return v, nil
 }
 
-// sizeText renders a byte count exactly: "128 MiB", "1536 KiB", "1000 B".
-func sizeText(n int64) string {
-	for _, u := range []struct {
-		unit int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n%u.unit == 0 {
-			return fmt.Sprintf("%d %s", n/u.unit, u.name)
-		}
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// sizeSuffix renders a byte count with the largest exact k/m/g suffix
-// ("128m"); upper selects "128M" (lfs style).
-func sizeSuffix(n int64, upper bool) string {
-	s := strconv.FormatInt(n, 10)
-	for _, u := range []struct {
-		unit int64
-		name string
-	}{{1 << 30, "g"}, {1 << 20, "m"}, {1 << 10, "k"}} {
-		if n%u.unit == 0 {
-			s = strconv.FormatInt(n/u.unit, 10) + u.name
-			break
-		}
-	}
-	if upper {
-		s = strings.ToUpper(s)
-	}
-	return s
-}
-
 func newTuneSearchCommand() *cobra.Command {
 	var (
 		p            model.Params
 		methodFlag   string
-		sizeFlag     string
+		size         = int64(10 << 30)
 		objective    string
 		budgetFlag   float64
 		seed         uint64
@@ -432,7 +401,7 @@ time so far against the number of evaluations, one line per method.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			setup, err := parseSearchFlags(methodFlag, sizeFlag, budgetFlag, countFlag, stripFlag, transferFlag)
+			setup, err := parseSearchFlags(methodFlag, size, budgetFlag, countFlag, stripFlag, transferFlag)
 			if err != nil {
 				return usageError{err}
 			}
@@ -488,11 +457,11 @@ time so far against the number of evaluations, one line per method.`,
 			if err != nil {
 				return err
 			}
-			fmt.Printf("search: %s file, objective %s, %s\n", sizeText(setup.size), objective, describeParams(p))
+			fmt.Printf("search: %s file, objective %s, %s\n", units.FormatBytesExact(setup.size), objective, describeParams(p))
 			fmt.Printf("space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
 				setup.space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
-				sizeText(dims[1].Values[0]), sizeText(dims[1].Values[len(dims[1].Values)-1]),
-				sizeText(dims[2].Values[0]), sizeText(dims[2].Values[len(dims[2].Values)-1]), setup.budget, seed)
+				units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
+				units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), setup.budget, seed)
 			fmt.Printf("model's proposal: stripe count %d (start: %s)\n\n", nModel, setup.space.Params(start))
 
 			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -518,7 +487,7 @@ time so far against the number of evaluations, one line per method.`,
 					continue
 				}
 				n, s, t := striping(r.BestParams)
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Name(), n, sizeText(s), sizeText(t),
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Name(), n, units.FormatBytesExact(s), units.FormatBytesExact(t),
 					r.BestValue, float64(setup.size)/(1<<20)/r.BestValue, r.Evaluations, cached.Hits(), cached.Misses())
 				if best == nil || r.BestValue < best.BestValue {
 					best = r
@@ -532,20 +501,20 @@ time so far against the number of evaluations, one line per method.`,
 			}
 			n, s, t := striping(best.BestParams)
 			fmt.Printf("recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-				n, sizeText(s), sizeText(t), best.BestValue, float64(setup.size)/(1<<20)/best.BestValue, best.Method)
+				n, units.FormatBytesExact(s), units.FormatBytesExact(t), best.BestValue, float64(setup.size)/(1<<20)/best.BestValue, best.Method)
 			dir := "DIR"
 			if applyDir != "" {
 				dir = storePath(applyDir)
 			}
-			layout := fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", sizeSuffix(s, false), n)
-			fmt.Printf("  Lustre: lfs setstripe -c %d -S %s %s\n", n, sizeSuffix(s, true), dir)
+			layout := fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", units.FormatSize(s), n)
+			fmt.Printf("  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
 			fmt.Printf("  pario:  pario layout set %s %s\n", dir, layout)
-			fmt.Printf("  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", sizeText(t), sizeSuffix(t, false), sizeSuffix(t, false))
+			fmt.Printf("  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", units.FormatBytesExact(t), units.FormatSize(t), units.FormatSize(t))
 			if plotDir != "" {
 				if err := os.MkdirAll(plotDir, 0o755); err != nil {
 					return err
 				}
-				fig := plot.SearchTrace(fmt.Sprintf("Search for a %s file (%s objective)", sizeText(setup.size), objective),
+				fig := plot.SearchTrace(fmt.Sprintf("Search for a %s file (%s objective)", units.FormatBytesExact(setup.size), objective),
 					"best predicted write time (s)", traces)
 				paths, err := fig.SaveAll(plotDir, "search-trace")
 				for _, path := range paths {
@@ -578,7 +547,7 @@ time so far against the number of evaluations, one line per method.`,
 	modelFlags(cmd, &p)
 	f := cmd.Flags()
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+methodNames()+", exhaustive")
-	f.StringVar(&sizeFlag, "size", "10g", "file size in bytes (suffixes k, m, g: powers of 1024)")
+	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
 	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")
@@ -610,15 +579,13 @@ func striping(ps search.Params) (n, s, t int64) {
 
 // parseSearchFlags builds the space, the methods and the budget; its
 // errors are usage errors.
-func parseSearchFlags(methodFlag, sizeFlag string, budget float64, countFlag, stripFlag, transferFlag string) (*searchSetup, error) {
+func parseSearchFlags(methodFlag string, size int64, budget float64, countFlag, stripFlag, transferFlag string) (*searchSetup, error) {
 	var setup searchSetup
 	var err error
-	if setup.size, err = dist.ParseSize(sizeFlag); err != nil {
-		return nil, fmt.Errorf("--size: %v", err)
-	}
+	setup.size = size
 	dims := search.TableIVSequential()
 	for i, fl := range []struct{ name, val string }{{"stripe-count", countFlag}, {"strip-size", stripFlag}, {"transfer-size", transferFlag}} {
-		parse := dist.ParseSize
+		parse := func(s string) (int64, error) { return units.ParseSize(s) }
 		if i == 0 {
 			parse = parseCount
 		}

@@ -14,22 +14,22 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/pario/pario/bench/backend"
 	"github.com/pario/pario/internal/heatmap"
 	"github.com/pario/pario/tune/calib"
 	"github.com/pario/pario/tune/plot"
+	"github.com/pario/pario/units"
 )
 
 func newTuneCalibrateCommand() *cobra.Command {
 	var (
 		doRun         bool
 		results       []string
-		strips, xfers []string
+		strips, xfers []int64
 		servers       []int
-		size          string
+		size          int64
 		ranks, reps   int
 		keep          string
-		defStrip      string
+		defStrip      int64
 		defTargets    int
 		gamma         float64
 		overhead      string
@@ -88,22 +88,12 @@ server count.`,
 			var source string
 			start := time.Now()
 			if doRun {
-				g := calib.Grid{Servers: servers, Ranks: ranks, Repetitions: reps}
-				var err error
-				if g.Strips, err = parseSizes("strip-sizes", strips); err != nil {
-					return err
-				}
-				if g.Transfers, err = parseSizes("transfer-sizes", xfers); err != nil {
-					return err
-				}
-				if g.Size, err = backend.ParseSize(size); err != nil || g.Size <= 0 {
-					return usageError{fmt.Errorf("--size %q: want a positive size (e.g. 64m)", size)}
-				}
+				g := calib.Grid{Servers: servers, Ranks: ranks, Repetitions: reps, Strips: strips, Transfers: xfers, Size: size}
 				if ranks < 1 || reps < 1 {
 					return usageError{fmt.Errorf("--ranks and --repetitions must be >= 1")}
 				}
 				if g.Size%int64(ranks) != 0 {
-					return usageError{fmt.Errorf("--size %s is not a multiple of --ranks %d", size, ranks)}
+					return usageError{fmt.Errorf("--size %s is not a multiple of --ranks %d", units.FormatSize(size), ranks)}
 				}
 				for _, n := range servers {
 					if n < 1 {
@@ -145,13 +135,7 @@ server count.`,
 				}
 			} else {
 				var def calib.Layout
-				if defStrip != "" {
-					s, err := backend.ParseSize(defStrip)
-					if err != nil || s <= 0 {
-						return usageError{fmt.Errorf("--strip-size %q: want a positive size", defStrip)}
-					}
-					def.Strip = s
-				}
+				def.Strip = defStrip // 0: unset
 				def.Targets = defTargets
 				for _, f := range results {
 					p, err := calib.ReadFile(f, def)
@@ -189,14 +173,17 @@ server count.`,
 	f.SortFlags = false
 	f.BoolVar(&doRun, "run", false, "run pario bench over the grid on an embedded cluster")
 	f.StringSliceVar(&results, "results", nil, "IOR / pario bench JSON or CSV results files (comma separated or repeated)")
-	f.StringSliceVar(&strips, "strip-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: strip sizes")
-	f.StringSliceVar(&xfers, "transfer-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: transfer sizes (only those <= the strip size are run)")
+	strips = []int64{64 << 10, 256 << 10, 1 << 20, 4 << 20}
+	xfers = slices.Clone(strips)
+	size = 64 << 20
+	f.Var(units.SizeListFlag(&strips), "strip-sizes", "--run: strip sizes")
+	f.Var(units.SizeListFlag(&xfers), "transfer-sizes", "--run: transfer sizes (only those <= the strip size are run)")
 	f.IntSliceVar(&servers, "servers", []int{1}, "--run: I/O servers (= stripe count) of each grid, e.g. 1,2,4")
-	f.StringVar(&size, "size", "64m", "--run: file size")
+	f.Var(units.SizeFlag(&size), "size", "--run: file size")
 	f.IntVar(&ranks, "ranks", 1, "--run: ranks writing the file (pario bench -N)")
 	f.IntVar(&reps, "repetitions", 3, "--run: repetitions per point (pario bench -i)")
 	f.StringVar(&keep, "keep-results", "", "--run: keep the JSON results in this directory (to refit later with --results)")
-	f.StringVar(&defStrip, "strip-size", "", "--results: strip size of files that do not say (IOR)")
+	f.Var(units.SizeFlag(&defStrip), "strip-size", "--results: strip size of files that do not say (IOR)")
 	f.IntVar(&defTargets, "targets", 0, "--results: stripe count of files that do not say (default 1)")
 	f.Float64Var(&gamma, "gamma", 0, "fix the service rate gamma (1/s) instead of deriving it from the service part")
 	f.StringVar(&overhead, "overhead", "auto", "per-request overhead: auto (kept if the data demand it), on, off")
@@ -205,21 +192,6 @@ server count.`,
 	f.StringVar(&plotDir, "plot", "", "write DIR/calibration.png and .svg (measured | simulated heat maps)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd
-}
-
-func parseSizes(flag string, vals []string) ([]int64, error) {
-	var out []int64
-	for _, v := range vals {
-		n, err := backend.ParseSize(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return nil, usageError{fmt.Errorf("--%s %q: want positive sizes, e.g. 64k,1m", flag, v)}
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("--%s: empty", flag)}
-	}
-	return out, nil
 }
 
 func printCalibration(r calib.Report, source string) {

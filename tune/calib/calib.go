@@ -63,6 +63,7 @@ import (
 
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/sim"
+	"github.com/pario/pario/units"
 )
 
 // MiB is 2^20 bytes.
@@ -498,19 +499,9 @@ func (p Point) Label() string {
 	return fmt.Sprintf("S=%s t=%s n=%d M=%s", FormatSize(p.Strip), FormatSize(p.Transfer), p.Targets, FormatSize(p.Size))
 }
 
-// FormatSize writes a byte count with the largest binary suffix that
-// divides it: 65536 -> "64k", 1048576 -> "1m".
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
-		if n >= u.v && n%u.v == 0 {
-			return fmt.Sprintf("%d%s", n/u.v, u.s)
-		}
-	}
-	return fmt.Sprint(n)
-}
+// FormatSize is units.FormatSize ("64k", "1m"), the form the size flags
+// and the results' file names use.
+func FormatSize(n int64) string { return units.FormatSize(n) }
 
 // Merge joins points with the same layout (strip, transfer, targets, size),
 // pooling their repetitions, and sorts them by targets, strip, transfer.
