@@ -123,7 +123,7 @@ func (t OpTable) Check() error {
 type callState struct {
 	e   Enc
 	d   Dec
-	buf [64]byte
+	buf [32]byte
 }
 
 // Call performs op on ep: req becomes the argument section, data is sent
