@@ -801,3 +801,39 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A request whose caller has gone is not executed: every method fails with
+// the context's error, naming the op, and the namespace stays as it was.
+func TestStoreCanceledContext(t *testing.T) {
+	s := openT(t, Options{Servers: 2, Stuffing: true})
+	live := t.Context()
+	f := okAttr(t)(s.Create(live, "/f", 0o644, dist.Layout{}))
+	okAttr(t)(s.Mkdir(live, "/d", 0o755))
+	before := snapshot(t, s)
+
+	ctx, cancel := context.WithCancel(live)
+	cancel()
+	mode := uint32(0o600)
+	ops := map[string]func() error{
+		"lookup":    func() error { _, err := s.Lookup(ctx, "/f"); return err },
+		"getbyid":   func() error { _, err := s.GetByID(ctx, f.ID); return err },
+		"mkdir":     func() error { _, err := s.Mkdir(ctx, "/e", 0o755); return err },
+		"create":    func() error { _, err := s.Create(ctx, "/g", 0o644, dist.Layout{}); return err },
+		"readdir":   func() error { _, err := s.Readdir(ctx, "/"); return err },
+		"remove":    func() error { _, err := s.Remove(ctx, "/f"); return err },
+		"rename":    func() error { _, err := s.Rename(ctx, "/f", "/h"); return err },
+		"setlayout": func() error { _, err := s.SetLayout(ctx, "/d", dist.DefaultLayout(), true); return err },
+		"unstuff":   func() error { _, err := s.Unstuff(ctx, f.ID); return err },
+		"setattr":   func() error { _, err := s.SetAttr(ctx, "/f", AttrChanges{Mode: &mode}); return err },
+		"stats":     func() error { _, _, err := s.Stats(ctx); return err },
+	}
+	for op, fn := range ops {
+		err := fn()
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), op) {
+			t.Errorf("%s under a canceled context: %v, want context.Canceled naming the op", op, err)
+		}
+	}
+	if after := snapshot(t, s); !reflect.DeepEqual(after, before) {
+		t.Errorf("namespace changed under a canceled context:\nbefore %v\nafter  %v", before, after)
+	}
+}
