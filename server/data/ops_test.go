@@ -1,8 +1,11 @@
 package data
 
 import (
+	"errors"
 	"flag"
 	"math"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pario/pario/wire"
@@ -94,3 +97,39 @@ func FuzzOpSize(f *testing.F)     { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
 func FuzzOpSync(f *testing.F)     { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpRemove(f *testing.F)   { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
 func FuzzOpStatfs(f *testing.F)   { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
+
+// The handler answers a request whose arguments do not decode with EINVAL
+// naming the op and the field, and executes nothing; an unknown op is
+// ENOSYS.
+func TestHandlerBadRequests(t *testing.T) {
+	s := openStore(t, StoreOptions{})
+	h := &Handler{Store: s}
+	id := func(e *wire.Enc) { e.U64(9) }
+	for _, tc := range []struct {
+		op    wire.OpInfo
+		args  func(e *wire.Enc)
+		field string
+	}{
+		{OpWrite.OpInfo, id, `"offset"`},
+		{OpWrite.OpInfo, func(e *wire.Enc) { id(e); e.I64(-1) }, `"offset": negative value -1`},
+		{OpRead.OpInfo, func(e *wire.Enc) { id(e); e.I64(0); e.I64(wire.MaxDataLen + 1) }, `"length": read of`},
+		{OpTruncate.OpInfo, func(e *wire.Enc) { id(e); e.I64(-5) }, `"size": negative value -5`},
+		{OpSize.OpInfo, func(e *wire.Enc) { id(e); e.U8(0) }, "trailing"},
+		{OpSync.OpInfo, func(*wire.Enc) {}, `"id"`},
+		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
+		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
+	} {
+		var e wire.Enc
+		tc.args(&e)
+		_, err := h.ServeWire(ctx, &wire.Request{Op: tc.op.Code, Args: e.Bytes(), Data: []byte("x")})
+		if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), tc.op.Name+" request: ") || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s with %x: %v, want EINVAL naming the op and %s", tc.op.Name, e.Bytes(), err, tc.field)
+		}
+	}
+	if st, err := s.Statfs(ctx); err != nil || st.Datafiles != 0 {
+		t.Errorf("after bad requests: %+v, %v; want no datafile", st, err)
+	}
+	if _, err := h.ServeWire(ctx, &wire.Request{Op: 99}); !errors.Is(err, syscall.ENOSYS) {
+		t.Errorf("unknown op: %v, want ENOSYS", err)
+	}
+}

@@ -1,7 +1,11 @@
 package meta
 
 import (
+	"errors"
 	"flag"
+	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/pario/pario/dist"
@@ -194,3 +198,44 @@ func FuzzOpUnstuff(f *testing.F)   { optest.Fuzz(f, sample(f, OpUnstuff.OpInfo))
 func FuzzOpSetattr(f *testing.F)   { optest.Fuzz(f, sample(f, OpSetAttr.OpInfo)) }
 func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo)) }
 func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
+
+// The handler answers a request whose arguments do not decode with EINVAL
+// naming the op and the field, and changes nothing; an unknown op is ENOSYS.
+func TestHandlerBadRequests(t *testing.T) {
+	s := openT(t, Options{Servers: 2})
+	h := &Handler{Store: s, Servers: []ServerInfo{{"d0", "a:1"}, {"d1", "a:2"}}}
+	before := snapshot(t, s)
+	for _, tc := range []struct {
+		op    wire.OpInfo
+		args  func(e *wire.Enc)
+		field string
+	}{
+		{OpCreate.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U32(0o644); e.String("no_such_dist") }, `field "layout"`},
+		{OpSetLayout.OpInfo, func(e *wire.Enc) { e.String("/"); e.String(""); e.U8(2) }, `field "file is empty"`},
+		{OpRename.OpInfo, func(e *wire.Enc) { e.String("/a") }, `field "new path"`},
+		{OpSetAttr.OpInfo, func(e *wire.Enc) {
+			e.String("/")
+			e.Bool(false)
+			e.U32(0)
+			e.Bool(false)
+			e.I64(0)
+			e.Bool(true)
+			e.I64(-1)
+		}, `field "size": negative`},
+		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); e.U8(0) }, "trailing"},
+		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
+	} {
+		var e wire.Enc
+		tc.args(&e)
+		_, err := h.ServeWire(t.Context(), &wire.Request{Op: tc.op.Code, Args: e.Bytes()})
+		if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), tc.op.Name+" request: ") || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s with %x: %v, want EINVAL naming the op and %s", tc.op.Name, e.Bytes(), err, tc.field)
+		}
+	}
+	if after := snapshot(t, s); !reflect.DeepEqual(after, before) {
+		t.Errorf("bad requests changed the namespace: %v", after)
+	}
+	if _, err := h.ServeWire(t.Context(), &wire.Request{Op: 99}); !errors.Is(err, syscall.ENOSYS) {
+		t.Errorf("unknown op: %v, want ENOSYS", err)
+	}
+}
