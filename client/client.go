@@ -57,16 +57,12 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
 	c := &Client{opts: opts}
 	c.meta = wire.NewEndpoint(fmt.Sprintf("metadata server (%s)", opts.Meta), opts.Meta, opts.Secret, opts.Endpoint)
-	args, err := c.metaCall(ctx, meta.OpServers, true, nil)
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpServers, meta.ServersRequest{}, nil, nil)
 	if err != nil {
 		c.meta.Close()
 		return nil, err
 	}
-	infos, err := meta.DecodeServers(args)
-	if err != nil {
-		c.meta.Close()
-		return nil, fmt.Errorf("%s: server list: %w", c.meta.Name, err)
-	}
+	infos := resp.Servers
 	if len(infos) == 0 {
 		c.meta.Close()
 		return nil, fmt.Errorf("%s: the cluster has no I/O servers", c.meta.Name)
@@ -91,25 +87,10 @@ func (c *Client) Close() error {
 // Servers lists the cluster's I/O servers in server-index order.
 func (c *Client) Servers() []meta.ServerInfo { return c.infos }
 
-func (c *Client) metaCall(ctx context.Context, op uint8, idempotent bool, args []byte) ([]byte, error) {
-	resp, _, err := c.meta.Call(ctx, op, idempotent, args, nil, nil)
-	return resp, err
-}
-
-func (c *Client) metaAttr(ctx context.Context, op uint8, idempotent bool, e *wire.Enc) (meta.Attr, error) {
-	resp, err := c.metaCall(ctx, op, idempotent, e.Bytes())
-	if err != nil {
-		return meta.Attr{}, err
-	}
-	d := wire.NewDec(resp)
-	a, err := meta.GetAttr(d, "attr")
-	if err == nil {
-		err = d.Done()
-	}
-	if err != nil {
-		return meta.Attr{}, fmt.Errorf("%s: %s reply: %w", c.meta.Name, meta.OpName(op), err)
-	}
-	return a, nil
+// metaAttr calls a metadata op that answers with an entry's attributes.
+func metaAttr[Req wire.Encoder](ctx context.Context, c *Client, op wire.Op[Req, meta.AttrResponse], req Req) (meta.Attr, error) {
+	resp, _, err := wire.Call(ctx, c.meta, op, req, nil, nil)
+	return resp.Attr, err
 }
 
 func (c *Client) server(idx uint32) (*wire.Endpoint, error) {
@@ -121,17 +102,12 @@ func (c *Client) server(idx uint32) (*wire.Endpoint, error) {
 
 // Lookup returns the metadata of path.
 func (c *Client) Lookup(ctx context.Context, path string) (meta.Attr, error) {
-	var e wire.Enc
-	e.String(path)
-	return c.metaAttr(ctx, meta.OpLookup, true, &e)
+	return metaAttr(ctx, c, meta.OpLookup, meta.LookupRequest{Path: path})
 }
 
 // Mkdir creates a directory.
 func (c *Client) Mkdir(ctx context.Context, path string, mode uint32) error {
-	var e wire.Enc
-	e.String(path)
-	e.U32(mode)
-	_, err := c.metaAttr(ctx, meta.OpMkdir, false, &e)
+	_, err := c.MkdirAttr(ctx, path, mode)
 	return err
 }
 
@@ -172,45 +148,23 @@ func parentDir(p string) string {
 
 // Readdir lists a directory, sorted by name.
 func (c *Client) Readdir(ctx context.Context, path string) ([]meta.DirEntry, error) {
-	var e wire.Enc
-	e.String(path)
-	resp, err := c.metaCall(ctx, meta.OpReaddir, true, e.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	ents, err := meta.DecodeDirEntries(resp)
-	if err != nil {
-		return nil, fmt.Errorf("%s: readdir reply: %w", c.meta.Name, err)
-	}
-	return ents, nil
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpReaddir, meta.ReaddirRequest{Path: path}, nil, nil)
+	return resp.Entries, err
 }
 
 // Rename moves oldpath to newpath, replacing a file there (whose data is
 // then removed from the I/O servers).
 func (c *Client) Rename(ctx context.Context, oldpath, newpath string) error {
-	var e wire.Enc
-	e.String(oldpath)
-	e.String(newpath)
-	resp, err := c.metaCall(ctx, meta.OpRename, false, e.Bytes())
-	if err != nil {
+	replaced, err := c.RenameEntry(ctx, oldpath, newpath)
+	if err != nil || replaced == nil {
 		return err
 	}
-	d := wire.NewDec(resp)
-	if d.Bool("replaced") {
-		a, err := meta.GetAttr(d, "replaced attr")
-		if err != nil {
-			return fmt.Errorf("%s: rename reply: %w", c.meta.Name, err)
-		}
-		return c.removeDatafiles(ctx, newpath, a)
-	}
-	return d.Done()
+	return c.removeDatafiles(ctx, newpath, *replaced)
 }
 
 // Remove removes a file (and its datafiles) or an empty directory.
 func (c *Client) Remove(ctx context.Context, path string) error {
-	var e wire.Enc
-	e.String(path)
-	a, err := c.metaAttr(ctx, meta.OpRemove, false, &e)
+	a, err := c.RemoveEntry(ctx, path)
 	if err != nil {
 		return err
 	}
@@ -234,9 +188,7 @@ func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) 
 		wg.Go(func() {
 			ep, err := c.server(idx)
 			if err == nil {
-				var e wire.Enc
-				e.U64(uint64(a.ID))
-				_, _, err = ep.Call(ctx, data.OpRemove, true, e.Bytes(), nil, nil)
+				_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: uint64(a.ID)}, nil, nil)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("remove %s: datafile %d left behind: %w", path, i, err)
@@ -262,15 +214,7 @@ func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) erro
 		}
 		empty = size == 0
 	}
-	var e wire.Enc
-	e.String(path)
-	if l.IsZero() {
-		e.String("")
-	} else {
-		e.String(l.String())
-	}
-	e.Bool(empty)
-	_, err = c.metaAttr(ctx, meta.OpSetLayout, true, &e)
+	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty})
 	return err
 }
 
@@ -300,15 +244,9 @@ func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
 
 // SetMtime records a modification time.
 func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
-	var e wire.Enc
-	e.String(path)
-	e.Bool(false)
-	e.U32(0)
-	e.Bool(true)
-	e.I64(mtime)
-	e.Bool(false)
-	e.I64(0)
-	_, err := c.metaAttr(ctx, meta.OpSetAttr, true, &e)
+	req := meta.SetAttrRequest{Path: path}
+	req.Mtime = &mtime
+	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
 }
 
@@ -329,17 +267,13 @@ func (c *Client) Statfs(ctx context.Context) []ServerStat {
 	for i, ep := range c.servers {
 		out[i].ServerInfo = c.infos[i]
 		wg.Go(func() {
-			resp, _, err := ep.Call(ctx, data.OpStatfs, true, nil, nil, nil)
+			resp, _, err := wire.Call(ctx, ep, data.OpStatfs, data.StatfsRequest{}, nil, nil)
 			if err != nil {
 				out[i].Err = err
 				return
 			}
-			d := wire.NewDec(resp)
-			out[i].Total, out[i].Free, out[i].Avail = d.U64("total"), d.U64("free"), d.U64("avail")
-			out[i].Used, out[i].Datafiles = d.U64("used"), d.U64("datafiles")
-			if err := d.Done(); err != nil {
-				out[i].Err = fmt.Errorf("%s: statfs reply: %w", ep.Name, err)
-			}
+			out[i].Total, out[i].Free, out[i].Avail = resp.Total, resp.Free, resp.Avail
+			out[i].Used, out[i].Datafiles = resp.Used, resp.Datafiles
 		})
 	}
 	wg.Wait()
@@ -348,11 +282,9 @@ func (c *Client) Statfs(ctx context.Context) []ServerStat {
 
 // MetaStats reports how many files and directories the namespace holds.
 func (c *Client) MetaStats(ctx context.Context) (files, dirs int64, err error) {
-	resp, err := c.metaCall(ctx, meta.OpStats, true, nil)
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpStats, meta.StatsRequest{}, nil, nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	d := wire.NewDec(resp)
-	files, dirs = d.I64("files"), d.I64("dirs")
-	return files, dirs, d.Done()
+	return resp.Files, resp.Dirs, nil
 }

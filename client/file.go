@@ -67,15 +67,7 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 	if opts.Mode == 0 {
 		opts.Mode = 0o644
 	}
-	var e wire.Enc
-	e.String(path)
-	e.U32(opts.Mode)
-	if l.IsZero() {
-		e.String("")
-	} else {
-		e.String(l.String())
-	}
-	a, err := c.metaAttr(ctx, meta.OpCreate, false, &e)
+	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
 		f, err := c.Open(ctx, path)
 		if err != nil {
@@ -170,9 +162,7 @@ func (f *File) ensureRoom(ctx context.Context, end int64) error {
 	if !a.Stuffed || end <= stuffedLimit(d) {
 		return nil
 	}
-	var e wire.Enc
-	e.U64(uint64(a.ID))
-	na, err := f.c.metaAttr(ctx, meta.OpUnstuff, true, &e)
+	na, err := metaAttr(ctx, f.c, meta.OpUnstuff, meta.UnstuffRequest{ID: a.ID})
 	if err != nil {
 		return fmt.Errorf("unstuff %s: %w", f.path, err)
 	}
@@ -196,9 +186,7 @@ func (f *File) settled(ctx context.Context) (meta.Attr, dist.Distribution, error
 	if !a.Stuffed {
 		return a, d, nil
 	}
-	var e wire.Enc
-	e.U64(uint64(a.ID))
-	na, err := f.c.metaAttr(ctx, meta.OpGetByID, true, &e)
+	na, err := metaAttr(ctx, f.c, meta.OpGetByID, meta.GetByIDRequest{ID: a.ID})
 	if err != nil {
 		return meta.Attr{}, nil, fmt.Errorf("%s: %w", f.path, err)
 	}
@@ -269,10 +257,7 @@ func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, er
 	a, d := f.snapshot()
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	err := f.each(ctx, a, xs, func(_ int, ep *wire.Endpoint, x *extent) error {
-		var e wire.Enc
-		e.U64(uint64(a.ID))
-		e.I64(x.physical)
-		_, _, err := ep.Call(ctx, data.OpWrite, true, e.Bytes(), x.bufs, nil)
+		_, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: uint64(a.ID), Offset: x.physical}, x.bufs, nil)
 		return err
 	})
 	if err != nil {
@@ -336,11 +321,8 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
-		var e wire.Enc
-		e.U64(uint64(a.ID))
-		e.I64(x.physical)
-		e.I64(x.length)
-		_, n, err := ep.Call(ctx, data.OpRead, true, e.Bytes(), nil, x.bufs)
+		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
+		_, n, err := wire.Call(ctx, ep, data.OpRead, req, nil, x.bufs)
 		got[i] = int64(n)
 		return err
 	})
@@ -403,18 +385,9 @@ func (c *Client) datafileCall(ctx context.Context, a meta.Attr, fn func(df int, 
 func (c *Client) datafileSizes(ctx context.Context, a meta.Attr) ([]int64, error) {
 	sizes := make([]int64, len(a.Servers))
 	err := c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
-		var e wire.Enc
-		e.U64(uint64(a.ID))
-		resp, _, err := ep.Call(ctx, data.OpSize, true, e.Bytes(), nil, nil)
-		if err != nil {
-			return err
-		}
-		d := wire.NewDec(resp)
-		sizes[df] = d.Offset("size")
-		if err := d.Done(); err != nil {
-			return fmt.Errorf("%s: size reply: %w", ep.Name, err)
-		}
-		return nil
+		resp, _, err := wire.Call(ctx, ep, data.OpSize, data.SizeRequest{ID: uint64(a.ID)}, nil, nil)
+		sizes[df] = resp.Size
+		return err
 	})
 	return sizes, err
 }
@@ -473,10 +446,8 @@ func (f *File) TruncateContext(ctx context.Context, size int64) error {
 		return fmt.Errorf("truncate %s to %d: %w", f.path, size, err)
 	}
 	err = f.c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
-		var e wire.Enc
-		e.U64(uint64(a.ID))
-		e.I64(d.PhysicalSize(df, size))
-		_, _, err := ep.Call(ctx, data.OpTruncate, true, e.Bytes(), nil, nil)
+		req := data.TruncateRequest{ID: uint64(a.ID), Size: d.PhysicalSize(df, size)}
+		_, _, err := wire.Call(ctx, ep, data.OpTruncate, req, nil, nil)
 		return err
 	})
 	if err != nil {
@@ -496,9 +467,7 @@ func (f *File) SyncContext(ctx context.Context) error {
 		return fmt.Errorf("sync %s: %w", f.path, err)
 	}
 	err = f.c.datafileCall(ctx, a, func(_ int, ep *wire.Endpoint) error {
-		var e wire.Enc
-		e.U64(uint64(a.ID))
-		_, _, err := ep.Call(ctx, data.OpSync, true, e.Bytes(), nil, nil)
+		_, _, err := wire.Call(ctx, ep, data.OpSync, data.SyncRequest{ID: uint64(a.ID)}, nil, nil)
 		return err
 	})
 	if err != nil {

@@ -20,9 +20,7 @@ import (
 // GetByID returns the metadata of the entry with the given ID, wherever it
 // is now. A removed or unknown ID is fs.ErrNotExist (ENOENT).
 func (c *Client) GetByID(ctx context.Context, id meta.FileID) (meta.Attr, error) {
-	var e wire.Enc
-	e.U64(uint64(id))
-	return c.metaAttr(ctx, meta.OpGetByID, true, &e)
+	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: id})
 }
 
 // OpenAttr returns a File for attributes obtained from Lookup, GetByID,
@@ -48,34 +46,15 @@ func (c *Client) SizeOf(ctx context.Context, a meta.Attr) (int64, error) {
 // namespace and returns its attributes, but leaves a file's datafiles on
 // the I/O servers: call RemoveData when the last user of the data is gone.
 func (c *Client) RemoveEntry(ctx context.Context, path string) (meta.Attr, error) {
-	var e wire.Enc
-	e.String(path)
-	return c.metaAttr(ctx, meta.OpRemove, false, &e)
+	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path})
 }
 
 // RenameEntry is Rename without the removal of a replaced file's data: it
 // returns the replaced entry's attributes (nil when nothing was replaced),
 // and the caller removes its datafiles with RemoveData when it may.
 func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string) (*meta.Attr, error) {
-	var e wire.Enc
-	e.String(oldpath)
-	e.String(newpath)
-	resp, err := c.metaCall(ctx, meta.OpRename, false, e.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	d := wire.NewDec(resp)
-	if !d.Bool("replaced") {
-		return nil, d.Done()
-	}
-	a, err := meta.GetAttr(d, "replaced attr")
-	if err == nil {
-		err = d.Done()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: rename reply: %w", c.meta.Name, err)
-	}
-	return &a, nil
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath}, nil, nil)
+	return resp.Replaced, err
 }
 
 // RemoveData deletes the datafiles of a file whose namespace entry is
@@ -88,15 +67,9 @@ func (c *Client) RemoveData(ctx context.Context, path string, a meta.Attr) error
 
 // SetMode records new permission bits.
 func (c *Client) SetMode(ctx context.Context, path string, mode uint32) error {
-	var e wire.Enc
-	e.String(path)
-	e.Bool(true)
-	e.U32(mode)
-	e.Bool(false)
-	e.I64(0)
-	e.Bool(false)
-	e.I64(0)
-	_, err := c.metaAttr(ctx, meta.OpSetAttr, true, &e)
+	req := meta.SetAttrRequest{Path: path}
+	req.Mode = &mode
+	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
 }
 
@@ -145,8 +118,5 @@ func (f *File) SetAttr(a meta.Attr) error {
 
 // MkdirAttr creates a directory and returns its attributes.
 func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
-	var e wire.Enc
-	e.String(path)
-	e.U32(mode)
-	return c.metaAttr(ctx, meta.OpMkdir, false, &e)
+	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode})
 }

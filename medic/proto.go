@@ -12,19 +12,8 @@ import (
 )
 
 // The transfer protocol runs over one TCP connection (optionally TLS) in
-// pario's wire frames (wire.AppendFrame / wire.ReadFrame, arguments in
-// wire.Enc). Op codes:
-const (
-	opHello    uint8 = 0x01 // s->c: version, server name, nonce
-	opAuth     uint8 = 0x02 // c->s: nonce, proof; answer: server proof
-	opOffer    uint8 = 0x03 // c->s: id, size, name, window; answer: staged offset
-	opData     uint8 = 0x04 // c->s: offset; data section
-	opAck      uint8 = 0x05 // s->c: bytes staged so far (unsolicited)
-	opDone     uint8 = 0x06 // c->s: all sent; answer: result
-	opProbe    uint8 = 0x07 // c->s: data section, discarded
-	opProbeEnd uint8 = 0x08 // c->s; answer: bytes probed
-	opPing     uint8 = 0x09 // c->s; answer: nothing
-)
+// pario's wire frames (wire.AppendFrame / wire.ReadFrame); its ops and
+// their messages are in ops.go.
 
 const (
 	protoVersion = 1
@@ -120,12 +109,9 @@ func authProof(key []byte, role string, sn, cn []byte) []byte {
 	return m.Sum(nil)
 }
 
-func writeFrame(w io.Writer, op, flags uint8, args []byte, data []byte) error {
-	var ds [][]byte
-	if data != nil {
-		ds = [][]byte{data}
-	}
-	_, err := w.Write(wire.AppendFrame(nil, op, flags, 0, args, ds))
+// writeFrame writes one frame of op carrying msg.
+func writeFrame(w io.Writer, op wire.OpInfo, flags uint8, msg wire.Encoder) error {
+	_, err := w.Write(wire.AppendFrame(nil, op.Code, flags, 0, encode(msg), nil))
 	return err
 }
 

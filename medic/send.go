@@ -97,27 +97,23 @@ func (c *sclient) handshake(key []byte) error {
 	if err != nil {
 		return fmt.Errorf("read hello (is it a `pario medic serve`? with --tls on one side only?): %w", err)
 	}
-	if f.Op != opHello {
+	if f.Op != opHello.Code {
 		return fmt.Errorf("expected hello, got op 0x%02x", f.Op)
 	}
-	d := wire.NewDec(f.Args)
-	v := d.U8("version")
-	c.name = d.String("name")
-	sn := d.Blob("nonce")
-	if err := d.Done(); err != nil {
+	var hello helloRequest
+	if err := hello.Decode(wire.NewDec(f.Args)); err != nil {
 		return err
 	}
-	if v != protoVersion {
-		return fmt.Errorf("receiver speaks medic protocol %d, we speak %d", v, protoVersion)
+	c.name = hello.Name
+	sn := hello.Nonce
+	if hello.Version != protoVersion {
+		return fmt.Errorf("receiver speaks medic protocol %d, we speak %d", hello.Version, protoVersion)
 	}
 	cn := make([]byte, nonceLen)
 	if _, err := rand.Read(cn); err != nil {
 		return err
 	}
-	var e wire.Enc
-	e.Blob(cn)
-	e.Blob(authProof(key, "client", sn, cn))
-	if err := writeFrame(c.nc, opAuth, 0, e.Bytes(), nil); err != nil {
+	if err := writeFrame(c.nc, opAuth.OpInfo, 0, authRequest{Nonce: cn, Proof: authProof(key, "client", sn, cn)}); err != nil {
 		return err
 	}
 	f, err = readFrame(c.br, maxPreAuthFrame)
@@ -127,39 +123,45 @@ func (c *sclient) handshake(key []byte) error {
 	if f.Flags&wire.FlagError != 0 {
 		return ErrAuth
 	}
-	d = wire.NewDec(f.Args)
-	p := d.Blob("proof")
-	if d.Done() != nil || !hmac.Equal(p, authProof(key, "server", sn, cn)) {
+	var a authResponse
+	if a.Decode(wire.NewDec(f.Args)) != nil || !hmac.Equal(a.Proof, authProof(key, "server", sn, cn)) {
 		return fmt.Errorf("%w: the receiver could not prove it holds the key", ErrAuth)
 	}
 	return nil
 }
 
-// answer reads frames until the answer to op, skipping acks.
-func (c *sclient) answer(op uint8, acks func(int64)) (*wire.Dec, error) {
+// errMalformedAnswer marks an answer of the receiver that does not decode:
+// the connection is fine, so it is not reported as lost.
+var errMalformedAnswer = errors.New("malformed answer from the receiver")
+
+// answer reads frames until the answer to op, which it decodes into resp,
+// passing acks on as they come.
+func (c *sclient) answer(op wire.OpInfo, resp wire.Decoder, acks func(int64)) error {
 	for {
 		f, err := readFrame(c.br, wire.MaxArgLen)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if f.Flags&wire.FlagError != 0 {
-			return nil, decodeErr(f.Args)
+			return decodeErr(f.Args)
 		}
-		if f.Op == opAck {
-			d := wire.NewDec(f.Args)
-			n := d.I64("acked")
-			if err := d.Done(); err != nil {
-				return nil, err
+		if f.Op == opAck.Code {
+			var a ackRequest
+			if err := a.Decode(wire.NewDec(f.Args)); err != nil {
+				return fmt.Errorf("%w: ack: %w", errMalformedAnswer, err)
 			}
 			if acks != nil {
-				acks(n)
+				acks(a.Acked)
 			}
 			continue
 		}
-		if f.Op != op {
-			return nil, fmt.Errorf("unexpected answer op 0x%02x, waiting for 0x%02x", f.Op, op)
+		if f.Op != op.Code {
+			return fmt.Errorf("unexpected answer op 0x%02x, waiting for 0x%02x", f.Op, op.Code)
 		}
-		return wire.NewDec(f.Args), nil
+		if err := resp.Decode(wire.NewDec(f.Args)); err != nil {
+			return fmt.Errorf("%w: %s: %w", errMalformedAnswer, op.Name, err)
+		}
+		return nil
 	}
 }
 
@@ -193,22 +195,15 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
 
-	var e wire.Enc
-	e.Blob(id[:])
-	e.I64(size)
-	e.String(o.Name)
-	e.U32(uint32(o.Window))
-	if err := writeFrame(c.nc, opOffer, 0, e.Bytes(), nil); err != nil {
+	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window)}
+	if err := writeFrame(c.nc, opOffer.OpInfo, 0, offer); err != nil {
 		return nil, lost(ctx, err, 0, size)
 	}
-	d, err := c.answer(opOffer, nil)
-	if err != nil {
+	var offered offerResponse
+	if err := c.answer(opOffer.OpInfo, &offered, nil); err != nil {
 		return nil, lost(ctx, err, 0, size)
 	}
-	off := d.I64("offset")
-	if err := d.Done(); err != nil {
-		return nil, err
-	}
+	off := offered.Offset
 	rep.Resumed = off
 	if o.Progress != nil {
 		o.Progress(off, size)
@@ -220,11 +215,12 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		cond   = sync.NewCond(&mu)
 		acked  = off
 		rdErr  error
-		result *wire.Dec
+		result *doneResponse
 		tAcked time.Time // when the receiver held the whole container
 	)
 	go func() {
-		d, err := c.answer(opDone, func(n int64) {
+		var done doneResponse
+		err := c.answer(opDone.OpInfo, &done, func(n int64) {
 			mu.Lock()
 			if n > acked {
 				acked = n
@@ -239,10 +235,10 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 			}
 		})
 		mu.Lock()
-		result, rdErr = d, err
-		if err == nil && result == nil {
-			rdErr = errors.New("no result")
+		if err == nil {
+			result = &done
 		}
+		rdErr = err
 		cond.Broadcast()
 		mu.Unlock()
 	}()
@@ -281,9 +277,8 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size-sent) {
 			return nil, fmt.Errorf("read container: %w", err)
 		}
-		var a wire.Enc
-		a.I64(sent)
-		if _, err := bw.Write(wire.AppendFrame(nil, opData, 0, 0, a.Bytes(), [][]byte{buf[:n]})); err != nil {
+		frame := wire.AppendFrame(nil, opData.Code, 0, 0, encode(dataRequest{Offset: sent}), [][]byte{buf[:n]})
+		if _, err := bw.Write(frame); err != nil {
 			wErr = err
 			break
 		}
@@ -307,7 +302,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		wErr = bw.Flush()
 	}
 	if wErr == nil {
-		wErr = writeFrame(c.nc, opDone, 0, nil, nil)
+		wErr = writeFrame(c.nc, opDone.OpInfo, 0, doneRequest{})
 	}
 	rep.Sent = sent - off
 	mu.Lock()
@@ -333,16 +328,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		rep.Transfer = tAcked.Sub(tStart)
 	}
 	mu.Unlock()
-	r := &rep.Result
-	r.Path = res.String("path")
-	r.Size = res.I64("size")
-	r.Plugin = res.String("plugin")
-	r.Verify = time.Duration(res.I64("verify"))
-	r.Decode = time.Duration(res.I64("decode"))
-	r.Commit = time.Duration(res.I64("commit"))
-	if err := res.Done(); err != nil {
-		return nil, fmt.Errorf("receiver's result: %w", err)
-	}
+	rep.Result = res.Result
 	rep.Total = time.Since(t0)
 	return rep, nil
 }
@@ -352,7 +338,7 @@ func lost(ctx context.Context, err error, acked, size int64) error {
 		return ctx.Err()
 	}
 	var remote *RemoteError
-	if errors.As(err, &remote) {
+	if errors.As(err, &remote) || errors.Is(err, errMalformedAnswer) {
 		return err
 	}
 	return fmt.Errorf("connection to the receiver lost after it acknowledged %d of %d bytes (receiver crashed or network failed): %w; "+
@@ -367,10 +353,10 @@ func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
 	}
 	defer c.nc.Close()
 	t := time.Now()
-	if err := writeFrame(c.nc, opPing, 0, nil, nil); err != nil {
+	if err := writeFrame(c.nc, opPing.OpInfo, 0, pingRequest{}); err != nil {
 		return 0, err
 	}
-	if _, err := c.answer(opPing, nil); err != nil {
+	if err := c.answer(opPing.OpInfo, &pingResponse{}, nil); err != nil {
 		return 0, err
 	}
 	return time.Since(t), nil
@@ -386,16 +372,16 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 	}
 	defer c.nc.Close()
 	t := time.Now()
-	if err := writeFrame(c.nc, opPing, 0, nil, nil); err != nil {
+	if err := writeFrame(c.nc, opPing.OpInfo, 0, pingRequest{}); err != nil {
 		return 0, 0, err
 	}
-	if _, err := c.answer(opPing, nil); err != nil {
+	if err := c.answer(opPing.OpInfo, &pingResponse{}, nil); err != nil {
 		return 0, 0, err
 	}
 	rtt = time.Since(t)
 	buf := make([]byte, 64<<10)
 	_, _ = rand.Read(buf)
-	frame := wire.AppendFrame(nil, opProbe, 0, 0, nil, [][]byte{buf})
+	frame := wire.AppendFrame(nil, opProbe.Code, 0, 0, encode(probeRequest{}), [][]byte{buf})
 	var n int64
 	t0 := time.Now()
 	for time.Since(t0) < dur && n < maxBytes {
@@ -404,14 +390,14 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 		}
 		n += int64(len(buf))
 	}
-	if err := writeFrame(c.nc, opProbeEnd, 0, nil, nil); err != nil {
+	if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
 		return 0, 0, err
 	}
-	d, err := c.answer(opProbeEnd, nil)
-	if err != nil {
+	var probed probeEndResponse
+	if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
 		return 0, 0, err
 	}
-	got := d.I64("bytes")
+	got := probed.Bytes
 	el := time.Since(t0)
 	return float64(got) / el.Seconds(), rtt, nil
 }

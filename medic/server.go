@@ -153,13 +153,14 @@ type srvConn struct {
 	log *slog.Logger
 }
 
-func (c *srvConn) reply(op uint8, args []byte) error {
-	return writeFrame(c.nc, op, wire.FlagResponse, args, nil)
+func (c *srvConn) reply(op wire.OpInfo, msg wire.Encoder) error {
+	return writeFrame(c.nc, op, wire.FlagResponse, msg)
 }
 
 func (c *srvConn) fail(op uint8, err error) error {
 	c.log.Warn("medic: transfer failed", "err", err)
-	return writeFrame(c.nc, op, wire.FlagResponse|wire.FlagError, encodeErr(err), nil)
+	_, werr := c.nc.Write(wire.AppendFrame(nil, op, wire.FlagResponse|wire.FlagError, 0, encodeErr(err), nil))
+	return werr
 }
 
 func (c *srvConn) read(limit uint32) (wire.Frame, error) {
@@ -183,11 +184,11 @@ func (s *Server) handle(nc net.Conn) {
 			return
 		}
 		switch f.Op {
-		case opPing:
-			err = c.reply(opPing, nil)
-		case opProbe:
+		case opPing.Code:
+			err = c.reply(opPing.OpInfo, pingResponse{})
+		case opProbe.Code:
 			err = c.probe(f)
-		case opOffer:
+		case opOffer.Code:
 			err = c.transfer(f)
 		default:
 			err = fmt.Errorf("unexpected op 0x%02x", f.Op)
@@ -206,33 +207,25 @@ func (c *srvConn) handshake() error {
 	if _, err := rand.Read(sn); err != nil {
 		return err
 	}
-	var e wire.Enc
-	e.U8(protoVersion)
-	e.String(c.s.cfg.Name)
-	e.Blob(sn)
-	if err := writeFrame(c.nc, opHello, 0, e.Bytes(), nil); err != nil {
+	if err := writeFrame(c.nc, opHello.OpInfo, 0, helloRequest{Version: protoVersion, Name: c.s.cfg.Name, Nonce: sn}); err != nil {
 		return err
 	}
 	f, err := readFrame(c.br, maxPreAuthFrame)
 	if err != nil {
 		return err
 	}
-	if f.Op != opAuth {
+	if f.Op != opAuth.Code {
 		return fmt.Errorf("expected auth, got op 0x%02x", f.Op)
 	}
-	d := wire.NewDec(f.Args)
-	cn := d.Blob("nonce")
-	p := d.Blob("proof")
-	if err := d.Done(); err != nil {
+	var a authRequest
+	if err := a.Decode(wire.NewDec(f.Args)); err != nil {
 		return err
 	}
-	if len(cn) != nonceLen || !hmac.Equal(p, authProof(c.s.cfg.Key, "client", sn, cn)) {
-		_ = c.fail(opAuth, ErrAuth)
+	if len(a.Nonce) != nonceLen || !hmac.Equal(a.Proof, authProof(c.s.cfg.Key, "client", sn, a.Nonce)) {
+		_ = c.fail(opAuth.Code, ErrAuth)
 		return ErrAuth
 	}
-	var r wire.Enc
-	r.Blob(authProof(c.s.cfg.Key, "server", sn, cn))
-	return c.reply(opAuth, r.Bytes())
+	return c.reply(opAuth.OpInfo, authResponse{Proof: authProof(c.s.cfg.Key, "server", sn, a.Nonce)})
 }
 
 func (c *srvConn) probe(first wire.Frame) error {
@@ -243,12 +236,10 @@ func (c *srvConn) probe(first wire.Frame) error {
 			return err
 		}
 		switch f.Op {
-		case opProbe:
+		case opProbe.Code:
 			n += int64(len(f.Data))
-		case opProbeEnd:
-			var e wire.Enc
-			e.I64(n)
-			return c.reply(opProbeEnd, e.Bytes())
+		case opProbeEnd.Code:
+			return c.reply(opProbeEnd.OpInfo, probeEndResponse{Bytes: n})
 		default:
 			return fmt.Errorf("unexpected op 0x%02x in probe", f.Op)
 		}
@@ -266,19 +257,16 @@ type Result struct {
 }
 
 func (c *srvConn) transfer(f wire.Frame) error {
-	d := wire.NewDec(f.Args)
-	id := d.Blob("id")
-	size := d.I64("size")
-	name := d.String("name")
-	window := int64(d.U32("window"))
-	if err := d.Done(); err != nil {
-		return c.fail(opOffer, err)
+	var offer offerRequest
+	if err := offer.Decode(wire.NewDec(f.Args)); err != nil {
+		return c.fail(opOffer.Code, err)
 	}
+	id, size, name, window := offer.ID, offer.Size, offer.Name, int64(offer.Window)
 	if len(id) != 32 || size <= 0 || window <= 0 {
-		return c.fail(opOffer, errors.New("malformed offer"))
+		return c.fail(opOffer.Code, errors.New("malformed offer"))
 	}
 	if _, err := CleanName(name); err != nil {
-		return c.fail(opOffer, err)
+		return c.fail(opOffer.Code, err)
 	}
 	idh := hex.EncodeToString(id)
 	s := c.s
@@ -294,7 +282,7 @@ func (c *srvConn) transfer(f wire.Frame) error {
 		}
 		s.mu.Unlock()
 		if wait == 100 {
-			return c.fail(opOffer, fmt.Errorf("transfer %s is already in progress on another connection", idh[:16]))
+			return c.fail(opOffer.Code, fmt.Errorf("transfer %s is already in progress on another connection", idh[:16]))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -308,42 +296,38 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	part := filepath.Join(s.cfg.StagingDir, idh+".part")
 	pf, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return c.fail(opOffer, err)
+		return c.fail(opOffer.Code, err)
 	}
 	defer pf.Close()
 	st, err := pf.Stat()
 	if err != nil {
-		return c.fail(opOffer, err)
+		return c.fail(opOffer.Code, err)
 	}
 	off := st.Size()
 	if off > size {
 		off = 0
 		if err := pf.Truncate(0); err != nil {
-			return c.fail(opOffer, err)
+			return c.fail(opOffer.Code, err)
 		}
 	}
 	if off > 0 {
 		c.log.Info("medic: resuming", "offset", off, "size", size)
 	}
-	var e wire.Enc
-	e.I64(off)
-	if err := c.reply(opOffer, e.Bytes()); err != nil {
+	if err := c.reply(opOffer.OpInfo, offerResponse{Offset: off}); err != nil {
 		return err
 	}
 	ackEvery := max(window/4, 1)
 	lastAck := off
 	w := bufio.NewWriterSize(pf, 1<<20)
 	if _, err := pf.Seek(off, io.SeekStart); err != nil {
-		return c.fail(opOffer, err)
+		return c.fail(opOffer.Code, err)
 	}
 	ack := func() error {
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		var e wire.Enc
-		e.I64(off)
 		lastAck = off
-		return writeFrame(c.nc, opAck, wire.FlagResponse, e.Bytes(), nil)
+		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: off})
 	}
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
@@ -352,18 +336,18 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			return err
 		}
 		switch f.Op {
-		case opData:
-			d := wire.NewDec(f.Args)
-			at := d.I64("offset")
-			if err := d.Done(); err != nil {
-				return c.fail(opData, err)
+		case opData.Code:
+			var r dataRequest
+			if err := r.Decode(wire.NewDec(f.Args)); err != nil {
+				return c.fail(opData.Code, err)
 			}
+			at := r.Offset
 			if at != off || off+int64(len(f.Data)) > size {
 				_ = w.Flush()
-				return c.fail(opData, fmt.Errorf("data at offset %d, expected %d (of %d)", at, off, size))
+				return c.fail(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", at, off, size))
 			}
 			if _, err := w.Write(f.Data); err != nil {
-				return c.fail(opData, fmt.Errorf("staging: %w", err))
+				return c.fail(opData.Code, fmt.Errorf("staging: %w", err))
 			}
 			off += int64(len(f.Data))
 			if off-lastAck >= ackEvery || off == size {
@@ -371,25 +355,18 @@ func (c *srvConn) transfer(f wire.Frame) error {
 					return err
 				}
 			}
-		case opDone:
+		case opDone.Code:
 			if err := w.Flush(); err != nil {
-				return c.fail(opDone, err)
+				return c.fail(opDone.Code, err)
 			}
 			if off != size {
-				return c.fail(opDone, fmt.Errorf("done after %d of %d bytes", off, size))
+				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", off, size))
 			}
 			res, err := c.finish(pf, part, id, name)
 			if err != nil {
-				return c.fail(opDone, err)
+				return c.fail(opDone.Code, err)
 			}
-			var e wire.Enc
-			e.String(res.Path)
-			e.I64(res.Size)
-			e.String(res.Plugin)
-			e.I64(int64(res.Verify))
-			e.I64(int64(res.Decode))
-			e.I64(int64(res.Commit))
-			return c.reply(opDone, e.Bytes())
+			return c.reply(opDone.OpInfo, doneResponse{Result: res})
 		default:
 			_ = w.Flush()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))

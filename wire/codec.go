@@ -80,6 +80,14 @@ func (d *Dec) fail(field, what string) {
 	}
 }
 
+// Fail records err as the failure of field, unless an earlier one is
+// recorded: for checks beyond the encoding (a layout that does not parse).
+func (d *Dec) Fail(field string, err error) {
+	if d.err == nil {
+		d.err = fmt.Errorf("wire: field %q at byte %d: %w", field, d.off, err)
+	}
+}
+
 func (d *Dec) take(field string, n int) []byte {
 	if d.err != nil {
 		return nil

@@ -153,6 +153,7 @@ var modelPaths = func() []string {
 // restarts) against the store and the model, comparing every result and
 // the whole namespace after every step.
 func TestModel(t *testing.T) {
+	ctx := t.Context()
 	dir := t.TempDir()
 	run := 0
 	rapid.Check(t, func(rt *rapid.T) {
@@ -191,7 +192,7 @@ func TestModel(t *testing.T) {
 		rt.Repeat(map[string]func(*rapid.T){
 			"mkdir": func(rt *rapid.T) {
 				p := pathGen.Draw(rt, "path")
-				a, err := s.Mkdir(p, 0o755)
+				a, err := s.Mkdir(ctx, p, 0o755)
 				want := m.add(p, KindDir)
 				expect("mkdir "+p, err, want)
 				if want == 0 {
@@ -200,7 +201,7 @@ func TestModel(t *testing.T) {
 			},
 			"create": func(rt *rapid.T) {
 				p := pathGen.Draw(rt, "path")
-				a, err := s.Create(p, 0o644, dist.Layout{})
+				a, err := s.Create(ctx, p, 0o644, dist.Layout{})
 				want := m.add(p, KindFile)
 				expect("create "+p, err, want)
 				if want == 0 {
@@ -209,7 +210,7 @@ func TestModel(t *testing.T) {
 			},
 			"remove": func(rt *rapid.T) {
 				p := pathGen.Draw(rt, "path")
-				a, err := s.Remove(p)
+				a, err := s.Remove(ctx, p)
 				e, want := m.remove(p)
 				expect("remove "+p, err, want)
 				if want == 0 && (a.ID != e.id || a.Kind != e.kind) {
@@ -218,7 +219,7 @@ func TestModel(t *testing.T) {
 			},
 			"rename": func(rt *rapid.T) {
 				o, n := pathGen.Draw(rt, "old"), pathGen.Draw(rt, "new")
-				r, err := s.Rename(o, n)
+				r, err := s.Rename(ctx, o, n)
 				want, errno := m.rename(o, n)
 				expect("rename "+o+" "+n, err, errno)
 				switch {
@@ -251,7 +252,7 @@ func TestModel(t *testing.T) {
 						files++
 					}
 				}
-				f, d, err := s.Stats()
+				f, d, err := s.Stats(ctx)
 				if err != nil || f != files || d != dirs {
 					rt.Fatalf("Stats = %d, %d, %v; model %d, %d", f, d, err, files, dirs)
 				}

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,8 +42,8 @@ type Store struct {
 	opts Options
 }
 
-// SetAttrRequest lists the attributes SetAttr changes; nil fields stay.
-type SetAttrRequest struct {
+// AttrChanges lists the attributes SetAttr changes; nil fields stay.
+type AttrChanges struct {
 	Mode  *uint32 // permission bits
 	Mtime *int64  // unix nanoseconds
 	Size  *int64  // size hint of a file (see Attr.Size)
@@ -289,7 +290,13 @@ func (t *txn) touchDir(dir *Attr, now int64) error {
 	return t.put(dir)
 }
 
-func (s *Store) view(op, path string, fn func(t *txn, comps []string) error) error {
+// view and update check ctx before they start: a request whose caller
+// has gone is not executed. update checks again once it holds bbolt's
+// writer lock, since waiting for it is where a mutation blocks.
+func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps []string) error) error {
+	if err := ctx.Err(); err != nil {
+		return wrapErr(op, path, err)
+	}
 	comps, err := splitPath(path)
 	if err != nil {
 		return wrapErr(op, path, err)
@@ -297,18 +304,26 @@ func (s *Store) view(op, path string, fn func(t *txn, comps []string) error) err
 	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error { return fn(newTxn(tx), comps) }))
 }
 
-func (s *Store) update(op, path string, fn func(t *txn, comps []string) error) error {
+func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, comps []string) error) error {
+	if err := ctx.Err(); err != nil {
+		return wrapErr(op, path, err)
+	}
 	comps, err := splitPath(path)
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.db.Update(func(tx *bbolt.Tx) error { return fn(newTxn(tx), comps) }))
+	return wrapErr(op, path, s.db.Update(func(tx *bbolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(newTxn(tx), comps)
+	}))
 }
 
 // Lookup returns the attributes of the entry at path.
-func (s *Store) Lookup(path string) (Attr, error) {
+func (s *Store) Lookup(ctx context.Context, path string) (Attr, error) {
 	var a Attr
-	err := s.view("lookup", path, func(t *txn, comps []string) (err error) {
+	err := s.view(ctx, "lookup", path, func(t *txn, comps []string) (err error) {
 		a, err = t.lookup(comps)
 		return err
 	})
@@ -318,7 +333,10 @@ func (s *Store) Lookup(path string) (Attr, error) {
 // GetByID returns the attributes of the entry with the given ID, wherever it
 // is now (open files keep working across renames). A removed or unknown ID
 // is ENOENT.
-func (s *Store) GetByID(id FileID) (Attr, error) {
+func (s *Store) GetByID(ctx context.Context, id FileID) (Attr, error) {
+	if err := ctx.Err(); err != nil {
+		return Attr{}, wrapErr("getbyid", idPath(id), err)
+	}
 	var a Attr
 	err := s.db.View(func(tx *bbolt.Tx) (err error) {
 		a, err = newTxn(tx).get(id)
@@ -332,9 +350,9 @@ func idPath(id FileID) string { return fmt.Sprintf("#%d", id) }
 
 // Mkdir creates a directory with the given permission bits. Its default
 // layout starts unset: it inherits its nearest ancestor's at create time.
-func (s *Store) Mkdir(path string, mode uint32) (Attr, error) {
+func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, error) {
 	var a Attr
-	err := s.update("mkdir", path, func(t *txn, comps []string) error {
+	err := s.update(ctx, "mkdir", path, func(t *txn, comps []string) error {
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
@@ -392,9 +410,9 @@ func (t *txn) add(comps []string, mk func(id FileID, now int64, inherit dist.Lay
 // (first+i) mod Servers, first advancing round-robin per create. With
 // Options.Stuffing the file starts Stuffed (see stuffable). An existing
 // entry is EEXIST.
-func (s *Store) Create(path string, mode uint32, hints dist.Layout) (Attr, error) {
+func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist.Layout) (Attr, error) {
 	var a Attr
-	err := s.update("create", path, func(t *txn, comps []string) error {
+	err := s.update(ctx, "create", path, func(t *txn, comps []string) error {
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
@@ -480,9 +498,9 @@ func (s *Store) place(first uint32, n int) []uint32 {
 }
 
 // Readdir lists a directory, sorted by name.
-func (s *Store) Readdir(path string) ([]DirEntry, error) {
+func (s *Store) Readdir(ctx context.Context, path string) ([]DirEntry, error) {
 	var out []DirEntry
-	err := s.view("readdir", path, func(t *txn, comps []string) error {
+	err := s.view(ctx, "readdir", path, func(t *txn, comps []string) error {
 		dir, err := t.lookup(comps)
 		if err != nil {
 			return err
@@ -514,9 +532,9 @@ func (s *Store) Readdir(path string) ([]DirEntry, error) {
 // Remove removes a file or an empty directory (ENOTEMPTY otherwise) and
 // returns its attributes, so the caller can delete a file's datafiles.
 // Removing "/" is EBUSY.
-func (s *Store) Remove(path string) (Attr, error) {
+func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 	var a Attr
-	err := s.update("remove", path, func(t *txn, comps []string) error {
+	err := s.update(ctx, "remove", path, func(t *txn, comps []string) error {
 		if len(comps) == 0 {
 			return fmt.Errorf("cannot remove the root directory: %w", syscall.EBUSY)
 		}
@@ -555,8 +573,11 @@ func (t *txn) unlink(parent *Attr, name string, a Attr) error {
 // over a non-empty directory ENOTEMPTY; moving a directory into its own
 // subtree, or renaming "/" or onto "/", is EINVAL. Renaming a path onto
 // itself does nothing. The error's Path is the path at fault.
-func (s *Store) Rename(oldpath, newpath string) (replaced *Attr, err error) {
+func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *Attr, err error) {
 	const op = "rename"
+	if err := ctx.Err(); err != nil {
+		return nil, wrapErr(op, oldpath, err)
+	}
 	oldc, err := splitPath(oldpath)
 	if err != nil {
 		return nil, wrapErr(op, oldpath, err)
@@ -572,6 +593,9 @@ func (s *Store) Rename(oldpath, newpath string) (replaced *Attr, err error) {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
 	err = s.db.Update(func(tx *bbolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return wrapErr(op, oldpath, err)
+		}
 		t := newTxn(tx)
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
@@ -651,9 +675,9 @@ func equalComps(a, b []string) bool {
 // (fileIsEmpty, which the caller checks on the I/O servers; EBUSY otherwise):
 // the layout is validated and resolved, the server list rebuilt from the same
 // first server, and Stuffed cleared. A file's layout cannot be cleared.
-func (s *Store) SetLayout(path string, l dist.Layout, fileIsEmpty bool) (Attr, error) {
+func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileIsEmpty bool) (Attr, error) {
 	var a Attr
-	err := s.update("setlayout", path, func(t *txn, comps []string) error {
+	err := s.update(ctx, "setlayout", path, func(t *txn, comps []string) error {
 		var err error
 		a, err = t.lookup(comps)
 		if err != nil {
@@ -697,9 +721,15 @@ func (s *Store) SetLayout(path string, l dist.Layout, fileIsEmpty bool) (Attr, e
 
 // Unstuff clears a file's Stuffed flag, after the caller has spread its data
 // to the full layout. It is idempotent. A directory is EISDIR.
-func (s *Store) Unstuff(id FileID) (Attr, error) {
+func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
+	if err := ctx.Err(); err != nil {
+		return Attr{}, wrapErr("unstuff", idPath(id), err)
+	}
 	var a Attr
 	err := s.db.Update(func(tx *bbolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		t := newTxn(tx)
 		var err error
 		if a, err = t.get(id); err != nil {
@@ -721,9 +751,9 @@ func (s *Store) Unstuff(id FileID) (Attr, error) {
 // SetAttr changes the attributes set in req: Mode (permission bits), Mtime,
 // and for files the Size hint (negative is EINVAL; on a directory EISDIR).
 // Any change sets Ctime to now; Mtime changes only when given.
-func (s *Store) SetAttr(path string, req SetAttrRequest) (Attr, error) {
+func (s *Store) SetAttr(ctx context.Context, path string, req AttrChanges) (Attr, error) {
 	var a Attr
-	err := s.update("setattr", path, func(t *txn, comps []string) error {
+	err := s.update(ctx, "setattr", path, func(t *txn, comps []string) error {
 		var err error
 		if a, err = t.lookup(comps); err != nil {
 			return err
@@ -755,7 +785,10 @@ func (s *Store) SetAttr(path string, req SetAttrRequest) (Attr, error) {
 }
 
 // Stats returns how many files and directories (the root included) exist.
-func (s *Store) Stats() (files, dirs int64, err error) {
+func (s *Store) Stats(ctx context.Context) (files, dirs int64, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, fmt.Errorf("meta: stats: %w", err)
+	}
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		files, dirs = int64(t.counter(keyFiles)), int64(t.counter(keyDirs))

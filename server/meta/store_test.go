@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -93,15 +94,16 @@ func names(es []DirEntry) []string {
 }
 
 func TestOpenRoot(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 2})
-	root := okAttr(t)(s.Lookup("/"))
+	root := okAttr(t)(s.Lookup(ctx, "/"))
 	if root.ID != RootID || root.Kind != KindDir || root.Mode != 0o755 || root.Mtime == 0 || !root.Layout.IsZero() {
 		t.Fatalf("root = %+v", root)
 	}
-	if es := okDir(t)(s.Readdir("/")); len(es) != 0 {
+	if es := okDir(t)(s.Readdir(ctx, "/")); len(es) != 0 {
 		t.Fatalf("Readdir(/) = %v", es)
 	}
-	files, dirs, err := s.Stats()
+	files, dirs, err := s.Stats(ctx)
 	if err != nil || files != 0 || dirs != 1 {
 		t.Fatalf("Stats = %d, %d, %v", files, dirs, err)
 	}
@@ -145,6 +147,7 @@ func TestOpenLocked(t *testing.T) {
 
 // TestNamespace runs one sequence of operations, checking each result.
 func TestNamespace(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 3})
 	type step struct {
 		op, a, b string
@@ -216,17 +219,17 @@ func TestNamespace(t *testing.T) {
 		var err error
 		switch st.op {
 		case "mkdir":
-			_, err = s.Mkdir(st.a, 0o755)
+			_, err = s.Mkdir(ctx, st.a, 0o755)
 		case "create":
-			_, err = s.Create(st.a, 0o644, dist.Layout{})
+			_, err = s.Create(ctx, st.a, 0o644, dist.Layout{})
 		case "lookup":
-			_, err = s.Lookup(st.a)
+			_, err = s.Lookup(ctx, st.a)
 		case "readdir":
-			_, err = s.Readdir(st.a)
+			_, err = s.Readdir(ctx, st.a)
 		case "remove":
-			_, err = s.Remove(st.a)
+			_, err = s.Remove(ctx, st.a)
 		case "rename":
-			_, err = s.Rename(st.a, st.b)
+			_, err = s.Rename(ctx, st.a, st.b)
 		default:
 			t.Fatalf("bad op %q", st.op)
 		}
@@ -234,17 +237,18 @@ func TestNamespace(t *testing.T) {
 			t.Fatalf("step %d: %s %s %s: err = %v (%d), want errno %d (%v)", i, st.op, st.a, st.b, err, got, st.want, st.want)
 		}
 	}
-	if es := okDir(t)(s.Readdir("/")); len(es) != 0 {
+	if es := okDir(t)(s.Readdir(ctx, "/")); len(es) != 0 {
 		t.Fatalf("root not empty at the end: %v", names(es))
 	}
-	if files, dirs, err := s.Stats(); err != nil || files != 0 || dirs != 1 {
+	if files, dirs, err := s.Stats(ctx); err != nil || files != 0 || dirs != 1 {
 		t.Fatalf("Stats = %d, %d, %v", files, dirs, err)
 	}
 }
 
 func TestErrorShape(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 1})
-	_, err := s.Lookup("/missing/x")
+	_, err := s.Lookup(ctx, "/missing/x")
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Op != "lookup" || pe.Path != "/missing/x" {
 		t.Fatalf("Lookup error = %#v", err)
@@ -252,142 +256,144 @@ func TestErrorShape(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("errors.Is(%v, fs.ErrNotExist) = false", err)
 	}
-	okAttr(t)(s.Mkdir("/d", 0o755))
-	_, err = s.Mkdir("/d", 0o755)
+	okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	_, err = s.Mkdir(ctx, "/d", 0o755)
 	if !errors.Is(err, fs.ErrExist) || !strings.Contains(err.Error(), "mkdir /d") {
 		t.Errorf("Mkdir error = %v", err)
 	}
-	okAttr(t)(s.Create("/d/f", 0o644, dist.Layout{}))
-	_, err = s.Rename("/d/f", "/d/f/x")
+	okAttr(t)(s.Create(ctx, "/d/f", 0o644, dist.Layout{}))
+	_, err = s.Rename(ctx, "/d/f", "/d/f/x")
 	if !errors.As(err, &pe) || pe.Path != "/d/f/x" || pe.Op != "rename" {
 		t.Errorf("Rename error = %#v", err)
 	}
-	_, err = s.GetByID(12345)
+	_, err = s.GetByID(ctx, 12345)
 	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || pe.Op != "getbyid" {
 		t.Errorf("GetByID error = %v", err)
 	}
 }
 
 func TestAttrsAndTimes(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 2})
 	before := time.Now().UnixNano()
-	d := okAttr(t)(s.Mkdir("/d", 0o40751)) // non-permission bits are dropped
+	d := okAttr(t)(s.Mkdir(ctx, "/d", 0o40751)) // non-permission bits are dropped
 	if d.Kind != KindDir || d.Mode != 0o751 || d.ID <= RootID || d.Mtime < before || d.Ctime != d.Mtime {
 		t.Fatalf("Mkdir = %+v", d)
 	}
-	root := okAttr(t)(s.Lookup("/"))
+	root := okAttr(t)(s.Lookup(ctx, "/"))
 	if root.Mtime < d.Mtime || root.Ctime < d.Mtime {
 		t.Errorf("root times not updated by mkdir: %+v vs %+v", root, d)
 	}
-	f := okAttr(t)(s.Create("/d/f", 0o640, dist.Layout{}))
+	f := okAttr(t)(s.Create(ctx, "/d/f", 0o640, dist.Layout{}))
 	if f.Kind != KindFile || f.Mode != 0o640 || f.ID <= d.ID || f.Size != 0 || f.Stuffed {
 		t.Fatalf("Create = %+v", f)
 	}
-	if got := okAttr(t)(s.Lookup("/d/f")); !reflect.DeepEqual(got, f) {
+	if got := okAttr(t)(s.Lookup(ctx, "/d/f")); !reflect.DeepEqual(got, f) {
 		t.Fatalf("Lookup = %+v, want %+v", got, f)
 	}
-	if got := okAttr(t)(s.GetByID(f.ID)); !reflect.DeepEqual(got, f) {
+	if got := okAttr(t)(s.GetByID(ctx, f.ID)); !reflect.DeepEqual(got, f) {
 		t.Fatalf("GetByID = %+v, want %+v", got, f)
 	}
-	d2 := okAttr(t)(s.Lookup("/d"))
+	d2 := okAttr(t)(s.Lookup(ctx, "/d"))
 	if d2.Mtime < f.Mtime {
 		t.Errorf("parent mtime %d before child create %d", d2.Mtime, f.Mtime)
 	}
 
 	// Readdir sorted, with attributes.
 	for _, n := range []string{"zeta", "alpha", "Mid", "beta"} {
-		okAttr(t)(s.Create("/d/"+n, 0o644, dist.Layout{}))
+		okAttr(t)(s.Create(ctx, "/d/"+n, 0o644, dist.Layout{}))
 	}
-	okAttr(t)(s.Mkdir("/d/sub", 0o755))
-	es := okDir(t)(s.Readdir("/d"))
+	okAttr(t)(s.Mkdir(ctx, "/d/sub", 0o755))
+	es := okDir(t)(s.Readdir(ctx, "/d"))
 	if want := []string{"Mid", "alpha", "beta", "f", "sub", "zeta"}; !slices.Equal(names(es), want) {
 		t.Fatalf("Readdir = %v, want %v", names(es), want)
 	}
 	for _, e := range es {
-		if got := okAttr(t)(s.Lookup("/d/" + e.Name)); !reflect.DeepEqual(got, e.Attr) {
+		if got := okAttr(t)(s.Lookup(ctx, "/d/"+e.Name)); !reflect.DeepEqual(got, e.Attr) {
 			t.Errorf("Readdir attr of %s = %+v, Lookup = %+v", e.Name, e.Attr, got)
 		}
 	}
 
 	// SetAttr.
 	mode, mtime, size := uint32(0o100600), int64(12345), int64(288664)
-	got := okAttr(t)(s.SetAttr("/d/f", SetAttrRequest{Mode: &mode, Mtime: &mtime, Size: &size}))
+	got := okAttr(t)(s.SetAttr(ctx, "/d/f", AttrChanges{Mode: &mode, Mtime: &mtime, Size: &size}))
 	if got.Mode != 0o600 || got.Mtime != 12345 || got.Size != 288664 || got.Ctime < f.Ctime || got.ID != f.ID {
 		t.Fatalf("SetAttr = %+v", got)
 	}
-	if again := okAttr(t)(s.SetAttr("/d/f", SetAttrRequest{})); !reflect.DeepEqual(again, got) {
+	if again := okAttr(t)(s.SetAttr(ctx, "/d/f", AttrChanges{})); !reflect.DeepEqual(again, got) {
 		t.Fatalf("empty SetAttr changed %+v to %+v", got, again)
 	}
 	neg := int64(-1)
-	if _, err := s.SetAttr("/d/f", SetAttrRequest{Size: &neg}); errnoOf(t, err) != syscall.EINVAL {
+	if _, err := s.SetAttr(ctx, "/d/f", AttrChanges{Size: &neg}); errnoOf(t, err) != syscall.EINVAL {
 		t.Errorf("negative size: %v", err)
 	}
-	if _, err := s.SetAttr("/d", SetAttrRequest{Size: &size}); errnoOf(t, err) != syscall.EISDIR {
+	if _, err := s.SetAttr(ctx, "/d", AttrChanges{Size: &size}); errnoOf(t, err) != syscall.EISDIR {
 		t.Errorf("size on a directory: %v", err)
 	}
-	if _, err := s.SetAttr("/d/none", SetAttrRequest{Mode: &mode}); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.SetAttr(ctx, "/d/none", AttrChanges{Mode: &mode}); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("SetAttr on a missing file: %v", err)
 	}
 	dm := uint32(0o700)
-	if a := okAttr(t)(s.SetAttr("/", SetAttrRequest{Mode: &dm})); a.Mode != 0o700 || a.ID != RootID {
+	if a := okAttr(t)(s.SetAttr(ctx, "/", AttrChanges{Mode: &dm})); a.Mode != 0o700 || a.ID != RootID {
 		t.Errorf("SetAttr(/) = %+v", a)
 	}
 
 	// Rename keeps the ID; GetByID follows it; Remove returns the attrs.
-	okRename(t)(s.Rename("/d/f", "/d/sub/g"))
-	moved := okAttr(t)(s.GetByID(f.ID))
+	okRename(t)(s.Rename(ctx, "/d/f", "/d/sub/g"))
+	moved := okAttr(t)(s.GetByID(ctx, f.ID))
 	if moved.Size != 288664 || moved.Ctime < got.Ctime {
 		t.Errorf("after rename GetByID = %+v", moved)
 	}
-	if l := okAttr(t)(s.Lookup("/d/sub/g")); l.ID != f.ID {
+	if l := okAttr(t)(s.Lookup(ctx, "/d/sub/g")); l.ID != f.ID {
 		t.Errorf("renamed file has ID %d, want %d", l.ID, f.ID)
 	}
-	zeta := okAttr(t)(s.Lookup("/d/zeta"))
-	replaced := okRename(t)(s.Rename("/d/sub/g", "/d/zeta"))
+	zeta := okAttr(t)(s.Lookup(ctx, "/d/zeta"))
+	replaced := okRename(t)(s.Rename(ctx, "/d/sub/g", "/d/zeta"))
 	if replaced == nil || replaced.ID != zeta.ID || !reflect.DeepEqual(replaced.Servers, zeta.Servers) {
 		t.Errorf("Rename replaced = %+v, want %+v", replaced, zeta)
 	}
-	if _, err := s.GetByID(zeta.ID); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.GetByID(ctx, zeta.ID); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("replaced file still reachable by ID: %v", err)
 	}
-	if r := okRename(t)(s.Rename("/d/zeta", "/d/zeta2")); r != nil {
+	if r := okRename(t)(s.Rename(ctx, "/d/zeta", "/d/zeta2")); r != nil {
 		t.Errorf("rename to a new name replaced %+v", r)
 	}
-	okAttr(t)(s.Mkdir("/empty", 0o755))
-	if r := okRename(t)(s.Rename("/d/sub", "/empty")); r == nil || r.Kind != KindDir {
+	okAttr(t)(s.Mkdir(ctx, "/empty", 0o755))
+	if r := okRename(t)(s.Rename(ctx, "/d/sub", "/empty")); r == nil || r.Kind != KindDir {
 		t.Errorf("directory over empty directory replaced %+v", r)
 	}
-	rm := okAttr(t)(s.Remove("/d/zeta2"))
+	rm := okAttr(t)(s.Remove(ctx, "/d/zeta2"))
 	if rm.ID != f.ID || rm.Kind != KindFile {
 		t.Errorf("Remove = %+v", rm)
 	}
-	if _, err := s.GetByID(f.ID); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.GetByID(ctx, f.ID); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("removed file reachable by ID: %v", err)
 	}
-	files, dirs, err := s.Stats()
+	files, dirs, err := s.Stats(ctx)
 	if err != nil || files != 3 || dirs != 3 { // Mid alpha beta; / /d /empty
-		es, _ := s.Readdir("/d")
+		es, _ := s.Readdir(ctx, "/d")
 		t.Errorf("Stats = %d files, %d dirs, %v (/d: %v)", files, dirs, err, names(es))
 	}
 }
 
 func TestBadPaths(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 1})
-	okAttr(t)(s.Mkdir("/a", 0o755))
+	okAttr(t)(s.Mkdir(ctx, "/a", 0o755))
 	long := "/" + strings.Repeat("x", MaxNameLen+1)
 	huge := strings.Repeat("/"+strings.Repeat("y", 99), 41) // 4100 bytes
 	bad := []string{"", "a", "a/b", "/a/./b", "/a/../b", "/.", "/..", "/a/.", "./a", "/a\x00b", long, huge}
 	for _, p := range bad {
 		ops := map[string]func() error{
-			"lookup":    func() error { _, err := s.Lookup(p); return err },
-			"mkdir":     func() error { _, err := s.Mkdir(p, 0o755); return err },
-			"create":    func() error { _, err := s.Create(p, 0o644, dist.Layout{}); return err },
-			"readdir":   func() error { _, err := s.Readdir(p); return err },
-			"remove":    func() error { _, err := s.Remove(p); return err },
-			"rename":    func() error { _, err := s.Rename(p, "/b"); return err },
-			"rename2":   func() error { _, err := s.Rename("/a", p); return err },
-			"setattr":   func() error { _, err := s.SetAttr(p, SetAttrRequest{}); return err },
-			"setlayout": func() error { _, err := s.SetLayout(p, dist.Layout{}, true); return err },
+			"lookup":    func() error { _, err := s.Lookup(ctx, p); return err },
+			"mkdir":     func() error { _, err := s.Mkdir(ctx, p, 0o755); return err },
+			"create":    func() error { _, err := s.Create(ctx, p, 0o644, dist.Layout{}); return err },
+			"readdir":   func() error { _, err := s.Readdir(ctx, p); return err },
+			"remove":    func() error { _, err := s.Remove(ctx, p); return err },
+			"rename":    func() error { _, err := s.Rename(ctx, p, "/b"); return err },
+			"rename2":   func() error { _, err := s.Rename(ctx, "/a", p); return err },
+			"setattr":   func() error { _, err := s.SetAttr(ctx, p, AttrChanges{}); return err },
+			"setlayout": func() error { _, err := s.SetLayout(ctx, p, dist.Layout{}, true); return err },
 		}
 		for op, fn := range ops {
 			err := fn()
@@ -403,30 +409,31 @@ func TestBadPaths(t *testing.T) {
 	}
 	// Longest legal forms.
 	okName := "/" + strings.Repeat("n", MaxNameLen)
-	okAttr(t)(s.Create(okName, 0o644, dist.Layout{}))
-	okAttr(t)(s.Lookup(okName + "/"))
-	if _, err := s.Create(okName+"x", 0o644, dist.Layout{}); errnoOf(t, err) != syscall.EINVAL {
+	okAttr(t)(s.Create(ctx, okName, 0o644, dist.Layout{}))
+	okAttr(t)(s.Lookup(ctx, okName+"/"))
+	if _, err := s.Create(ctx, okName+"x", 0o644, dist.Layout{}); errnoOf(t, err) != syscall.EINVAL {
 		t.Errorf("256-byte name: %v", err)
 	}
 	// Slashes are cleaned: these all name /a/b.
-	okAttr(t)(s.Mkdir("//a//b/", 0o755))
+	okAttr(t)(s.Mkdir(ctx, "//a//b/", 0o755))
 	for _, p := range []string{"/a/b", "/a/b/", "//a/b", "/a//b//"} {
-		if _, err := s.Lookup(p); err != nil {
+		if _, err := s.Lookup(ctx, p); err != nil {
 			t.Errorf("Lookup(%q): %v", p, err)
 		}
 	}
-	if got := names(okDir(t)(s.Readdir("/a/"))); !slices.Equal(got, []string{"b"}) {
+	if got := names(okDir(t)(s.Readdir(ctx, "/a/"))); !slices.Equal(got, []string{"b"}) {
 		t.Errorf("Readdir(/a/) = %v", got)
 	}
 	// Names may hold any byte but '/' and NUL.
 	for _, n := range []string{"...", ".x", "x.", " ", "ü", "a\nb", "\xff"} {
-		if _, err := s.Create("/a/"+n, 0o644, dist.Layout{}); err != nil {
+		if _, err := s.Create(ctx, "/a/"+n, 0o644, dist.Layout{}); err != nil {
 			t.Errorf("Create(%q): %v", n, err)
 		}
 	}
 }
 
 func TestLayoutInheritance(t *testing.T) {
+	ctx := t.Context()
 	const servers = 4
 	s := openT(t, Options{Servers: servers})
 	ss := func(strip int, n int) dist.Layout {
@@ -434,68 +441,68 @@ func TestLayoutInheritance(t *testing.T) {
 	}
 	check := func(path string, want dist.Layout) {
 		t.Helper()
-		a := okAttr(t)(s.Create(path, 0o644, dist.Layout{}))
+		a := okAttr(t)(s.Create(ctx, path, 0o644, dist.Layout{}))
 		if a.Layout != want || len(a.Servers) != want.Datafiles {
 			t.Fatalf("Create(%s): layout %+v servers %v, want %+v", path, a.Layout, a.Servers, want)
 		}
 	}
 	// No defaults anywhere: simple_stripe, 64 KiB, all servers.
 	check("/f", ss(65536, servers))
-	if got := okAttr(t)(s.Lookup("/f")).Layout; got != resolved(t, dist.Layout{Dist: dist.SimpleStripe}, servers) {
+	if got := okAttr(t)(s.Lookup(ctx, "/f")).Layout; got != resolved(t, dist.Layout{Dist: dist.SimpleStripe}, servers) {
 		t.Fatalf("fallback layout %+v", got)
 	}
 
-	okAttr(t)(s.Mkdir("/a", 0o755))
-	okAttr(t)(s.Mkdir("/a/b", 0o755))
-	a := okAttr(t)(s.SetLayout("/a", ss(1<<20, 2), false))
+	okAttr(t)(s.Mkdir(ctx, "/a", 0o755))
+	okAttr(t)(s.Mkdir(ctx, "/a/b", 0o755))
+	a := okAttr(t)(s.SetLayout(ctx, "/a", ss(1<<20, 2), false))
 	if a.Layout != ss(1<<20, 2) {
 		t.Fatalf("SetLayout(/a) = %+v", a.Layout)
 	}
 	// A directory default with 0 datafiles stays 0 ("all servers").
-	okAttr(t)(s.Mkdir("/all", 0o755))
-	if l := okAttr(t)(s.SetLayout("/all", dist.Layout{Dist: dist.SimpleStripe}, false)).Layout; l != ss(65536, 0) {
+	okAttr(t)(s.Mkdir(ctx, "/all", 0o755))
+	if l := okAttr(t)(s.SetLayout(ctx, "/all", dist.Layout{Dist: dist.SimpleStripe}, false)).Layout; l != ss(65536, 0) {
 		t.Fatalf("SetLayout(/all) = %+v", l)
 	}
 	check("/all/f", ss(65536, servers))
 
 	check("/a/f", ss(1<<20, 2))
-	check("/a/b/f", ss(1<<20, 2))                                 // nearest ancestor with a default
-	okAttr(t)(s.Mkdir("/a/b/c", 0o755))                           // made after the default was set
-	check("/a/b/c/f", ss(1<<20, 2))                               // ... inherits too
-	if got := okAttr(t)(s.Lookup("/a/b")); !got.Layout.IsZero() { // nothing copied
+	check("/a/b/f", ss(1<<20, 2))                                      // nearest ancestor with a default
+	okAttr(t)(s.Mkdir(ctx, "/a/b/c", 0o755))                           // made after the default was set
+	check("/a/b/c/f", ss(1<<20, 2))                                    // ... inherits too
+	if got := okAttr(t)(s.Lookup(ctx, "/a/b")); !got.Layout.IsZero() { // nothing copied
 		t.Fatalf("/a/b got layout %+v", got.Layout)
 	}
 
 	// Hints override; a hint with only a datafile count narrows the inherited one.
-	h := okAttr(t)(s.Create("/a/b/basic", 0o644, dist.Layout{Dist: dist.Basic}))
+	h := okAttr(t)(s.Create(ctx, "/a/b/basic", 0o644, dist.Layout{Dist: dist.Basic}))
 	if h.Layout != resolved(t, dist.Layout{Dist: dist.Basic}, servers) || len(h.Servers) != 1 {
 		t.Fatalf("basic hint: %+v", h)
 	}
-	h = okAttr(t)(s.Create("/a/b/three", 0o644, dist.Layout{Datafiles: 3}))
+	h = okAttr(t)(s.Create(ctx, "/a/b/three", 0o644, dist.Layout{Datafiles: 3}))
 	if h.Layout != ss(1<<20, 3) {
 		t.Fatalf("datafile-count hint: %+v", h.Layout)
 	}
-	h = okAttr(t)(s.Create("/a/b/small", 0o644, ss(4096, 0)))
+	h = okAttr(t)(s.Create(ctx, "/a/b/small", 0o644, ss(4096, 0)))
 	if h.Layout != ss(4096, servers) {
 		t.Fatalf("strip hint: %+v", h.Layout)
 	}
 
 	// A nearer default wins; clearing it falls back to /a's.
-	okAttr(t)(s.SetLayout("/a/b", ss(8192, 0), false))
+	okAttr(t)(s.SetLayout(ctx, "/a/b", ss(8192, 0), false))
 	check("/a/b/g", ss(8192, servers))
 	check("/a/b/c/g", ss(8192, servers))
-	if l := okAttr(t)(s.SetLayout("/a/b", dist.Layout{}, false)).Layout; !l.IsZero() {
+	if l := okAttr(t)(s.SetLayout(ctx, "/a/b", dist.Layout{}, false)).Layout; !l.IsZero() {
 		t.Fatalf("cleared layout = %+v", l)
 	}
 	check("/a/b/k", ss(1<<20, 2))
 
 	// The root's default acts as the file system default.
-	okAttr(t)(s.SetLayout("/", dist.Layout{Dist: dist.Basic}, false))
+	okAttr(t)(s.SetLayout(ctx, "/", dist.Layout{Dist: dist.Basic}, false))
 	check("/r", resolved(t, dist.Layout{Dist: dist.Basic}, servers))
 	check("/a/b/m", ss(1<<20, 2))
 
 	// Renaming a directory changes what it inherits.
-	okRename(t)(s.Rename("/a/b", "/b"))
+	okRename(t)(s.Rename(ctx, "/a/b", "/b"))
 	check("/b/n", resolved(t, dist.Layout{Dist: dist.Basic}, servers))
 
 	// Invalid layouts are EINVAL and change nothing.
@@ -506,72 +513,75 @@ func TestLayoutInheritance(t *testing.T) {
 		{Dist: dist.SimpleStripe, Params: "bogus=1"},
 		{Params: "strip_size=4096"}, // parameters without a name
 	} {
-		if _, err := s.SetLayout("/a", l, false); errnoOf(t, err) != syscall.EINVAL {
+		if _, err := s.SetLayout(ctx, "/a", l, false); errnoOf(t, err) != syscall.EINVAL {
 			t.Errorf("SetLayout(/a, %+v): %v", l, err)
 		}
-		if _, err := s.Create("/a/bad", 0o644, l); errnoOf(t, err) != syscall.EINVAL {
+		if _, err := s.Create(ctx, "/a/bad", 0o644, l); errnoOf(t, err) != syscall.EINVAL {
 			t.Errorf("Create with hints %+v: %v", l, err)
 		}
 	}
-	if _, err := s.Create("/a/bad", 0o644, dist.Layout{Datafiles: servers + 1}); errnoOf(t, err) != syscall.EINVAL {
+	if _, err := s.Create(ctx, "/a/bad", 0o644, dist.Layout{Datafiles: servers + 1}); errnoOf(t, err) != syscall.EINVAL {
 		t.Errorf("Create with too many datafiles: %v", err)
 	}
-	if _, err := s.Lookup("/a/bad"); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.Lookup(ctx, "/a/bad"); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("failed create left an entry: %v", err)
 	}
-	if l := okAttr(t)(s.Lookup("/a")).Layout; l != ss(1<<20, 2) {
+	if l := okAttr(t)(s.Lookup(ctx, "/a")).Layout; l != ss(1<<20, 2) {
 		t.Errorf("failed SetLayout changed /a to %+v", l)
 	}
-	if _, err := s.SetLayout("/nope", dist.Layout{}, false); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.SetLayout(ctx, "/nope", dist.Layout{}, false); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("SetLayout on a missing path: %v", err)
 	}
 }
 
 func TestServerDefaultLayout(t *testing.T) {
+	ctx := t.Context()
 	def := dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=131072", Datafiles: 2}
 	s := openT(t, Options{Servers: 3, DefaultLayout: def})
-	okAttr(t)(s.Mkdir("/d", 0o755))
-	if a := okAttr(t)(s.Create("/d/f", 0o644, dist.Layout{})); a.Layout != def {
+	okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	if a := okAttr(t)(s.Create(ctx, "/d/f", 0o644, dist.Layout{})); a.Layout != def {
 		t.Fatalf("server default: %+v", a.Layout)
 	}
-	okAttr(t)(s.SetLayout("/", dist.Layout{Dist: dist.Basic}, false))
-	if a := okAttr(t)(s.Create("/d/g", 0o644, dist.Layout{})); a.Layout.Dist != dist.Basic {
+	okAttr(t)(s.SetLayout(ctx, "/", dist.Layout{Dist: dist.Basic}, false))
+	if a := okAttr(t)(s.Create(ctx, "/d/g", 0o644, dist.Layout{})); a.Layout.Dist != dist.Basic {
 		t.Fatalf("root default did not override the server default: %+v", a.Layout)
 	}
 }
 
 func TestSetLayoutFile(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 4, Stuffing: true})
-	okAttr(t)(s.Create("/x", 0o644, dist.Layout{}))
-	f := okAttr(t)(s.Create("/f", 0o644, dist.Layout{})) // second create: first server 1
+	okAttr(t)(s.Create(ctx, "/x", 0o644, dist.Layout{}))
+	f := okAttr(t)(s.Create(ctx, "/f", 0o644, dist.Layout{})) // second create: first server 1
 	if f.Servers[0] != 1 || !f.Stuffed {
 		t.Fatalf("Create = %+v", f)
 	}
-	_, err := s.SetLayout("/f", dist.Layout{Dist: dist.Basic}, false)
+	_, err := s.SetLayout(ctx, "/f", dist.Layout{Dist: dist.Basic}, false)
 	if errnoOf(t, err) != syscall.EBUSY || !strings.Contains(err.Error(), "layout of a file with data cannot change") {
 		t.Fatalf("SetLayout on a file with data: %v", err)
 	}
-	if _, err := s.SetLayout("/f", dist.Layout{}, true); errnoOf(t, err) != syscall.EINVAL {
+	if _, err := s.SetLayout(ctx, "/f", dist.Layout{}, true); errnoOf(t, err) != syscall.EINVAL {
 		t.Fatalf("clearing a file's layout: %v", err)
 	}
 	l := dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=4096", Datafiles: 3}
-	a := okAttr(t)(s.SetLayout("/f", l, true))
+	a := okAttr(t)(s.SetLayout(ctx, "/f", l, true))
 	if a.Layout != l || !slices.Equal(a.Servers, []uint32{1, 2, 3}) || a.Stuffed || a.ID != f.ID {
 		t.Fatalf("SetLayout on an empty file = %+v", a)
 	}
-	if got := okAttr(t)(s.Lookup("/f")); !reflect.DeepEqual(got, a) {
+	if got := okAttr(t)(s.Lookup(ctx, "/f")); !reflect.DeepEqual(got, a) {
 		t.Fatalf("Lookup after SetLayout = %+v, want %+v", got, a)
 	}
-	a = okAttr(t)(s.SetLayout("/f", dist.Layout{Dist: dist.SimpleStripe}, true))
+	a = okAttr(t)(s.SetLayout(ctx, "/f", dist.Layout{Dist: dist.SimpleStripe}, true))
 	if !slices.Equal(a.Servers, []uint32{1, 2, 3, 0}) || a.Layout.Datafiles != 4 {
 		t.Fatalf("SetLayout to all servers = %+v", a)
 	}
-	if _, err := s.SetLayout("/f", dist.Layout{Dist: dist.SimpleStripe, Datafiles: 5}, true); errnoOf(t, err) != syscall.EINVAL {
+	if _, err := s.SetLayout(ctx, "/f", dist.Layout{Dist: dist.SimpleStripe, Datafiles: 5}, true); errnoOf(t, err) != syscall.EINVAL {
 		t.Fatalf("too wide: %v", err)
 	}
 }
 
 func TestRoundRobin(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "meta.db")
 	const servers = 3
 	s, err := Open(path, Options{Servers: servers})
@@ -582,7 +592,7 @@ func TestRoundRobin(t *testing.T) {
 	var k uint32
 	create := func(s *Store, name string, hints dist.Layout, n int) {
 		t.Helper()
-		a := okAttr(t)(s.Create(name, 0o644, hints))
+		a := okAttr(t)(s.Create(ctx, name, 0o644, hints))
 		want := make([]uint32, n)
 		for i := range want {
 			want[i] = (k + uint32(i)) % servers
@@ -594,11 +604,11 @@ func TestRoundRobin(t *testing.T) {
 	}
 	for i := range 5 {
 		create(s, fmt.Sprintf("/f%d", i), dist.Layout{}, servers)
-		okAttr(t)(s.Mkdir(fmt.Sprintf("/d%d", i), 0o755)) // does not advance the counter
+		okAttr(t)(s.Mkdir(ctx, fmt.Sprintf("/d%d", i), 0o755)) // does not advance the counter
 	}
 	create(s, "/two", two, 2)
 	create(s, "/basic", dist.Layout{Dist: dist.Basic}, 1)
-	if _, err := s.Create("/bad", 0o644, dist.Layout{Dist: "nonesuch"}); err == nil {
+	if _, err := s.Create(ctx, "/bad", 0o644, dist.Layout{Dist: "nonesuch"}); err == nil {
 		t.Fatal("bad create succeeded")
 	} // a failed create does not advance it either
 	if err := s.Close(); err != nil {
@@ -611,60 +621,62 @@ func TestRoundRobin(t *testing.T) {
 }
 
 func TestStuffing(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 4, Stuffing: true})
-	f := okAttr(t)(s.Create("/f", 0o644, dist.Layout{}))
+	f := okAttr(t)(s.Create(ctx, "/f", 0o644, dist.Layout{}))
 	if !f.Stuffed || len(f.Servers) != 4 || f.Layout.Datafiles != 4 {
 		t.Fatalf("stuffed create = %+v", f)
 	}
-	u := okAttr(t)(s.Unstuff(f.ID))
+	u := okAttr(t)(s.Unstuff(ctx, f.ID))
 	if u.Stuffed || !slices.Equal(u.Servers, f.Servers) || u.Layout != f.Layout {
 		t.Fatalf("Unstuff = %+v", u)
 	}
-	if again := okAttr(t)(s.Unstuff(f.ID)); !reflect.DeepEqual(again, u) {
+	if again := okAttr(t)(s.Unstuff(ctx, f.ID)); !reflect.DeepEqual(again, u) {
 		t.Fatalf("second Unstuff = %+v, want %+v", again, u)
 	}
-	if got := okAttr(t)(s.Lookup("/f")); got.Stuffed {
+	if got := okAttr(t)(s.Lookup(ctx, "/f")); got.Stuffed {
 		t.Fatalf("Lookup after Unstuff = %+v", got)
 	}
 	// One datafile: nothing to stuff.
-	if b := okAttr(t)(s.Create("/b", 0o644, dist.Layout{Dist: dist.Basic})); b.Stuffed {
+	if b := okAttr(t)(s.Create(ctx, "/b", 0o644, dist.Layout{Dist: dist.Basic})); b.Stuffed {
 		t.Errorf("basic file stuffed: %+v", b)
 	}
 	// Stuffing keeps datafile 0's data in place, so a layout whose first
 	// bytes live elsewhere is not stuffed.
-	vs := okAttr(t)(s.Create("/vs", 0o644, dist.Layout{Dist: dist.Varstrip, Params: "strips=1:100;0:100"}))
+	vs := okAttr(t)(s.Create(ctx, "/vs", 0o644, dist.Layout{Dist: dist.Varstrip, Params: "strips=1:100;0:100"}))
 	if vs.Stuffed || vs.Layout.Datafiles != 2 || len(vs.Servers) != 2 {
 		t.Errorf("varstrip starting on datafile 1: %+v", vs)
 	}
-	vs = okAttr(t)(s.Create("/vs0", 0o644, dist.Layout{Dist: dist.Varstrip, Params: "strips=0:100;1:100"}))
+	vs = okAttr(t)(s.Create(ctx, "/vs0", 0o644, dist.Layout{Dist: dist.Varstrip, Params: "strips=0:100;1:100"}))
 	if !vs.Stuffed || vs.Layout.Datafiles != 2 {
 		t.Errorf("varstrip starting on datafile 0: %+v", vs)
 	}
-	d := okAttr(t)(s.Mkdir("/d", 0o755))
-	if _, err := s.Unstuff(d.ID); errnoOf(t, err) != syscall.EISDIR {
+	d := okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	if _, err := s.Unstuff(ctx, d.ID); errnoOf(t, err) != syscall.EISDIR {
 		t.Errorf("Unstuff(dir): %v", err)
 	}
-	if _, err := s.Unstuff(9999); errnoOf(t, err) != syscall.ENOENT {
+	if _, err := s.Unstuff(ctx, 9999); errnoOf(t, err) != syscall.ENOENT {
 		t.Errorf("Unstuff(unknown): %v", err)
 	}
 
 	off := openT(t, Options{Servers: 4})
-	if f := okAttr(t)(off.Create("/f", 0o644, dist.Layout{})); f.Stuffed {
+	if f := okAttr(t)(off.Create(ctx, "/f", 0o644, dist.Layout{})); f.Stuffed {
 		t.Errorf("stuffing off but file stuffed: %+v", f)
 	}
 	one := openT(t, Options{Servers: 1, Stuffing: true})
-	if f := okAttr(t)(one.Create("/f", 0o644, dist.Layout{})); f.Stuffed {
+	if f := okAttr(t)(one.Create(ctx, "/f", 0o644, dist.Layout{})); f.Stuffed {
 		t.Errorf("one server but file stuffed: %+v", f)
 	}
 }
 
 // snapshot walks the whole namespace into path -> Attr.
 func snapshot(t tb, s *Store) map[string]Attr {
+	ctx := context.Background() // rapid.T has no Context
 	t.Helper()
-	out := map[string]Attr{"/": okAttr(t)(s.Lookup("/"))}
+	out := map[string]Attr{"/": okAttr(t)(s.Lookup(ctx, "/"))}
 	var walk func(dir string)
 	walk = func(dir string) {
-		for _, e := range okDir(t)(s.Readdir(dir)) {
+		for _, e := range okDir(t)(s.Readdir(ctx, dir)) {
 			p := strings.TrimSuffix(dir, "/") + "/" + e.Name
 			out[p] = e.Attr
 			if e.Attr.Kind == KindDir {
@@ -677,36 +689,37 @@ func snapshot(t tb, s *Store) map[string]Attr {
 }
 
 func TestDurability(t *testing.T) {
+	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "meta.db")
 	opts := Options{Servers: 3, Stuffing: true}
 	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	okAttr(t)(s.Mkdir("/a", 0o700))
-	okAttr(t)(s.SetLayout("/a", dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=4096", Datafiles: 2}, false))
-	f := okAttr(t)(s.Create("/a/f", 0o600, dist.Layout{}))
+	okAttr(t)(s.Mkdir(ctx, "/a", 0o700))
+	okAttr(t)(s.SetLayout(ctx, "/a", dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=4096", Datafiles: 2}, false))
+	f := okAttr(t)(s.Create(ctx, "/a/f", 0o600, dist.Layout{}))
 	size := int64(99)
-	okAttr(t)(s.SetAttr("/a/f", SetAttrRequest{Size: &size}))
-	okAttr(t)(s.Unstuff(f.ID))
-	okAttr(t)(s.Create("/a/g", 0o600, dist.Layout{}))
-	okRename(t)(s.Rename("/a/g", "/g"))
+	okAttr(t)(s.SetAttr(ctx, "/a/f", AttrChanges{Size: &size}))
+	okAttr(t)(s.Unstuff(ctx, f.ID))
+	okAttr(t)(s.Create(ctx, "/a/g", 0o600, dist.Layout{}))
+	okRename(t)(s.Rename(ctx, "/a/g", "/g"))
 	for d := range 10 {
 		dir := fmt.Sprintf("/d%d", d)
-		okAttr(t)(s.Mkdir(dir, 0o755))
+		okAttr(t)(s.Mkdir(ctx, dir, 0o755))
 		for i := range 100 {
-			okAttr(t)(s.Create(fmt.Sprintf("%s/f%03d", dir, i), 0o644, dist.Layout{}))
+			okAttr(t)(s.Create(ctx, fmt.Sprintf("%s/f%03d", dir, i), 0o644, dist.Layout{}))
 		}
 	}
 	before := snapshot(t, s)
 	if len(before) != 1+1+2+10+1000 {
 		t.Fatalf("snapshot has %d entries", len(before))
 	}
-	files, dirs, _ := s.Stats()
+	files, dirs, _ := s.Stats(ctx)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Lookup("/"); err == nil {
+	if _, err := s.Lookup(ctx, "/"); err == nil {
 		t.Error("Lookup on a closed store succeeded")
 	}
 
@@ -723,7 +736,7 @@ func TestDurability(t *testing.T) {
 	if a := after["/a/f"]; a.Size != 99 || a.Stuffed || a.Layout.Datafiles != 2 {
 		t.Errorf("/a/f after reopen: %+v", a)
 	}
-	if f2, d2, _ := s.Stats(); f2 != files || d2 != dirs || f2 != 1002 || d2 != 12 {
+	if f2, d2, _ := s.Stats(ctx); f2 != files || d2 != dirs || f2 != 1002 || d2 != 12 {
 		t.Errorf("Stats after reopen = %d, %d; before %d, %d", f2, d2, files, dirs)
 	}
 	// IDs are never reused.
@@ -731,12 +744,13 @@ func TestDurability(t *testing.T) {
 	for _, a := range after {
 		maxID = max(maxID, a.ID)
 	}
-	if n := okAttr(t)(s.Create("/new", 0o644, dist.Layout{})); n.ID <= maxID {
+	if n := okAttr(t)(s.Create(ctx, "/new", 0o644, dist.Layout{})); n.ID <= maxID {
 		t.Errorf("new ID %d not above %d", n.ID, maxID)
 	}
 }
 
 func TestConcurrent(t *testing.T) {
+	ctx := t.Context()
 	s := openT(t, Options{Servers: 4})
 	const workers, each = 8, 25
 	var wg sync.WaitGroup
@@ -744,15 +758,15 @@ func TestConcurrent(t *testing.T) {
 	for w := range workers {
 		wg.Go(func() {
 			dir := fmt.Sprintf("/w%d", w)
-			if _, err := s.Mkdir(dir, 0o755); err != nil {
+			if _, err := s.Mkdir(ctx, dir, 0o755); err != nil {
 				errs <- err
 				return
 			}
 			for i := range each {
-				if _, err := s.Create(fmt.Sprintf("%s/f%d", dir, i), 0o644, dist.Layout{}); err != nil {
+				if _, err := s.Create(ctx, fmt.Sprintf("%s/f%d", dir, i), 0o644, dist.Layout{}); err != nil {
 					errs <- err
 				}
-				if _, err := s.Readdir("/"); err != nil {
+				if _, err := s.Readdir(ctx, "/"); err != nil {
 					errs <- err
 				}
 			}
@@ -785,5 +799,41 @@ func TestConcurrent(t *testing.T) {
 		if n != workers*each/4 {
 			t.Errorf("server %d is first for %d files, want %d", i, n, workers*each/4)
 		}
+	}
+}
+
+// A request whose caller has gone is not executed: every method fails with
+// the context's error, naming the op, and the namespace stays as it was.
+func TestStoreCanceledContext(t *testing.T) {
+	s := openT(t, Options{Servers: 2, Stuffing: true})
+	live := t.Context()
+	f := okAttr(t)(s.Create(live, "/f", 0o644, dist.Layout{}))
+	okAttr(t)(s.Mkdir(live, "/d", 0o755))
+	before := snapshot(t, s)
+
+	ctx, cancel := context.WithCancel(live)
+	cancel()
+	mode := uint32(0o600)
+	ops := map[string]func() error{
+		"lookup":    func() error { _, err := s.Lookup(ctx, "/f"); return err },
+		"getbyid":   func() error { _, err := s.GetByID(ctx, f.ID); return err },
+		"mkdir":     func() error { _, err := s.Mkdir(ctx, "/e", 0o755); return err },
+		"create":    func() error { _, err := s.Create(ctx, "/g", 0o644, dist.Layout{}); return err },
+		"readdir":   func() error { _, err := s.Readdir(ctx, "/"); return err },
+		"remove":    func() error { _, err := s.Remove(ctx, "/f"); return err },
+		"rename":    func() error { _, err := s.Rename(ctx, "/f", "/h"); return err },
+		"setlayout": func() error { _, err := s.SetLayout(ctx, "/d", dist.DefaultLayout(), true); return err },
+		"unstuff":   func() error { _, err := s.Unstuff(ctx, f.ID); return err },
+		"setattr":   func() error { _, err := s.SetAttr(ctx, "/f", AttrChanges{Mode: &mode}); return err },
+		"stats":     func() error { _, _, err := s.Stats(ctx); return err },
+	}
+	for op, fn := range ops {
+		err := fn()
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), op) {
+			t.Errorf("%s under a canceled context: %v, want context.Canceled naming the op", op, err)
+		}
+	}
+	if after := snapshot(t, s); !reflect.DeepEqual(after, before) {
+		t.Errorf("namespace changed under a canceled context:\nbefore %v\nafter  %v", before, after)
 	}
 }

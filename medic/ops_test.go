@@ -1,0 +1,144 @@
+package medic
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/wire"
+	"github.com/pario/pario/wire/optest"
+)
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/fuzz/FuzzOp* from the op samples")
+
+func empty(*wire.Enc) {}
+
+var (
+	sampleNonce = bytes.Repeat([]byte{0xa5}, nonceLen)
+	sampleProof = bytes.Repeat([]byte{0x3c}, 32)
+	sampleID    = bytes.Repeat([]byte{0x11}, 32)
+)
+
+// opSamples are representative values of every op, each with the layout
+// its argument section had before the op types (raw wire.Enc calls).
+var opSamples = []optest.Sample{
+	{
+		Op: opHello.OpInfo,
+		Requests: []optest.Value{optest.V(&helloRequest{Version: protoVersion, Name: "storage site", Nonce: sampleNonce}, func(e *wire.Enc) {
+			e.U8(protoVersion)
+			e.String("storage site")
+			e.Blob(sampleNonce)
+		})},
+		Responses: []optest.Value{optest.V(&helloResponse{}, empty)},
+	},
+	{
+		Op:        opAuth.OpInfo,
+		Requests:  []optest.Value{optest.V(&authRequest{Nonce: sampleNonce, Proof: sampleProof}, func(e *wire.Enc) { e.Blob(sampleNonce); e.Blob(sampleProof) })},
+		Responses: []optest.Value{optest.V(&authResponse{Proof: sampleProof}, func(e *wire.Enc) { e.Blob(sampleProof) })},
+	},
+	{
+		Op: opOffer.OpInfo,
+		Requests: []optest.Value{optest.V(&offerRequest{ID: sampleID, Size: 1 << 30, Name: "out/run1.tsv", Window: DefaultWindow}, func(e *wire.Enc) {
+			e.Blob(sampleID)
+			e.I64(1 << 30)
+			e.String("out/run1.tsv")
+			e.U32(DefaultWindow)
+		})},
+		Responses: []optest.Value{optest.V(&offerResponse{Offset: 4 << 20}, func(e *wire.Enc) { e.I64(4 << 20) })},
+	},
+	{
+		Op:        opData.OpInfo,
+		Requests:  []optest.Value{optest.V(&dataRequest{Offset: 256 << 10}, func(e *wire.Enc) { e.I64(256 << 10) })},
+		Responses: []optest.Value{optest.V(&dataResponse{}, empty)},
+	},
+	{
+		Op:        opAck.OpInfo,
+		Requests:  []optest.Value{optest.V(&ackRequest{Acked: 6 << 20}, func(e *wire.Enc) { e.I64(6 << 20) })},
+		Responses: []optest.Value{optest.V(&ackResponse{}, empty)},
+	},
+	{
+		Op:       opDone.OpInfo,
+		Requests: []optest.Value{optest.V(&doneRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&doneResponse{Result: Result{
+			Path: "/store/out/run1.tsv", Size: 123456789, Plugin: "blast",
+			Verify: 3 * time.Millisecond, Decode: 2 * time.Second, Commit: 40 * time.Millisecond,
+		}}, func(e *wire.Enc) {
+			e.String("/store/out/run1.tsv")
+			e.I64(123456789)
+			e.String("blast")
+			e.I64(int64(3 * time.Millisecond))
+			e.I64(int64(2 * time.Second))
+			e.I64(int64(40 * time.Millisecond))
+		})},
+	},
+	{
+		Op:        opProbe.OpInfo,
+		Requests:  []optest.Value{optest.V(&probeRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&probeResponse{}, empty)},
+	},
+	{
+		Op:        opProbeEnd.OpInfo,
+		Requests:  []optest.Value{optest.V(&probeEndRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&probeEndResponse{Bytes: 1 << 26}, func(e *wire.Enc) { e.I64(1 << 26) })},
+	},
+	{
+		Op:        opPing.OpInfo,
+		Requests:  []optest.Value{optest.V(&pingRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&pingResponse{}, empty)},
+	},
+}
+
+func TestOpTable(t *testing.T) {
+	optest.CheckTable(t, ops, ops.Name, opSamples)
+}
+
+func TestOpRoundTrip(t *testing.T) {
+	optest.CheckSamples(t, opSamples)
+	if *updateCorpus {
+		if err := optest.WriteCorpus("testdata/fuzz", opSamples, fuzzTarget); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fuzzTarget names an op's fuzz target: "probeend" is FuzzOpProbeend.
+func fuzzTarget(op string) string { return "FuzzOp" + string(op[0]-'a'+'A') + op[1:] }
+
+func sample(t testing.TB, op wire.OpInfo) optest.Sample {
+	for _, s := range opSamples {
+		if s.Op.Code == op.Code {
+			return s
+		}
+	}
+	t.Fatalf("no sample of op %q", op.Name)
+	return optest.Sample{}
+}
+
+func FuzzOpHello(f *testing.F)    { optest.Fuzz(f, sample(f, opHello.OpInfo)) }
+func FuzzOpAuth(f *testing.F)     { optest.Fuzz(f, sample(f, opAuth.OpInfo)) }
+func FuzzOpOffer(f *testing.F)    { optest.Fuzz(f, sample(f, opOffer.OpInfo)) }
+func FuzzOpData(f *testing.F)     { optest.Fuzz(f, sample(f, opData.OpInfo)) }
+func FuzzOpAck(f *testing.F)      { optest.Fuzz(f, sample(f, opAck.OpInfo)) }
+func FuzzOpDone(f *testing.F)     { optest.Fuzz(f, sample(f, opDone.OpInfo)) }
+func FuzzOpProbe(f *testing.F)    { optest.Fuzz(f, sample(f, opProbe.OpInfo)) }
+func FuzzOpProbeend(f *testing.F) { optest.Fuzz(f, sample(f, opProbeEnd.OpInfo)) }
+func FuzzOpPing(f *testing.F)     { optest.Fuzz(f, sample(f, opPing.OpInfo)) }
+
+// An answer that does not decode is reported as such, not as a lost
+// connection (the sender would be told to resume a transfer that cannot).
+func TestLostKeepsMalformedAnswer(t *testing.T) {
+	var r offerResponse
+	err := r.Decode(wire.NewDec([]byte{1, 2}))
+	err = lost(t.Context(), fmt.Errorf("%w: offer: %w", errMalformedAnswer, err), 0, 10)
+	if !errors.Is(err, errMalformedAnswer) || strings.Contains(err.Error(), "connection to the receiver lost") {
+		t.Fatalf("lost(malformed answer) = %v", err)
+	}
+	if err := lost(t.Context(), io.ErrUnexpectedEOF, 3, 10); !strings.Contains(err.Error(), "lost after it acknowledged 3 of 10 bytes") {
+		t.Fatalf("lost(EOF) = %v", err)
+	}
+}

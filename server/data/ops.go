@@ -1,0 +1,182 @@
+package data
+
+import (
+	"fmt"
+
+	"github.com/pario/pario/wire"
+)
+
+// The I/O server's ops. Each request and response type below is the whole
+// layout of its argument section; the bulk data of a write or of a read's
+// answer travels in the frame's data section, beside the types. Every op
+// is idempotent: writes and truncates are positioned, and removing a
+// datafile twice removes it once.
+var (
+	OpWrite    = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
+	OpRead     = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
+	OpTruncate = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
+	OpSize     = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
+	OpSync     = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
+	OpRemove   = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
+	OpStatfs   = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
+)
+
+// Ops is the I/O server's op table.
+var Ops = wire.OpTable{
+	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
+	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo,
+}
+
+// OpName names an op code for logs and errors.
+func OpName(code uint8) string { return Ops.Name(code) }
+
+// WriteRequest writes the frame's data section at Offset of datafile ID.
+type WriteRequest struct {
+	ID     uint64
+	Offset int64
+}
+
+func (r WriteRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.I64(r.Offset)
+}
+
+func (r *WriteRequest) Decode(d *wire.Dec) error {
+	r.ID, r.Offset = d.U64("id"), d.Offset("offset")
+	return d.Done()
+}
+
+// WriteResponse is empty: a write either happened or failed.
+type WriteResponse struct{}
+
+func (WriteResponse) Encode(*wire.Enc)          {}
+func (*WriteResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// ReadRequest asks for up to Length bytes at Offset; they come back in the
+// response's data section, short at the datafile's end.
+type ReadRequest struct {
+	ID     uint64
+	Offset int64
+	Length int64
+}
+
+func (r ReadRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.I64(r.Offset)
+	e.I64(r.Length)
+}
+
+func (r *ReadRequest) Decode(d *wire.Dec) error {
+	r.ID, r.Offset, r.Length = d.U64("id"), d.Offset("offset"), d.Offset("length")
+	if err := d.Done(); err != nil {
+		return err
+	}
+	if r.Length > wire.MaxDataLen {
+		return fmt.Errorf("field %q: read of %d bytes exceeds the %d-byte frame limit", "length", r.Length, wire.MaxDataLen)
+	}
+	return nil
+}
+
+// ReadResponse is empty: the bytes are the frame's data section.
+type ReadResponse struct{}
+
+func (ReadResponse) Encode(*wire.Enc)          {}
+func (*ReadResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// TruncateRequest cuts or extends datafile ID to Size bytes.
+type TruncateRequest struct {
+	ID   uint64
+	Size int64
+}
+
+func (r TruncateRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.I64(r.Size)
+}
+
+func (r *TruncateRequest) Decode(d *wire.Dec) error {
+	r.ID, r.Size = d.U64("id"), d.Offset("size")
+	return d.Done()
+}
+
+// TruncateResponse is empty.
+type TruncateResponse struct{}
+
+func (TruncateResponse) Encode(*wire.Enc)          {}
+func (*TruncateResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// SizeRequest asks for the physical size of datafile ID.
+type SizeRequest struct{ ID uint64 }
+
+func (r SizeRequest) Encode(e *wire.Enc) { e.U64(r.ID) }
+
+func (r *SizeRequest) Decode(d *wire.Dec) error {
+	r.ID = d.U64("id")
+	return d.Done()
+}
+
+// SizeResponse is a datafile's size (0 for one never written).
+type SizeResponse struct{ Size int64 }
+
+func (r SizeResponse) Encode(e *wire.Enc) { e.I64(r.Size) }
+
+func (r *SizeResponse) Decode(d *wire.Dec) error {
+	r.Size = d.Offset("size")
+	return d.Done()
+}
+
+// SyncRequest makes datafile ID durable (fdatasync, and its directory
+// for a new one).
+type SyncRequest struct{ ID uint64 }
+
+func (r SyncRequest) Encode(e *wire.Enc) { e.U64(r.ID) }
+
+func (r *SyncRequest) Decode(d *wire.Dec) error {
+	r.ID = d.U64("id")
+	return d.Done()
+}
+
+// SyncResponse is empty.
+type SyncResponse struct{}
+
+func (SyncResponse) Encode(*wire.Enc)          {}
+func (*SyncResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// RemoveRequest deletes datafile ID.
+type RemoveRequest struct{ ID uint64 }
+
+func (r RemoveRequest) Encode(e *wire.Enc) { e.U64(r.ID) }
+
+func (r *RemoveRequest) Decode(d *wire.Dec) error {
+	r.ID = d.U64("id")
+	return d.Done()
+}
+
+// RemoveResponse is empty.
+type RemoveResponse struct{}
+
+func (RemoveResponse) Encode(*wire.Enc)          {}
+func (*RemoveResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// StatfsRequest is empty: it asks for the server's capacity and usage.
+type StatfsRequest struct{}
+
+func (StatfsRequest) Encode(*wire.Enc)          {}
+func (*StatfsRequest) Decode(d *wire.Dec) error { return d.Done() }
+
+// StatfsResponse is the Statfs of the server's store.
+type StatfsResponse struct{ Statfs }
+
+func (r StatfsResponse) Encode(e *wire.Enc) {
+	e.U64(r.Total)
+	e.U64(r.Free)
+	e.U64(r.Avail)
+	e.U64(r.Used)
+	e.U64(r.Datafiles)
+}
+
+func (r *StatfsResponse) Decode(d *wire.Dec) error {
+	r.Total, r.Free, r.Avail = d.U64("total"), d.U64("free"), d.U64("avail")
+	r.Used, r.Datafiles = d.U64("used"), d.U64("datafiles")
+	return d.Done()
+}

@@ -1,0 +1,135 @@
+package data
+
+import (
+	"errors"
+	"flag"
+	"math"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pario/pario/wire"
+	"github.com/pario/pario/wire/optest"
+)
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/fuzz/FuzzOp* from the op samples")
+
+// opSamples are representative values of every op, each with the layout
+// its argument section had before the op types (raw wire.Enc calls).
+var opSamples = []optest.Sample{
+	{
+		Op: OpWrite.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&WriteRequest{ID: 0x1ab, Offset: 1 << 40}, func(e *wire.Enc) { e.U64(0x1ab); e.I64(1 << 40) }),
+			optest.V(&WriteRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.I64(0) }),
+		},
+		Responses: []optest.Value{optest.V(&WriteResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op: OpRead.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ReadRequest{ID: 7, Offset: 4096, Length: 1 << 20}, func(e *wire.Enc) { e.U64(7); e.I64(4096); e.I64(1 << 20) }),
+			optest.V(&ReadRequest{ID: 1, Length: wire.MaxDataLen}, func(e *wire.Enc) { e.U64(1); e.I64(0); e.I64(wire.MaxDataLen) }),
+		},
+		Responses: []optest.Value{optest.V(&ReadResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op:        OpTruncate.OpInfo,
+		Requests:  []optest.Value{optest.V(&TruncateRequest{ID: 9, Size: 12345}, func(e *wire.Enc) { e.U64(9); e.I64(12345) })},
+		Responses: []optest.Value{optest.V(&TruncateResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op:       OpSize.OpInfo,
+		Requests: []optest.Value{optest.V(&SizeRequest{ID: 3}, func(e *wire.Enc) { e.U64(3) })},
+		Responses: []optest.Value{
+			optest.V(&SizeResponse{Size: 1 << 33}, func(e *wire.Enc) { e.I64(1 << 33) }),
+			optest.V(&SizeResponse{}, func(e *wire.Enc) { e.I64(0) }),
+		},
+	},
+	{
+		Op:        OpSync.OpInfo,
+		Requests:  []optest.Value{optest.V(&SyncRequest{ID: 4}, func(e *wire.Enc) { e.U64(4) })},
+		Responses: []optest.Value{optest.V(&SyncResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op:        OpRemove.OpInfo,
+		Requests:  []optest.Value{optest.V(&RemoveRequest{ID: 5}, func(e *wire.Enc) { e.U64(5) })},
+		Responses: []optest.Value{optest.V(&RemoveResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op:       OpStatfs.OpInfo,
+		Requests: []optest.Value{optest.V(&StatfsRequest{}, func(*wire.Enc) {})},
+		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6}},
+			func(e *wire.Enc) { e.U64(1 << 40); e.U64(1 << 39); e.U64(1 << 38); e.U64(12345); e.U64(6) })},
+	},
+}
+
+func TestOpTable(t *testing.T) {
+	optest.CheckTable(t, Ops, OpName, opSamples)
+}
+
+func TestOpRoundTrip(t *testing.T) {
+	optest.CheckSamples(t, opSamples)
+	if *updateCorpus {
+		if err := optest.WriteCorpus("testdata/fuzz", opSamples, fuzzTarget); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fuzzTarget names an op's fuzz target: "write" is FuzzOpWrite.
+func fuzzTarget(op string) string { return "FuzzOp" + string(op[0]-'a'+'A') + op[1:] }
+
+func sample(t testing.TB, op wire.OpInfo) optest.Sample {
+	for _, s := range opSamples {
+		if s.Op.Code == op.Code {
+			return s
+		}
+	}
+	t.Fatalf("no sample of op %q", op.Name)
+	return optest.Sample{}
+}
+
+func FuzzOpWrite(f *testing.F)    { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
+func FuzzOpRead(f *testing.F)     { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }
+func FuzzOpTruncate(f *testing.F) { optest.Fuzz(f, sample(f, OpTruncate.OpInfo)) }
+func FuzzOpSize(f *testing.F)     { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
+func FuzzOpSync(f *testing.F)     { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
+func FuzzOpRemove(f *testing.F)   { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
+func FuzzOpStatfs(f *testing.F)   { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
+
+// The handler answers a request whose arguments do not decode with EINVAL
+// naming the op and the field, and executes nothing; an unknown op is
+// ENOSYS.
+func TestHandlerBadRequests(t *testing.T) {
+	s := openStore(t, StoreOptions{})
+	h := &Handler{Store: s}
+	id := func(e *wire.Enc) { e.U64(9) }
+	for _, tc := range []struct {
+		op    wire.OpInfo
+		args  func(e *wire.Enc)
+		field string
+	}{
+		{OpWrite.OpInfo, id, `"offset"`},
+		{OpWrite.OpInfo, func(e *wire.Enc) { id(e); e.I64(-1) }, `"offset": negative value -1`},
+		{OpRead.OpInfo, func(e *wire.Enc) { id(e); e.I64(0); e.I64(wire.MaxDataLen + 1) }, `"length": read of`},
+		{OpTruncate.OpInfo, func(e *wire.Enc) { id(e); e.I64(-5) }, `"size": negative value -5`},
+		{OpSize.OpInfo, func(e *wire.Enc) { id(e); e.U8(0) }, "trailing"},
+		{OpSync.OpInfo, func(*wire.Enc) {}, `"id"`},
+		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
+		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
+	} {
+		var e wire.Enc
+		tc.args(&e)
+		_, err := h.ServeWire(ctx, &wire.Request{Op: tc.op.Code, Args: e.Bytes(), Data: []byte("x")})
+		if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), tc.op.Name+" request: ") || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s with %x: %v, want EINVAL naming the op and %s", tc.op.Name, e.Bytes(), err, tc.field)
+		}
+	}
+	if st, err := s.Statfs(ctx); err != nil || st.Datafiles != 0 {
+		t.Errorf("after bad requests: %+v, %v; want no datafile", st, err)
+	}
+	if _, err := h.ServeWire(ctx, &wire.Request{Op: 99}); !errors.Is(err, syscall.ENOSYS) {
+		t.Errorf("unknown op: %v, want ENOSYS", err)
+	}
+}

@@ -1,0 +1,367 @@
+package meta
+
+import (
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/wire"
+)
+
+// The metadata server's ops. Each request and response type below is the
+// whole layout of its argument section. Paths are strings, layouts travel
+// in their text form (dist.Layout.String, "" for none), attributes in the
+// versioned encoding the database uses. An op is idempotent when a second
+// execution leaves the namespace as the first did: creating, removing and
+// renaming are not (the second attempt would fail with EEXIST or ENOENT
+// after the first succeeded unseen).
+var (
+	OpServers   = wire.NewOp[ServersRequest, ServersResponse](1, "servers", true)
+	OpLookup    = wire.NewOp[LookupRequest, AttrResponse](2, "lookup", true)
+	OpCreate    = wire.NewOp[CreateRequest, AttrResponse](3, "create", false)
+	OpMkdir     = wire.NewOp[MkdirRequest, AttrResponse](4, "mkdir", false)
+	OpReaddir   = wire.NewOp[ReaddirRequest, ReaddirResponse](5, "readdir", true)
+	OpRename    = wire.NewOp[RenameRequest, RenameResponse](6, "rename", false)
+	OpRemove    = wire.NewOp[RemoveRequest, AttrResponse](7, "remove", false)
+	OpSetLayout = wire.NewOp[SetLayoutRequest, AttrResponse](8, "setlayout", true)
+	OpUnstuff   = wire.NewOp[UnstuffRequest, AttrResponse](9, "unstuff", true)
+	OpSetAttr   = wire.NewOp[SetAttrRequest, AttrResponse](10, "setattr", true)
+	OpGetByID   = wire.NewOp[GetByIDRequest, AttrResponse](11, "getbyid", true)
+	OpStats     = wire.NewOp[StatsRequest, StatsResponse](12, "stats", true)
+)
+
+// Ops is the metadata server's op table.
+var Ops = wire.OpTable{
+	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
+	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
+	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
+}
+
+// OpName names an op code for logs and errors.
+func OpName(code uint8) string { return Ops.Name(code) }
+
+// ServerInfo names one I/O server of the cluster.
+type ServerInfo struct {
+	Name string // e.g. "data0"
+	Addr string // host:port clients dial
+}
+
+// maxListLen bounds counts read off the wire before anything is allocated.
+const maxListLen = 1 << 20
+
+func putAttr(e *wire.Enc, a *Attr) { e.Blob(encodeAttr(a)) }
+
+func getAttr(d *wire.Dec, field string) Attr {
+	b := d.Blob(field)
+	if d.Err() != nil {
+		return Attr{}
+	}
+	a, err := decodeAttr(b)
+	if err != nil {
+		d.Fail(field, err)
+	}
+	return a
+}
+
+func putLayout(e *wire.Enc, l dist.Layout) {
+	if l.IsZero() {
+		e.String("")
+	} else {
+		e.String(l.String())
+	}
+}
+
+func getLayout(d *wire.Dec, field string) dist.Layout {
+	s := d.String(field)
+	if s == "" || d.Err() != nil {
+		return dist.Layout{}
+	}
+	l, err := dist.ParseLayout(s)
+	if err != nil {
+		d.Fail(field, err)
+	}
+	return l
+}
+
+// ServersRequest is empty: it asks for the cluster's I/O servers.
+type ServersRequest struct{}
+
+func (ServersRequest) Encode(*wire.Enc)          {}
+func (*ServersRequest) Decode(d *wire.Dec) error { return d.Done() }
+
+// ServersResponse lists the I/O servers in server-index order.
+type ServersResponse struct{ Servers []ServerInfo }
+
+func (r ServersResponse) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.Servers)))
+	for _, s := range r.Servers {
+		e.String(s.Name)
+		e.String(s.Addr)
+	}
+}
+
+func (r *ServersResponse) Decode(d *wire.Dec) error {
+	n := d.Int("server count", maxListLen)
+	r.Servers = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Servers = append(r.Servers, ServerInfo{Name: d.String("server name"), Addr: d.String("server address")})
+	}
+	return d.Done()
+}
+
+// AttrResponse is the attributes of the entry an op looked up, created,
+// changed or removed.
+type AttrResponse struct{ Attr Attr }
+
+func (r AttrResponse) Encode(e *wire.Enc) { putAttr(e, &r.Attr) }
+
+func (r *AttrResponse) Decode(d *wire.Dec) error {
+	r.Attr = getAttr(d, "attr")
+	return d.Done()
+}
+
+// LookupRequest asks for the attributes of Path.
+type LookupRequest struct{ Path string }
+
+func (r LookupRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+
+func (r *LookupRequest) Decode(d *wire.Dec) error {
+	r.Path = d.String("path")
+	return d.Done()
+}
+
+// CreateRequest creates a file. A zero Layout inherits the directory's
+// default, else the server's.
+type CreateRequest struct {
+	Path   string
+	Mode   uint32
+	Layout dist.Layout
+}
+
+func (r CreateRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.U32(r.Mode)
+	putLayout(e, r.Layout)
+}
+
+func (r *CreateRequest) Decode(d *wire.Dec) error {
+	r.Path, r.Mode = d.String("path"), d.U32("mode")
+	r.Layout = getLayout(d, "layout")
+	return d.Done()
+}
+
+// MkdirRequest creates a directory.
+type MkdirRequest struct {
+	Path string
+	Mode uint32
+}
+
+func (r MkdirRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.U32(r.Mode)
+}
+
+func (r *MkdirRequest) Decode(d *wire.Dec) error {
+	r.Path, r.Mode = d.String("path"), d.U32("mode")
+	return d.Done()
+}
+
+// ReaddirRequest lists the directory Path.
+type ReaddirRequest struct{ Path string }
+
+func (r ReaddirRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+
+func (r *ReaddirRequest) Decode(d *wire.Dec) error {
+	r.Path = d.String("path")
+	return d.Done()
+}
+
+// ReaddirResponse is a directory's entries, sorted by name.
+type ReaddirResponse struct{ Entries []DirEntry }
+
+func (r ReaddirResponse) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.Entries)))
+	for i := range r.Entries {
+		e.String(r.Entries[i].Name)
+		putAttr(e, &r.Entries[i].Attr)
+	}
+}
+
+func (r *ReaddirResponse) Decode(d *wire.Dec) error {
+	n := d.Int("entry count", maxListLen)
+	r.Entries = nil
+	if n > 0 {
+		r.Entries = make([]DirEntry, 0, min(n, 1024))
+	}
+	for i := 0; i < n && d.Err() == nil; i++ {
+		name := d.String("entry name")
+		r.Entries = append(r.Entries, DirEntry{Name: name, Attr: getAttr(d, "entry attr")})
+	}
+	if err := d.Done(); err != nil {
+		r.Entries = nil
+		return err
+	}
+	return nil
+}
+
+// RenameRequest moves OldPath to NewPath.
+type RenameRequest struct{ OldPath, NewPath string }
+
+func (r RenameRequest) Encode(e *wire.Enc) {
+	e.String(r.OldPath)
+	e.String(r.NewPath)
+}
+
+func (r *RenameRequest) Decode(d *wire.Dec) error {
+	r.OldPath, r.NewPath = d.String("old path"), d.String("new path")
+	return d.Done()
+}
+
+// RenameResponse holds the attributes of the file NewPath named before, if
+// the rename replaced one (its datafiles are the client's to remove).
+type RenameResponse struct{ Replaced *Attr }
+
+func (r RenameResponse) Encode(e *wire.Enc) {
+	e.Bool(r.Replaced != nil)
+	if r.Replaced != nil {
+		putAttr(e, r.Replaced)
+	}
+}
+
+func (r *RenameResponse) Decode(d *wire.Dec) error {
+	r.Replaced = nil
+	if d.Bool("replaced") {
+		a := getAttr(d, "replaced attr")
+		r.Replaced = &a
+	}
+	if err := d.Done(); err != nil {
+		r.Replaced = nil
+		return err
+	}
+	return nil
+}
+
+// RemoveRequest removes a file's entry or an empty directory.
+type RemoveRequest struct{ Path string }
+
+func (r RemoveRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+
+func (r *RemoveRequest) Decode(d *wire.Dec) error {
+	r.Path = d.String("path")
+	return d.Done()
+}
+
+// SetLayoutRequest sets a directory's default layout (zero clears it) or
+// the layout of a file the client found empty.
+type SetLayoutRequest struct {
+	Path        string
+	Layout      dist.Layout
+	FileIsEmpty bool
+}
+
+func (r SetLayoutRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	putLayout(e, r.Layout)
+	e.Bool(r.FileIsEmpty)
+}
+
+func (r *SetLayoutRequest) Decode(d *wire.Dec) error {
+	r.Path = d.String("path")
+	r.Layout = getLayout(d, "layout")
+	r.FileIsEmpty = d.Bool("file is empty")
+	return d.Done()
+}
+
+// UnstuffRequest spreads the stuffed file ID to its full layout.
+type UnstuffRequest struct{ ID FileID }
+
+func (r UnstuffRequest) Encode(e *wire.Enc) { e.U64(uint64(r.ID)) }
+
+func (r *UnstuffRequest) Decode(d *wire.Dec) error {
+	r.ID = FileID(d.U64("id"))
+	return d.Done()
+}
+
+// SetAttrRequest changes the attributes of Path; nil fields stay.
+type SetAttrRequest struct {
+	Path string
+	AttrChanges
+}
+
+// Each optional field travels as a presence byte and a fixed-size value
+// (zero when absent), so the section's size does not depend on which are
+// set.
+func (r SetAttrRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.Bool(r.Mode != nil)
+	if r.Mode != nil {
+		e.U32(*r.Mode)
+	} else {
+		e.U32(0)
+	}
+	e.Bool(r.Mtime != nil)
+	if r.Mtime != nil {
+		e.I64(*r.Mtime)
+	} else {
+		e.I64(0)
+	}
+	e.Bool(r.Size != nil)
+	if r.Size != nil {
+		e.I64(*r.Size)
+	} else {
+		e.I64(0)
+	}
+}
+
+func (r *SetAttrRequest) Decode(d *wire.Dec) error {
+	*r = SetAttrRequest{Path: d.String("path")}
+	if d.Bool("has mode") {
+		m := d.U32("mode")
+		r.Mode = &m
+	} else {
+		d.U32("mode")
+	}
+	if d.Bool("has mtime") {
+		t := d.I64("mtime")
+		r.Mtime = &t
+	} else {
+		d.I64("mtime")
+	}
+	if d.Bool("has size") {
+		s := d.Offset("size")
+		r.Size = &s
+	} else {
+		d.I64("size")
+	}
+	if err := d.Done(); err != nil {
+		*r = SetAttrRequest{}
+		return err
+	}
+	return nil
+}
+
+// GetByIDRequest asks for the attributes of entry ID, wherever it is now.
+type GetByIDRequest struct{ ID FileID }
+
+func (r GetByIDRequest) Encode(e *wire.Enc) { e.U64(uint64(r.ID)) }
+
+func (r *GetByIDRequest) Decode(d *wire.Dec) error {
+	r.ID = FileID(d.U64("id"))
+	return d.Done()
+}
+
+// StatsRequest is empty: it asks how many files and directories exist.
+type StatsRequest struct{}
+
+func (StatsRequest) Encode(*wire.Enc)          {}
+func (*StatsRequest) Decode(d *wire.Dec) error { return d.Done() }
+
+// StatsResponse counts the namespace's entries.
+type StatsResponse struct{ Files, Dirs int64 }
+
+func (r StatsResponse) Encode(e *wire.Enc) {
+	e.I64(r.Files)
+	e.I64(r.Dirs)
+}
+
+func (r *StatsResponse) Decode(d *wire.Dec) error {
+	r.Files, r.Dirs = d.I64("files"), d.I64("dirs")
+	return d.Done()
+}

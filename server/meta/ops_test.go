@@ -1,0 +1,241 @@
+package meta
+
+import (
+	"errors"
+	"flag"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/wire"
+	"github.com/pario/pario/wire/optest"
+)
+
+var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/fuzz/FuzzOp* from the op samples")
+
+var (
+	sampleFile = Attr{
+		ID: 42, Kind: KindFile, Mode: 0o644, Mtime: 1700000000123456789, Ctime: 1700000000987654321,
+		Layout:  dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=65536", Datafiles: 3},
+		Servers: []uint32{2, 0, 1}, Stuffed: true, Size: 5000,
+	}
+	sampleDir    = Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: 1, Ctime: 2}
+	sampleLayout = dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=1048576", Datafiles: 2}
+)
+
+// Raw layouts of the argument sections, as the hand-written encoders
+// before the op types wrote them.
+func rawAttr(a Attr) func(*wire.Enc)   { return func(e *wire.Enc) { e.Blob(encodeAttr(&a)) } }
+func rawPath(p string) func(*wire.Enc) { return func(e *wire.Enc) { e.String(p) } }
+func rawID(id FileID) func(*wire.Enc)  { return func(e *wire.Enc) { e.U64(uint64(id)) } }
+func empty(*wire.Enc)                  {}
+
+func attrResponses() []optest.Value {
+	return []optest.Value{
+		optest.V(&AttrResponse{Attr: sampleFile}, rawAttr(sampleFile)),
+		optest.V(&AttrResponse{Attr: sampleDir}, rawAttr(sampleDir)),
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// opSamples are representative values of every op, each with the layout
+// its argument section had before the op types.
+var opSamples = []optest.Sample{
+	{
+		Op:       OpServers.OpInfo,
+		Requests: []optest.Value{optest.V(&ServersRequest{}, empty)},
+		Responses: []optest.Value{
+			optest.V(&ServersResponse{Servers: []ServerInfo{{"data0", "10.0.0.2:7001"}, {"data1", "[::1]:7002"}}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.String("data0")
+				e.String("10.0.0.2:7001")
+				e.String("data1")
+				e.String("[::1]:7002")
+			}),
+			optest.V(&ServersResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+		},
+	},
+	{
+		Op:        OpLookup.OpInfo,
+		Requests:  []optest.Value{optest.V(&LookupRequest{Path: "/a/b"}, rawPath("/a/b"))},
+		Responses: attrResponses(),
+	},
+	{
+		Op: OpCreate.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&CreateRequest{Path: "/f", Mode: 0o600, Layout: sampleLayout}, func(e *wire.Enc) {
+				e.String("/f")
+				e.U32(0o600)
+				e.String(sampleLayout.String())
+			}),
+			optest.V(&CreateRequest{Path: "/g", Mode: 0o644}, func(e *wire.Enc) { e.String("/g"); e.U32(0o644); e.String("") }),
+		},
+		Responses: attrResponses(),
+	},
+	{
+		Op:        OpMkdir.OpInfo,
+		Requests:  []optest.Value{optest.V(&MkdirRequest{Path: "/d", Mode: 0o750}, func(e *wire.Enc) { e.String("/d"); e.U32(0o750) })},
+		Responses: attrResponses(),
+	},
+	{
+		Op:       OpReaddir.OpInfo,
+		Requests: []optest.Value{optest.V(&ReaddirRequest{Path: "/"}, rawPath("/"))},
+		Responses: []optest.Value{
+			optest.V(&ReaddirResponse{Entries: []DirEntry{{Name: "f", Attr: sampleFile}, {Name: "d", Attr: sampleDir}}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.String("f")
+				rawAttr(sampleFile)(e)
+				e.String("d")
+				rawAttr(sampleDir)(e)
+			}),
+			optest.V(&ReaddirResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+		},
+	},
+	{
+		Op:       OpRename.OpInfo,
+		Requests: []optest.Value{optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c") })},
+		Responses: []optest.Value{
+			optest.V(&RenameResponse{}, func(e *wire.Enc) { e.Bool(false) }),
+			optest.V(&RenameResponse{Replaced: ptr(sampleFile)}, func(e *wire.Enc) { e.Bool(true); rawAttr(sampleFile)(e) }),
+		},
+	},
+	{
+		Op:        OpRemove.OpInfo,
+		Requests:  []optest.Value{optest.V(&RemoveRequest{Path: "/a"}, rawPath("/a"))},
+		Responses: attrResponses(),
+	},
+	{
+		Op: OpSetLayout.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&SetLayoutRequest{Path: "/d", Layout: sampleLayout, FileIsEmpty: true}, func(e *wire.Enc) {
+				e.String("/d")
+				e.String(sampleLayout.String())
+				e.Bool(true)
+			}),
+			optest.V(&SetLayoutRequest{Path: "/d"}, func(e *wire.Enc) { e.String("/d"); e.String(""); e.Bool(false) }),
+		},
+		Responses: attrResponses(),
+	},
+	{
+		Op:        OpUnstuff.OpInfo,
+		Requests:  []optest.Value{optest.V(&UnstuffRequest{ID: 42}, rawID(42))},
+		Responses: attrResponses(),
+	},
+	{
+		Op: OpSetAttr.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mtime: ptr(int64(-5))}}, func(e *wire.Enc) {
+				e.String("/f")
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(true)
+				e.I64(-5)
+				e.Bool(false)
+				e.I64(0)
+			}),
+			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mode: ptr(uint32(0o640)), Size: ptr(int64(1 << 40))}}, func(e *wire.Enc) {
+				e.String("/f")
+				e.Bool(true)
+				e.U32(0o640)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(true)
+				e.I64(1 << 40)
+			}),
+		},
+		Responses: attrResponses(),
+	},
+	{
+		Op:        OpGetByID.OpInfo,
+		Requests:  []optest.Value{optest.V(&GetByIDRequest{ID: 7}, rawID(7))},
+		Responses: attrResponses(),
+	},
+	{
+		Op:        OpStats.OpInfo,
+		Requests:  []optest.Value{optest.V(&StatsRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&StatsResponse{Files: 10, Dirs: 3}, func(e *wire.Enc) { e.I64(10); e.I64(3) })},
+	},
+}
+
+func TestOpTable(t *testing.T) {
+	optest.CheckTable(t, Ops, OpName, opSamples)
+}
+
+func TestOpRoundTrip(t *testing.T) {
+	optest.CheckSamples(t, opSamples)
+	if *updateCorpus {
+		if err := optest.WriteCorpus("testdata/fuzz", opSamples, fuzzTarget); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// fuzzTarget names an op's fuzz target: "getbyid" is FuzzOpGetbyid.
+func fuzzTarget(op string) string { return "FuzzOp" + string(op[0]-'a'+'A') + op[1:] }
+
+func sample(t testing.TB, op wire.OpInfo) optest.Sample {
+	for _, s := range opSamples {
+		if s.Op.Code == op.Code {
+			return s
+		}
+	}
+	t.Fatalf("no sample of op %q", op.Name)
+	return optest.Sample{}
+}
+
+func FuzzOpServers(f *testing.F)   { optest.Fuzz(f, sample(f, OpServers.OpInfo)) }
+func FuzzOpLookup(f *testing.F)    { optest.Fuzz(f, sample(f, OpLookup.OpInfo)) }
+func FuzzOpCreate(f *testing.F)    { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
+func FuzzOpMkdir(f *testing.F)     { optest.Fuzz(f, sample(f, OpMkdir.OpInfo)) }
+func FuzzOpReaddir(f *testing.F)   { optest.Fuzz(f, sample(f, OpReaddir.OpInfo)) }
+func FuzzOpRename(f *testing.F)    { optest.Fuzz(f, sample(f, OpRename.OpInfo)) }
+func FuzzOpRemove(f *testing.F)    { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
+func FuzzOpSetlayout(f *testing.F) { optest.Fuzz(f, sample(f, OpSetLayout.OpInfo)) }
+func FuzzOpUnstuff(f *testing.F)   { optest.Fuzz(f, sample(f, OpUnstuff.OpInfo)) }
+func FuzzOpSetattr(f *testing.F)   { optest.Fuzz(f, sample(f, OpSetAttr.OpInfo)) }
+func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo)) }
+func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
+
+// The handler answers a request whose arguments do not decode with EINVAL
+// naming the op and the field, and changes nothing; an unknown op is ENOSYS.
+func TestHandlerBadRequests(t *testing.T) {
+	s := openT(t, Options{Servers: 2})
+	h := &Handler{Store: s, Servers: []ServerInfo{{"d0", "a:1"}, {"d1", "a:2"}}}
+	before := snapshot(t, s)
+	for _, tc := range []struct {
+		op    wire.OpInfo
+		args  func(e *wire.Enc)
+		field string
+	}{
+		{OpCreate.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U32(0o644); e.String("no_such_dist") }, `field "layout"`},
+		{OpSetLayout.OpInfo, func(e *wire.Enc) { e.String("/"); e.String(""); e.U8(2) }, `field "file is empty"`},
+		{OpRename.OpInfo, func(e *wire.Enc) { e.String("/a") }, `field "new path"`},
+		{OpSetAttr.OpInfo, func(e *wire.Enc) {
+			e.String("/")
+			e.Bool(false)
+			e.U32(0)
+			e.Bool(false)
+			e.I64(0)
+			e.Bool(true)
+			e.I64(-1)
+		}, `field "size": negative`},
+		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); e.U8(0) }, "trailing"},
+		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
+	} {
+		var e wire.Enc
+		tc.args(&e)
+		_, err := h.ServeWire(t.Context(), &wire.Request{Op: tc.op.Code, Args: e.Bytes()})
+		if !errors.Is(err, syscall.EINVAL) || !strings.Contains(err.Error(), tc.op.Name+" request: ") || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s with %x: %v, want EINVAL naming the op and %s", tc.op.Name, e.Bytes(), err, tc.field)
+		}
+	}
+	if after := snapshot(t, s); !reflect.DeepEqual(after, before) {
+		t.Errorf("bad requests changed the namespace: %v", after)
+	}
+	if _, err := h.ServeWire(t.Context(), &wire.Request{Op: 99}); !errors.Is(err, syscall.ENOSYS) {
+		t.Errorf("unknown op: %v, want ENOSYS", err)
+	}
+}
