@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite QUALITY.md from TestSearchQuality")
+var update = flag.Bool("update", false, "rewrite QUALITY.md (TestSearchQuality) and testdata/recommend (TestRecommendGolden)")
 
 // qualitySeeds is how many seeds each heuristic runs with per workload.
 func qualitySeeds() int {
