@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -516,101 +514,25 @@ func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	combos := sweep.Combos(params)
+	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp}
+	if globalClusterFile != "" {
+		rc.Global = []string{"--cluster", globalClusterFile}
+	}
+	if verbose {
+		rc.Show = os.Stderr
+	}
 	var bar *progressbar.ProgressBar
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = progressbar.NewOptions(len(combos), progressbar.OptionSetWriter(os.Stderr),
+		bar = progressbar.NewOptions(len(sweep.Combos(params)), progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("sweep"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		rc.Done = func() { bar.Add(1) }
 	}
-	var global []string
-	if globalClusterFile != "" {
-		global = []string{"--cluster", globalClusterFile}
-	}
-	pts := make([]sweep.Point, len(combos))
-	for i, vals := range combos {
-		js := filepath.Join(tmp, fmt.Sprintf("point-%d.json", i))
-		args := append(append(append(slices.Clone(global), "bench"), benchArgs...), sweep.Args(params, vals)...)
-		args = append(args, "-O", "summaryFormat=JSON", "-O", "summaryFile="+js)
-		c := exec.CommandContext(ctx, self, args...)
-		var buf strings.Builder
-		c.Stdout, c.Stderr = &buf, &buf
-		runErr := c.Run()
-		if verbose {
-			fmt.Fprintf(os.Stderr, "== %s\n%s", strings.Join(sweep.Args(params, vals), " "), buf.String())
-		}
-		pts[i] = readPoint(js, vals)
-		if runErr != nil {
-			msg := strings.TrimSpace(buf.String())
-			if j := strings.LastIndex(msg, "\n"); j >= 0 {
-				msg = msg[j+1:]
-			}
-			pts[i].Err = msg
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-		if bar != nil {
-			bar.Add(1)
-		}
+	pts, err := sweep.Run(ctx, rc)
+	if err != nil {
+		return err
 	}
 	if bar != nil {
 		bar.Finish()
 	}
-	cf, err := os.Create(filepath.Join(out, "sweep.csv"))
-	if err != nil {
-		return err
-	}
-	if err := errors.Join(sweep.WriteCSV(cf, params, pts), cf.Close()); err != nil {
-		return err
-	}
-	fmt.Printf("%d points: %s\n", len(pts), filepath.Join(out, "sweep.csv"))
-	failed := 0
-	for _, p := range pts {
-		if p.Err != "" {
-			failed++
-		}
-	}
-	for _, op := range []string{"write", "read"} {
-		p, err := sweep.Plot(params, pts, op, title)
-		if err != nil {
-			continue // that operation was not measured
-		}
-		base := filepath.Join(out, op)
-		if err := sweep.Save(p, base); err != nil {
-			return err
-		}
-		fmt.Printf("%s: %s.png %s.svg\n", op, base, base)
-	}
-	if failed > 0 {
-		return fmt.Errorf("bench sweep: %d of %d points failed (see the error column of %s)", failed, len(pts), filepath.Join(out, "sweep.csv"))
-	}
-	return nil
-}
-
-// readPoint reads the mean bandwidths from one run's JSON summary.
-func readPoint(path string, vals []string) sweep.Point {
-	pt := sweep.Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return pt
-	}
-	var doc struct {
-		Summary []struct {
-			Operation string  `json:"operation"`
-			Mean      float64 `json:"bwMeanMIB"`
-			SD        float64 `json:"bwStdMIB"`
-		} `json:"summary"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
-		return pt
-	}
-	for _, s := range doc.Summary {
-		switch s.Operation {
-		case "write":
-			pt.WriteMiB, pt.WriteSD = s.Mean, s.SD
-		case "read":
-			pt.ReadMiB, pt.ReadSD = s.Mean, s.SD
-		}
-	}
-	return pt
+	return sweep.WriteFiles(out, params, pts, title, os.Stdout)
 }
