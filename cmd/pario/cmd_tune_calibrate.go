@@ -7,14 +7,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/pario/pario/bench/backend"
 	"github.com/pario/pario/internal/heatmap"
 	"github.com/pario/pario/tune/calib"
 	"github.com/pario/pario/tune/plot"
@@ -88,27 +86,9 @@ server count.`,
 			var source string
 			start := time.Now()
 			if doRun {
-				g := calib.Grid{Servers: servers, Ranks: ranks, Repetitions: reps}
-				var err error
-				if g.Strips, err = parseSizes("strip-sizes", strips); err != nil {
-					return err
-				}
-				if g.Transfers, err = parseSizes("transfer-sizes", xfers); err != nil {
-					return err
-				}
-				if g.Size, err = backend.ParseSize(size); err != nil || g.Size <= 0 {
-					return usageError{fmt.Errorf("--size %q: want a positive size (e.g. 64m)", size)}
-				}
-				if ranks < 1 || reps < 1 {
-					return usageError{fmt.Errorf("--ranks and --repetitions must be >= 1")}
-				}
-				if g.Size%int64(ranks) != 0 {
-					return usageError{fmt.Errorf("--size %s is not a multiple of --ranks %d", size, ranks)}
-				}
-				for _, n := range servers {
-					if n < 1 {
-						return usageError{fmt.Errorf("--servers %d: want >= 1", n)}
-					}
+				g, err := calib.ParseGrid(calib.GridArgs{Strips: strips, Transfers: xfers, Servers: servers, Size: size, Ranks: ranks, Repetitions: reps})
+				if err != nil {
+					return usageError{err}
 				}
 				dir := keep
 				if dir == "" {
@@ -122,9 +102,6 @@ server count.`,
 					return err
 				}
 				runs := g.Runs(dir)
-				if len(runs) == 0 {
-					return usageError{errors.New("no grid point with transfer size <= strip size")}
-				}
 				exe, err := os.Executable()
 				if err != nil {
 					return err
@@ -144,15 +121,10 @@ server count.`,
 					source += ", results kept in " + keep
 				}
 			} else {
-				var def calib.Layout
-				if defStrip != "" {
-					s, err := backend.ParseSize(defStrip)
-					if err != nil || s <= 0 {
-						return usageError{fmt.Errorf("--strip-size %q: want a positive size", defStrip)}
-					}
-					def.Strip = s
+				def, err := calib.ParseDefaults(defStrip, defTargets)
+				if err != nil {
+					return usageError{err}
 				}
-				def.Targets = defTargets
 				for _, f := range results {
 					p, err := calib.ReadFile(f, def)
 					if err != nil {
@@ -171,7 +143,9 @@ server count.`,
 			if err != nil {
 				return err
 			}
-			printCalibration(rep, source)
+			if err := calib.WriteText(os.Stdout, rep, source); err != nil {
+				return err
+			}
 			if plotDir != "" {
 				if err := os.MkdirAll(plotDir, 0o755); err != nil {
 					return err
@@ -205,47 +179,6 @@ server count.`,
 	f.StringVar(&plotDir, "plot", "", "write DIR/calibration.png and .svg (measured | simulated heat maps)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd
-}
-
-func parseSizes(flag string, vals []string) ([]int64, error) {
-	var out []int64
-	for _, v := range vals {
-		n, err := backend.ParseSize(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return nil, usageError{fmt.Errorf("--%s %q: want positive sizes, e.g. 64k,1m", flag, v)}
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("--%s: empty", flag)}
-	}
-	return out, nil
-}
-
-func printCalibration(r calib.Report, source string) {
-	p := r.Params
-	fmt.Printf("calibrate: %d points from %s\n", len(r.Points), source)
-	fmt.Printf("fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/calib.MiB, p.V/1e9)
-	if r.OverheadUsed {
-		fmt.Printf("        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
-	} else {
-		fmt.Printf("        overhead c = 0 (not needed: service-fit error2 %.4g)\n", r.ServiceError2)
-	}
-	fmt.Printf("        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
-		p.Gamma, p.Lambda, p.Rho(), r.MeanWait*1e3)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
-	for _, c := range r.Points {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, calib.FormatSize(c.Strip),
-			calib.FormatSize(c.Transfer), calib.FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
-			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
-	}
-	tw.Flush()
-	fmt.Printf("error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
-		r.Bandwidth.Error1, r.Bandwidth.Error2, r.Experiments, r.Seed)
-	fmt.Printf("on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
-		r.Time.Error1, r.Time.Error2, r.ModelVsMeasE.Error1, r.ModelVsMeasE.Error2)
-	fmt.Printf("use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
 }
 
 // calibrationPlot draws one row per (servers, size): measured | simulated
