@@ -26,7 +26,11 @@ func TestParseGrid(t *testing.T) {
 	}{
 		{"defaults", func(*GridArgs) {}, 10, 64 << 20},
 		{"two server counts", func(a *GridArgs) { a.Servers = []int{1, 2} }, 20, 64 << 20},
-		{"spaces and bytes", func(a *GridArgs) { a.Strips = []string{" 65536", "1m "}; a.Transfers = []string{"64k"}; a.Size = "8388608" }, 2, 8 << 20},
+		{"spaces and bytes", func(a *GridArgs) {
+			a.Strips = []string{" 65536", "1m "}
+			a.Transfers = []string{"64k"}
+			a.Size = "8388608"
+		}, 2, 8 << 20},
 		{"ranks divide the size", func(a *GridArgs) { a.Ranks = 4; a.Size = "8m" }, 10, 8 << 20},
 	}
 	for _, tc := range ok {
