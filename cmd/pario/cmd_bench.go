@@ -23,8 +23,6 @@ import (
 	_ "github.com/pario/pario/bench/backend/posix"
 	"github.com/pario/pario/bench/sweep"
 	"github.com/pario/pario/cluster"
-	"github.com/pario/pario/dist"
-	"github.com/pario/pario/pattern"
 	"github.com/pario/pario/rank"
 )
 
@@ -150,53 +148,8 @@ take binary k, m, g suffixes.
 
 // parseOptions turns the flags into Options, with IOR-like errors.
 func parseOptions(cmd *cobra.Command, o bench.Options, bf *benchFlags) (bench.Options, error) {
-	var err error
-	size := func(flag, s string, dst *int64) {
-		if err != nil {
-			return
-		}
-		n, e := backend.ParseSize(s)
-		if e != nil {
-			err = fmt.Errorf("-%s: %w", flag, e)
-			return
-		}
-		*dst = n
-	}
-	size("b", bf.block, &o.BlockSize)
-	size("t", bf.xfer, &o.TransferSize)
-	size("s", bf.segs, &o.Segments)
-	size("-data-start", bf.dataStart, &o.DataStart)
-	if err != nil {
-		return o, err
-	}
-	o.RandomSeed = bf.seed
-	for _, d := range bf.directives {
-		if err := o.ApplyDirectives(d); err != nil {
-			return o, err
-		}
-	}
-	if _, err := backend.New(o.API); err != nil {
-		return o, fmt.Errorf("-a: %w", err)
-	}
-	// A back end's option with another API is a mistake worth naming.
-	api := strings.ToLower(o.API)
-	var bad []string
-	for name, d := range bf.drivers {
-		if strings.ToLower(name) == api || (bf.analyze && name == "PARIO") {
-			continue
-		}
-		for _, opt := range d.Options() {
-			if cmd.Flags().Changed(opt.Name) {
-				bad = append(bad, "--"+opt.Name)
-			}
-		}
-	}
-	slices.Sort(bad)
-	if len(bad) > 0 {
-		return o, fmt.Errorf("%s: option(s) of another API than -a %s", strings.Join(bad, ", "), strings.ToUpper(o.API))
-	}
-	o.Normalize()
-	return o, nil
+	return bench.ParseArgs(o, bench.Args{Block: bf.block, Transfer: bf.xfer, Segments: bf.segs, DataStart: bf.dataStart,
+		Seed: bf.seed, Directives: bf.directives, Drivers: bf.drivers, Set: cmd.Flags().Changed, Analyze: bf.analyze})
 }
 
 func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
@@ -206,7 +159,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	underLauncher := info.Launcher != rank.LauncherNone
-	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !hasDirective(bf.directives, "api", "testfile")
+	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !bench.HasDirective(bf.directives, "api", "testfile")
 	if defaultRun {
 		if underLauncher {
 			return usageError{errors.New("pario bench without -a and -o starts an embedded cluster and its own ranks; under mpirun or srun give -a and -o")}
@@ -218,7 +171,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	if bf.analyze {
-		return runAnalyze(ctx, o, bf)
+		return runAnalyze(o, bf)
 	}
 	drv := bf.drivers[strings.ToUpper(o.API)]
 
@@ -262,33 +215,13 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 	return err
 }
 
-// checkOptions validates before any rank starts, so that bad input fails
-// once, with IOR's message, instead of in every rank.
+// checkOptions validates before any rank starts (bench.Check); its errors
+// are usage errors.
 func checkOptions(o bench.Options, tasks int, drv backend.Driver) error {
-	if err := o.Validate(tasks); err != nil {
-		return usageError{err}
-	}
-	p := o.Pattern(tasks, 1)
-	params := backend.Params{Tasks: tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
-		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: p.FileSize()}
-	if err := drv.Validate(params); err != nil {
+	if err := bench.Check(o, tasks, drv); err != nil {
 		return usageError{err}
 	}
 	return nil
-}
-
-func hasDirective(ds []string, keys ...string) bool {
-	for _, d := range ds {
-		for _, kv := range strings.Split(d, ",") {
-			k, _, _ := strings.Cut(kv, "=")
-			for _, want := range keys {
-				if strings.EqualFold(strings.TrimSpace(k), want) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 func commandLine() string {
@@ -399,46 +332,32 @@ func anyChanged(cmd *cobra.Command, names ...string) bool {
 	return false
 }
 
-// runAnalyze prints pattern.Analyze's report for the options and the
-// pario layout options, moving no data.
-func runAnalyze(ctx context.Context, o bench.Options, bf *benchFlags) error {
-	tasks := max(o.NumTasks, 1)
-	if err := o.Validate(tasks); err != nil {
-		return usageError{err}
-	}
+// runAnalyze prints bench.Analyze's report for the options and the pario
+// layout options, moving no data.
+func runAnalyze(o bench.Options, bf *benchFlags) error {
 	pd := bf.drivers["PARIO"].(*pariobe.Driver)
 	l, err := pd.LayoutOf()
 	if err != nil {
 		return usageError{err}
 	}
-	servers := bf.servers
+	c := bench.AnalyzeConfig{Layout: l, Servers: bf.servers}
 	if pd.Servers > 0 {
-		servers = max(servers, pd.Servers)
+		c.Servers = max(c.Servers, pd.Servers)
 	}
-	if l.IsZero() {
-		l = dist.DefaultLayout()
-	}
-	d, err := l.Build(servers)
-	if err != nil {
-		return usageError{fmt.Errorf("layout %s on %d servers: %w", l, servers, err)}
-	}
-	cfg := pattern.Config{Dist: d, Servers: servers, Phase: pattern.Write}
 	if bf.linkRate != "" {
-		if cfg.LinkRate, err = parseRate(bf.linkRate); err != nil {
+		if c.LinkRate, err = parseRate(bf.linkRate); err != nil {
 			return usageError{fmt.Errorf("--link-rate: %w", err)}
 		}
 	}
 	if bf.diskRate != "" {
-		if cfg.DiskRate, err = parseRate(bf.diskRate); err != nil {
+		if c.DiskRate, err = parseRate(bf.diskRate); err != nil {
 			return usageError{fmt.Errorf("--disk-rate: %w", err)}
 		}
 	}
-	p := o.Pattern(tasks, max(o.ReorderShift, 1))
-	rep, err := pattern.Analyze(p, cfg)
+	rep, err := bench.Analyze(o, c)
 	if err != nil {
 		return usageError{err}
 	}
-	_ = ctx
 	return rep.WriteText(os.Stdout)
 }
 
