@@ -17,7 +17,7 @@ import (
 	"github.com/pario/pario/medic/medictest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/plan")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/report")
 
 func TestMakePlanGivenLink(t *testing.T) {
 	path := writeFile(t, "report.txt", report(20000))
@@ -147,7 +147,7 @@ func TestPlanWriteTextGolden(t *testing.T) {
 		if err := tc.plan.WriteText(&b); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", "plan", tc.name+".txt")
+		path := filepath.Join("testdata", "report", tc.name+".txt")
 		if *update {
 			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 				t.Fatal(err)

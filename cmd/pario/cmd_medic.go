@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -486,30 +485,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return fmt.Errorf("send %s: %w", path, err)
 	}
-	wall := time.Since(t0)
-	s := rep.Send
-	w := os.Stdout
-	fmt.Fprintf(w, "stored %s at %s (%s) via %s, %v\n", path, addr, s.Result.Path, rep.Plugin, eo.Cipher)
-	if rep.FellBack != nil {
-		fmt.Fprintf(w, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, eo.Plugin, rep.FellBack)
-	}
-	fmt.Fprintf(w, "  output      %s, sha256 %x… verified by the receiver\n", humanBytes(st.Size()), rep.Header.Digest[:8])
-	fmt.Fprintf(w, "  metadata    %s (%.1fx smaller)\n", humanBytes(rep.MetaSize), float64(st.Size())/math.Max(float64(rep.MetaSize), 1))
-	if rep.Reused {
-		fmt.Fprintf(w, "  encode f    (container from the spool of an earlier attempt)\n")
-	} else {
-		fmt.Fprintf(w, "  encode f    %.3f s\n", rep.Encode.Seconds())
-	}
-	if s.Resumed > 0 {
-		fmt.Fprintf(w, "  resumed     at %s of %s already at the receiver\n", humanBytes(s.Resumed), humanBytes(s.Size))
-	}
-	fmt.Fprintf(w, "  transfer    %.3f s, %s sent, %s\n", s.Transfer.Seconds(), humanBytes(s.Sent), cost.FormatRate(float64(s.Sent)/math.Max(s.Transfer.Seconds(), 1e-9)))
-	fmt.Fprintf(w, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", s.Result.Decode.Seconds(), s.Result.Verify.Seconds(), s.Result.Commit.Seconds())
-	fmt.Fprintf(w, "  total       %.3f s\n", wall.Seconds())
-	if predicted != nil {
-		raw := predicted.A * predicted.Speedup
-		fmt.Fprintf(w, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
-			predicted.A, predicted.Name, cost.FormatRate(link.Effective()), raw, wall.Seconds(), 100*(wall.Seconds()-predicted.A)/predicted.A)
-	}
-	return nil
+	sum := medic.SendSummary{Path: path, Addr: addr, Size: st.Size(), Asked: eo.Plugin, Cipher: eo.Cipher, Report: rep,
+		Wall: time.Since(t0), Predicted: predicted, Link: link}
+	return sum.WriteText(os.Stdout)
 }

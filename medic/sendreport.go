@@ -1,0 +1,55 @@
+package medic
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/pario/pario/medic/cost"
+)
+
+// SendSummary is what `pario medic send` reports once the receiver has
+// stored the output: where it went and what each part (f, x/B, g) took,
+// beside the cost model's prediction when the plugin was chosen by one.
+type SendSummary struct {
+	Path, Addr string
+	Size       int64  // of the output, D
+	Asked      string // the plugin asked for (Report.Plugin differs after a fallback)
+	Cipher     Cipher
+	Report     *FileReport
+	Wall       time.Duration // the whole send, as the sender saw it
+	// Predicted, when not nil, is the plan's choice over Link.
+	Predicted *cost.Choice
+	Link      cost.Link
+}
+
+// WriteText writes the summary as `pario medic send` prints it.
+func (s SendSummary) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	rep := s.Report
+	sr := rep.Send
+	fmt.Fprintf(ew, "stored %s at %s (%s) via %s, %v\n", s.Path, s.Addr, sr.Result.Path, rep.Plugin, s.Cipher)
+	if rep.FellBack != nil {
+		fmt.Fprintf(ew, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, s.Asked, rep.FellBack)
+	}
+	fmt.Fprintf(ew, "  output      %s, sha256 %x… verified by the receiver\n", humanBytes(s.Size), rep.Header.Digest[:8])
+	fmt.Fprintf(ew, "  metadata    %s (%.1fx smaller)\n", humanBytes(rep.MetaSize), float64(s.Size)/math.Max(float64(rep.MetaSize), 1))
+	if rep.Reused {
+		fmt.Fprintf(ew, "  encode f    (container from the spool of an earlier attempt)\n")
+	} else {
+		fmt.Fprintf(ew, "  encode f    %.3f s\n", rep.Encode.Seconds())
+	}
+	if sr.Resumed > 0 {
+		fmt.Fprintf(ew, "  resumed     at %s of %s already at the receiver\n", humanBytes(sr.Resumed), humanBytes(sr.Size))
+	}
+	fmt.Fprintf(ew, "  transfer    %.3f s, %s sent, %s\n", sr.Transfer.Seconds(), humanBytes(sr.Sent), cost.FormatRate(float64(sr.Sent)/math.Max(sr.Transfer.Seconds(), 1e-9)))
+	fmt.Fprintf(ew, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds())
+	fmt.Fprintf(ew, "  total       %.3f s\n", s.Wall.Seconds())
+	if p := s.Predicted; p != nil {
+		raw := p.A * p.Speedup
+		fmt.Fprintf(ew, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
+			p.A, p.Name, cost.FormatRate(s.Link.Effective()), raw, s.Wall.Seconds(), 100*(s.Wall.Seconds()-p.A)/p.A)
+	}
+	return ew.err
+}
