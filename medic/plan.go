@@ -1,6 +1,7 @@
 package medic
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -121,17 +122,17 @@ func containsName(xs []string, s string) bool {
 // and the link, a row per choice with the bandwidth below which it pays,
 // the skipped plugins and the best choice.
 func (p Plan) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
+	var b bytes.Buffer
 	D, l := p.Size, p.Link
-	fmt.Fprintf(ew, "output %s; link %s (%s)", humanBytes(D), cost.FormatRate(l.B), p.LinkSource)
+	fmt.Fprintf(&b, "output %s; link %s (%s)", humanBytes(D), cost.FormatRate(l.B), p.LinkSource)
 	if l.RTT > 0 {
-		fmt.Fprintf(ew, ", RTT %.1f ms", l.RTT*1e3)
+		fmt.Fprintf(&b, ", RTT %.1f ms", l.RTT*1e3)
 	}
 	if l.Window > 0 && l.Effective() < l.B {
-		fmt.Fprintf(ew, ", one stream %s (window/RTT)", cost.FormatRate(l.Effective()))
+		fmt.Fprintf(&b, ", one stream %s (window/RTT)", cost.FormatRate(l.Effective()))
 	}
-	fmt.Fprintln(ew)
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(&b)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
 	for _, c := range p.Choices {
 		bs := "-"
@@ -149,33 +150,18 @@ func (p Plan) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	for _, s := range p.Skipped {
-		fmt.Fprintf(ew, "skipped %s: %v\n", s.Plugin, s.Err)
+		fmt.Fprintf(&b, "skipped %s: %v\n", s.Plugin, s.Err)
 	}
 	if len(p.Choices) > 0 {
 		best := p.Choices[0]
 		if best.Name == "raw" {
-			fmt.Fprintf(ew, "best: raw (no plugin pays on this link)\n")
+			fmt.Fprintf(&b, "best: raw (no plugin pays on this link)\n")
 		} else {
-			fmt.Fprintf(ew, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
+			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
 		}
 	}
-	return ew.err
-}
-
-// errWriter keeps the first write error, so that a report of many
-// Fprintf calls checks it once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // humanBytes renders a byte count with binary units, as cmd/pario's

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -66,8 +65,6 @@ func modelFlags(cmd *cobra.Command, p *model.Params) {
 	f.Float64Var(&p.V, "v", paperV, "write speed of one target (GB/s)")
 }
 
-func describeParams(p model.Params) string { return p.Describe() }
-
 func newTuneModelCommand() *cobra.Command {
 	var (
 		p       model.Params
@@ -109,40 +106,13 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 			if paper {
 				formula = model.Paper
 			}
-			other := model.Paper
-			if paper {
-				other = model.Exact
-			}
-			n, T, err := formula.OptimalN(p, size, maxN)
+			o, err := model.FindOptimum(p, size, maxN, formula)
 			if err != nil {
 				return err
 			}
-			on, oT, err := other.OptimalN(p, size, maxN)
-			if err != nil {
+			if err := o.WriteText(os.Stdout); err != nil {
 				return err
 			}
-			fmt.Printf("model: %s\n", describeParams(p))
-			fmt.Printf("file: %g GB, stripe counts 1..%d, formula: %s\n", size, maxN, formulaName(formula))
-			fmt.Printf("optimum: N=%d  T=%.4f s  (%.1f MB/s)\n", n, T, size*1000/T)
-			fmt.Printf("%s formula: N=%d  T=%.4f s\n\n", formulaName(other), on, oT)
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(w, "n\tE(T) %s (s)\tvs optimum\tE(T) %s (s)\t\n", formulaName(formula), formulaName(other))
-			for k := max(1, n-3); k <= min(maxN, n+3); k++ {
-				t, err := formula.SystemTime(p, size, k)
-				if err != nil {
-					return err
-				}
-				ot, err := other.SystemTime(p, size, k)
-				if err != nil {
-					return err
-				}
-				mark := ""
-				if k == n {
-					mark = " *"
-				}
-				fmt.Fprintf(w, "%d%s\t%.4f\t%+.3f%%\t%.4f\t\n", k, mark, t, 100*(t/T-1), ot)
-			}
-			w.Flush()
 			if plotDir == "" {
 				return nil
 			}
@@ -160,13 +130,6 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 	f.BoolVar(&paper, "paper", false, "use the paper's printed closed form (reproduces its Table III) instead of the exact one")
 	f.StringVar(&plotDir, "plot", "", "write fig3 and fig4 (PNG and SVG) into this directory")
 	return cmd
-}
-
-func formulaName(f model.Formula) string {
-	if f == model.Paper {
-		return "paper"
-	}
-	return "exact"
 }
 
 // modelFigures writes the paper's figures 3 and 4 for p into dir.
@@ -258,37 +221,7 @@ as the paper's simulation did, which biases the mean low for small --time.`,
 			if err != nil {
 				return err
 			}
-			lo, hi := r.CI()
-			fmt.Printf("simulated: %g GB on %d targets, %s\n", size, n, describeParams(p))
-			fmt.Printf("start: %s queues, job arriving at t = %g s, seed %d\n", cfg.Init, at, seed)
-			fmt.Printf("mean E(T):     %.4f s\n", r.Mean)
-			fmt.Printf("99%% CI:        [%.4f, %.4f] s (+- %.4f, %.2f%% of the mean)\n", lo, hi, r.CIHalfWidth99, 100*r.CIHalfWidth99/r.Mean)
-			if r.Pilot > 0 {
-				fmt.Printf("experiments:   %d (required %d, after a pilot of %d)", r.N, r.Required, r.Pilot)
-			} else {
-				fmt.Printf("experiments:   %d (fixed)", r.N)
-			}
-			if r.Converged {
-				fmt.Println(", precision goal met")
-			} else {
-				fmt.Println(", precision goal NOT met: raise --experiments")
-			}
-			if r.HasModel {
-				fmt.Printf("exact model:   %.4f s, relative error %+.3f%%", r.Model, 100*r.RelErr)
-				if r.Contains(r.Model) {
-					fmt.Println(" (inside the 99% CI)")
-				} else {
-					fmt.Println(" (outside the 99% CI)")
-				}
-				if pt, err := model.PaperSystemTime(p, size, n); err == nil {
-					fmt.Printf("paper formula: %.4f s, relative error %+.3f%%\n", pt, 100*(r.Mean-pt)/pt)
-				}
-			}
-			if r.BiasBound > 0 {
-				fmt.Printf("empty start: the mean may be up to %.4f s below equilibrium\n", r.BiasBound)
-			}
-			fmt.Printf("events: %d in %s\n", r.Events, r.Elapsed.Round(1e6))
-			return nil
+			return sim.WriteText(os.Stdout, cfg, r)
 		},
 	}
 	modelFlags(cmd, &p)

@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,18 +91,18 @@ func ParseDefaults(strip string, targets int) (Layout, error) {
 // command that uses the parameters. source says where the points came
 // from.
 func WriteText(w io.Writer, r Report, source string) error {
-	ew := &errWriter{w: w}
+	var b bytes.Buffer
 	p := r.Params
-	fmt.Fprintf(ew, "calibrate: %d points from %s\n", len(r.Points), source)
-	fmt.Fprintf(ew, "fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/MiB, p.V/1e9)
+	fmt.Fprintf(&b, "calibrate: %d points from %s\n", len(r.Points), source)
+	fmt.Fprintf(&b, "fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/MiB, p.V/1e9)
 	if r.OverheadUsed {
-		fmt.Fprintf(ew, "        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
+		fmt.Fprintf(&b, "        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
 	} else {
-		fmt.Fprintf(ew, "        overhead c = 0 (not needed: service-fit error2 %.4g)\n", r.ServiceError2)
+		fmt.Fprintf(&b, "        overhead c = 0 (not needed: service-fit error2 %.4g)\n", r.ServiceError2)
 	}
-	fmt.Fprintf(ew, "        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
+	fmt.Fprintf(&b, "        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
 		p.Gamma, p.Lambda, p.Rho(), r.MeanWait*1e3)
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
 	for _, c := range r.Points {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, FormatSize(c.Strip),
@@ -109,26 +110,11 @@ func WriteText(w io.Writer, r Report, source string) error {
 			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
 	}
 	tw.Flush()
-	fmt.Fprintf(ew, "error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
+	fmt.Fprintf(&b, "error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
 		r.Bandwidth.Error1, r.Bandwidth.Error2, r.Experiments, r.Seed)
-	fmt.Fprintf(ew, "on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
+	fmt.Fprintf(&b, "on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
 		r.Time.Error1, r.Time.Error2, r.ModelVsMeasE.Error1, r.ModelVsMeasE.Error2)
-	fmt.Fprintf(ew, "use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
-	return ew.err
-}
-
-// errWriter keeps the first write error, so that a report of many
-// Fprintf calls checks it once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	fmt.Fprintf(&b, "use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
+	_, err := w.Write(b.Bytes())
+	return err
 }

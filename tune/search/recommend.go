@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -294,15 +295,15 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	req := rec.Request
 	dims := req.Space.Dims()
 	size := float64(req.Size)
-	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "search: %s file, objective %s, %s\n", sizeText(req.Size), req.Objective, req.Model.Describe())
-	fmt.Fprintf(ew, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", sizeText(req.Size), req.Objective, req.Model.Describe())
+	fmt.Fprintf(&b, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
 		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
 		sizeText(dims[1].Values[0]), sizeText(dims[1].Values[len(dims[1].Values)-1]),
 		sizeText(dims[2].Values[0]), sizeText(dims[2].Values[len(dims[2].Values)-1]), req.Budget, req.Seed)
-	fmt.Fprintf(ew, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
+	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 
-	tw := tabwriter.NewWriter(ew, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "method\tstripe count\tstrip size\ttransfer size\ttime (s)\tMiB/s\tevals\thits\tmisses\t")
 	for _, m := range rec.Methods {
 		r := m.Result
@@ -315,34 +316,20 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 			r.BestValue, size/(1<<20)/r.BestValue, r.Evaluations, m.Hits, m.Misses)
 	}
 	tw.Flush()
-	fmt.Fprintf(ew, "\ndatabase %s: %d hits, %d misses\n", rec.DB, rec.Hits, rec.Misses)
+	fmt.Fprintf(&b, "\ndatabase %s: %d hits, %d misses\n", rec.DB, rec.Hits, rec.Misses)
 	if rec.Best == nil {
-		return ew.err
+		_, err := w.Write(b.Bytes())
+		return err
 	}
 	best := rec.Best
 	n, s, t := striping(best.BestParams)
-	fmt.Fprintf(ew, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
+	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
 		n, sizeText(s), sizeText(t), best.BestValue, size/(1<<20)/best.BestValue, best.Method)
-	fmt.Fprintf(ew, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, sizeSuffix(s, true), dir)
-	fmt.Fprintf(ew, "  pario:  pario layout set %s %s\n", dir, rec.Layout())
-	fmt.Fprintf(ew, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", sizeText(t), sizeSuffix(t, false), sizeSuffix(t, false))
-	return ew.err
-}
-
-// errWriter keeps the first write error, so that a report of many
-// Fprintf calls checks it once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, sizeSuffix(s, true), dir)
+	fmt.Fprintf(&b, "  pario:  pario layout set %s %s\n", dir, rec.Layout())
+	fmt.Fprintf(&b, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", sizeText(t), sizeSuffix(t, false), sizeSuffix(t, false))
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // sizeText renders a byte count exactly: "128 MiB", "1536 KiB", "1000 B".
