@@ -185,3 +185,23 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+func TestSavePlot(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := SavePlot(exampleReport(true), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "calibration.png"), filepath.Join(dir, "calibration.svg")}
+	if strings.Join(paths, " ") != strings.Join(want, " ") {
+		t.Errorf("paths %v, want %v", paths, want)
+	}
+	png, err := os.ReadFile(want[0])
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("%s: not a PNG (%v)", want[0], err)
+	}
+	svg, err := os.ReadFile(want[1])
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("measured, 2 server(s), 64m file")) {
+		t.Errorf("%s: not the SVG of both rows (%v)", want[1], err)
+	}
+}
