@@ -14,11 +14,13 @@ import (
 // any rank starts, so that the command only declares flags and these are
 // tested in process (args_test.go).
 
-// Args are the `pario bench` flags that stay text until parsed, and what
-// ParseArgs needs to know about the back ends' own flags.
+// Args are the `pario bench` flags that ParseArgs applies to the options,
+// and what it needs to know about the back ends' own flags. The sizes are
+// read by units flags (zero allowed, as IOR does); Check refuses the ones
+// that make no test.
 type Args struct {
-	Block, Transfer, Segments, DataStart string // -b, -t, -s, --data-start
-	Seed                                 int64  // --random-offset-seed
+	Block, Transfer, Segments, DataStart int64 // -b, -t, -s, --data-start
+	Seed                                 int64 // --random-offset-seed
 	Directives                           []string
 	// Drivers are the back ends whose options are flags, by API name;
 	// Set reports whether a flag was given.
@@ -33,25 +35,7 @@ type Args struct {
 // IOR directives (-O), the API, and no back-end option of another API
 // than o's. It returns o normalised (Options.Normalize).
 func ParseArgs(o Options, a Args) (Options, error) {
-	var err error
-	size := func(flag, s string, dst *int64) {
-		if err != nil {
-			return
-		}
-		n, e := backend.ParseSize(s)
-		if e != nil {
-			err = fmt.Errorf("-%s: %w", flag, e)
-			return
-		}
-		*dst = n
-	}
-	size("b", a.Block, &o.BlockSize)
-	size("t", a.Transfer, &o.TransferSize)
-	size("s", a.Segments, &o.Segments)
-	size("-data-start", a.DataStart, &o.DataStart)
-	if err != nil {
-		return o, err
-	}
+	o.BlockSize, o.TransferSize, o.Segments, o.DataStart = a.Block, a.Transfer, a.Segments, a.DataStart
 	o.RandomSeed = a.Seed
 	for _, d := range a.Directives {
 		if err := o.ApplyDirectives(d); err != nil {

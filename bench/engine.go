@@ -45,6 +45,9 @@ type Config struct {
 	// Stdout receives rank 0's report (default os.Stdout); other ranks
 	// print nothing.
 	Stdout io.Writer
+	// Stderr receives rank 0's warnings, as IOR's "WARNING: ..." lines
+	// (default os.Stderr).
+	Stderr io.Writer
 	// CommandLine is shown in the header.
 	CommandLine string
 	Logger      *slog.Logger
@@ -81,6 +84,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	o.Normalize()
 	if cfg.Stdout == nil {
 		cfg.Stdout = os.Stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -297,7 +303,7 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 			}
 			if stop {
 				if r.rank == 0 {
-					fmt.Fprintf(os.Stderr, "WARNING: maximum time (-T %d minutes) reached: stopping after %d of %d repetitions\n", o.MaxMinutes, rep, o.Repetitions)
+					fmt.Fprintf(r.cfg.Stderr, "WARNING: maximum time (-T %d minutes) reached: stopping after %d of %d repetitions\n", o.MaxMinutes, rep, o.Repetitions)
 				}
 				break
 			}
@@ -337,7 +343,7 @@ func (r *runner) loadStoneWallStatus(ctx context.Context) error {
 			n, err = strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 		}
 		if err != nil || n < 0 {
-			fmt.Fprintf(os.Stderr, "WARNING: Could not read back the stonewalling status from %s: %v\n", r.o.StoneWallStatusFile, err)
+			fmt.Fprintf(r.cfg.Stderr, "WARNING: Could not read back the stonewalling status from %s: %v\n", r.o.StoneWallStatusFile, err)
 			n = -1
 		}
 		binary.LittleEndian.PutUint64(b[:], uint64(n))
@@ -723,9 +729,9 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	res.Block, res.Xfer = o.BlockSize, o.TransferSize
 	want := r.p.FileSize() * int64(r.p.Files())
 	if !r.noData && !res.Stonewalled && (sizeSum != want || res.AggBytes != r.p.AggregateSize()) {
-		fmt.Fprintf(os.Stderr, "WARNING: Expected aggregate file size       = %d\n", want)
-		fmt.Fprintf(os.Stderr, "WARNING: Stat() of aggregate file size      = %d\n", sizeSum)
-		fmt.Fprintf(os.Stderr, "WARNING: Using actual aggregate bytes moved = %d\n", res.AggBytes)
+		fmt.Fprintf(r.cfg.Stderr, "WARNING: Expected aggregate file size       = %d\n", want)
+		fmt.Fprintf(r.cfg.Stderr, "WARNING: Stat() of aggregate file size      = %d\n", sizeSum)
+		fmt.Fprintf(r.cfg.Stderr, "WARNING: Using actual aggregate bytes moved = %d\n", res.AggBytes)
 	}
 	r.report.Results = append(r.report.Results, res)
 	r.rep.result(res)

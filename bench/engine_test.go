@@ -438,3 +438,77 @@ func TestIntraTestBarriersUseExistingSignatureMaxTime(t *testing.T) {
 		}
 	})
 }
+
+// IOR's warnings go to Config.Stderr on rank 0, never to the process's own
+// stderr, so a caller that runs the engine in process (tune calibrate, a
+// test) sees them.
+func TestWarningsGoToConfiguredStderr(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		o     bench.Options
+		clock func() time.Time
+		want  string
+	}{
+		{
+			name: "-T reached",
+			o:    opts(t, "DUMMY", func(o *bench.Options) { o.MaxMinutes, o.Repetitions = 2, 5 }),
+			// A minute per reading: two of five repetitions start.
+			clock: func() func() time.Time {
+				var mu sync.Mutex
+				now := time.Unix(0, 0)
+				return func() time.Time {
+					mu.Lock()
+					defer mu.Unlock()
+					now = now.Add(time.Minute)
+					return now
+				}
+			}(),
+			want: "WARNING: maximum time (-T 2 minutes) reached: stopping after 2 of 5 repetitions\n",
+		},
+		{
+			name: "stonewalling status missing",
+			o: opts(t, "DUMMY", func(o *bench.Options) {
+				o.Write, o.CheckWrite, o.CheckRead = false, false, false
+				o.StoneWallStatusFile = filepath.Join(t.TempDir(), "missing")
+			}),
+			want: "WARNING: Could not read back the stonewalling status from ",
+		},
+		{
+			name: "aggregate size differs",
+			o: func() bench.Options {
+				o := opts(t, "POSIX", func(o *bench.Options) {
+					o.Read, o.CheckWrite, o.CheckRead, o.UseExistingFile, o.Segments = false, false, false, true, 1
+				})
+				// -E writes into the existing file, which is larger than the
+				// run's aggregate.
+				if err := os.WriteFile(o.TestFile, make([]byte, 2*2*o.BlockSize), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return o
+			}(),
+			want: "WARNING: Stat() of aggregate file size      = 1048576\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr [2]bytes.Buffer
+			_, out, err := runConfigured(t, 2, tc.o, nil, func(cfg *bench.Config) {
+				cfg.Stderr = &stderr[cfg.Comm.Rank()]
+				if tc.clock != nil {
+					cfg.Clock = tc.clock
+				}
+			})
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if got := stderr[0].String(); !strings.Contains(got, tc.want) {
+				t.Errorf("rank 0's Stderr = %q, want it to contain %q", got, tc.want)
+			}
+			if strings.Contains(out, "WARNING") {
+				t.Errorf("a warning in the report:\n%s", out)
+			}
+			if stderr[1].Len() > 0 {
+				t.Errorf("rank 1 warned: %q", stderr[1].String())
+			}
+		})
+	}
+}

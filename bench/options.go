@@ -8,6 +8,7 @@ import (
 
 	"github.com/pario/pario/bench/backend"
 	"github.com/pario/pario/pattern"
+	"github.com/pario/pario/units"
 )
 
 // Options are one IOR test's parameters, named after IOR's. The zero value
@@ -148,7 +149,7 @@ var directives = map[string]func(o *Options, v string) error{
 
 func sizeDirective(field func(*Options) *int64) func(*Options, string) error {
 	return func(o *Options, v string) error {
-		n, err := backend.ParseSize(v)
+		n, err := units.ParseSize(v, units.AllowZero)
 		if err != nil {
 			return err
 		}

@@ -158,7 +158,9 @@ func b2s(b bool) string {
 	return "0"
 }
 
-// humanReadable is IOR's HumanReadable with BASE_TWO.
+// humanReadable is IOR's HumanReadable with BASE_TWO. It stays apart from
+// units.FormatBytes on purpose: scripts that read IOR's header expect IOR's
+// two decimals and "bytes".
 func humanReadable(n int64) string {
 	switch {
 	case n >= 1<<30:

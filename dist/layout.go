@@ -1,10 +1,13 @@
 package dist
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pario/pario/units"
 )
 
 // Names of the built-in distributions.
@@ -44,7 +47,7 @@ const (
 //	varstrip       strips: "d0:s0;d1:s1;...", datafile:bytes pairs in logical order
 //	basic          none
 //
-// strip_size accepts the suffixes k, m and g (see ParseSize); varstrip sizes,
+// strip_size accepts the binary suffixes of units.ParseSize (1m, 64KiB); varstrip sizes,
 // num_groups, group_strip_factor and num_datafiles are plain decimal.
 // strip_size is at most MaxStripSize and one full stripe at most
 // MaxStripeWidth bytes.
@@ -446,11 +449,14 @@ func configFromPairs(name string, pairs []kv) (*config, error) {
 }
 
 func parseStripSize(name, s string) (int64, error) {
-	v, err := parseSize(s)
-	if err == errNotPositive {
+	v, err := units.ParseSize(s)
+	var ue *units.Error
+	switch {
+	case errors.Is(err, units.ErrNotPositive):
 		return 0, errorf("%s: strip_size must be positive, got %s", name, s)
-	}
-	if err != nil {
+	case errors.As(err, &ue):
+		return 0, errorf("%s: strip_size %q: %s", name, s, ue.Reason)
+	case err != nil:
 		return 0, errorf("%s: strip_size %q: %v", name, s, err)
 	}
 	if v > MaxStripSize {

@@ -25,6 +25,9 @@ func TestParseLayout(t *testing.T) {
 			"twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=256"},
 		{"twod_stripe:group_strip_factor=4,num_groups=3,strip_size=1g", Layout{TwodStripe, "num_groups=3,strip_size=1073741824,group_strip_factor=4", 0},
 			"twod_stripe:num_groups=3,strip_size=1073741824,group_strip_factor=4"},
+		// strip_size is read by units.ParseSize, like every size flag.
+		{"simple_stripe:strip_size=1t", Layout{SimpleStripe, "strip_size=1099511627776", 0}, "simple_stripe:strip_size=1099511627776"},
+		{"simple_stripe:strip_size=64KiB", Layout{SimpleStripe, "strip_size=65536", 0}, "simple_stripe:strip_size=65536"},
 	}
 	for _, c := range cases {
 		got, err := ParseLayout(c.in)
@@ -78,6 +81,8 @@ func TestParseLayoutErrors(t *testing.T) {
 		{"simple_stripe:strip_size=abc", `simple_stripe: strip_size "abc": not a size`},
 		{"simple_stripe:strip_size=1.5m", `simple_stripe: strip_size "1.5m": not a size`},
 		{"simple_stripe:strip_size=+4k", `simple_stripe: strip_size "+4k": not a size`},
+		{"simple_stripe:strip_size=1MB", `simple_stripe: strip_size "1MB": MB is ambiguous: sizes are binary, write 1m or 1MiB`},
+		{"simple_stripe:strip_size=2t", "simple_stripe: strip_size 2199023255552 exceeds the limit 1099511627776"},
 		{"simple_stripe:strip_size=k", `simple_stripe: strip_size "k": not a size`},
 		{"simple_stripe:strip_size=99999999999999999999", `simple_stripe: strip_size "99999999999999999999": too large`},
 		{"simple_stripe:strip_size=8589934592g", `simple_stripe: strip_size "8589934592g": too large`},
@@ -191,27 +196,6 @@ func TestNewErrors(t *testing.T) {
 	for _, c := range cases {
 		_, err := New(c.name, c.params, c.n)
 		checkErr(t, c.name+":"+c.params, err, c.want)
-	}
-}
-
-func TestParseSize(t *testing.T) {
-	good := map[string]int64{
-		"1": 1, "4096": 4096, "4k": 4096, "4K": 4096, "1m": 1 << 20, "3M": 3 << 20, "2g": 2 << 30, "1G": 1 << 30,
-		"0065536": 65536, "8589934591g": 8589934591 << 30,
-	}
-	for in, want := range good {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	bad := map[string]string{
-		"": "empty", "0": "must be positive", "0k": "must be positive", "-1": "must be positive",
-		"-1k": "not a size", "1.5": "not a size", "1 k": "not a size", "1kb": "not a size", "1t": "not a size",
-		"k": "not a size", " 1": "not a size", "9223372036854775808": "too large", "8589934592g": "too large",
-	}
-	for in, want := range bad {
-		_, err := ParseSize(in)
-		checkErr(t, "ParseSize("+in+")", err, want)
 	}
 }
 

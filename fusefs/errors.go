@@ -3,7 +3,6 @@ package fusefs
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"syscall"
 	"time"
 
@@ -11,17 +10,21 @@ import (
 )
 
 // expected are errnos that answer a request normally (a missing name, a
-// non-empty directory): they go back to the caller without a log line.
+// non-empty directory, a permission denied): they go back to the caller
+// without a log line.
 var expected = map[syscall.Errno]bool{
 	syscall.ENOENT: true, syscall.EEXIST: true, syscall.ENOTDIR: true, syscall.EISDIR: true,
 	syscall.ENOTEMPTY: true, syscall.EINVAL: true, syscall.EBUSY: true, syscall.ENAMETOOLONG: true,
 	syscall.ESTALE: true, syscall.ERANGE: true, syscall.ENODATA: true, syscall.ENOTSUP: true,
+	syscall.EACCES: true,
 }
 
-// errno maps a client error to what the kernel should see. A server's
-// own answer keeps its errno (wire.RemoteError); a server that cannot be
-// reached, a broken connection or a timeout is EIO. Everything that is not
-// an ordinary answer is logged, naming the server.
+// errno maps a client error to what the kernel should see: the errno
+// wire.ErrnoOf picks (a server's own answer keeps its errno), except that a
+// request that failed on the way (a server that cannot be reached, a broken
+// connection, a timeout, a cancelled request, a corrupted response) is EIO,
+// what applications expect of a disk that failed. Everything that is not an
+// ordinary answer is logged, naming the server when known.
 func (fsys *fileSystem) errno(op, path string, err error) syscall.Errno {
 	if err == nil {
 		return 0
@@ -30,43 +33,31 @@ func (fsys *fileSystem) errno(op, path string, err error) syscall.Errno {
 		dial   *wire.DialError
 		conn   *wire.ConnError
 		remote *wire.RemoteError
-		errno  syscall.Errno
+		server string
 	)
+	e := wire.ErrnoOf(err)
 	switch {
 	case errors.As(err, &dial):
-		fsys.logFailure(op, path, dial.Server, err)
-		return syscall.EIO
+		server, e = dial.Server, syscall.EIO
 	case errors.As(err, &conn):
-		fsys.logFailure(op, path, conn.Server, err)
-		return syscall.EIO
+		server, e = conn.Server, syscall.EIO
 	case errors.Is(err, context.DeadlineExceeded):
-		fsys.logFailure(op, path, "", err)
-		return syscall.EIO
+		e = syscall.EIO
+	case e == syscall.ECANCELED && errors.Is(err, context.Canceled),
+		e == syscall.EBADMSG && errors.Is(err, wire.ErrPayloadCRC):
+		// ErrnoOf's names for these tell a peer why the request was not
+		// executed; to the kernel it simply failed.
+		e = syscall.EIO
 	case errors.As(err, &remote):
-		e := remote.Errno
-		if e == 0 {
-			e = syscall.EIO
-		}
-		if !expected[e] {
-			fsys.logFailure(op, path, remote.Server, err)
-		}
-		return e
-	case errors.As(err, &errno):
-		if !expected[errno] {
-			fsys.logFailure(op, path, "", err)
-		}
-		return errno
-	case errors.Is(err, fs.ErrNotExist):
-		return syscall.ENOENT
-	case errors.Is(err, fs.ErrExist):
-		return syscall.EEXIST
-	case errors.Is(err, fs.ErrInvalid):
-		return syscall.EINVAL
-	case errors.Is(err, fs.ErrPermission):
-		return syscall.EACCES
+		server = remote.Server
 	}
-	fsys.logFailure(op, path, "", err)
-	return syscall.EIO
+	if e == 0 {
+		e = syscall.EIO
+	}
+	if !expected[e] {
+		fsys.logFailure(op, path, server, err)
+	}
+	return e
 }
 
 // logEvery is how often the same failure is logged: a dead server fails

@@ -21,6 +21,7 @@ import (
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
 	"github.com/pario/pario/internal/testbin"
+	"github.com/pario/pario/internal/testenv"
 )
 
 // These tests mount for real: I/O servers and the metadata server run as
@@ -101,7 +102,7 @@ func mountInfo(dir string) string {
 }
 
 // need skips the test when a program it runs is missing, or fails it
-// under CI (CI=true), where .ci/run installs them all.
+// under CI (testenv.SkipOrFail).
 func need(t *testing.T, programs ...string) {
 	t.Helper()
 	var missing []string
@@ -116,11 +117,7 @@ func need(t *testing.T, programs ...string) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("missing %s (Debian: apt-get install fuse3 rsync attr mrbayes)", strings.Join(missing, ", "))
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.SkipOrFail(t, "missing %s (Debian: apt-get install fuse3 rsync attr mrbayes)", strings.Join(missing, ", "))
 }
 
 // spawn starts a metadata server and 4 I/O servers as processes.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pario/pario/medic/cost"
+	"github.com/pario/pario/units"
 )
 
 // Planning a transfer, `pario medic plan` and `send --auto`: calibrate
@@ -124,12 +125,12 @@ func containsName(xs []string, s string) bool {
 func (p Plan) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	D, l := p.Size, p.Link
-	fmt.Fprintf(&b, "output %s; link %s (%s)", humanBytes(D), cost.FormatRate(l.B), p.LinkSource)
+	fmt.Fprintf(&b, "output %s; link %s (%s)", units.FormatBytes(D), units.FormatRate(l.B), p.LinkSource)
 	if l.RTT > 0 {
 		fmt.Fprintf(&b, ", RTT %.1f ms", l.RTT*1e3)
 	}
 	if l.Window > 0 && l.Effective() < l.B {
-		fmt.Fprintf(&b, ", one stream %s (window/RTT)", cost.FormatRate(l.Effective()))
+		fmt.Fprintf(&b, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
 	}
 	fmt.Fprintln(&b)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -143,10 +144,10 @@ func (p Plan) WriteText(w io.Writer) error {
 			case v == 0:
 				bs = "never"
 			default:
-				bs = cost.FormatRate(v)
+				bs = units.FormatRate(v)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, humanBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
 	}
 	tw.Flush()
 	for _, s := range p.Skipped {
@@ -162,19 +163,4 @@ func (p Plan) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// humanBytes renders a byte count with binary units, as cmd/pario's
-// humanBytes does (both are to give way to one formatter of sizes).
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
 )
 
 // FuzzIOR feeds arbitrary parameters to Validate; whatever validates and is
@@ -40,7 +41,7 @@ func FuzzIOR(f *testing.F) {
 		if strip < AccessSize || strip > 1<<40 {
 			return
 		}
-		d, err := dist.New(dist.SimpleStripe, "strip_size="+FormatSize(strip), 3)
+		d, err := dist.New(dist.SimpleStripe, "strip_size="+units.FormatSize(strip), 3)
 		if err != nil {
 			return
 		}

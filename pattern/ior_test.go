@@ -503,11 +503,6 @@ func TestStringAndFormat(t *testing.T) {
 	if got := p.String(); got != want {
 		t.Errorf("String = %q, want %q", got, want)
 	}
-	for n, w := range map[int64]string{0: "0", 1000: "1000", 1024: "1k", 3 << 30: "3g", 1 << 40: "1t", 1536: "1536"} {
-		if got := FormatSize(n); got != w {
-			t.Errorf("FormatSize(%d) = %q, want %q", n, got, w)
-		}
-	}
 	if got := FormatSet([]int{0, 1, 2, 3, 7, 9, 10}); got != "0-3,7,9-10" {
 		t.Errorf("FormatSet = %q", got)
 	}

@@ -6,13 +6,15 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pario/pario/units"
 )
 
 // String renders the parameters in IOR's option letters, with the
 // extensions spelled out, e.g. "-N 10 -b 1m -t 1m -s 20480 -C -Q 1".
 func (p IOR) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "-N %d -b %s -t %s -s %d", p.Tasks, FormatSize(p.Block), FormatSize(p.Transfer), p.Segments)
+	fmt.Fprintf(&b, "-N %d -b %s -t %s -s %d", p.Tasks, units.FormatSize(p.Block), units.FormatSize(p.Transfer), p.Segments)
 	if p.FilePerProc {
 		b.WriteString(" -F")
 	}
@@ -32,35 +34,6 @@ func (p IOR) String() string {
 		fmt.Fprintf(&b, " data-start=%d", p.DataStart)
 	}
 	return b.String()
-}
-
-// FormatSize renders a byte count the way IOR's options take it: with the
-// largest binary suffix (k, m, g, t) that divides it exactly.
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"t", 1 << 40}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
-		if n != 0 && n%u.v == 0 {
-			return strconv.FormatInt(n/u.v, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-// humanBytes renders a byte count in binary units with one decimal.
-func humanBytes(n int64) string {
-	f := float64(n)
-	for _, u := range []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"} {
-		if f < 1024 || u == "PiB" {
-			if u == "B" {
-				return fmt.Sprintf("%d B", n)
-			}
-			return fmt.Sprintf("%.1f %s", f, u)
-		}
-		f /= 1024
-	}
-	return ""
 }
 
 // rate renders bytes/s as MB/s (10^6, as link rates are quoted) and MiB/s.
@@ -116,7 +89,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		file = "file per process"
 	}
 	fmt.Fprintf(&b, "Pattern:    %s (%s, %s phase)\n", p, file, r.Phase)
-	fmt.Fprintf(&b, "Aggregate:  %s in %d transfers of %s\n", humanBytes(r.Bytes), r.Transfers, humanBytes(p.Transfer))
+	fmt.Fprintf(&b, "Aggregate:  %s in %d transfers of %s\n", units.FormatBytes(r.Bytes), r.Transfers, units.FormatBytes(p.Transfer))
 	fmt.Fprintf(&b, "Layout:     %s, %d servers\n", r.Layout, r.Servers)
 	fmt.Fprintf(&b, "Class:      %s\n", r.Class())
 	fmt.Fprintf(&b, "Straddling: %d of %d transfers (%.1f%%) cross a datafile boundary; %d pieces, %.2f per transfer, at most %d\n",
@@ -132,7 +105,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "rank\ttarget\t#servers\tservers\tbytes\ttransfers\tregions\tstraddling\tpieces\t")
 	for _, rr := range r.Ranks {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t\n", rr.Rank, rr.Target, len(rr.Servers), FormatSet(rr.Servers),
-			humanBytes(rr.Bytes), rr.Transfers, rr.Regions, rr.Straddling, rr.Pieces)
+			units.FormatBytes(rr.Bytes), rr.Transfers, rr.Regions, rr.Straddling, rr.Pieces)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -143,7 +116,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "server\t#clients\tranks\tbytes\tshare\trequests\t")
 	for _, s := range r.PerServer {
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%.1f%%\t%d\t\n", s.Server, len(s.Clients), FormatSet(s.Clients),
-			humanBytes(s.Bytes), pct(s.Bytes, r.Bytes), s.Pieces)
+			units.FormatBytes(s.Bytes), pct(s.Bytes, r.Bytes), s.Pieces)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

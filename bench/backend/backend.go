@@ -25,6 +25,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pario/pario/units"
 )
 
 // Params describe the test to the back end before any file is opened:
@@ -218,9 +220,9 @@ func IntOption(p *int, name, usage string) Option {
 	return Option{Name: name, Usage: usage, Value: (*intValue)(p)}
 }
 
-// SizeOption binds a byte count with optional k/m/g/t suffix (binary) to p.
+// SizeOption binds a positive byte count (units.ParseSize: 4k, 1m) to p.
 func SizeOption(p *int64, name, usage string) Option {
-	return Option{Name: name, Usage: usage, Value: (*sizeValue)(p)}
+	return Option{Name: name, Usage: usage, Value: units.SizeFlag(p)}
 }
 
 // MicrosOption binds a duration given in microseconds (IOR's
@@ -261,22 +263,6 @@ func (v *intValue) Set(s string) error {
 	return nil
 }
 
-type sizeValue int64
-
-func (v *sizeValue) String() string { return strconv.FormatInt(int64(*v), 10) }
-func (v *sizeValue) Type() string   { return "size" }
-func (v *sizeValue) Set(s string) error {
-	n, err := ParseSize(s)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("size %q must be positive", s)
-	}
-	*v = sizeValue(n)
-	return nil
-}
-
 type microsValue time.Duration
 
 func (v *microsValue) String() string { return strconv.FormatInt(time.Duration(*v).Microseconds(), 10) }
@@ -288,42 +274,4 @@ func (v *microsValue) Set(s string) error {
 	}
 	*v = microsValue(time.Duration(n) * time.Microsecond)
 	return nil
-}
-
-// ParseSize parses a byte count as IOR's options take it: a decimal
-// number with an optional binary suffix k, m, g or t (either case), so
-// "1m" is 1048576. Zero is allowed here; callers reject it where it makes
-// no sense.
-func ParseSize(s string) (int64, error) {
-	orig := s
-	if s == "" {
-		return 0, fmt.Errorf("malformed size %q: empty", orig)
-	}
-	shift := 0
-	switch s[len(s)-1] {
-	case 'k', 'K':
-		shift = 10
-	case 'm', 'M':
-		shift = 20
-	case 'g', 'G':
-		shift = 30
-	case 't', 'T':
-		shift = 40
-	}
-	if shift > 0 {
-		s = s[:len(s)-1]
-	}
-	if s == "" {
-		return 0, fmt.Errorf("malformed size %q: no digits before the suffix", orig)
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, fmt.Errorf("malformed size %q: want digits with an optional k, m, g or t suffix (e.g. 4k, 1m, 2g)", orig)
-		}
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n > (1<<63-1)>>shift {
-		return 0, fmt.Errorf("malformed size %q: too large", orig)
-	}
-	return n << shift, nil
 }

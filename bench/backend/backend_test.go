@@ -61,16 +61,6 @@ func TestRegistryAndSizes(t *testing.T) {
 	if _, err := backend.New("HDF9"); err == nil || !strings.Contains(err.Error(), "valid: DUMMY, MMAP, PARIO, POSIX") {
 		t.Errorf("unknown API: %v", err)
 	}
-	for in, want := range map[string]int64{"8": 8, "4k": 4096, "1m": 1 << 20, "2G": 2 << 30, "1t": 1 << 40, "0": 0} {
-		if got, err := backend.ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"", "k", "4q", "-1", "1.5m", "1m5", "99999999999999999999", "16777216t"} {
-		if _, err := backend.ParseSize(in); err == nil || !strings.Contains(err.Error(), "malformed size") {
-			t.Errorf("ParseSize(%q): %v", in, err)
-		}
-	}
 	// A driver's bool options take no argument; size options refuse zero.
 	d := &posix.Driver{}
 	if !d.Options()[0].IsBool() {
@@ -87,16 +77,4 @@ func TestRegistryAndSizes(t *testing.T) {
 			}
 		}
 	}
-}
-
-func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"1m", "4k", "0", "12g", "x", "9223372036854775807", "8388608t"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := backend.ParseSize(s)
-		if err == nil && n < 0 {
-			t.Fatalf("ParseSize(%q) = %d", s, n)
-		}
-	})
 }

@@ -24,18 +24,19 @@ import (
 	"github.com/pario/pario/bench/sweep"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/rank"
+	"github.com/pario/pario/units"
 )
 
 // benchFlags holds what `pario bench` was given, before checking.
 type benchFlags struct {
-	block, xfer, segs, dataStart string
+	block, xfer, segs, dataStart int64
 	directives                   []string
 	seed                         int64
 	servers                      int
 	rendezvous                   string
 	firstLast                    bool
 	analyze                      bool
-	linkRate, diskRate           string
+	linkRate, diskRate           float64
 	keepCluster                  bool
 	drivers                      map[string]backend.Driver
 }
@@ -62,7 +63,7 @@ var defaultRunArgs = []struct {
 
 func newBenchCommand() *cobra.Command {
 	o := bench.DefaultOptions()
-	bf := &benchFlags{drivers: map[string]backend.Driver{}}
+	bf := &benchFlags{drivers: map[string]backend.Driver{}, block: 1 << 20, xfer: 256 << 10, segs: 1}
 	cmd := &cobra.Command{
 		Use:   "bench [flags]",
 		Short: "IOR-compatible parallel I/O benchmark (POSIX, MMAP, DUMMY, pario)",
@@ -79,7 +80,7 @@ IOR's tables and removes everything it made.
 Ranks: under mpirun or srun every process is one rank (rank 0 prints);
 otherwise -N n starts n local rank processes. Options follow IOR
 (-a -b -t -s -F -N -o -w -r -W -R -k -i -d -e -Y -C -Q -z -D -v -O); sizes
-take binary k, m, g suffixes.
+take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 
   pario bench                                        # the default run
   pario bench -a POSIX -N 4 -b 64m -t 1m -o /scratch/ior.dat -e
@@ -96,9 +97,9 @@ take binary k, m, g suffixes.
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVarP(&o.API, "api", "a", o.API, "API for I/O: "+strings.Join(backend.Names(), ", "))
-	f.StringVarP(&bf.block, "block-size", "b", "1m", "blockSize: contiguous bytes per rank per segment (e.g. 8, 4k, 2m, 1g)")
-	f.StringVarP(&bf.xfer, "transfer-size", "t", "256k", "transferSize: bytes per I/O call")
-	f.StringVarP(&bf.segs, "segments", "s", "1", "segmentCount: number of segments")
+	f.VarP(units.SizeFlag(&bf.block, units.AllowZero), "block-size", "b", "blockSize: contiguous bytes per rank per segment (e.g. 8, 4k, 2m, 1g)")
+	f.VarP(units.SizeFlag(&bf.xfer, units.AllowZero), "transfer-size", "t", "transferSize: bytes per I/O call")
+	f.VarP(units.SizeFlag(&bf.segs, units.AllowZero), "segments", "s", "segmentCount: number of segments (IOR takes suffixes here too)")
 	f.BoolVarP(&o.FilePerProc, "file-per-proc", "F", false, "filePerProc: one file per rank")
 	f.IntVarP(&o.NumTasks, "num-tasks", "N", 0, "numTasks: ranks; without mpirun/srun, pario starts this many local rank processes (default 1)")
 	f.StringVarP(&o.TestFile, "test-file", "o", o.TestFile, "testFile: path (pario:/path for -a PARIO); with -F, rank r uses PATH.%08d")
@@ -124,15 +125,15 @@ take binary k, m, g suffixes.
 	f.IntVarP(&o.MaxMinutes, "max-time", "T", 0, "maxTimeDuration: minutes after which no further repetition starts (0: no limit)")
 	f.CountVarP(&o.Verbose, "verbose", "v", "verbose: more output (repeatable)")
 	f.StringArrayVarP(&bf.directives, "directive", "O", nil, "IOR directives key=value[,...] (repeatable): summaryFormat=default|JSON|CSV, summaryFile=F, rankCSV=F, saveRankPerformanceDetailsCSV=F, stoneWallingWearOut=1, ...")
-	f.StringVar(&bf.dataStart, "data-start", "0", "bytes before the data in each file (an unaligned container header)")
+	f.Var(units.SizeFlag(&bf.dataStart, units.AllowZero), "data-start", "bytes before the data in each file (an unaligned container header)")
 	f.BoolVar(&o.Strided, "strided", false, "strided mode: one call covers t bytes of the rank's blocks (t may exceed b)")
 	f.BoolVar(&bf.firstLast, "first-last", false, "print elbencho-style first-done / last-done figures under each result")
 	f.IntVar(&bf.servers, "servers", 4, "I/O servers of the default run's embedded cluster (and of --analyze without a cluster)")
 	f.BoolVar(&bf.keepCluster, "keep", false, "default run: keep the embedded cluster's data directory")
 	f.StringVar(&bf.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
 	f.BoolVar(&bf.analyze, "analyze", false, "print the pattern's analysis (servers per rank, clients per server, straddling requests, x-OST class, bound) and move no data")
-	f.StringVar(&bf.linkRate, "link-rate", "", "--analyze: usable network rate of one client, bytes/s (e.g. 117e6 or 117m)")
-	f.StringVar(&bf.diskRate, "disk-rate", "", "--analyze: rate of one server's disk, bytes/s")
+	f.Var(units.RateFlag(&bf.linkRate), "link-rate", "--analyze: usable network rate of one client, bytes/s, decimal (117m = 117MB/s = 117e6; 1Gbit/s)")
+	f.Var(units.RateFlag(&bf.diskRate), "disk-rate", "--analyze: rate of one server's disk, bytes/s, decimal (200m = 200MB/s = 200e6)")
 	for _, name := range backend.Names() {
 		d, _ := backend.New(name)
 		bf.drivers[name] = d
@@ -344,33 +345,12 @@ func runAnalyze(o bench.Options, bf *benchFlags) error {
 	if pd.Servers > 0 {
 		c.Servers = max(c.Servers, pd.Servers)
 	}
-	if bf.linkRate != "" {
-		if c.LinkRate, err = parseRate(bf.linkRate); err != nil {
-			return usageError{fmt.Errorf("--link-rate: %w", err)}
-		}
-	}
-	if bf.diskRate != "" {
-		if c.DiskRate, err = parseRate(bf.diskRate); err != nil {
-			return usageError{fmt.Errorf("--disk-rate: %w", err)}
-		}
-	}
+	c.LinkRate, c.DiskRate = bf.linkRate, bf.diskRate
 	rep, err := bench.Analyze(o, c)
 	if err != nil {
 		return usageError{err}
 	}
 	return rep.WriteText(os.Stdout)
-}
-
-// parseRate reads bytes/s: a float (117e6) or a size with a binary suffix.
-func parseRate(s string) (float64, error) {
-	if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 {
-		return v, nil
-	}
-	n, err := backend.ParseSize(s)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("want bytes per second, e.g. 117e6 or 117m, got %q", s)
-	}
-	return float64(n), nil
 }
 
 func newBenchSweepCommand() *cobra.Command {

@@ -19,13 +19,14 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
 )
 
 func newCpCommand() *cobra.Command {
 	var (
 		layout  string
 		hints   []string
-		chunk   string
+		chunk   = int64(8 << 20)
 		workers int
 		noSync  bool
 		quiet   bool
@@ -44,11 +45,12 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
   pario cp pario:/runs/big.dat ./copy.dat`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			chunkSize, err := dist.ParseSize(chunk)
-			if err != nil || chunkSize > 64<<20 {
-				return usageError{fmt.Errorf("--chunk %q: want a size up to 64m", chunk)}
+			chunkSize := chunk
+			if chunkSize > 64<<20 {
+				return usageError{fmt.Errorf("--chunk %s: want a size up to 64m", units.FormatSize(chunk))}
 			}
 			opts := client.CreateOptions{}
+			var err error
 			if opts.Layout, err = parseOptionalLayout(layout); err != nil {
 				return usageError{err}
 			}
@@ -76,7 +78,7 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
 				}
 				secs := time.Since(start).Seconds()
 				if !quiet {
-					fmt.Fprintf(os.Stderr, "copied %s in %.2fs (%.1f MiB/s)\n", humanBytes(n), secs, float64(n)/(1<<20)/secs)
+					fmt.Fprintf(os.Stderr, "copied %s in %.2fs (%.1f MiB/s)\n", units.FormatBytes(n), secs, float64(n)/(1<<20)/secs)
 				}
 				return nil
 			})
@@ -85,7 +87,7 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
 	f := cmd.Flags()
 	f.StringVar(&layout, "layout", "", "layout of a new store file, e.g. simple_stripe:strip_size=1m")
 	f.StringArrayVar(&hints, "hint", nil, "create hint key=value (repeatable), e.g. strip_size=1m")
-	f.StringVar(&chunk, "chunk", "8m", "bytes per transfer")
+	f.Var(units.SizeFlag(&chunk), "chunk", "bytes per transfer (at most 64m)")
 	f.IntVar(&workers, "workers", 4, "transfers in flight")
 	f.BoolVar(&noSync, "no-sync", false, "do not sync the copy to disk before returning")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress bar or summary")
@@ -99,12 +101,41 @@ type copyOptions struct {
 	progress bool
 }
 
-// endpoint is one side of a copy.
+// endpoint is one side of a copy. Its calls take the command's context, so
+// that Ctrl-C (SIGINT) or SIGTERM cancels the requests in flight to the
+// servers rather than waiting for them to time out.
 type endpoint interface {
-	io.ReaderAt
-	io.WriterAt
-	Sync() error
+	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+	WriteAtContext(ctx context.Context, p []byte, off int64) (int, error)
+	SyncContext(ctx context.Context) error
 	Close() error
+}
+
+var _ endpoint = (*client.File)(nil)
+
+// localFile is a local file as an endpoint. A local read or write cannot be
+// cancelled once started; a cancelled context stops the next one.
+type localFile struct{ *os.File }
+
+func (f localFile) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.ReadAt(p, off)
+}
+
+func (f localFile) WriteAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return f.WriteAt(p, off)
+}
+
+func (f localFile) SyncContext(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 func copyFile(ctx context.Context, c *client.Client, src, dst string, opts client.CreateOptions, co copyOptions) (int64, error) {
@@ -135,7 +166,7 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 			f.Close()
 			return 0, fmt.Errorf("%s is not a regular file", src)
 		}
-		in, size = f, st.Size()
+		in, size = localFile{f}, st.Size()
 	}
 	defer in.Close()
 
@@ -159,7 +190,7 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		if err != nil {
 			return 0, err
 		}
-		out = f
+		out = localFile{f}
 	}
 	defer out.Close()
 
@@ -167,13 +198,17 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 	if co.progress && term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.DefaultBytes(size, "copying")
 	}
-	if err := copyParallel(ctx, in, out, size, co, bar); err != nil {
-		return 0, fmt.Errorf("cp %s %s: %w", src, dst, err)
+	err := copyParallel(ctx, in, out, size, co, bar)
+	if err == nil && co.sync {
+		err = out.SyncContext(ctx)
 	}
-	if co.sync {
-		if err := out.Sync(); err != nil {
-			return 0, fmt.Errorf("cp %s %s: %w", src, dst, err)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The requests' own errors only say "context canceled"; the
+			// cause says which signal stopped the copy.
+			return 0, fmt.Errorf("cp %s %s: stopped, the copy is incomplete: %w", src, dst, context.Cause(ctx))
 		}
+		return 0, fmt.Errorf("cp %s %s: %w", src, dst, err)
 	}
 	if bar != nil {
 		bar.Finish()
@@ -182,7 +217,7 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 }
 
 // copyParallel moves [0, size) from in to out in chunks, several at a time.
-func copyParallel(ctx context.Context, in io.ReaderAt, out io.WriterAt, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
+func copyParallel(ctx context.Context, in, out endpoint, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
 	var (
 		next    atomic.Int64
 		wg      sync.WaitGroup
@@ -201,12 +236,12 @@ func copyParallel(ctx context.Context, in io.ReaderAt, out io.WriterAt, size int
 					return
 				}
 				b := buf[:min(co.chunk, size-off)]
-				n, err := in.ReadAt(b, off)
+				n, err := in.ReadAtContext(ctx, b, off)
 				if err == io.EOF && n == len(b) {
 					err = nil
 				}
 				if err == nil {
-					_, err = out.WriteAt(b, off)
+					_, err = out.WriteAtContext(ctx, b, off)
 				}
 				if err != nil {
 					errOnce.Do(func() { first = err; cancel() })

@@ -16,11 +16,12 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
 )
 
 func newDemoCommand() *cobra.Command {
 	var (
-		size    string
+		size    = int64(64 << 20)
 		servers int
 		writers int
 		keep    bool
@@ -35,10 +36,7 @@ bytes from --writers concurrent writers (disjoint ranges), sync it, read it
 back, verify every byte, and print the bandwidth and the bytes on each server.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := dist.ParseSize(size)
-			if err != nil {
-				return usageError{fmt.Errorf("--size: %w", err)}
-			}
+			n := size
 			if servers < 2 {
 				return usageError{fmt.Errorf("--servers: want at least 2 to show striping")}
 			}
@@ -46,7 +44,7 @@ back, verify every byte, and print the bandwidth and the bytes on each server.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&size, "size", "64m", "bytes per file")
+	f.Var(units.SizeFlag(&size), "size", "bytes per file")
 	f.IntVar(&servers, "servers", 4, "number of I/O servers")
 	f.IntVar(&writers, "writers", 4, "concurrent writers per file")
 	f.BoolVar(&keep, "keep", false, "keep the data directory and print its path")
@@ -134,7 +132,7 @@ func runDemo(ctx context.Context, size int64, servers, writers int, keep bool) e
 		}
 		var parts []string
 		for s, b := range perServer {
-			parts = append(parts, fmt.Sprintf("%s=%s", cl.Servers()[s].Name, humanBytes(b)))
+			parts = append(parts, fmt.Sprintf("%s=%s", cl.Servers()[s].Name, units.FormatBytes(b)))
 		}
 		mib := float64(size) / (1 << 20)
 		fmt.Fprintf(w, "%s\t%.0f\t%.0f\t%s\t%s\n", f.Attr().Layout, mib/wsecs, mib/rsecs, ok, strings.Join(parts, " "))
@@ -144,7 +142,7 @@ func runDemo(ctx context.Context, size int64, servers, writers int, keep bool) e
 		}
 	}
 	w.Flush()
-	fmt.Printf("\n%d files of %s written by %d writers each, read back and verified.\n", len(layouts), humanBytes(size), writers)
+	fmt.Printf("\n%d files of %s written by %d writers each, read back and verified.\n", len(layouts), units.FormatBytes(size), writers)
 	if keep {
 		fmt.Printf("data kept in %s\n", dir)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
 )
 
 func newLayoutCommand() *cobra.Command {
@@ -63,7 +64,7 @@ func newLayoutGetCommand() *cobra.Command {
 func newLayoutSetCommand() *cobra.Command {
 	var (
 		count     int
-		stripSize string
+		stripSize int64
 		distName  string
 		strips    string
 		clear     bool
@@ -80,7 +81,7 @@ func newLayoutSetCommand() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var l dist.Layout
-			flagsUsed := count != 0 || stripSize != "" || distName != "" || strips != ""
+			flagsUsed := count != 0 || stripSize != 0 || distName != "" || strips != ""
 			switch {
 			case clear:
 				if len(args) > 1 || flagsUsed {
@@ -99,8 +100,8 @@ func newLayoutSetCommand() *cobra.Command {
 				if distName != "" {
 					hints["dist"] = distName
 				}
-				if stripSize != "" {
-					hints["strip_size"] = stripSize
+				if stripSize != 0 {
+					hints["strip_size"] = units.FormatSize(stripSize)
 				}
 				if strips != "" {
 					hints["strips"] = strips
@@ -130,7 +131,7 @@ func newLayoutSetCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count)")
-	f.StringVarP(&stripSize, "strip-size", "S", "", "strip size, e.g. 1m")
+	f.VarP(units.SizeFlag(&stripSize), "strip-size", "S", "strip size, e.g. 1m (binary suffixes k, m, g, t)")
 	f.StringVarP(&distName, "dist", "d", "", "distribution: simple_stripe, basic, varstrip, twod_stripe")
 	f.StringVar(&strips, "strips", "", "varstrip strips, e.g. 0:200000;1:4000000")
 	f.BoolVar(&clear, "clear", false, "remove a directory's default layout")
@@ -160,7 +161,7 @@ the bytes stored there (like pvfs2-viewdist).`,
 				for _, d := range dfs {
 					total += d.Size
 				}
-				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), humanBytes(total))
+				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), units.FormatBytes(total))
 				if a.Stuffed {
 					fmt.Print(", stuffed on datafile 0")
 				}
@@ -204,9 +205,9 @@ directory, the bytes held by pario datafiles, and what is still available
 					sumUsed += s.Used
 					sumAvail += s.Avail
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.0f%%\t%d\t\n", s.Name, s.Addr,
-						humanBytes(int64(s.Total)), humanBytes(int64(s.Used)), humanBytes(int64(s.Avail)), pct, s.Datafiles)
+						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)), pct, s.Datafiles)
 				}
-				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", humanBytes(int64(sumUsed)), humanBytes(int64(sumAvail)))
+				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", units.FormatBytes(int64(sumUsed)), units.FormatBytes(int64(sumAvail)))
 				w.Flush()
 				if files, dirs, err := c.MetaStats(ctx); err == nil {
 					fmt.Printf("namespace: %d files, %d directories\n", files, dirs)

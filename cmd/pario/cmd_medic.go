@@ -22,6 +22,7 @@ import (
 	_ "github.com/pario/pario/medic/plugin/blast"
 	_ "github.com/pario/pario/medic/plugin/periodic"
 	_ "github.com/pario/pario/medic/plugin/zstd"
+	"github.com/pario/pario/units"
 )
 
 func newMedicCommand() *cobra.Command {
@@ -200,12 +201,13 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 
 // sendFlags are shared by send and plan.
 type sendFlags struct {
-	keyFile, plugins, cipher, as, tlsCA, tlsName, bwlimit, bandwidth, spool, measure, fallback string
-	params, resources                                                                          []string
-	auto, all, useTLS, quiet                                                                   bool
-	window                                                                                     int
-	rtt                                                                                        time.Duration
-	appTime                                                                                    float64
+	keyFile, plugins, cipher, as, tlsCA, tlsName, spool, measure, fallback string
+	bwlimit, bandwidth                                                     float64 // bytes/s, 0: unset
+	params, resources                                                      []string
+	auto, all, useTLS, quiet                                               bool
+	window                                                                 int64
+	rtt                                                                    time.Duration
+	appTime                                                                float64
 }
 
 func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
@@ -242,12 +244,8 @@ func (sf *sendFlags) candidates() []string {
 // for medic.MakePlan to measure against addr.
 func (sf *sendFlags) link(addr string) (cost.Link, error) {
 	l := cost.Link{RTT: sf.rtt.Seconds(), Window: float64(sf.window), RoundTrip: medic.RoundTrips}
-	if sf.bandwidth != "" {
-		b, err := cost.ParseRate(sf.bandwidth)
-		if err != nil {
-			return l, usageError{fmt.Errorf("--bandwidth: %w", err)}
-		}
-		l.B = b
+	if sf.bandwidth != 0 {
+		l.B = sf.bandwidth
 		return l, nil
 	}
 	if addr == "" {
@@ -301,7 +299,8 @@ func newMedicPlanCommand() *cobra.Command {
 		Long: `Measure each plugin on FILE (f: encode, x: metadata size, g: regenerate,
 here) and predict, with the cost model A = T + f + x/B + g against raw
 A' = T + D/B, how long each takes over the link. The link's bandwidth is
-given (--bandwidth 1MB/s, 8Mbit/s, 512KiB/s) or measured against a running
+given (--bandwidth 1MB/s, 1m or 1e6, 8Mbit/s, 512KiB/s: decimal unless spelt
+KiB) or measured against a running
 receiver (--measure HOST:PORT --key FILE, which also measures the RTT).
 "pays below" is the crossover B* = (D - x)/(f + g).
 
@@ -343,9 +342,10 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	f.StringArrayVar(&sf.params, "param", nil, "plugin parameter KEY=VALUE (repeatable)")
 	f.StringArrayVar(&sf.resources, "resource", nil, "local resource for calibrating plugins, KEY=VALUE (repeatable)")
 	f.StringVar(&sf.cipher, "cipher", "xchacha20poly1305", "seal the metadata with xchacha20poly1305, aes-256-gcm, or none (checksums only)")
-	f.StringVar(&sf.bandwidth, "bandwidth", "", "link bandwidth for the cost model, e.g. 1MB/s or 8Mbit/s (default: measured)")
+	f.Var(units.RateFlag(&sf.bandwidth), "bandwidth", "link bandwidth for the cost model, bytes/s, decimal: 1m = 1MB/s = 1e6; or 8Mbit/s, 512KiB/s (default: measured)")
 	f.DurationVar(&sf.rtt, "rtt", 0, "round-trip time for the cost model (default: measured when measuring)")
-	f.IntVar(&sf.window, "window", medic.DefaultWindow, "bytes in flight beyond the receiver's acknowledgement")
+	sf.window = medic.DefaultWindow
+	f.Var(units.SizeFlag(&sf.window), "window", "bytes in flight beyond the receiver's acknowledgement (e.g. 4m)")
 	f.Float64Var(&sf.appTime, "app-time", 0, "the application's run time T in seconds (adds to every prediction)")
 	f.BoolVar(&sf.useTLS, "tls", false, "connect with TLS (system roots, or --tls-ca)")
 	f.StringVar(&sf.tlsCA, "tls-ca", "", "CA certificate (PEM) to trust for the receiver; implies --tls")
@@ -357,7 +357,7 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	}
 	f.BoolVar(&sf.auto, "auto", false, "calibrate the plugins (--plugin list, else all), measure the link, and send with the fastest")
 	f.StringVar(&sf.as, "as", "", "destination name at the receiver (default: the file's base name)")
-	f.StringVar(&sf.bwlimit, "bwlimit", "", "cap the sending rate, e.g. 10MB/s")
+	f.Var(units.RateFlag(&sf.bwlimit), "bwlimit", "cap the sending rate, bytes/s, decimal: 10m = 10MB/s = 10e6; or 80Mbit/s")
 	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
 	f.StringVar(&sf.fallback, "fallback", "zstd", "plugin to send with when the receiver cannot regenerate the output (none: fail instead)")
 	f.BoolVarP(&sf.quiet, "quiet", "q", false, "no progress bar")
@@ -446,12 +446,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 			return usageError{err}
 		}
 	}
-	var rate float64
-	if sf.bwlimit != "" {
-		if rate, err = cost.ParseRate(sf.bwlimit); err != nil {
-			return usageError{fmt.Errorf("--bwlimit: %w", err)}
-		}
-	}
+	rate := sf.bwlimit
 	spool := sf.spool
 	if spool == "" {
 		d, err := os.UserCacheDir()
@@ -461,7 +456,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		spool = filepath.Join(d, "pario", "medic")
 	}
 	var bar *progressbar.ProgressBar
-	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: sf.window, RateLimit: rate}
+	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {

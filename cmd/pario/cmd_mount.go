@@ -10,8 +10,8 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
-	"github.com/pario/pario/dist"
 	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/units"
 )
 
 func newMountCommand() *cobra.Command {
@@ -25,8 +25,8 @@ func newMountCommand() *cobra.Command {
 		allowOther  bool
 		syncOnClose bool
 		debug       bool
-		readAhead   string
-		writeBehind string
+		readAhead   = int64(4 << 20)
+		writeBehind = int64(8 << 20)
 	)
 	cmd := &cobra.Command{
 		Use:   "mount MOUNTPOINT",
@@ -97,18 +97,12 @@ by the mounting user. See docs/mount.md.`,
 			defer c.Close()
 			opts.Logger = log
 			opts.AllowOther, opts.SyncOnClose, opts.Debug = allowOther, syncOnClose, debug
-			ra, err := dist.ParseSize(readAhead)
-			if err != nil {
-				return usageError{fmt.Errorf("--read-ahead: %w", err)}
-			}
+			ra := readAhead
 			opts.ReadAheadKB = int(ra / 1024)
 			if ra == 0 {
 				opts.ReadAheadKB = -1
 			}
-			wb, err := dist.ParseSize(writeBehind)
-			if err != nil {
-				return usageError{fmt.Errorf("--write-behind: %w", err)}
-			}
+			wb := writeBehind
 			opts.WriteBehind = wb
 			if wb == 0 {
 				opts.WriteBehind = -1
@@ -138,8 +132,8 @@ by the mounting user. See docs/mount.md.`,
 	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names (file names are looked up at every open)")
 	f.DurationVar(&opts.AttrTimeout, "attr-timeout", 0, "how long the kernel caches sizes and times (0: stat always asks the servers)")
 	f.DurationVar(&opts.OpTimeout, "op-timeout", 30*time.Second, "longest wait for the servers in one request before it fails with EIO")
-	f.StringVar(&readAhead, "read-ahead", "4m", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
-	f.StringVar(&writeBehind, "write-behind", "8m", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
+	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
+	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
 	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")

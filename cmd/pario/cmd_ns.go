@@ -13,6 +13,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
 )
 
 // withClient runs fn with a client connected to the cluster.
@@ -131,7 +132,7 @@ datafiles, like pvfs2-stat.`,
 					fmt.Printf("  modified:  %s\n  changed:   %s\n", time.Unix(0, fi.Mtime).Format(time.RFC3339), time.Unix(0, fi.Ctime).Format(time.RFC3339))
 					if fi.Kind == meta.KindFile {
 						fmt.Printf("  size:      %d (%s)\n  layout:    %s\n  datafiles: %d on servers %v\n  stuffed:   %v\n",
-							fi.Size, humanBytes(fi.Size), fi.Layout, len(fi.Servers), serverNames(c, fi.Servers), fi.Stuffed)
+							fi.Size, units.FormatBytes(fi.Size), fi.Layout, len(fi.Servers), serverNames(c, fi.Servers), fi.Stuffed)
 					} else {
 						fmt.Printf("  default layout for new files: %s\n", layoutOf(fi.Attr))
 					}

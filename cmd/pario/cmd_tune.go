@@ -16,6 +16,7 @@ import (
 	"github.com/pario/pario/tune/results"
 	"github.com/pario/pario/tune/search"
 	"github.com/pario/pario/tune/sim"
+	"github.com/pario/pario/units"
 )
 
 // The paper's parameters (Table III): they are every tune command's defaults.
@@ -239,7 +240,7 @@ func newTuneSearchCommand() *cobra.Command {
 	var (
 		p            model.Params
 		methodFlag   string
-		sizeFlag     string
+		size         = int64(10 << 30)
 		objective    string
 		budgetFlag   float64
 		seed         uint64
@@ -286,7 +287,7 @@ cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: sizeFlag, Objective: objective, Budget: budgetFlag,
+			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
 				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag})
 			if err != nil {
 				return usageError{err}
@@ -365,7 +366,7 @@ time so far against the number of evaluations, one line per method.`,
 	modelFlags(cmd, &p)
 	f := cmd.Flags()
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
-	f.StringVar(&sizeFlag, "size", "10g", "file size in bytes (suffixes k, m, g: powers of 1024)")
+	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
 	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")

@@ -4,24 +4,26 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/tune/calib"
+	"github.com/pario/pario/units"
 )
 
 func newTuneCalibrateCommand() *cobra.Command {
 	var (
 		doRun         bool
 		results       []string
-		strips, xfers []string
+		strips, xfers []int64
 		servers       []int
-		size          string
+		size          int64
 		ranks, reps   int
 		keep          string
-		defStrip      string
+		defStrip      int64
 		defTargets    int
 		gamma         float64
 		overhead      string
@@ -103,14 +105,14 @@ server count.`,
 				pts, err = calib.Execute(cmd.Context(), exe, nil, runs, func(i int, r calib.Run) {
 					if !quiet {
 						fmt.Fprintf(os.Stderr, "calibrate: [%d/%d] pario bench strip %s, transfer %s, %d server(s)\n",
-							i+1, len(runs), calib.FormatSize(r.Strip), calib.FormatSize(r.Transfer), r.Servers)
+							i+1, len(runs), units.FormatSize(r.Strip), units.FormatSize(r.Transfer), r.Servers)
 					}
 				})
 				if err != nil {
 					return err
 				}
 				source = fmt.Sprintf("%d pario bench runs on an embedded cluster (%s file, %d rank(s), %d repetitions, fsync) in %.1f s",
-					len(runs), calib.FormatSize(g.Size), ranks, reps, time.Since(start).Seconds())
+					len(runs), units.FormatSize(g.Size), ranks, reps, time.Since(start).Seconds())
 				if keep != "" {
 					source += ", results kept in " + keep
 				}
@@ -157,14 +159,17 @@ server count.`,
 	f.SortFlags = false
 	f.BoolVar(&doRun, "run", false, "run pario bench over the grid on an embedded cluster")
 	f.StringSliceVar(&results, "results", nil, "IOR / pario bench JSON or CSV results files (comma separated or repeated)")
-	f.StringSliceVar(&strips, "strip-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: strip sizes")
-	f.StringSliceVar(&xfers, "transfer-sizes", []string{"64k", "256k", "1m", "4m"}, "--run: transfer sizes (only those <= the strip size are run)")
+	strips = []int64{64 << 10, 256 << 10, 1 << 20, 4 << 20}
+	xfers = slices.Clone(strips)
+	size = 64 << 20
+	f.Var(units.SizeListFlag(&strips), "strip-sizes", "--run: strip sizes")
+	f.Var(units.SizeListFlag(&xfers), "transfer-sizes", "--run: transfer sizes (only those <= the strip size are run)")
 	f.IntSliceVar(&servers, "servers", []int{1}, "--run: I/O servers (= stripe count) of each grid, e.g. 1,2,4")
-	f.StringVar(&size, "size", "64m", "--run: file size")
+	f.Var(units.SizeFlag(&size), "size", "--run: file size")
 	f.IntVar(&ranks, "ranks", 1, "--run: ranks writing the file (pario bench -N)")
 	f.IntVar(&reps, "repetitions", 3, "--run: repetitions per point (pario bench -i)")
 	f.StringVar(&keep, "keep-results", "", "--run: keep the JSON results in this directory (to refit later with --results)")
-	f.StringVar(&defStrip, "strip-size", "", "--results: strip size of files that do not say (IOR)")
+	f.Var(units.SizeFlag(&defStrip), "strip-size", "--results: strip size of files that do not say (IOR)")
 	f.IntVar(&defTargets, "targets", 0, "--results: stripe count of files that do not say (default 1)")
 	f.Float64Var(&gamma, "gamma", 0, "fix the service rate gamma (1/s) instead of deriving it from the service part")
 	f.StringVar(&overhead, "overhead", "auto", "per-request overhead: auto (kept if the data demand it), on, off")

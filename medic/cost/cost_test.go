@@ -50,16 +50,3 @@ func TestPlanSorts(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 }
-
-func TestParseRate(t *testing.T) {
-	for s, want := range map[string]float64{"1MB/s": 1e6, "512KiB/s": 512 << 10, "8Mbit/s": 1e6, "8mbps": 1e6, "117e6": 117e6, "2.5 MB/s": 2.5e6} {
-		if got, err := ParseRate(s); err != nil || got != want {
-			t.Errorf("%s: %v %v", s, got, err)
-		}
-	}
-	for _, s := range []string{"", "fast", "-1MB/s", "1XB/s"} {
-		if _, err := ParseRate(s); err == nil {
-			t.Errorf("%q accepted", s)
-		}
-	}
-}

@@ -30,19 +30,25 @@
 //
 // # Confinement
 //
-// Every file access goes through an [os.Root] opened on DIR (and per-shard
-// roots opened from it), so no datafile operation can reach anything outside
-// the data directory, even if an administrator or an attacker with access to
-// DIR plants symlinks in it: os.Root refuses to follow a symlink that leads
-// out of the root. Names are built from numbers, never from client-supplied
-// strings.
+// Every file access goes through a [vfs.FS]: by default [vfs.OS], an
+// [os.Root] opened on DIR (and per-shard roots opened from it), so no
+// datafile operation can reach anything outside the data directory, even if
+// an administrator or an attacker with access to DIR plants symlinks in it:
+// os.Root refuses to follow a symlink that leads out of the root. Names are
+// built from numbers, never from client-supplied strings. Tests put a
+// crashable in-memory file system ([vfs.MemFS]) or a fault-injecting one
+// (vfs/errorfs) there instead ([StoreOptions.FS]).
 //
 // # Durability
 //
 // Writes go to the page cache. [Store.Sync] makes one datafile durable
 // (fdatasync, plus an fsync of its shard directory the first time after the
 // datafile was created); [Store.SyncAll] does so for everything written since
-// the last sync and is meant for shutdown. To keep Sync latency low the store
+// the last sync and is meant for shutdown. [Open] fsyncs df/ and DIR, so the
+// layout is durable before any datafile is created in it. [Store.Remove] is
+// not durable by itself: after a crash a removed datafile may come back
+// with its last synced contents. A failed Sync, SyncAll or Remove leaves
+// everything it did not finish for the next Sync or SyncAll to redo. To keep Sync latency low the store
 // starts writeback early (sync_file_range(SYNC_FILE_RANGE_WRITE), like
 // pebble's bytes-per-sync) every [StoreOptions.WriteBehind] bytes written to
 // a datafile.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/pario/pario/vfs"
 )
 
 // handle is an open datafile shared by the operations using it.
@@ -17,7 +19,7 @@ import (
 // underneath it.
 type handle struct {
 	id uint64
-	f  *os.File
+	f  vfs.File
 
 	// Guarded by Store.mu.
 	refs       int
@@ -170,7 +172,7 @@ func (s *Store) idLock(id uint64) *sync.Mutex {
 // openDatafile opens datafile id read-write. Without create a missing
 // datafile yields (nil, false, nil); with create it is created (0600) and
 // created reports that it was.
-func (s *Store) openDatafile(id uint64, create bool) (f *os.File, created bool, err error) {
+func (s *Store) openDatafile(id uint64, create bool) (f vfs.File, created bool, err error) {
 	sh, err := s.shard(id)
 	if err != nil {
 		return nil, false, err
@@ -204,20 +206,20 @@ func (s *Store) openDatafile(id uint64, create bool) (f *os.File, created bool, 
 // opening it on first use. A shard that cannot be opened (for example a
 // symlink leading out of the data directory) fails every operation on its
 // datafiles and leaves the other shards working.
-func (s *Store) shard(id uint64) (*os.Root, error) {
+func (s *Store) shard(id uint64) (vfs.FS, error) {
 	i := byte(id)
 	if r := s.shards[i].Load(); r != nil {
-		return r, nil
+		return *r, nil
 	}
 	s.shardMu.Lock()
 	defer s.shardMu.Unlock()
 	if r := s.shards[i].Load(); r != nil {
-		return r, nil
+		return *r, nil
 	}
 	r, err := s.df.OpenRoot(shardName(i))
 	if err != nil {
 		return nil, fmt.Errorf("shard %s/%s: %w", dfName, shardName(i), err)
 	}
-	s.shards[i].Store(r)
+	s.shards[i].Store(&r)
 	return r, nil
 }

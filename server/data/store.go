@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pario/pario/vfs"
 )
 
 // Defaults for StoreOptions.
@@ -55,6 +57,12 @@ type StoreOptions struct {
 	// so that a later Sync finds little dirty data. Zero means
 	// DefaultWriteBehind; negative disables write-behind.
 	WriteBehind int64
+	// FS, if set, is the data directory itself (the dir given to Open
+	// then only names it in errors and Dir), for tests that inject
+	// faults (vfs/errorfs) or crash (vfs.MemFS). The Store does not
+	// close it. Nil means the operating system's directory dir, created
+	// if missing and confined with os.Root (vfs.OS).
+	FS vfs.FS
 }
 
 // Statfs describes the space of a data directory.
@@ -77,12 +85,13 @@ type Store struct {
 	maxOpen     int
 	writeBehind int64
 
-	root *os.Root // the data directory
-	df   *os.Root // df/ inside it
-	lock *os.File // LOCK, flocked
+	root    vfs.FS   // the data directory
+	ownRoot bool     // root was opened by Open, so Close closes it
+	df      vfs.FS   // df/ inside it
+	lock    vfs.File // LOCK, locked
 
 	shardMu sync.Mutex
-	shards  [256]atomic.Pointer[os.Root]
+	shards  [256]atomic.Pointer[vfs.FS]
 
 	idLocks [64]sync.Mutex
 
@@ -124,12 +133,17 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 	}
 	s.lru.next, s.lru.prev = &s.lru, &s.lru
 
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("data: open %s: %w", dir, err)
-	}
-	s.root, err = os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	if opts.FS != nil {
+		s.root = opts.FS
+	} else {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("data: open %s: %w", dir, err)
+		}
+		s.root, err = vfs.OS(dir)
+		if err != nil {
+			return nil, fmt.Errorf("data: open %s: %w", dir, err)
+		}
+		s.ownRoot = true
 	}
 	defer func() {
 		if err != nil {
@@ -137,22 +151,12 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		}
 	}()
 
-	s.lock, err = s.root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	s.lock, err = s.root.Lock(lockName)
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, fmt.Errorf("data: open %s: flock %s: %w%s", dir, lockName, ErrLocked, lockHolder(s.root))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
-	}
-	if err := lockDir(s.lock); err != nil {
-		if errors.Is(err, ErrLocked) {
-			holder := ""
-			var b [32]byte
-			if n, _ := s.lock.ReadAt(b[:], 0); n > 0 {
-				if pid := strings.TrimSpace(string(b[:n])); pid != "" {
-					holder = " (pid " + pid + ")"
-				}
-			}
-			return nil, fmt.Errorf("data: open %s: flock %s: %w%s", dir, lockName, err, holder)
-		}
-		return nil, fmt.Errorf("data: open %s: flock %s: %w", dir, lockName, err)
 	}
 	pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
 	if err := s.lock.Truncate(0); err != nil {
@@ -162,62 +166,59 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 
-	createdDF, err := mkdirIfMissing(s.root, dfName)
-	if err != nil {
+	if err := mkdirIfMissing(s.root, dfName); err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	s.df, err = s.root.OpenRoot(dfName)
 	if err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
-	createdShard := false
 	for i := range 256 {
-		c, err := mkdirIfMissing(s.df, shardName(byte(i)))
-		if err != nil {
+		if err := mkdirIfMissing(s.df, shardName(byte(i))); err != nil {
 			return nil, fmt.Errorf("data: open %s: %s: %w", dir, dfName, err)
 		}
-		createdShard = createdShard || c
 	}
-	// Make the layout durable before any datafile is created in it.
-	if createdShard {
-		if err := syncDir(s.df); err != nil {
-			return nil, fmt.Errorf("data: open %s: %w", dir, err)
-		}
+	// Make the layout durable before any datafile is created in it. Do it
+	// on every Open, not only when this one created a directory: an Open
+	// that failed between creating a directory and syncing its parent
+	// left the entry in the page cache only, and nothing else syncs it.
+	if err := syncDir(s.df); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
-	if createdDF {
-		if err := syncDir(s.root); err != nil {
-			return nil, fmt.Errorf("data: open %s: %w", dir, err)
-		}
+	if err := syncDir(s.root); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	return s, nil
 }
 
-// mkdirIfMissing creates directory name (0700) in r, reporting whether it
-// did. An existing entry of any type is left alone; if it is not a usable
+// lockHolder returns " (pid N)" naming the process that holds the data
+// directory r by the pid it wrote into LOCK, or "" if that is unknown.
+func lockHolder(r vfs.FS) string {
+	f, err := r.OpenFile(lockName, os.O_RDONLY, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var b [32]byte
+	n, _ := f.ReadAt(b[:], 0)
+	if pid := strings.TrimSpace(string(b[:n])); pid != "" {
+		return " (pid " + pid + ")"
+	}
+	return ""
+}
+
+// mkdirIfMissing creates directory name (0700) in r if it is missing. An
+// existing entry of any type is left alone; if it is not a usable
 // directory, opening it later fails.
-func mkdirIfMissing(r *os.Root, name string) (bool, error) {
-	err := r.Mkdir(name, 0o700)
-	if err == nil {
-		return true, nil
+func mkdirIfMissing(r vfs.FS, name string) error {
+	if err := r.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
 	}
-	if errors.Is(err, fs.ErrExist) {
-		return false, nil
-	}
-	return false, err
+	return nil
 }
 
 // syncDir fsyncs the directory r is opened on.
-func syncDir(r *os.Root) error {
-	d, err := r.Open(".")
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+func syncDir(r vfs.FS) error { return r.SyncDir(".") }
 
 const hexDigits = "0123456789abcdef"
 
@@ -343,7 +344,7 @@ func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int6
 		return dfErr(id, op(), err)
 	}
 	defer s.release(h)
-	n, err := pwritev(h.f, bufs, off)
+	n, err := vfs.WriteAtv(h.f, bufs, off)
 	h.dirty.Store(true)
 	s.wrote(h, off, n)
 	if err != nil {
@@ -373,7 +374,7 @@ func (s *Store) wrote(h *handle, off, n int64) {
 	lo, hi := h.wbLo, h.wbHi
 	h.wbPending = 0
 	h.wbMu.Unlock()
-	startWriteback(h.f, lo, hi-lo)
+	vfs.StartWriteback(h.f, lo, hi-lo)
 }
 
 // ReadAt reads up to len(p) bytes at offset off of datafile id, with the
@@ -471,7 +472,7 @@ func (s *Store) Sync(ctx context.Context, id uint64) error {
 	// Data written through a handle that has since been closed is still in
 	// the inode's page cache, so fdatasync on this handle covers it too.
 	h.dirty.Store(false)
-	err = fdatasync(h.f)
+	err = h.f.Sync()
 	if err != nil {
 		h.dirty.Store(true)
 	}
@@ -541,7 +542,7 @@ func (s *Store) SyncAll(ctx context.Context) error {
 	var errs []error
 	for _, h := range hs {
 		if h.dirty.Swap(false) {
-			if err := fdatasync(h.f); err != nil {
+			if err := h.f.Sync(); err != nil {
 				h.dirty.Store(true)
 				errs = append(errs, dfErr(h.id, "sync", err))
 			}
@@ -549,7 +550,7 @@ func (s *Store) SyncAll(ctx context.Context) error {
 		s.release(h)
 	}
 	if needSyncfs {
-		if err := syncfs(s.lock); err != nil {
+		if err := s.root.SyncFS(); err != nil {
 			s.mu.Lock()
 			s.closedDirty = true
 			s.mu.Unlock()
@@ -595,21 +596,34 @@ func (s *Store) Remove(ctx context.Context, id uint64) error {
 	defer l.Unlock()
 	var idle *handle
 	s.mu.Lock()
-	if h := s.handles[id]; h != nil {
-		h.removed = true
+	h := s.handles[id]
+	if h != nil {
 		s.uncacheLocked(h)
 		if h.refs == 0 {
 			idle = h
 		}
 	}
-	delete(s.needDirSync, id)
 	s.mu.Unlock()
 	if idle != nil {
 		_ = idle.f.Close()
 	}
 	if err := sh.Remove(leafName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// The datafile is still there, with whatever was written to it:
+		// its directory entry may still need a sync (needDirSync stays),
+		// and dirty data whose handle just closed needs SyncAll's syncfs.
+		s.mu.Lock()
+		if idle != nil {
+			s.noteClosingLocked(idle)
+		}
+		s.mu.Unlock()
 		return dfErr(id, "remove", err)
 	}
+	s.mu.Lock()
+	if h != nil {
+		h.removed = true
+	}
+	delete(s.needDirSync, id)
+	s.mu.Unlock()
 	return nil
 }
 
@@ -622,7 +636,8 @@ func (s *Store) Statfs(ctx context.Context) (Statfs, error) {
 	defer s.ops.Done()
 	var st Statfs
 	var err error
-	st.Total, st.Free, st.Avail, err = fsStats(s.lock)
+	du, err := s.root.DiskUsage()
+	st.Total, st.Free, st.Avail = du.Total, du.Free, du.Avail
 	if err != nil {
 		return Statfs{}, fmt.Errorf("data: statfs: %w", err)
 	}
@@ -647,12 +662,7 @@ func (s *Store) usage() (used, count uint64, err error) {
 		if err != nil {
 			return 0, 0, err
 		}
-		d, err := sh.Open(".")
-		if err != nil {
-			return 0, 0, err
-		}
-		ents, err := d.ReadDir(-1)
-		d.Close()
+		ents, err := sh.ReadDir(".")
 		if err != nil {
 			return 0, 0, err
 		}
@@ -713,7 +723,7 @@ func (s *Store) closeFiles() error {
 	s.mu.Unlock()
 	for i := range s.shards {
 		if r := s.shards[i].Swap(nil); r != nil {
-			errs = append(errs, r.Close())
+			errs = append(errs, (*r).Close())
 		}
 	}
 	if s.df != nil {
@@ -723,7 +733,7 @@ func (s *Store) closeFiles() error {
 		// Closing the only descriptor of LOCK releases the flock.
 		errs = append(errs, s.lock.Close())
 	}
-	if s.root != nil {
+	if s.root != nil && s.ownRoot {
 		errs = append(errs, s.root.Close())
 	}
 	if err := errors.Join(errs...); err != nil {

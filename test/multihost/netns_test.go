@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // The virtual network, for a test process with pid P:
@@ -55,15 +57,11 @@ type testbed struct {
 	hosts    map[string]*host
 }
 
-// skipOrFail skips the test for a missing prerequisite, except under CI
-// (CI=true), where a skip would hide that the test never ran.
+// skipOrFail skips the test for a missing prerequisite, or fails it under
+// CI (testenv.SkipOrFail).
 func skipOrFail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("multi-host test cannot run (CI=true, so this is a failure, not a skip): %s", msg)
-	}
-	t.Skipf("multi-host test skipped: %s (set up root and iproute2 to run it; under CI=true this fails)", msg)
+	testenv.SkipOrFail(t, "multi-host test cannot run: %s (it needs root and iproute2)", fmt.Sprintf(format, args...))
 }
 
 // ip runs the ip command and returns its combined output.

@@ -46,6 +46,7 @@ import (
 	_ "github.com/pario/pario/medic/plugin/blast"
 	_ "github.com/pario/pario/medic/plugin/periodic"
 	_ "github.com/pario/pario/medic/plugin/zstd"
+	"github.com/pario/pario/units"
 )
 
 type kvFlag map[string]string
@@ -98,11 +99,13 @@ func run() error {
 	plugins := flag.String("plugins", "raw,zstd,synth", "plugins to compare (raw is the baseline)")
 	ciphers := flag.String("ciphers", "none,xchacha20poly1305", "ciphers to run each plugin with")
 	flag.StringVar(&c.input, "input", "", "output file to move (default: a generated synthetic report)")
-	size := flag.String("size", "4MB", "size of the synthetic report")
+	c.size = 4_000_000
+	flag.Var(units.SizeFlag(&c.size), "size", "size of the synthetic report (binary suffixes: 4m = 4 MiB)")
 	flag.IntVar(&c.work, "work", 250, "synthetic report: SHA-256 rounds per record (the regeneration cost)")
 	flag.Var(c.params, "param", "plugin parameter KEY=VALUE (repeatable)")
 	flag.Var(c.res, "resource", "storage-site resource KEY=VALUE (repeatable)")
-	latBW := flag.String("latency-bandwidth", "32MB/s", "bandwidth of the latency sweep")
+	c.latBW = 32e6
+	flag.Var(units.RateFlag(&c.latBW), "latency-bandwidth", "bandwidth of the latency sweep (decimal: 32m = 32MB/s)")
 	rtts := flag.String("rtts", "0,25ms,50ms,100ms,150ms,200ms,300ms,400ms", "round-trip times of the latency sweep")
 	flag.IntVar(&c.latWindow, "window", 256<<10, "window of the latency sweep's stream (bytes)")
 	bws := flag.String("bandwidths", "0.5MB/s,1MB/s,2MB/s,4MB/s,8MB/s,16MB/s,32MB/s,64MB/s", "bandwidths of the bandwidth sweep")
@@ -113,18 +116,9 @@ func run() error {
 	quick := flag.Bool("quick", false, "tiny sweeps (smoke test)")
 	flag.Parse()
 	if *quick {
-		*size, *rtts, *bws, c.work = "256KB", "0,50ms", "1MB/s,16MB/s", 4
+		c.size, *rtts, *bws, c.work = 256_000, "0,50ms", "1MB/s,16MB/s", 4
 	}
 	c.plugins, c.ciphers, c.sweeps = splitList(*plugins), splitList(*ciphers), splitList(*sweeps)
-	var err error
-	sz, err := cost.ParseRate(*size)
-	if err != nil {
-		return fmt.Errorf("--size: %w", err)
-	}
-	c.size = int64(sz)
-	if c.latBW, err = cost.ParseRate(*latBW); err != nil {
-		return err
-	}
 	for _, r := range splitList(*rtts) {
 		if r == "0" {
 			r = "0s"
@@ -136,9 +130,9 @@ func run() error {
 		c.rtts = append(c.rtts, d)
 	}
 	for _, b := range splitList(*bws) {
-		v, err := cost.ParseRate(b)
+		v, err := units.ParseRate(b)
 		if err != nil {
-			return err
+			return fmt.Errorf("--bandwidths: %w", err)
 		}
 		c.bws = append(c.bws, v)
 	}
@@ -223,7 +217,7 @@ func experiment(c config) error {
 				}
 			}
 			l.est[p+"/"+ci] = e
-			fmt.Printf("calibrated %-6s %-18s x=%-9.0f f=%.3fs g=%.3fs  B*=%s\n", p, ci, e.X, e.F, e.G, cost.FormatRate(cost.Crossover(float64(l.D), e)))
+			fmt.Printf("calibrated %-6s %-18s x=%-9.0f f=%.3fs g=%.3fs  B*=%s\n", p, ci, e.X, e.F, e.G, units.FormatRate(cost.Crossover(float64(l.D), e)))
 		}
 	}
 	for _, s := range c.sweeps {
@@ -313,7 +307,7 @@ func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link)
 					SpoolDir: spool,
 				})
 				if err != nil {
-					return nil, fmt.Errorf("%s %s at %s, RTT %v: %w", p, ci, cost.FormatRate(link.B), link.RTT, err)
+					return nil, fmt.Errorf("%s %s at %s, RTT %v: %w", p, ci, units.FormatRate(link.B), link.RTT, err)
 				}
 				times = append(times, time.Since(t0).Seconds())
 				xfer = append(xfer, rep.Send.Transfer.Seconds())
@@ -323,7 +317,7 @@ func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link)
 			pt := point{sweep: sweep, plugin: p, cipher: ci, link: link, est: e,
 				measured: benchutil.Median(times), predicted: cost.Time(0, e, link), transfer: benchutil.Median(xfer), decode: benchutil.Median(dec)}
 			fmt.Printf("%-9s B=%-10s RTT=%5.0fms %-6s %-18s measured %7.3fs predicted %7.3fs\n",
-				sweep, cost.FormatRate(link.B), link.RTT*1e3, p, ci, pt.measured, pt.predicted)
+				sweep, units.FormatRate(link.B), link.RTT*1e3, p, ci, pt.measured, pt.predicted)
 			out = append(out, pt)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/pario/pario/medic/cost"
+	"github.com/pario/pario/units"
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -104,7 +105,7 @@ func (l *lab) render(c config, sweep string, pts []point) error {
 		ymax = math.Max(ymax, math.Max(pt.measured, pt.predicted))
 	}
 	if sweep == "latency" {
-		p.Title.Text = fmt.Sprintf("medic: latency sweep at %s, one stream with a %d KiB window, D = %.1f MB", cost.FormatRate(c.latBW), c.latWindow>>10, float64(l.D)/1e6)
+		p.Title.Text = fmt.Sprintf("medic: latency sweep at %s, one stream with a %d KiB window, D = %.1f MB", units.FormatRate(c.latBW), c.latWindow>>10, float64(l.D)/1e6)
 		p.X.Label.Text = "round-trip time (ms)"
 	} else {
 		p.Title.Text = fmt.Sprintf("medic: bandwidth sweep, RTT %v, D = %.1f MB", c.bwRTT, float64(l.D)/1e6)

@@ -34,7 +34,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
-	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
 )
 
 func main() {
@@ -66,11 +66,11 @@ type stream interface {
 
 func run() error {
 	var c config
-	var size, xfer string
+	c.size, c.xfer = 2<<30, 1<<20
 	flag.StringVar(&c.pario, "pario", "", "path to the pario binary (required)")
 	flag.StringVar(&c.dir, "dir", "", "directory on the disk under test (default: a new directory under ./tmp)")
-	flag.StringVar(&size, "size", "2g", "bytes in the file")
-	flag.StringVar(&xfer, "xfer", "1m", "bytes per transfer")
+	flag.Var(units.SizeFlag(&c.size), "size", "bytes in the file")
+	flag.Var(units.SizeFlag(&c.xfer), "xfer", "bytes per transfer")
 	flag.IntVar(&c.servers, "servers", 4, "pario I/O servers")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions (medians are reported)")
 	flag.StringVar(&c.layout, "layout", "", "default layout of the cluster (default simple_stripe, 64 KiB strips)")
@@ -78,12 +78,6 @@ func run() error {
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
 	flag.Parse()
 	var err error
-	if c.size, err = dist.ParseSize(size); err != nil {
-		return fmt.Errorf("-size: %w", err)
-	}
-	if c.xfer, err = dist.ParseSize(xfer); err != nil {
-		return fmt.Errorf("-xfer: %w", err)
-	}
 	if c.pario == "" {
 		return errors.New("-pario: path to the pario binary required")
 	}
@@ -135,7 +129,7 @@ func run() error {
 
 	host, _ := os.Hostname()
 	fmt.Printf("mountbench %s  host=%s  one stream, %s file, %s transfers, %d I/O servers (processes), %d reps\n",
-		time.Now().Format("2006-01-02"), host, benchutil.Size(c.size), benchutil.Size(c.xfer), c.servers, c.reps)
+		time.Now().Format("2006-01-02"), host, units.FormatBytesExact(c.size), units.FormatBytesExact(c.xfer), c.servers, c.reps)
 	fmt.Printf("layout: %s; pario mount %s; cache dropping: %s\n\n", orDefault(c.layout, "simple_stripe:strip_size=65536 (default)"), orDefault(c.mount, "(default flags)"), benchutil.DropMethod())
 
 	open := map[string]func(write bool) (stream, error){

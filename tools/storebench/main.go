@@ -36,6 +36,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
 )
 
 func main() {
@@ -65,11 +66,11 @@ type config struct {
 
 func run() error {
 	var c config
-	var size, xfer string
+	c.size, c.xfer = 2<<30, 1<<20
 	flag.StringVar(&c.pario, "pario", "", "path to the pario binary (required)")
 	flag.StringVar(&c.dir, "dir", "", "directory on the disk under test (default: a new directory under ./tmp)")
-	flag.StringVar(&size, "size", "2g", "bytes in the shared file")
-	flag.StringVar(&xfer, "xfer", "1m", "bytes per transfer")
+	flag.Var(units.SizeFlag(&c.size), "size", "bytes in the shared file")
+	flag.Var(units.SizeFlag(&c.xfer), "xfer", "bytes per transfer")
 	flag.IntVar(&c.ranks, "ranks", 4, "rank processes")
 	flag.IntVar(&c.servers, "servers", 4, "pario I/O servers")
 	flag.IntVar(&c.reps, "reps", 3, "repetitions (medians are reported)")
@@ -77,12 +78,6 @@ func run() error {
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
 	flag.Parse()
 	var err error
-	if c.size, err = dist.ParseSize(size); err != nil {
-		return fmt.Errorf("-size: %w", err)
-	}
-	if c.xfer, err = dist.ParseSize(xfer); err != nil {
-		return fmt.Errorf("-xfer: %w", err)
-	}
 	if c.pario == "" {
 		return errors.New("-pario: path to the pario binary required")
 	}
@@ -124,7 +119,7 @@ func run() error {
 
 	host, _ := os.Hostname()
 	fmt.Printf("storebench %s  host=%s  %d ranks, %s shared file, %s transfers, %d I/O servers, %d reps\n",
-		time.Now().Format("2006-01-02"), host, c.ranks, benchutil.Size(c.size), benchutil.Size(c.xfer), c.servers, c.reps)
+		time.Now().Format("2006-01-02"), host, c.ranks, units.FormatBytesExact(c.size), units.FormatBytesExact(c.xfer), c.servers, c.reps)
 	fmt.Printf("cache dropping: %s\n\n", benchutil.DropMethod())
 
 	results := map[string][]float64{}

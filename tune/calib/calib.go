@@ -63,6 +63,7 @@ import (
 
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/sim"
+	"github.com/pario/pario/units"
 )
 
 // MiB is 2^20 bytes.
@@ -495,21 +496,7 @@ func Compare(ctx context.Context, f Fit, experiments int, seed uint64) (Report, 
 
 // Label names a point: "S=1m t=256k n=1 M=64m".
 func (p Point) Label() string {
-	return fmt.Sprintf("S=%s t=%s n=%d M=%s", FormatSize(p.Strip), FormatSize(p.Transfer), p.Targets, FormatSize(p.Size))
-}
-
-// FormatSize writes a byte count with the largest binary suffix that
-// divides it: 65536 -> "64k", 1048576 -> "1m".
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		s string
-		v int64
-	}{{"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}} {
-		if n >= u.v && n%u.v == 0 {
-			return fmt.Sprintf("%d%s", n/u.v, u.s)
-		}
-	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("S=%s t=%s n=%d M=%s", units.FormatSize(p.Strip), units.FormatSize(p.Transfer), p.Targets, units.FormatSize(p.Size))
 }
 
 // Merge joins points with the same layout (strip, transfer, targets, size),

@@ -5,45 +5,45 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
 	"text/tabwriter"
 
-	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/units"
 )
 
 // What `pario tune calibrate` does beyond declaring its flags: checking
 // them (ParseGrid, ParseDefaults) and printing the report (WriteText), so
 // that both are tested in process (command_test.go).
 
-// GridArgs are the --run flags as given.
+// GridArgs are the --run flags as parsed (the sizes by units flags).
 type GridArgs struct {
-	Strips, Transfers []string // --strip-sizes, --transfer-sizes
-	Servers           []int    // --servers
-	Size              string   // --size
-	Ranks             int      // --ranks
-	Repetitions       int      // --repetitions
+	Strips, Transfers []int64 // --strip-sizes, --transfer-sizes
+	Servers           []int   // --servers
+	Size              int64   // --size
+	Ranks             int     // --ranks
+	Repetitions       int     // --repetitions
 }
 
 // ParseGrid checks the --run flags and builds the grid. Every error is a
 // usage error and names the flag; a grid without a point (every transfer
 // size above every strip size) is one too.
 func ParseGrid(a GridArgs) (Grid, error) {
-	g := Grid{Servers: a.Servers, Ranks: a.Ranks, Repetitions: a.Repetitions}
+	g := Grid{Servers: a.Servers, Ranks: a.Ranks, Repetitions: a.Repetitions, Size: a.Size}
 	var err error
-	if g.Strips, err = parseSizes("strip-sizes", a.Strips); err != nil {
+	if g.Strips, err = checkSizes("strip-sizes", a.Strips); err != nil {
 		return g, err
 	}
-	if g.Transfers, err = parseSizes("transfer-sizes", a.Transfers); err != nil {
+	if g.Transfers, err = checkSizes("transfer-sizes", a.Transfers); err != nil {
 		return g, err
 	}
-	if g.Size, err = backend.ParseSize(a.Size); err != nil || g.Size <= 0 {
-		return g, fmt.Errorf("--size %q: want a positive size (e.g. 64m)", a.Size)
+	if a.Size <= 0 {
+		return g, fmt.Errorf("--size %d: want a positive size (e.g. 64m)", a.Size)
 	}
 	if a.Ranks < 1 || a.Repetitions < 1 {
 		return g, fmt.Errorf("--ranks and --repetitions must be >= 1")
 	}
 	if g.Size%int64(a.Ranks) != 0 {
-		return g, fmt.Errorf("--size %s is not a multiple of --ranks %d", a.Size, a.Ranks)
+		return g, fmt.Errorf("--size %s is not a multiple of --ranks %d", units.FormatSize(a.Size), a.Ranks)
 	}
 	for _, n := range a.Servers {
 		if n < 1 {
@@ -56,34 +56,28 @@ func ParseGrid(a GridArgs) (Grid, error) {
 	return g, nil
 }
 
-func parseSizes(flag string, vals []string) ([]int64, error) {
-	var out []int64
-	for _, v := range vals {
-		n, err := backend.ParseSize(strings.TrimSpace(v))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("--%s %q: want positive sizes, e.g. 64k,1m", flag, v)
-		}
-		out = append(out, n)
-	}
-	if len(out) == 0 {
+// checkSizes refuses an empty list or a size below 1; the flags cannot
+// produce either, but a caller filling GridArgs by hand can.
+func checkSizes(flag string, vals []int64) ([]int64, error) {
+	if len(vals) == 0 {
 		return nil, fmt.Errorf("--%s: empty", flag)
 	}
-	return out, nil
+	for _, n := range vals {
+		if n <= 0 {
+			return nil, fmt.Errorf("--%s %d: want positive sizes, e.g. 64k,1m", flag, n)
+		}
+	}
+	return slices.Clone(vals), nil
 }
 
 // ParseDefaults checks --strip-size and --targets, the layout of results
-// files that do not say; an empty strip is unknown. Errors are usage
+// files that do not say; a zero strip is unknown. Errors are usage
 // errors.
-func ParseDefaults(strip string, targets int) (Layout, error) {
-	def := Layout{Targets: targets}
-	if strip != "" {
-		s, err := backend.ParseSize(strip)
-		if err != nil || s <= 0 {
-			return def, fmt.Errorf("--strip-size %q: want a positive size", strip)
-		}
-		def.Strip = s
+func ParseDefaults(strip int64, targets int) (Layout, error) {
+	if strip < 0 {
+		return Layout{}, fmt.Errorf("--strip-size %d: want a positive size", strip)
 	}
-	return def, nil
+	return Layout{Strip: strip, Targets: targets}, nil
 }
 
 // WriteText writes the calibration report: the fitted parameters, a row
@@ -105,8 +99,8 @@ func WriteText(w io.Writer, r Report, source string) error {
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
 	for _, c := range r.Points {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, FormatSize(c.Strip),
-			FormatSize(c.Transfer), FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, units.FormatSize(c.Strip),
+			units.FormatSize(c.Transfer), units.FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
 			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
 	}
 	tw.Flush()

@@ -14,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/report")
 
 // The defaults of `pario tune calibrate --run`.
-var defaultGrid = GridArgs{Strips: []string{"64k", "256k", "1m", "4m"}, Transfers: []string{"64k", "256k", "1m", "4m"},
-	Servers: []int{1}, Size: "64m", Ranks: 1, Repetitions: 3}
+var defaultGrid = GridArgs{Strips: []int64{64 << 10, 256 << 10, 1 << 20, 4 << 20}, Transfers: []int64{64 << 10, 256 << 10, 1 << 20, 4 << 20},
+	Servers: []int{1}, Size: 64 << 20, Ranks: 1, Repetitions: 3}
 
 func TestParseGrid(t *testing.T) {
 	ok := []struct {
@@ -26,12 +26,13 @@ func TestParseGrid(t *testing.T) {
 	}{
 		{"defaults", func(*GridArgs) {}, 10, 64 << 20},
 		{"two server counts", func(a *GridArgs) { a.Servers = []int{1, 2} }, 20, 64 << 20},
-		{"spaces and bytes", func(a *GridArgs) {
-			a.Strips = []string{" 65536", "1m "}
-			a.Transfers = []string{"64k"}
-			a.Size = "8388608"
+		{"two strips, one transfer", func(a *GridArgs) {
+			a.Strips = []int64{65536, 1 << 20}
+			a.Transfers = []int64{64 << 10}
+			a.Size = 8388608
 		}, 2, 8 << 20},
-		{"ranks divide the size", func(a *GridArgs) { a.Ranks = 4; a.Size = "8m" }, 10, 8 << 20},
+		{"ranks divide the size", func(a *GridArgs) { a.Ranks = 4; a.Size = 8 << 20 }, 10, 8 << 20},
+		{"a terabyte", func(a *GridArgs) { a.Size = 1 << 40 }, 10, 1 << 40},
 	}
 	for _, tc := range ok {
 		a := defaultGrid
@@ -51,13 +52,15 @@ func TestParseGrid(t *testing.T) {
 		edit func(*GridArgs)
 		want string
 	}{
-		{func(a *GridArgs) { a.Strips = []string{"64k"}; a.Transfers = []string{"1m"} }, "no grid point with transfer size <= strip size"},
-		{func(a *GridArgs) { a.Size = "big" }, `--size "big": want a positive size (e.g. 64m)`},
-		{func(a *GridArgs) { a.Size = "0" }, `--size "0": want a positive size`},
-		{func(a *GridArgs) { a.Strips = []string{"0"} }, `--strip-sizes "0": want positive sizes, e.g. 64k,1m`},
-		{func(a *GridArgs) { a.Transfers = []string{"1m", "x"} }, `--transfer-sizes "x": want positive sizes`},
+		// Malformed sizes are the units flags' errors; these are what a
+		// caller filling GridArgs by hand can still get wrong.
+		{func(a *GridArgs) { a.Strips = []int64{64 << 10}; a.Transfers = []int64{1 << 20} }, "no grid point with transfer size <= strip size"},
+		{func(a *GridArgs) { a.Size = 0 }, `--size 0: want a positive size (e.g. 64m)`},
+		{func(a *GridArgs) { a.Size = -1 }, `--size -1: want a positive size`},
+		{func(a *GridArgs) { a.Strips = []int64{0} }, `--strip-sizes 0: want positive sizes, e.g. 64k,1m`},
+		{func(a *GridArgs) { a.Transfers = []int64{1 << 20, -4} }, `--transfer-sizes -4: want positive sizes`},
 		{func(a *GridArgs) { a.Strips = nil }, "--strip-sizes: empty"},
-		{func(a *GridArgs) { a.Transfers = []string{} }, "--transfer-sizes: empty"},
+		{func(a *GridArgs) { a.Transfers = []int64{} }, "--transfer-sizes: empty"},
 		{func(a *GridArgs) { a.Ranks = 0 }, "--ranks and --repetitions must be >= 1"},
 		{func(a *GridArgs) { a.Repetitions = -1 }, "--ranks and --repetitions must be >= 1"},
 		{func(a *GridArgs) { a.Ranks = 3 }, "--size 64m is not a multiple of --ranks 3"},
@@ -74,26 +77,25 @@ func TestParseGrid(t *testing.T) {
 
 func TestParseDefaults(t *testing.T) {
 	cases := []struct {
-		strip   string
+		strip   int64
 		targets int
 		want    Layout
 		err     string
 	}{
-		{"", 0, Layout{}, ""},
-		{"1m", 4, Layout{Strip: 1 << 20, Targets: 4}, ""},
-		{"0", 1, Layout{}, `--strip-size "0": want a positive size`},
-		{"wide", 1, Layout{}, `--strip-size "wide": want a positive size`},
+		{0, 0, Layout{}, ""},
+		{1 << 20, 4, Layout{Strip: 1 << 20, Targets: 4}, ""},
+		{-1, 1, Layout{}, `--strip-size -1: want a positive size`},
 	}
 	for _, tc := range cases {
 		l, err := ParseDefaults(tc.strip, tc.targets)
 		if tc.err != "" {
 			if err == nil || err.Error() != tc.err {
-				t.Errorf("ParseDefaults(%q): %v, want %q", tc.strip, err, tc.err)
+				t.Errorf("ParseDefaults(%d): %v, want %q", tc.strip, err, tc.err)
 			}
 			continue
 		}
 		if err != nil || l != tc.want {
-			t.Errorf("ParseDefaults(%q, %d) = %+v, %v; want %+v", tc.strip, tc.targets, l, err, tc.want)
+			t.Errorf("ParseDefaults(%d, %d) = %+v, %v; want %+v", tc.strip, tc.targets, l, err, tc.want)
 		}
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/pario/pario/bench"
-	"github.com/pario/pario/bench/backend"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
 )
 
 // Layout supplies what a results file may not say: the strip size and the
@@ -189,9 +189,9 @@ func parseLayout(l string) (strip int64, n int, err error) {
 		k, v, _ := strings.Cut(kv, "=")
 		switch strings.TrimSpace(k) {
 		case "strip_size":
-			s, err := backend.ParseSize(strings.TrimSpace(v))
-			if err != nil || s <= 0 {
-				return 0, 0, fmt.Errorf("strip_size %q is not a size", v)
+			s, err := units.ParseSize(strings.TrimSpace(v))
+			if err != nil {
+				return 0, 0, fmt.Errorf("strip_size: %w", err)
 			}
 			strip = s
 		case "num_datafiles":
@@ -216,7 +216,7 @@ func parseLayout(l string) (strip int64, n int, err error) {
 func layoutFromName(name string) Layout {
 	var l Layout
 	if m := stripRE.FindStringSubmatch(name); m != nil {
-		if s, err := backend.ParseSize(strings.ToLower(m[1])); err == nil {
+		if s, err := units.ParseSize(m[1]); err == nil {
 			l.Strip = s
 		}
 	}
@@ -264,9 +264,9 @@ func parseCSV(path string, b []byte) ([]Point, error) {
 			if dst == nil {
 				continue
 			}
-			v, err := backend.ParseSize(strings.TrimSpace(rec[i]))
-			if err != nil || v <= 0 {
-				return nil, &InputError{File: path, Where: where + ", " + CSVHeader[i], Err: fmt.Errorf("%q is not a positive size", rec[i])}
+			v, err := units.ParseSize(strings.TrimSpace(rec[i]))
+			if err != nil {
+				return nil, &InputError{File: path, Where: where + ", " + CSVHeader[i], Err: err}
 			}
 			*dst = v
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pario/pario/internal/heatmap"
 	"github.com/pario/pario/tune/plot"
+	"github.com/pario/pario/units"
 )
 
 // SavePlot writes dir/calibration.png and .svg: one row per (servers,
@@ -46,7 +47,7 @@ func SavePlot(r Report, dir string) ([]string, error) {
 		names := func(v []int64) []string {
 			var out []string
 			for _, x := range v {
-				out = append(out, FormatSize(x))
+				out = append(out, units.FormatSize(x))
 			}
 			return out
 		}
@@ -66,7 +67,7 @@ func SavePlot(r Report, dir string) ([]string, error) {
 		}
 		lo, hi := heatmap.Range(meas, simu)
 		meas.Lo, meas.Hi, simu.Lo, simu.Hi = lo, hi, lo, hi
-		what := fmt.Sprintf("%d server(s), %s file, write MiB/s", k.n, FormatSize(k.m))
+		what := fmt.Sprintf("%d server(s), %s file, write MiB/s", k.n, units.FormatSize(k.m))
 		meas.Title, simu.Title = "measured, "+what, "simulated, "+what
 		pm, err := meas.Plot()
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pario/pario/bench"
+	"github.com/pario/pario/units"
 )
 
 // Grid is a calibration run: every (strip, transfer) with transfer <=
@@ -44,7 +45,7 @@ func (g Grid) Runs(dir string) []Run {
 				if t > s {
 					continue
 				}
-				name := fmt.Sprintf("bench-strip%s-t%s-servers%d.json", FormatSize(s), FormatSize(t), n)
+				name := fmt.Sprintf("bench-strip%s-t%s-servers%d.json", units.FormatSize(s), units.FormatSize(t), n)
 				f := filepath.Join(dir, name)
 				args := []string{"--servers", strconv.Itoa(n), "-N", strconv.Itoa(ranks),
 					"-b", strconv.FormatInt(g.Size/int64(ranks), 10), "-t", strconv.FormatInt(t, 10),

@@ -9,6 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"pgregory.net/rapid"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // paperParams are the parameters that reproduce the paper's Table III:
@@ -112,7 +114,7 @@ func TestSystemTimeIsItsIntegral(t *testing.T) {
 func TestMaxWaitSumPaths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	iters := 500
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		iters = 100
 	}
 	for range iters {

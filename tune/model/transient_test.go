@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/integrate/quad"
 	"pgregory.net/rapid"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // kolmogorov integrates the forward Kolmogorov equations of the M/M/1
@@ -69,7 +71,7 @@ func TestP0AgainstKolmogorov(t *testing.T) {
 		p := Params{Lambda: c.lambda, Gamma: c.gamma, V: 1}
 		rho := c.lambda / c.gamma
 		for _, tt := range c.ts {
-			if raceEnabled && tt*(c.lambda+c.gamma) > 100 {
+			if testenv.RaceEnabled && tt*(c.lambda+c.gamma) > 100 {
 				continue // the race build checks the shorter horizons only
 			}
 			refP0, refIdle := kolmogorov(c.lambda, c.gamma, tt)
@@ -156,7 +158,7 @@ func TestMeanWaitFormsAgree(t *testing.T) {
 // integral of P0 taken by composite Gauss-Legendre.
 func TestMeanWaitIsIntegralOfP0(t *testing.T) {
 	n := 100
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		n = 15
 	}
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -15,6 +15,7 @@ import (
 
 	"go.etcd.io/bbolt"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/tune/search"
 )
 
@@ -263,7 +264,7 @@ func TestDamagedFiles(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(7, 2))
 	iterations := 400
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		iterations = 100
 	}
 	refused := 0

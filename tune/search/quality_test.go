@@ -11,13 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite QUALITY.md (TestSearchQuality) and testdata/recommend (TestRecommendGolden)")
 
 // qualitySeeds is how many seeds each heuristic runs with per workload.
 func qualitySeeds() int {
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		return 3
 	}
 	return 10
@@ -25,7 +27,7 @@ func qualitySeeds() int {
 
 // qualitySimExperiments is the simulator's experiments per stripe count.
 func qualitySimExperiments() int {
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		return 5000
 	}
 	return 20000
@@ -148,7 +150,7 @@ func TestSearchQuality(t *testing.T) {
 	}
 	t.Logf("\n%s", md.String())
 	if *update {
-		if raceEnabled {
+		if testenv.RaceEnabled {
 			t.Fatal("-update under -race would write a table from fewer seeds; run without -race")
 		}
 		if err := os.WriteFile("QUALITY.md", md.Bytes(), 0o644); err != nil {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/pario/pario/dist"
 	"github.com/pario/pario/tune/model"
+	"github.com/pario/pario/units"
 )
 
 // Recommend is `pario tune search` without the command line: the command
@@ -20,10 +20,12 @@ import (
 // command that thin lets the flag checks and the report be tested in
 // process (recommend_test.go) instead of by running the binary.
 
-// Args are the text flags of `pario tune search` that need parsing.
+// Args are the flags of `pario tune search` that need checking. Size is
+// already bytes (its flag is a units.SizeFlag); the ranges stay text, as
+// MIN:MAX, and each bound is read by units.ParseSize.
 type Args struct {
 	Methods      string  // --method: comma separated names, or "all"
-	Size         string  // --size: bytes with k, m, g suffixes
+	Size         int64   // --size: bytes (a units.SizeFlag)
 	Objective    string  // --objective: model or sim
 	Budget       float64 // --budget: a fraction of the space (<= 1) or a count
 	StripeCount  string  // --stripe-count MIN:MAX
@@ -89,18 +91,19 @@ type Recommendation struct {
 	DB           string
 }
 
-// ParseRequest checks and parses the text flags; every error it returns
+// ParseRequest checks the flags and parses the ranges; every error it returns
 // is a usage error, naming the flag. The caller fills in Model,
 // Experiments, Seed, System and Store.
 func ParseRequest(a Args) (Request, error) {
 	var req Request
 	var err error
-	if req.Size, err = dist.ParseSize(a.Size); err != nil {
-		return req, fmt.Errorf("--size: %v", err)
+	if a.Size <= 0 {
+		return req, fmt.Errorf("--size %d: must be positive", a.Size)
 	}
+	req.Size = a.Size
 	dims := TableIVSequential()
 	for i, fl := range []struct{ name, val string }{{"stripe-count", a.StripeCount}, {"strip-size", a.StripSize}, {"transfer-size", a.TransferSize}} {
-		parse := dist.ParseSize
+		parse := func(s string) (int64, error) { return units.ParseSize(s) }
 		if i == 0 {
 			parse = parseCount
 		}
@@ -273,12 +276,12 @@ func (rec Recommendation) Striping() (n, s, t int64) {
 // Layout is the recommendation as a pario layout string.
 func (rec Recommendation) Layout() string {
 	n, s, _ := rec.Striping()
-	return fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", sizeSuffix(s, false), n)
+	return fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", units.FormatSize(s), n)
 }
 
 // Title is the search-trace figure's title.
 func (rec Recommendation) Title() string {
-	return fmt.Sprintf("Search for a %s file (%s objective)", sizeText(rec.Request.Size), rec.Request.Objective)
+	return fmt.Sprintf("Search for a %s file (%s objective)", units.FormatBytesExact(rec.Request.Size), rec.Request.Objective)
 }
 
 func striping(ps Params) (n, s, t int64) {
@@ -296,11 +299,11 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	dims := req.Space.Dims()
 	size := float64(req.Size)
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", sizeText(req.Size), req.Objective, req.Model.Describe())
+	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
 	fmt.Fprintf(&b, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
 		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
-		sizeText(dims[1].Values[0]), sizeText(dims[1].Values[len(dims[1].Values)-1]),
-		sizeText(dims[2].Values[0]), sizeText(dims[2].Values[len(dims[2].Values)-1]), req.Budget, req.Seed)
+		units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
+		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), req.Budget, req.Seed)
 	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -312,7 +315,7 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 			continue
 		}
 		n, s, t := striping(r.BestParams)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Method, n, sizeText(s), sizeText(t),
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Method, n, units.FormatBytesExact(s), units.FormatBytesExact(t),
 			r.BestValue, size/(1<<20)/r.BestValue, r.Evaluations, m.Hits, m.Misses)
 	}
 	tw.Flush()
@@ -324,42 +327,10 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	best := rec.Best
 	n, s, t := striping(best.BestParams)
 	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-		n, sizeText(s), sizeText(t), best.BestValue, size/(1<<20)/best.BestValue, best.Method)
-	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, sizeSuffix(s, true), dir)
+		n, units.FormatBytesExact(s), units.FormatBytesExact(t), best.BestValue, size/(1<<20)/best.BestValue, best.Method)
+	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
 	fmt.Fprintf(&b, "  pario:  pario layout set %s %s\n", dir, rec.Layout())
-	fmt.Fprintf(&b, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", sizeText(t), sizeSuffix(t, false), sizeSuffix(t, false))
+	fmt.Fprintf(&b, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", units.FormatBytesExact(t), units.FormatSize(t), units.FormatSize(t))
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-// sizeText renders a byte count exactly: "128 MiB", "1536 KiB", "1000 B".
-func sizeText(n int64) string {
-	for _, u := range []struct {
-		unit int64
-		name string
-	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
-		if n%u.unit == 0 {
-			return fmt.Sprintf("%d %s", n/u.unit, u.name)
-		}
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
-// sizeSuffix renders a byte count with the largest exact k/m/g suffix
-// ("128m"); upper selects "128M" (lfs style).
-func sizeSuffix(n int64, upper bool) string {
-	s := strconv.FormatInt(n, 10)
-	for _, u := range []struct {
-		unit int64
-		name string
-	}{{1 << 30, "g"}, {1 << 20, "m"}, {1 << 10, "k"}} {
-		if n%u.unit == 0 {
-			s = strconv.FormatInt(n/u.unit, 10) + u.name
-			break
-		}
-	}
-	if upper {
-		s = strings.ToUpper(s)
-	}
-	return s
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // The defaults of `pario tune search`.
-var defaultArgs = Args{Methods: "all", Size: "10g", Objective: "model", Budget: 0.15,
+var defaultArgs = Args{Methods: "all", Size: 10 << 30, Objective: "model", Budget: 0.15,
 	StripeCount: "1:160", StripSize: "1m:256m", TransferSize: "1m:256m"}
 
 func TestParseRequest(t *testing.T) {
@@ -32,7 +32,7 @@ func TestParseRequest(t *testing.T) {
 		{"methods with spaces", func(a *Args) { a.Methods = "genetic, lhs,exhaustive" }, 10 << 30, 12960, 1944, 3},
 		{"all twice", func(a *Args) { a.Methods = "all,all" }, 10 << 30, 12960, 1944, 14},
 		{"a tiny budget is one point", func(a *Args) { a.Budget = 1e-9 }, 10 << 30, 12960, 1, 7},
-		{"sim", func(a *Args) { a.Objective = "sim"; a.Size = "1g" }, 1 << 30, 12960, 1944, 7},
+		{"sim", func(a *Args) { a.Objective = "sim"; a.Size = 1 << 30 }, 1 << 30, 12960, 1944, 7},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,8 +70,11 @@ func TestParseRequest(t *testing.T) {
 		{func(a *Args) { a.Budget = 0 }, "--budget 0: want a fraction"},
 		{func(a *Args) { a.Budget = 2.5 }, "--budget 2.5: a count must be a whole number"},
 		{func(a *Args) { a.Budget = 2e9 }, "a count must be a whole number"},
-		{func(a *Args) { a.Size = "10x" }, "--size: "},
-		{func(a *Args) { a.Size = "" }, "--size: "},
+		{func(a *Args) { a.Size = 0 }, "--size 0: must be positive"},
+		{func(a *Args) { a.Size = -1 }, "--size -1: must be positive"},
+		// The bounds are sizes as units reads them: binary, MB refused.
+		{func(a *Args) { a.StripSize = "1MB:256m" }, `--strip-size "1MB:256m": size "1MB": MB is ambiguous`},
+		{func(a *Args) { a.TransferSize = "1m:0" }, `--transfer-size "1m:0": size "0": must be positive`},
 	}
 	for _, tc := range bad {
 		a := defaultArgs
@@ -148,7 +151,7 @@ func TestRecommendGolden(t *testing.T) {
 		dir  string
 	}{
 		{"model-10g", func(a *Args) { a.StripeCount = "1:8" }, "DIR"},
-		{"model-1g-genetic-lhs", func(a *Args) { a.Size = "1g"; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
+		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
 	}
 	for _, tc := range cases {

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/tune/model"
 )
 
@@ -194,7 +195,7 @@ func TestSweepMatchesRun(t *testing.T) {
 // The test is seed-independent in that sense; the seeds below are 1..200.
 func TestCICoverage(t *testing.T) {
 	reps, limit := 200, 8
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		reps, limit = 60, 4
 	}
 	cfg := paper(10, 4)
@@ -244,7 +245,7 @@ func TestMultiGroupLoad(t *testing.T) {
 	want := sum / float64(len(pairs)*len(pairs)*len(pairs)) * M / (m * n * V)
 	cfg := Config{Lambda: 1e-12, Gamma: 1, V: V, FileSize: M, Stripes: n, Groups: m, Targets: N, Time: 10,
 		Experiments: 40000, Seed: 5}
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		cfg.Experiments = 10000
 	}
 	r, err := Run(context.Background(), cfg)

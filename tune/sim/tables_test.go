@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/tune/model"
 )
 
@@ -58,7 +59,7 @@ var paperTableII = []struct {
 // TestCICoverage checks that the intervals really have that coverage.
 // Under the race detector the same checks run on fewer points.
 func TestTables(t *testing.T) {
-	if *update && raceEnabled {
+	if *update && testenv.RaceEnabled {
 		t.Fatal("-update needs the full tables: run it without -race")
 	}
 	ctx := context.Background()
@@ -71,7 +72,7 @@ func TestTables(t *testing.T) {
 
 	// ---- Table III ----
 	rows := paperTableIII
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		// 1, 10, 50 and 1000 GB: both ends of the range of n.
 		rows = append(rows[:3:3], rows[5])
 	}
@@ -152,7 +153,7 @@ func TestTables(t *testing.T) {
 
 	// ---- Table II ----
 	ts := []float64{1000, 10000, 20000}
-	if raceEnabled {
+	if testenv.RaceEnabled {
 		ts = ts[:1]
 	}
 	fmt.Fprintf(&md, "## Table II: one target, mean waiting time E(W(t)) of a request arriving at t, queue started empty\n\n")
@@ -204,7 +205,7 @@ func TestTables(t *testing.T) {
 	fmt.Fprintf(&md, "confirms the transient value rather than %.0f.\n\n", eq)
 
 	// ---- Figures ----
-	if !raceEnabled {
+	if !testenv.RaceEnabled {
 		writeFigures(t, ctx, &md)
 	}
 

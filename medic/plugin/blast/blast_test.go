@@ -19,6 +19,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/medic"
 )
 
@@ -29,7 +30,8 @@ const exampleData = "/usr/share/doc/mmseqs2/example-data"
 // numQueries keeps the test well under 30 s on two cores.
 const numQueries = 20
 
-// need fails under CI=true and skips otherwise when a prerequisite is absent.
+// need skips the test when a prerequisite is absent, or fails it under CI
+// (testenv.SkipOrFail).
 func need(t *testing.T) {
 	t.Helper()
 	var missing []string
@@ -46,11 +48,7 @@ func need(t *testing.T) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := "missing " + strings.Join(missing, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testenv.SkipOrFail(t, "missing %s", strings.Join(missing, ", "))
 }
 
 // readFASTA reads a gzipped FASTA into records (each with its header).

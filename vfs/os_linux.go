@@ -1,4 +1,4 @@
-package data
+package vfs
 
 import (
 	"errors"
@@ -113,31 +113,33 @@ func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {
 	return written, nil
 }
 
-// lockDir takes an exclusive, non-blocking flock on f. It reports
-// ErrLocked when another open file description holds it.
-func lockDir(f *os.File) error {
+// flock takes an exclusive, non-blocking flock on f, failing with an error
+// wrapping ErrLocked when another open file description holds it.
+func flock(f *os.File) error {
 	err := control(f, func(fd int) error {
 		return ignoringEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
 	})
 	if errors.Is(err, unix.EWOULDBLOCK) {
-		return ErrLocked
+		return lockedError(f.Name())
 	}
-	return err
+	if err != nil {
+		return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+	}
+	return nil
 }
 
-// fsStats returns total, free and available bytes of the file system
-// holding f.
-func fsStats(f *os.File) (total, free, avail uint64, err error) {
+// fstatfs returns the space of the file system holding f.
+func fstatfs(f *os.File) (DiskUsage, error) {
 	var st unix.Statfs_t
-	err = control(f, func(fd int) error {
+	err := control(f, func(fd int) error {
 		return ignoringEINTR(func() error { return unix.Fstatfs(fd, &st) })
 	})
 	if err != nil {
-		return 0, 0, 0, &os.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
+		return DiskUsage{}, &os.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
 	}
 	bs := uint64(st.Frsize)
 	if bs == 0 {
 		bs = uint64(st.Bsize)
 	}
-	return st.Blocks * bs, st.Bfree * bs, st.Bavail * bs, nil
+	return DiskUsage{Total: st.Blocks * bs, Free: st.Bfree * bs, Avail: st.Bavail * bs}, nil
 }

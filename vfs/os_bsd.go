@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package data
+package vfs
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 )
 
 // Portable fallbacks for development machines; production I/O servers run
-// on Linux (sys_linux.go), where these are real syscalls.
+// on Linux (os_linux.go), where these are real syscalls.
 
 func control(f *os.File, fn func(fd int) error) error {
 	rc, err := f.SyscallConn()
@@ -45,19 +45,22 @@ func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {
 	return written, nil
 }
 
-func lockDir(f *os.File) error {
+func flock(f *os.File) error {
 	err := control(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
 	if errors.Is(err, unix.EWOULDBLOCK) {
-		return ErrLocked
+		return lockedError(f.Name())
 	}
-	return err
+	if err != nil {
+		return &os.PathError{Op: "flock", Path: f.Name(), Err: err}
+	}
+	return nil
 }
 
-func fsStats(f *os.File) (total, free, avail uint64, err error) {
+func fstatfs(f *os.File) (DiskUsage, error) {
 	var st unix.Statfs_t
 	if err := control(f, func(fd int) error { return unix.Fstatfs(fd, &st) }); err != nil {
-		return 0, 0, 0, &os.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
+		return DiskUsage{}, &os.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
 	}
 	bs := uint64(st.Bsize)
-	return uint64(st.Blocks) * bs, uint64(st.Bfree) * bs, uint64(st.Bavail) * bs, nil
+	return DiskUsage{Total: uint64(st.Blocks) * bs, Free: uint64(st.Bfree) * bs, Avail: uint64(st.Bavail) * bs}, nil
 }
