@@ -4,9 +4,10 @@
 // line plot (one) in PNG and SVG with gonum/plot, like the stripe-size x
 // transfer-size figures of the calibration study (seed 001, figures 5-8).
 //
-// Running a point is the caller's business (`pario bench sweep` runs
-// `pario bench` once per point); this package is the grid, the table and
-// the figures.
+// Run runs `pario bench` once per point, in its own process (the binary
+// is the caller's to name), and reads the point's bandwidths from the run's
+// JSON summary with bench.ReadSummary; WriteFiles writes the table and the
+// figures.
 package sweep
 
 import (

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +23,6 @@ import (
 	_ "github.com/pario/pario/bench/backend/posix"
 	"github.com/pario/pario/bench/sweep"
 	"github.com/pario/pario/cluster"
-	"github.com/pario/pario/dist"
-	"github.com/pario/pario/pattern"
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/units"
 )
@@ -153,35 +149,8 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 
 // parseOptions turns the flags into Options, with IOR-like errors.
 func parseOptions(cmd *cobra.Command, o bench.Options, bf *benchFlags) (bench.Options, error) {
-	o.BlockSize, o.TransferSize, o.Segments, o.DataStart = bf.block, bf.xfer, bf.segs, bf.dataStart
-	o.RandomSeed = bf.seed
-	for _, d := range bf.directives {
-		if err := o.ApplyDirectives(d); err != nil {
-			return o, err
-		}
-	}
-	if _, err := backend.New(o.API); err != nil {
-		return o, fmt.Errorf("-a: %w", err)
-	}
-	// A back end's option with another API is a mistake worth naming.
-	api := strings.ToLower(o.API)
-	var bad []string
-	for name, d := range bf.drivers {
-		if strings.ToLower(name) == api || (bf.analyze && name == "PARIO") {
-			continue
-		}
-		for _, opt := range d.Options() {
-			if cmd.Flags().Changed(opt.Name) {
-				bad = append(bad, "--"+opt.Name)
-			}
-		}
-	}
-	slices.Sort(bad)
-	if len(bad) > 0 {
-		return o, fmt.Errorf("%s: option(s) of another API than -a %s", strings.Join(bad, ", "), strings.ToUpper(o.API))
-	}
-	o.Normalize()
-	return o, nil
+	return bench.ParseArgs(o, bench.Args{Block: bf.block, Transfer: bf.xfer, Segments: bf.segs, DataStart: bf.dataStart,
+		Seed: bf.seed, Directives: bf.directives, Drivers: bf.drivers, Set: cmd.Flags().Changed, Analyze: bf.analyze})
 }
 
 func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
@@ -191,7 +160,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	underLauncher := info.Launcher != rank.LauncherNone
-	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !hasDirective(bf.directives, "api", "testfile")
+	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !bench.HasDirective(bf.directives, "api", "testfile")
 	if defaultRun {
 		if underLauncher {
 			return usageError{errors.New("pario bench without -a and -o starts an embedded cluster and its own ranks; under mpirun or srun give -a and -o")}
@@ -203,7 +172,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	if bf.analyze {
-		return runAnalyze(ctx, o, bf)
+		return runAnalyze(o, bf)
 	}
 	drv := bf.drivers[strings.ToUpper(o.API)]
 
@@ -247,33 +216,13 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 	return err
 }
 
-// checkOptions validates before any rank starts, so that bad input fails
-// once, with IOR's message, instead of in every rank.
+// checkOptions validates before any rank starts (bench.Check); its errors
+// are usage errors.
 func checkOptions(o bench.Options, tasks int, drv backend.Driver) error {
-	if err := o.Validate(tasks); err != nil {
-		return usageError{err}
-	}
-	p := o.Pattern(tasks, 1)
-	params := backend.Params{Tasks: tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
-		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: p.FileSize()}
-	if err := drv.Validate(params); err != nil {
+	if err := bench.Check(o, tasks, drv); err != nil {
 		return usageError{err}
 	}
 	return nil
-}
-
-func hasDirective(ds []string, keys ...string) bool {
-	for _, d := range ds {
-		for _, kv := range strings.Split(d, ",") {
-			k, _, _ := strings.Cut(kv, "=")
-			for _, want := range keys {
-				if strings.EqualFold(strings.TrimSpace(k), want) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 func commandLine() string {
@@ -384,37 +333,23 @@ func anyChanged(cmd *cobra.Command, names ...string) bool {
 	return false
 }
 
-// runAnalyze prints pattern.Analyze's report for the options and the
-// pario layout options, moving no data.
-func runAnalyze(ctx context.Context, o bench.Options, bf *benchFlags) error {
-	tasks := max(o.NumTasks, 1)
-	if err := o.Validate(tasks); err != nil {
-		return usageError{err}
-	}
+// runAnalyze prints bench.Analyze's report for the options and the pario
+// layout options, moving no data.
+func runAnalyze(o bench.Options, bf *benchFlags) error {
 	pd := bf.drivers["PARIO"].(*pariobe.Driver)
 	l, err := pd.LayoutOf()
 	if err != nil {
 		return usageError{err}
 	}
-	servers := bf.servers
+	c := bench.AnalyzeConfig{Layout: l, Servers: bf.servers}
 	if pd.Servers > 0 {
-		servers = max(servers, pd.Servers)
+		c.Servers = max(c.Servers, pd.Servers)
 	}
-	if l.IsZero() {
-		l = dist.DefaultLayout()
-	}
-	d, err := l.Build(servers)
-	if err != nil {
-		return usageError{fmt.Errorf("layout %s on %d servers: %w", l, servers, err)}
-	}
-	cfg := pattern.Config{Dist: d, Servers: servers, Phase: pattern.Write}
-	cfg.LinkRate, cfg.DiskRate = bf.linkRate, bf.diskRate
-	p := o.Pattern(tasks, max(o.ReorderShift, 1))
-	rep, err := pattern.Analyze(p, cfg)
+	c.LinkRate, c.DiskRate = bf.linkRate, bf.diskRate
+	rep, err := bench.Analyze(o, c)
 	if err != nil {
 		return usageError{err}
 	}
-	_ = ctx
 	return rep.WriteText(os.Stdout)
 }
 
@@ -478,101 +413,25 @@ func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	combos := sweep.Combos(params)
+	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp}
+	if globalClusterFile != "" {
+		rc.Global = []string{"--cluster", globalClusterFile}
+	}
+	if verbose {
+		rc.Show = os.Stderr
+	}
 	var bar *progressbar.ProgressBar
 	if term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = progressbar.NewOptions(len(combos), progressbar.OptionSetWriter(os.Stderr),
+		bar = progressbar.NewOptions(len(sweep.Combos(params)), progressbar.OptionSetWriter(os.Stderr),
 			progressbar.OptionSetDescription("sweep"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		rc.Done = func() { bar.Add(1) }
 	}
-	var global []string
-	if globalClusterFile != "" {
-		global = []string{"--cluster", globalClusterFile}
-	}
-	pts := make([]sweep.Point, len(combos))
-	for i, vals := range combos {
-		js := filepath.Join(tmp, fmt.Sprintf("point-%d.json", i))
-		args := append(append(append(slices.Clone(global), "bench"), benchArgs...), sweep.Args(params, vals)...)
-		args = append(args, "-O", "summaryFormat=JSON", "-O", "summaryFile="+js)
-		c := exec.CommandContext(ctx, self, args...)
-		var buf strings.Builder
-		c.Stdout, c.Stderr = &buf, &buf
-		runErr := c.Run()
-		if verbose {
-			fmt.Fprintf(os.Stderr, "== %s\n%s", strings.Join(sweep.Args(params, vals), " "), buf.String())
-		}
-		pts[i] = readPoint(js, vals)
-		if runErr != nil {
-			msg := strings.TrimSpace(buf.String())
-			if j := strings.LastIndex(msg, "\n"); j >= 0 {
-				msg = msg[j+1:]
-			}
-			pts[i].Err = msg
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-		if bar != nil {
-			bar.Add(1)
-		}
+	pts, err := sweep.Run(ctx, rc)
+	if err != nil {
+		return err
 	}
 	if bar != nil {
 		bar.Finish()
 	}
-	cf, err := os.Create(filepath.Join(out, "sweep.csv"))
-	if err != nil {
-		return err
-	}
-	if err := errors.Join(sweep.WriteCSV(cf, params, pts), cf.Close()); err != nil {
-		return err
-	}
-	fmt.Printf("%d points: %s\n", len(pts), filepath.Join(out, "sweep.csv"))
-	failed := 0
-	for _, p := range pts {
-		if p.Err != "" {
-			failed++
-		}
-	}
-	for _, op := range []string{"write", "read"} {
-		p, err := sweep.Plot(params, pts, op, title)
-		if err != nil {
-			continue // that operation was not measured
-		}
-		base := filepath.Join(out, op)
-		if err := sweep.Save(p, base); err != nil {
-			return err
-		}
-		fmt.Printf("%s: %s.png %s.svg\n", op, base, base)
-	}
-	if failed > 0 {
-		return fmt.Errorf("bench sweep: %d of %d points failed (see the error column of %s)", failed, len(pts), filepath.Join(out, "sweep.csv"))
-	}
-	return nil
-}
-
-// readPoint reads the mean bandwidths from one run's JSON summary.
-func readPoint(path string, vals []string) sweep.Point {
-	pt := sweep.Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return pt
-	}
-	var doc struct {
-		Summary []struct {
-			Operation string  `json:"operation"`
-			Mean      float64 `json:"bwMeanMIB"`
-			SD        float64 `json:"bwStdMIB"`
-		} `json:"summary"`
-	}
-	if json.Unmarshal(b, &doc) != nil {
-		return pt
-	}
-	for _, s := range doc.Summary {
-		switch s.Operation {
-		case "write":
-			pt.WriteMiB, pt.WriteSD = s.Mean, s.SD
-		case "read":
-			pt.ReadMiB, pt.ReadSD = s.Mean, s.SD
-		}
-	}
-	return pt
+	return sweep.WriteFiles(out, params, pts, title, os.Stdout)
 }

@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -26,10 +24,6 @@ import (
 	_ "github.com/pario/pario/medic/plugin/zstd"
 	"github.com/pario/pario/units"
 )
-
-// roundTrips is what a medic transfer costs besides the data, in round
-// trips: TCP connect, hello/auth, offer, and the result after the last ack.
-const roundTrips = 3.5
 
 func newMedicCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -246,48 +240,18 @@ func (sf *sendFlags) candidates() []string {
 	return strings.Split(sf.plugins, ",")
 }
 
-type calibrated struct {
-	est cost.Estimate
-	err error
-}
-
-// calibrate measures f, g and x of every candidate plugin on the output.
-func calibrate(ctx context.Context, path string, names []string, eo medic.EncodeOptions, res map[string]string, w io.Writer) []calibrated {
-	var out []calibrated
-	for _, n := range names {
-		o := eo
-		o.Plugin = strings.TrimSpace(n)
-		if w != nil {
-			fmt.Fprintf(w, "calibrating %s...\n", o.Plugin)
-		}
-		e, err := medic.Calibrate(ctx, path, o, medic.Env{Resources: res})
-		if err != nil {
-			e.Name = o.Plugin
-		}
-		out = append(out, calibrated{e, err})
-	}
-	return out
-}
-
-// link works out the link: --bandwidth, else a probe of --measure/the receiver.
-func (sf *sendFlags) link(ctx context.Context, addr string, key []byte, tc *tls.Config) (cost.Link, string, error) {
-	l := cost.Link{RTT: sf.rtt.Seconds(), Window: float64(sf.window), RoundTrip: roundTrips}
+// link is the link as the flags give it: --bandwidth, else B is left zero
+// for medic.MakePlan to measure against addr.
+func (sf *sendFlags) link(addr string) (cost.Link, error) {
+	l := cost.Link{RTT: sf.rtt.Seconds(), Window: float64(sf.window), RoundTrip: medic.RoundTrips}
 	if sf.bandwidth != 0 {
 		l.B = sf.bandwidth
-		return l, "given", nil
+		return l, nil
 	}
 	if addr == "" {
-		return l, "", usageError{errors.New("give --bandwidth RATE (e.g. 1MB/s) or --measure HOST:PORT (with --key)")}
+		return l, usageError{errors.New("give --bandwidth RATE (e.g. 1MB/s) or --measure HOST:PORT (with --key)")}
 	}
-	b, rtt, err := medic.MeasureBandwidth(ctx, medic.SendOptions{Addr: addr, Key: key, TLS: tc}, time.Second, 256<<20)
-	if err != nil {
-		return l, "", fmt.Errorf("measure the link to %s: %w", addr, err)
-	}
-	l.B = b
-	if sf.rtt == 0 {
-		l.RTT = rtt.Seconds()
-	}
-	return l, "measured", nil
+	return l, nil
 }
 
 func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
@@ -303,87 +267,28 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 	return medic.EncodeOptions{Cipher: c, Key: key, Params: params, Dir: wd}, nil
 }
 
-func printPlan(w io.Writer, D int64, plan []cost.Choice, fails []calibrated, l cost.Link, how string) {
-	fmt.Fprintf(w, "output %s; link %s (%s)", units.FormatBytes(D), units.FormatRate(l.B), how)
-	if l.RTT > 0 {
-		fmt.Fprintf(w, ", RTT %.1f ms", l.RTT*1e3)
-	}
-	if l.Window > 0 && l.Effective() < l.B {
-		fmt.Fprintf(w, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
-	for _, c := range plan {
-		bs := "-"
-		if c.Name != "raw" {
-			switch v := cost.Crossover(float64(D), c.Estimate); {
-			case math.IsInf(v, 1):
-				bs = "always"
-			case v == 0:
-				bs = "never"
-			default:
-				bs = units.FormatRate(v)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
-	}
-	tw.Flush()
-	for _, f := range fails {
-		fmt.Fprintf(w, "skipped %s: %v\n", f.est.Name, f.err)
-	}
-	if len(plan) > 0 {
-		best := plan[0]
-		if best.Name == "raw" {
-			fmt.Fprintf(w, "best: raw (no plugin pays on this link)\n")
-		} else {
-			fmt.Fprintf(w, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
-		}
-	}
-}
-
-func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, w io.Writer) ([]cost.Choice, cost.Link, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, cost.Link{}, err
+func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, w io.Writer) (medic.Plan, error) {
+	if _, err := os.Stat(path); err != nil {
+		return medic.Plan{}, err
 	}
 	eo, err := sf.encodeOptions(key)
 	if err != nil {
-		return nil, cost.Link{}, err
+		return medic.Plan{}, err
 	}
 	res, err := parseKV("resource", sf.resources)
 	if err != nil {
-		return nil, cost.Link{}, err
+		return medic.Plan{}, err
 	}
-	l, how, err := sf.link(ctx, addr, key, tc)
+	l, err := sf.link(addr)
 	if err != nil {
-		return nil, l, err
+		return medic.Plan{}, err
 	}
-	names := sf.candidates()
-	if !contains(names, "raw") {
-		names = append(names, "raw")
+	plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: path, Plugins: sf.candidates(), Encode: eo, Resources: res,
+		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc}})
+	if err != nil {
+		return plan, err
 	}
-	var ests []cost.Estimate
-	var fails []calibrated
-	for _, c := range calibrate(ctx, path, names, eo, res, nil) {
-		if c.err != nil {
-			fails = append(fails, c)
-			continue
-		}
-		ests = append(ests, c.est)
-	}
-	plan := cost.Plan(sf.appTime, float64(st.Size()), ests, l)
-	printPlan(w, st.Size(), plan, fails, l, how)
-	return plan, l, nil
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if strings.TrimSpace(x) == s {
-			return true
-		}
-	}
-	return false
+	return plan, plan.WriteText(w)
 }
 
 func newMedicPlanCommand() *cobra.Command {
@@ -422,7 +327,7 @@ skipped with the reason. Encryption is included in f and g (--cipher).`,
 				sf.cipher = "none"
 				fmt.Fprintln(os.Stderr, "note: no --key, so f and g are measured without encryption")
 			}
-			_, _, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, os.Stdout)
+			_, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, os.Stdout)
 			return err
 		},
 	}
@@ -520,15 +425,15 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	var predicted *cost.Choice
 	var link cost.Link
 	if sf.auto {
-		plan, l, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
+		plan, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
 		if err != nil {
 			return err
 		}
-		if len(plan) == 0 {
+		if len(plan.Choices) == 0 {
 			return errors.New("no plugin could be calibrated")
 		}
-		predicted, link = &plan[0], l
-		eo.Plugin = plan[0].Name
+		predicted, link = &plan.Choices[0], plan.Link
+		eo.Plugin = plan.Choices[0].Name
 	} else {
 		eo.Plugin = sf.plugins
 		if eo.Plugin == "" {
@@ -575,30 +480,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return fmt.Errorf("send %s: %w", path, err)
 	}
-	wall := time.Since(t0)
-	s := rep.Send
-	w := os.Stdout
-	fmt.Fprintf(w, "stored %s at %s (%s) via %s, %v\n", path, addr, s.Result.Path, rep.Plugin, eo.Cipher)
-	if rep.FellBack != nil {
-		fmt.Fprintf(w, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, eo.Plugin, rep.FellBack)
-	}
-	fmt.Fprintf(w, "  output      %s, sha256 %x… verified by the receiver\n", units.FormatBytes(st.Size()), rep.Header.Digest[:8])
-	fmt.Fprintf(w, "  metadata    %s (%.1fx smaller)\n", units.FormatBytes(rep.MetaSize), float64(st.Size())/math.Max(float64(rep.MetaSize), 1))
-	if rep.Reused {
-		fmt.Fprintf(w, "  encode f    (container from the spool of an earlier attempt)\n")
-	} else {
-		fmt.Fprintf(w, "  encode f    %.3f s\n", rep.Encode.Seconds())
-	}
-	if s.Resumed > 0 {
-		fmt.Fprintf(w, "  resumed     at %s of %s already at the receiver\n", units.FormatBytes(s.Resumed), units.FormatBytes(s.Size))
-	}
-	fmt.Fprintf(w, "  transfer    %.3f s, %s sent, %s\n", s.Transfer.Seconds(), units.FormatBytes(s.Sent), units.FormatRate(float64(s.Sent)/math.Max(s.Transfer.Seconds(), 1e-9)))
-	fmt.Fprintf(w, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", s.Result.Decode.Seconds(), s.Result.Verify.Seconds(), s.Result.Commit.Seconds())
-	fmt.Fprintf(w, "  total       %.3f s\n", wall.Seconds())
-	if predicted != nil {
-		raw := predicted.A * predicted.Speedup
-		fmt.Fprintf(w, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
-			predicted.A, predicted.Name, units.FormatRate(link.Effective()), raw, wall.Seconds(), 100*(wall.Seconds()-predicted.A)/predicted.A)
-	}
-	return nil
+	sum := medic.SendSummary{Path: path, Addr: addr, Size: st.Size(), Asked: eo.Plugin, Cipher: eo.Cipher, Report: rep,
+		Wall: time.Since(t0), Predicted: predicted, Link: link}
+	return sum.WriteText(os.Stdout)
 }

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -70,10 +66,6 @@ func modelFlags(cmd *cobra.Command, p *model.Params) {
 	f.Float64Var(&p.V, "v", paperV, "write speed of one target (GB/s)")
 }
 
-func describeParams(p model.Params) string {
-	return fmt.Sprintf("lambda = %g/s, gamma = %g/s (rho = %.4g), V = %g GB/s", p.Lambda, p.Gamma, p.Rho(), p.V)
-}
-
 func newTuneModelCommand() *cobra.Command {
 	var (
 		p       model.Params
@@ -115,40 +107,13 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 			if paper {
 				formula = model.Paper
 			}
-			other := model.Paper
-			if paper {
-				other = model.Exact
-			}
-			n, T, err := formula.OptimalN(p, size, maxN)
+			o, err := model.FindOptimum(p, size, maxN, formula)
 			if err != nil {
 				return err
 			}
-			on, oT, err := other.OptimalN(p, size, maxN)
-			if err != nil {
+			if err := o.WriteText(os.Stdout); err != nil {
 				return err
 			}
-			fmt.Printf("model: %s\n", describeParams(p))
-			fmt.Printf("file: %g GB, stripe counts 1..%d, formula: %s\n", size, maxN, formulaName(formula))
-			fmt.Printf("optimum: N=%d  T=%.4f s  (%.1f MB/s)\n", n, T, size*1000/T)
-			fmt.Printf("%s formula: N=%d  T=%.4f s\n\n", formulaName(other), on, oT)
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintf(w, "n\tE(T) %s (s)\tvs optimum\tE(T) %s (s)\t\n", formulaName(formula), formulaName(other))
-			for k := max(1, n-3); k <= min(maxN, n+3); k++ {
-				t, err := formula.SystemTime(p, size, k)
-				if err != nil {
-					return err
-				}
-				ot, err := other.SystemTime(p, size, k)
-				if err != nil {
-					return err
-				}
-				mark := ""
-				if k == n {
-					mark = " *"
-				}
-				fmt.Fprintf(w, "%d%s\t%.4f\t%+.3f%%\t%.4f\t\n", k, mark, t, 100*(t/T-1), ot)
-			}
-			w.Flush()
 			if plotDir == "" {
 				return nil
 			}
@@ -166,13 +131,6 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 	f.BoolVar(&paper, "paper", false, "use the paper's printed closed form (reproduces its Table III) instead of the exact one")
 	f.StringVar(&plotDir, "plot", "", "write fig3 and fig4 (PNG and SVG) into this directory")
 	return cmd
-}
-
-func formulaName(f model.Formula) string {
-	if f == model.Paper {
-		return "paper"
-	}
-	return "exact"
 }
 
 // modelFigures writes the paper's figures 3 and 4 for p into dir.
@@ -264,37 +222,7 @@ as the paper's simulation did, which biases the mean low for small --time.`,
 			if err != nil {
 				return err
 			}
-			lo, hi := r.CI()
-			fmt.Printf("simulated: %g GB on %d targets, %s\n", size, n, describeParams(p))
-			fmt.Printf("start: %s queues, job arriving at t = %g s, seed %d\n", cfg.Init, at, seed)
-			fmt.Printf("mean E(T):     %.4f s\n", r.Mean)
-			fmt.Printf("99%% CI:        [%.4f, %.4f] s (+- %.4f, %.2f%% of the mean)\n", lo, hi, r.CIHalfWidth99, 100*r.CIHalfWidth99/r.Mean)
-			if r.Pilot > 0 {
-				fmt.Printf("experiments:   %d (required %d, after a pilot of %d)", r.N, r.Required, r.Pilot)
-			} else {
-				fmt.Printf("experiments:   %d (fixed)", r.N)
-			}
-			if r.Converged {
-				fmt.Println(", precision goal met")
-			} else {
-				fmt.Println(", precision goal NOT met: raise --experiments")
-			}
-			if r.HasModel {
-				fmt.Printf("exact model:   %.4f s, relative error %+.3f%%", r.Model, 100*r.RelErr)
-				if r.Contains(r.Model) {
-					fmt.Println(" (inside the 99% CI)")
-				} else {
-					fmt.Println(" (outside the 99% CI)")
-				}
-				if pt, err := model.PaperSystemTime(p, size, n); err == nil {
-					fmt.Printf("paper formula: %.4f s, relative error %+.3f%%\n", pt, 100*(r.Mean-pt)/pt)
-				}
-			}
-			if r.BiasBound > 0 {
-				fmt.Printf("empty start: the mean may be up to %.4f s below equilibrium\n", r.BiasBound)
-			}
-			fmt.Printf("events: %d in %s\n", r.Events, r.Elapsed.Round(1e6))
-			return nil
+			return sim.WriteText(os.Stdout, cfg, r)
 		},
 	}
 	modelFlags(cmd, &p)
@@ -306,47 +234,6 @@ as the paper's simulation did, which biases the mean low for small --time.`,
 	f.Float64Var(&at, "time", 100, "arrival time of the file (s)")
 	f.BoolVar(&empty, "empty", false, "start every queue idle instead of in equilibrium")
 	return cmd
-}
-
-// searchSetup is everything a search needs, built from the flags.
-type searchSetup struct {
-	space   *search.Space
-	methods []search.Method
-	budget  int
-	size    int64
-}
-
-// parseRange parses "MIN:MAX" (or one value for both) with parse.
-func parseRange(flag, s string, parse func(string) (int64, error)) (lo, hi int64, err error) {
-	a, b, ok := strings.Cut(s, ":")
-	if !ok {
-		b = a
-	}
-	if lo, err = parse(a); err == nil {
-		hi, err = parse(b)
-	}
-	if err != nil {
-		example := "1m:256m"
-		if flag == "stripe-count" {
-			example = "1:160"
-		}
-		return 0, 0, fmt.Errorf("--%s %q: %v (want MIN:MAX, e.g. %s)", flag, s, err, example)
-	}
-	if lo > hi {
-		return 0, 0, fmt.Errorf("--%s %q: inverted bounds: %d > %d", flag, s, lo, hi)
-	}
-	return lo, hi, nil
-}
-
-func parseCount(s string) (int64, error) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a whole number", s)
-	}
-	if v < 1 {
-		return 0, fmt.Errorf("%d is not positive", v)
-	}
-	return v, nil
 }
 
 func newTuneSearchCommand() *cobra.Command {
@@ -400,37 +287,15 @@ cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			setup, err := parseSearchFlags(methodFlag, size, budgetFlag, countFlag, stripFlag, transferFlag)
+			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag})
 			if err != nil {
 				return usageError{err}
 			}
-			st := search.PaperStriping(setup.size)
-			st.Model = p
 			if err := p.Validate(); err != nil {
 				return err
 			}
-			var obj search.Objective
-			var objID, source string
-			switch objective {
-			case "model":
-				obj, objID, source = st, st.ID(), "model"
-			case "sim":
-				ss, err := search.NewSimStriping(st, experiments, seed, 0)
-				if err != nil {
-					return err
-				}
-				maxCount := setup.space.Dims()[0].Values
-				if err := ss.Prefetch(ctx, int(maxCount[len(maxCount)-1])); err != nil {
-					return err
-				}
-				obj, objID, source = ss, ss.ID(), "simulator"
-			default:
-				return usageError{fmt.Errorf("--objective %q: want model or sim", objective)}
-			}
-			if system == "" {
-				system = fmt.Sprintf("sim:lambda=%g,gamma=%g,V=%g", p.Lambda, p.Gamma, p.V)
-			}
+			req.Model, req.Experiments, req.Seed, req.System = p, experiments, seed, system
 			if dbPath == "" {
 				dbPath = filepath.Join(defaultDataDir(), "tune.db")
 			}
@@ -444,78 +309,32 @@ time so far against the number of evaluations, one line per method.`,
 				return err
 			}
 			defer store.Close()
-
-			// The model proposes the starting point: its optimal stripe
-			// count for this size (strip and transfer sizes mid-range).
-			sizeGB := float64(setup.size) / 1e9
-			dims := setup.space.Dims()
-			nModel, _, err := model.OptimalN(p, sizeGB, int(dims[0].Values[len(dims[0].Values)-1]))
+			req.Store = store
+			rec, err := search.Recommend(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
-			start, err := setup.space.Nearest(search.Params{{Name: search.StripeCount, Value: int64(nModel)}})
-			if err != nil {
-				return err
-			}
-			fmt.Printf("search: %s file, objective %s, %s\n", units.FormatBytesExact(setup.size), objective, describeParams(p))
-			fmt.Printf("space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
-				setup.space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
-				units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
-				units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), setup.budget, seed)
-			fmt.Printf("model's proposal: stripe count %d (start: %s)\n\n", nModel, setup.space.Params(start))
-
-			w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(w, "method\tstripe count\tstrip size\ttransfer size\ttime (s)\tMiB/s\tevals\thits\tmisses\t")
-			var (
-				best             *search.Result
-				traces           []plot.Trace
-				totHits, totMiss int64
-			)
-			for _, m := range setup.methods {
-				cached, err := store.Cached(system, objID, source, obj)
-				if err != nil {
-					return err
-				}
-				r, err := search.Run(ctx, setup.space, cached, m, search.Options{Budget: setup.budget, Seed: seed, Start: start})
-				if err != nil {
-					return fmt.Errorf("%s: %w", m.Name(), err)
-				}
-				totHits += cached.Hits()
-				totMiss += cached.Misses()
-				if r.Best == nil {
-					fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\t%d\t%d\t%d\t\n", m.Name(), r.Evaluations, cached.Hits(), cached.Misses())
-					continue
-				}
-				n, s, t := striping(r.BestParams)
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Name(), n, units.FormatBytesExact(s), units.FormatBytesExact(t),
-					r.BestValue, float64(setup.size)/(1<<20)/r.BestValue, r.Evaluations, cached.Hits(), cached.Misses())
-				if best == nil || r.BestValue < best.BestValue {
-					best = r
-				}
-				traces = append(traces, plot.Trace{Method: m.Name(), BestSoFar: r.BestSoFar()})
-			}
-			w.Flush()
-			fmt.Printf("\ndatabase %s: %d hits, %d misses\n", store.Path(), totHits, totMiss)
-			if best == nil {
-				return errors.New("no method evaluated a point")
-			}
-			n, s, t := striping(best.BestParams)
-			fmt.Printf("recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-				n, units.FormatBytesExact(s), units.FormatBytesExact(t), best.BestValue, float64(setup.size)/(1<<20)/best.BestValue, best.Method)
 			dir := "DIR"
 			if applyDir != "" {
 				dir = storePath(applyDir)
 			}
-			layout := fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", units.FormatSize(s), n)
-			fmt.Printf("  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
-			fmt.Printf("  pario:  pario layout set %s %s\n", dir, layout)
-			fmt.Printf("  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", units.FormatBytesExact(t), units.FormatSize(t), units.FormatSize(t))
+			if err := search.WriteText(os.Stdout, rec, dir); err != nil {
+				return err
+			}
+			if rec.Best == nil {
+				return errors.New("no method evaluated a point")
+			}
 			if plotDir != "" {
 				if err := os.MkdirAll(plotDir, 0o755); err != nil {
 					return err
 				}
-				fig := plot.SearchTrace(fmt.Sprintf("Search for a %s file (%s objective)", units.FormatBytesExact(setup.size), objective),
-					"best predicted write time (s)", traces)
+				var traces []plot.Trace
+				for _, m := range rec.Methods {
+					if m.Result.Best != nil {
+						traces = append(traces, plot.Trace{Method: m.Method, BestSoFar: m.Result.BestSoFar()})
+					}
+				}
+				fig := plot.SearchTrace(rec.Title(), "best predicted write time (s)", traces)
 				paths, err := fig.SaveAll(plotDir, "search-trace")
 				for _, path := range paths {
 					fmt.Println("wrote", path)
@@ -527,7 +346,7 @@ time so far against the number of evaluations, one line per method.`,
 			if applyDir == "" {
 				return nil
 			}
-			l, err := dist.ParseLayout(layout)
+			l, err := dist.ParseLayout(rec.Layout())
 			if err != nil {
 				return err
 			}
@@ -546,7 +365,7 @@ time so far against the number of evaluations, one line per method.`,
 	}
 	modelFlags(cmd, &p)
 	f := cmd.Flags()
-	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+methodNames()+", exhaustive")
+	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
 	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
 	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
@@ -560,63 +379,4 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&transferFlag, "transfer-size", "1m:256m", "transfer size bounds MIN:MAX (powers of two)")
 	f.IntVar(&experiments, "experiments", 2000, "experiments per stripe count with --objective sim")
 	return cmd
-}
-
-func methodNames() string {
-	var names []string
-	for _, m := range search.Heuristics() {
-		names = append(names, m.Name())
-	}
-	return strings.Join(names, ", ")
-}
-
-func striping(ps search.Params) (n, s, t int64) {
-	n, _ = ps.Get(search.StripeCount)
-	s, _ = ps.Get(search.StripSize)
-	t, _ = ps.Get(search.TransferSize)
-	return n, s, t
-}
-
-// parseSearchFlags builds the space, the methods and the budget; its
-// errors are usage errors.
-func parseSearchFlags(methodFlag string, size int64, budget float64, countFlag, stripFlag, transferFlag string) (*searchSetup, error) {
-	var setup searchSetup
-	var err error
-	setup.size = size
-	dims := search.TableIVSequential()
-	for i, fl := range []struct{ name, val string }{{"stripe-count", countFlag}, {"strip-size", stripFlag}, {"transfer-size", transferFlag}} {
-		parse := func(s string) (int64, error) { return units.ParseSize(s) }
-		if i == 0 {
-			parse = parseCount
-		}
-		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
-			return nil, err
-		}
-	}
-	if setup.space, err = search.NewSpace(dims...); err != nil {
-		return nil, err
-	}
-	switch {
-	case math.IsNaN(budget) || budget <= 0:
-		return nil, fmt.Errorf("--budget %v: want a fraction of the space in (0, 1] or a count above 1", budget)
-	case budget <= 1:
-		setup.budget = max(1, int(math.Ceil(budget*float64(setup.space.Size()))))
-	case budget != math.Trunc(budget) || budget > 1e9:
-		return nil, fmt.Errorf("--budget %v: a count must be a whole number", budget)
-	default:
-		setup.budget = int(budget)
-	}
-	for name := range strings.SplitSeq(methodFlag, ",") {
-		name = strings.TrimSpace(name)
-		if name == "all" {
-			setup.methods = append(setup.methods, search.Heuristics()...)
-			continue
-		}
-		m, err := search.MethodByName(name)
-		if err != nil {
-			return nil, fmt.Errorf("--method: %v, or all", err)
-		}
-		setup.methods = append(setup.methods, m)
-	}
-	return &setup, nil
 }

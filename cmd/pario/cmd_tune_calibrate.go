@@ -3,20 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	gplot "gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
 
-	"github.com/pario/pario/internal/heatmap"
 	"github.com/pario/pario/tune/calib"
-	"github.com/pario/pario/tune/plot"
 	"github.com/pario/pario/units"
 )
 
@@ -88,17 +82,9 @@ server count.`,
 			var source string
 			start := time.Now()
 			if doRun {
-				g := calib.Grid{Servers: servers, Ranks: ranks, Repetitions: reps, Strips: strips, Transfers: xfers, Size: size}
-				if ranks < 1 || reps < 1 {
-					return usageError{fmt.Errorf("--ranks and --repetitions must be >= 1")}
-				}
-				if g.Size%int64(ranks) != 0 {
-					return usageError{fmt.Errorf("--size %s is not a multiple of --ranks %d", units.FormatSize(size), ranks)}
-				}
-				for _, n := range servers {
-					if n < 1 {
-						return usageError{fmt.Errorf("--servers %d: want >= 1", n)}
-					}
+				g, err := calib.ParseGrid(calib.GridArgs{Strips: strips, Transfers: xfers, Servers: servers, Size: size, Ranks: ranks, Repetitions: reps})
+				if err != nil {
+					return usageError{err}
 				}
 				dir := keep
 				if dir == "" {
@@ -112,9 +98,6 @@ server count.`,
 					return err
 				}
 				runs := g.Runs(dir)
-				if len(runs) == 0 {
-					return usageError{errors.New("no grid point with transfer size <= strip size")}
-				}
 				exe, err := os.Executable()
 				if err != nil {
 					return err
@@ -122,21 +105,22 @@ server count.`,
 				pts, err = calib.Execute(cmd.Context(), exe, nil, runs, func(i int, r calib.Run) {
 					if !quiet {
 						fmt.Fprintf(os.Stderr, "calibrate: [%d/%d] pario bench strip %s, transfer %s, %d server(s)\n",
-							i+1, len(runs), calib.FormatSize(r.Strip), calib.FormatSize(r.Transfer), r.Servers)
+							i+1, len(runs), units.FormatSize(r.Strip), units.FormatSize(r.Transfer), r.Servers)
 					}
 				})
 				if err != nil {
 					return err
 				}
 				source = fmt.Sprintf("%d pario bench runs on an embedded cluster (%s file, %d rank(s), %d repetitions, fsync) in %.1f s",
-					len(runs), calib.FormatSize(g.Size), ranks, reps, time.Since(start).Seconds())
+					len(runs), units.FormatSize(g.Size), ranks, reps, time.Since(start).Seconds())
 				if keep != "" {
 					source += ", results kept in " + keep
 				}
 			} else {
-				var def calib.Layout
-				def.Strip = defStrip // 0: unset
-				def.Targets = defTargets
+				def, err := calib.ParseDefaults(defStrip, defTargets)
+				if err != nil {
+					return usageError{err}
+				}
 				for _, f := range results {
 					p, err := calib.ReadFile(f, def)
 					if err != nil {
@@ -155,12 +139,14 @@ server count.`,
 			if err != nil {
 				return err
 			}
-			printCalibration(rep, source)
+			if err := calib.WriteText(os.Stdout, rep, source); err != nil {
+				return err
+			}
 			if plotDir != "" {
 				if err := os.MkdirAll(plotDir, 0o755); err != nil {
 					return err
 				}
-				paths, err := calibrationPlot(rep, plotDir)
+				paths, err := calib.SavePlot(rep, plotDir)
 				if err != nil {
 					return err
 				}
@@ -192,98 +178,4 @@ server count.`,
 	f.StringVar(&plotDir, "plot", "", "write DIR/calibration.png and .svg (measured | simulated heat maps)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd
-}
-
-func printCalibration(r calib.Report, source string) {
-	p := r.Params
-	fmt.Printf("calibrate: %d points from %s\n", len(r.Points), source)
-	fmt.Printf("fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/calib.MiB, p.V/1e9)
-	if r.OverheadUsed {
-		fmt.Printf("        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
-	} else {
-		fmt.Printf("        overhead c = 0 (not needed: service-fit error2 %.4g)\n", r.ServiceError2)
-	}
-	fmt.Printf("        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
-		p.Gamma, p.Lambda, p.Rho(), r.MeanWait*1e3)
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
-	for _, c := range r.Points {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, calib.FormatSize(c.Strip),
-			calib.FormatSize(c.Transfer), calib.FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
-			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
-	}
-	tw.Flush()
-	fmt.Printf("error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
-		r.Bandwidth.Error1, r.Bandwidth.Error2, r.Experiments, r.Seed)
-	fmt.Printf("on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
-		r.Time.Error1, r.Time.Error2, r.ModelVsMeasE.Error1, r.ModelVsMeasE.Error2)
-	fmt.Printf("use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
-}
-
-// calibrationPlot draws one row per (servers, size): measured | simulated
-// bandwidth over strip size x transfer size, on one colour scale.
-func calibrationPlot(r calib.Report, dir string) ([]string, error) {
-	type key struct {
-		n int
-		m int64
-	}
-	var keys []key
-	groups := map[key][]calib.Compared{}
-	for _, c := range r.Points {
-		k := key{c.Targets, c.Size}
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], c)
-	}
-	var rows [][]*gplot.Plot
-	for _, k := range keys {
-		cs := groups[k]
-		var ss, ts []int64
-		for _, c := range cs {
-			if !slices.Contains(ss, c.Strip) {
-				ss = append(ss, c.Strip)
-			}
-			if !slices.Contains(ts, c.Transfer) {
-				ts = append(ts, c.Transfer)
-			}
-		}
-		slices.Sort(ss)
-		slices.Sort(ts)
-		names := func(v []int64) []string {
-			var out []string
-			for _, x := range v {
-				out = append(out, calib.FormatSize(x))
-			}
-			return out
-		}
-		meas := heatmap.Map{XLabel: "strip size", YLabel: "transfer size", Cols: names(ss), Rows: names(ts)}
-		simu := meas
-		meas.Z, simu.Z = make([][]float64, len(ts)), make([][]float64, len(ts))
-		for r, t := range ts {
-			meas.Z[r], simu.Z[r] = make([]float64, len(ss)), make([]float64, len(ss))
-			for c, s := range ss {
-				meas.Z[r][c], simu.Z[r][c] = math.NaN(), math.NaN()
-				for _, p := range cs {
-					if p.Strip == s && p.Transfer == t {
-						meas.Z[r][c], simu.Z[r][c] = p.MeasuredMiB, p.SimMiB
-					}
-				}
-			}
-		}
-		lo, hi := heatmap.Range(meas, simu)
-		meas.Lo, meas.Hi, simu.Lo, simu.Hi = lo, hi, lo, hi
-		what := fmt.Sprintf("%d server(s), %s file, write MiB/s", k.n, calib.FormatSize(k.m))
-		meas.Title, simu.Title = "measured, "+what, "simulated, "+what
-		pm, err := meas.Plot()
-		if err != nil {
-			return nil, err
-		}
-		ps, err := simu.Plot()
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, []*gplot.Plot{pm, ps})
-	}
-	return plot.SaveGrid(dir, "calibration", rows, 14*vg.Centimeter, 11*vg.Centimeter)
 }

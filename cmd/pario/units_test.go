@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pario/pario/tune/search"
 	"github.com/pario/pario/units"
 )
 
@@ -181,15 +182,18 @@ func TestIssue17UnitsAgree(t *testing.T) {
 
 // The MIN:MAX ranges of tune search read each bound with units.ParseSize.
 func TestTuneSearchRangesUseUnits(t *testing.T) {
-	setup, err := parseSearchFlags("genetic", 1<<40, 10, "1:4", "1MiB:4m", "1024k:2m")
+	args := search.Args{Methods: "genetic", Size: 1 << 40, Objective: "model", Budget: 10,
+		StripeCount: "1:4", StripSize: "1MiB:4m", TransferSize: "1024k:2m"}
+	req, err := search.ParseRequest(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dims := setup.space.Dims()
-	if setup.size != 1<<40 || dims[1].Min != 1<<20 || dims[1].Max != 4<<20 || dims[2].Min != 1<<20 || dims[2].Max != 2<<20 {
-		t.Errorf("size %d, strip %d:%d, transfer %d:%d", setup.size, dims[1].Min, dims[1].Max, dims[2].Min, dims[2].Max)
+	dims := req.Space.Dims()
+	if req.Size != 1<<40 || dims[1].Min != 1<<20 || dims[1].Max != 4<<20 || dims[2].Min != 1<<20 || dims[2].Max != 2<<20 {
+		t.Errorf("size %d, strip %d:%d, transfer %d:%d", req.Size, dims[1].Min, dims[1].Max, dims[2].Min, dims[2].Max)
 	}
-	if _, err := parseSearchFlags("genetic", 1<<30, 10, "1:4", "1MB:4m", "1m:2m"); err == nil || !strings.Contains(err.Error(), `"1MB"`) {
+	args.Size, args.StripSize, args.TransferSize = 1<<30, "1MB:4m", "1m:2m"
+	if _, err := search.ParseRequest(args); err == nil || !strings.Contains(err.Error(), `"1MB"`) {
 		t.Errorf("--strip-size 1MB:4m: %v", err)
 	}
 }

@@ -496,12 +496,8 @@ func Compare(ctx context.Context, f Fit, experiments int, seed uint64) (Report, 
 
 // Label names a point: "S=1m t=256k n=1 M=64m".
 func (p Point) Label() string {
-	return fmt.Sprintf("S=%s t=%s n=%d M=%s", FormatSize(p.Strip), FormatSize(p.Transfer), p.Targets, FormatSize(p.Size))
+	return fmt.Sprintf("S=%s t=%s n=%d M=%s", units.FormatSize(p.Strip), units.FormatSize(p.Transfer), p.Targets, units.FormatSize(p.Size))
 }
-
-// FormatSize is units.FormatSize ("64k", "1m"), the form the size flags
-// and the results' file names use.
-func FormatSize(n int64) string { return units.FormatSize(n) }
 
 // Merge joins points with the same layout (strip, transfer, targets, size),
 // pooling their repetitions, and sorts them by targets, strip, transfer.

@@ -164,9 +164,8 @@ func TestMergeAndFormat(t *testing.T) {
 	if len(m) != 2 || m[0].Strip != 64<<10 || len(m[1].Times) != 2 {
 		t.Errorf("Merge = %+v", m)
 	}
-	for in, want := range map[int64]string{65536: "64k", 1 << 20: "1m", 3 << 30: "3g", 1000: "1000"} {
-		if got := FormatSize(in); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
-		}
+	// Labels and the --run result names use units.FormatSize.
+	if got, want := m[1].Label(), "S=1m t=64k n=1 M=64m"; got != want {
+		t.Errorf("Label() = %q, want %q", got, want)
 	}
 }

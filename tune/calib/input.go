@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pario/pario/bench"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/units"
 )
@@ -78,40 +79,19 @@ func ReadFile(path string, def Layout) ([]Point, error) {
 	return parseCSV(path, b)
 }
 
-type jsonDoc struct {
-	Tests *[]struct {
-		Parameters struct {
-			TransferSize int64 `json:"transferSize"`
-			BlockSize    int64 `json:"blockSize"`
-			SegmentCount int64 `json:"segmentCount"`
-		} `json:"Parameters"`
-		Options struct {
-			Tasks   int               `json:"tasks"`
-			Backend map[string]string `json:"backend"`
-		} `json:"Options"`
-		Results []struct {
-			Access    string   `json:"access"`
-			BwMiB     *float64 `json:"bwMiB"`
-			XferKiB   *float64 `json:"xferKiB"`
-			TotalTime *float64 `json:"totalTime"`
-			AggBytes  int64    `json:"aggBytes"`
-		} `json:"Results"`
-	} `json:"tests"`
-}
-
 func parseJSON(path string, b []byte, def Layout) ([]Point, error) {
-	var doc jsonDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
+	doc, err := bench.ParseSummary(b)
+	if err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line := 1 + bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n"))
-			return nil, &InputError{File: path, Where: fmt.Sprintf("line %d", line), Err: fmt.Errorf("not valid JSON: %v", err)}
+			return nil, &InputError{File: path, Where: fmt.Sprintf("line %d", line), Err: fmt.Errorf("not valid JSON: %v", se)}
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return nil, &InputError{File: path, Where: te.Field, Err: fmt.Errorf("want a %s, got a JSON %s", te.Type, te.Value)}
 		}
-		return nil, &InputError{File: path, Err: err}
+		return nil, &InputError{File: path, Err: errors.Unwrap(err)}
 	}
 	if doc.Tests == nil {
 		return nil, &InputError{File: path, Where: "tests", Err: errors.New("missing: not an IOR or pario bench JSON result (-O summaryFormat=JSON)")}

@@ -1,13 +1,15 @@
 package calib
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pario/pario/bench"
+	"github.com/pario/pario/units"
 )
 
 // Grid is a calibration run: every (strip, transfer) with transfer <=
@@ -43,13 +45,13 @@ func (g Grid) Runs(dir string) []Run {
 				if t > s {
 					continue
 				}
-				name := fmt.Sprintf("bench-strip%s-t%s-servers%d.json", FormatSize(s), FormatSize(t), n)
+				name := fmt.Sprintf("bench-strip%s-t%s-servers%d.json", units.FormatSize(s), units.FormatSize(t), n)
 				f := filepath.Join(dir, name)
 				args := []string{"--servers", strconv.Itoa(n), "-N", strconv.Itoa(ranks),
 					"-b", strconv.FormatInt(g.Size/int64(ranks), 10), "-t", strconv.FormatInt(t, 10),
 					"--pario.strip-size", strconv.FormatInt(s, 10), "--pario.servers", strconv.Itoa(n),
-					"-w", "-e", "-i", strconv.Itoa(max(g.Repetitions, 1)),
-					"-O", "summaryFormat=JSON", "-O", "summaryFile=" + f}
+					"-w", "-e", "-i", strconv.Itoa(max(g.Repetitions, 1))}
+				args = append(args, bench.SummaryArgs(f)...)
 				runs = append(runs, Run{Strip: s, Transfer: t, Servers: n, Args: args, File: f})
 			}
 		}
@@ -58,8 +60,8 @@ func (g Grid) Runs(dir string) []Run {
 }
 
 // Execute runs `exe [global...] bench ARGS` (the default run of pario bench:
-// an embedded cluster of --servers I/O servers on loopback) and reads its
-// JSON summary. progress, if not nil, is called before each run.
+// an embedded cluster of --servers I/O servers on loopback) with bench.Exec
+// and reads its JSON summary. progress, if not nil, is called before each run.
 func Execute(ctx context.Context, exe string, global []string, runs []Run, progress func(i int, r Run)) ([]Point, error) {
 	var pts []Point
 	for i, r := range runs {
@@ -67,18 +69,15 @@ func Execute(ctx context.Context, exe string, global []string, runs []Run, progr
 			progress(i, r)
 		}
 		args := append(append(append([]string(nil), global...), "bench"), r.Args...)
-		cmd := exec.CommandContext(ctx, exe, args...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
+		if _, err := bench.Exec(ctx, exe, args); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			msg := strings.TrimSpace(out.String())
-			if j := strings.LastIndex(msg, "\n"); j >= 0 {
-				msg = msg[j+1:]
+			var ee *bench.ExecError
+			if !errors.As(err, &ee) {
+				return nil, err
 			}
-			return nil, fmt.Errorf("calibrate: pario bench %s: %v: %s", strings.Join(r.Args, " "), err, msg)
+			return nil, fmt.Errorf("calibrate: pario bench %s: %v: %s", strings.Join(r.Args, " "), ee.Err, ee.Last)
 		}
 		p, err := ReadFile(r.File, Layout{Strip: r.Strip, Targets: r.Servers})
 		if err != nil {

@@ -22,6 +22,12 @@ type Params struct {
 // Rho returns the utilisation Lambda/Gamma. It does not validate p.
 func (p Params) Rho() float64 { return p.Lambda / p.Gamma }
 
+// Describe renders p as every tune command's report states it:
+// "lambda = 0.1/s, gamma = 0.125/s (rho = 0.8), V = 0.0625 GB/s".
+func (p Params) Describe() string {
+	return fmt.Sprintf("lambda = %g/s, gamma = %g/s (rho = %.4g), V = %g GB/s", p.Lambda, p.Gamma, p.Rho(), p.V)
+}
+
 // ErrInvalid is matched (errors.Is) by every error about a parameter that
 // is not positive, not finite or out of range.
 var ErrInvalid = errors.New("invalid parameter")

@@ -73,3 +73,15 @@ func (c *Cached) Hits() int64 { return c.hits.Load() }
 // Misses is how many evaluations went to the wrapped objective (and were
 // stored).
 func (c *Cached) Misses() int64 { return c.misses.Load() }
+
+// Memo is Cached as the search.ResultStore interface wants it, so that
+// search.Recommend can use a Store without importing this package.
+func (s *Store) Memo(system, objective, source string, obj search.Objective) (search.Memo, error) {
+	c, err := s.Cached(system, objective, source, obj)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+var _ search.ResultStore = (*Store)(nil)

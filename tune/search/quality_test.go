@@ -15,7 +15,7 @@ import (
 	"github.com/pario/pario/internal/testenv"
 )
 
-var update = flag.Bool("update", false, "rewrite QUALITY.md from TestSearchQuality")
+var update = flag.Bool("update", false, "rewrite QUALITY.md (TestSearchQuality) and testdata/recommend (TestRecommendGolden)")
 
 // qualitySeeds is how many seeds each heuristic runs with per workload.
 func qualitySeeds() int {

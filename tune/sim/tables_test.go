@@ -14,7 +14,7 @@ import (
 	"github.com/pario/pario/tune/model"
 )
 
-var update = flag.Bool("update", false, "rewrite ../model/TABLES.md from TestTables")
+var update = flag.Bool("update", false, "rewrite ../model/TABLES.md (TestTables) and testdata/report (TestWriteTextGolden)")
 
 // tablesPath is where TestTables -update writes the tables.
 var tablesPath = filepath.Join("..", "model", "TABLES.md")

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/pattern"
+)
+
+// Turning `pario bench`'s flags into Options, and the checks made before
+// any rank starts, so that the command only declares flags and these are
+// tested in process (args_test.go).
+
+// Args are the `pario bench` flags that ParseArgs applies to the options,
+// and what it needs to know about the back ends' own flags. The sizes are
+// read by units flags (zero allowed, as IOR does); Check refuses the ones
+// that make no test.
+type Args struct {
+	Block, Transfer, Segments, DataStart int64 // -b, -t, -s, --data-start
+	Seed                                 int64 // --random-offset-seed
+	Directives                           []string
+	// Drivers are the back ends whose options are flags, by API name;
+	// Set reports whether a flag was given.
+	Drivers map[string]backend.Driver
+	Set     func(flag string) bool
+	// Analyze: the PARIO options describe the layout analysed, whatever
+	// the API.
+	Analyze bool
+}
+
+// ParseArgs applies a to o with IOR-like errors: the sizes, the seed, the
+// IOR directives (-O), the API, and no back-end option of another API
+// than o's. It returns o normalised (Options.Normalize).
+func ParseArgs(o Options, a Args) (Options, error) {
+	o.BlockSize, o.TransferSize, o.Segments, o.DataStart = a.Block, a.Transfer, a.Segments, a.DataStart
+	o.RandomSeed = a.Seed
+	for _, d := range a.Directives {
+		if err := o.ApplyDirectives(d); err != nil {
+			return o, err
+		}
+	}
+	if _, err := backend.New(o.API); err != nil {
+		return o, fmt.Errorf("-a: %w", err)
+	}
+	// A back end's option with another API is a mistake worth naming.
+	api := strings.ToLower(o.API)
+	var bad []string
+	for name, d := range a.Drivers {
+		if strings.ToLower(name) == api || (a.Analyze && name == "PARIO") {
+			continue
+		}
+		for _, opt := range d.Options() {
+			if a.Set != nil && a.Set(opt.Name) {
+				bad = append(bad, "--"+opt.Name)
+			}
+		}
+	}
+	slices.Sort(bad)
+	if len(bad) > 0 {
+		return o, fmt.Errorf("%s: option(s) of another API than -a %s", strings.Join(bad, ", "), strings.ToUpper(o.API))
+	}
+	o.Normalize()
+	return o, nil
+}
+
+// Check validates o for a run of tasks ranks on drv before any rank
+// starts, so that bad input fails once, with IOR's message, instead of in
+// every rank.
+func Check(o Options, tasks int, drv backend.Driver) error {
+	if err := o.Validate(tasks); err != nil {
+		return err
+	}
+	p := o.Pattern(tasks, 1)
+	params := backend.Params{Tasks: tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
+		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: p.FileSize()}
+	return drv.Validate(params)
+}
+
+// HasDirective reports whether any of the -O directives ds sets one of
+// keys (case-insensitive, as IOR).
+func HasDirective(ds []string, keys ...string) bool {
+	for _, d := range ds {
+		for _, kv := range strings.Split(d, ",") {
+			k, _, _ := strings.Cut(kv, "=")
+			for _, want := range keys {
+				if strings.EqualFold(strings.TrimSpace(k), want) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// AnalyzeConfig is what `pario bench --analyze` analyses the options'
+// pattern against.
+type AnalyzeConfig struct {
+	// Layout of the test file; zero means dist.DefaultLayout.
+	Layout dist.Layout
+	// Servers is the number of I/O servers the layout is built on.
+	Servers int
+	// LinkRate and DiskRate (bytes/s, 0: unknown) bound the bandwidth.
+	LinkRate, DiskRate float64
+}
+
+// Analyze returns pattern.Analyze's report of the write phase of o's
+// pattern on the layout, moving no data. Its errors are usage errors.
+func Analyze(o Options, c AnalyzeConfig) (*pattern.Report, error) {
+	tasks := max(o.NumTasks, 1)
+	if err := o.Validate(tasks); err != nil {
+		return nil, err
+	}
+	l := c.Layout
+	if l.IsZero() {
+		l = dist.DefaultLayout()
+	}
+	d, err := l.Build(c.Servers)
+	if err != nil {
+		return nil, fmt.Errorf("layout %s on %d servers: %w", l, c.Servers, err)
+	}
+	cfg := pattern.Config{Dist: d, Servers: c.Servers, Phase: pattern.Write, LinkRate: c.LinkRate, DiskRate: c.DiskRate}
+	return pattern.Analyze(o.Pattern(tasks, max(o.ReorderShift, 1)), cfg)
+}

@@ -1,0 +1,123 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pario/pario/bench"
+)
+
+// RunConfig is a sweep to run: one `pario bench` process per point.
+type RunConfig struct {
+	// Exe is the pario binary; Global its arguments before "bench" (the
+	// cluster file, say).
+	Exe    string
+	Global []string
+	Params []Param
+	// BenchArgs go to every run, before the point's own.
+	BenchArgs []string
+	// Dir receives the runs' JSON summaries.
+	Dir string
+	// Show, when not nil, receives each run's output, after a line naming
+	// the point.
+	Show io.Writer
+	// Done, when not nil, is called after each point (a progress bar).
+	Done func()
+}
+
+// Run runs every combination of c.Params and reads each run's mean
+// bandwidths from its JSON summary. A failed point is not an error: its
+// Err says why (the run's last line) and the sweep goes on; only the end
+// of ctx stops it.
+func Run(ctx context.Context, c RunConfig) ([]Point, error) {
+	combos := Combos(c.Params)
+	pts := make([]Point, len(combos))
+	for i, vals := range combos {
+		js := filepath.Join(c.Dir, fmt.Sprintf("point-%d.json", i))
+		args := append(append(append(slices.Clone(c.Global), "bench"), c.BenchArgs...), Args(c.Params, vals)...)
+		args = append(args, bench.SummaryArgs(js)...)
+		out, runErr := bench.Exec(ctx, c.Exe, args)
+		if c.Show != nil {
+			fmt.Fprintf(c.Show, "== %s\n%s", strings.Join(Args(c.Params, vals), " "), out)
+		}
+		pts[i] = readPoint(js, vals)
+		if runErr != nil {
+			if ctx.Err() != nil {
+				return pts, ctx.Err()
+			}
+			var ee *bench.ExecError
+			if errors.As(runErr, &ee) {
+				pts[i].Err = ee.Last
+			} else {
+				pts[i].Err = runErr.Error()
+			}
+		}
+		if c.Done != nil {
+			c.Done()
+		}
+	}
+	return pts, nil
+}
+
+// readPoint reads the mean bandwidths from one run's JSON summary; what it
+// cannot read stays NaN.
+func readPoint(path string, vals []string) Point {
+	pt := Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
+	f, err := bench.ReadSummary(path)
+	if err != nil {
+		return pt
+	}
+	if m, sd, ok := f.Bandwidth("write"); ok {
+		pt.WriteMiB, pt.WriteSD = m, sd
+	}
+	if m, sd, ok := f.Bandwidth("read"); ok {
+		pt.ReadMiB, pt.ReadSD = m, sd
+	}
+	return pt
+}
+
+// WriteFiles writes dir/sweep.csv and, for each operation measured,
+// dir/write.{png,svg} and dir/read.{png,svg}, naming them on w. Failed
+// points make it return an error after writing everything.
+func WriteFiles(dir string, params []Param, pts []Point, title string, w io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	csvPath := filepath.Join(dir, "sweep.csv")
+	cf, err := os.Create(csvPath)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(WriteCSV(cf, params, pts), cf.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d points: %s\n", len(pts), csvPath)
+	failed := 0
+	for _, p := range pts {
+		if p.Err != "" {
+			failed++
+		}
+	}
+	for _, op := range []string{"write", "read"} {
+		p, err := Plot(params, pts, op, title)
+		if err != nil {
+			continue // that operation was not measured
+		}
+		base := filepath.Join(dir, op)
+		if err := Save(p, base); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "%s: %s.png %s.svg\n", op, base, base)
+	}
+	if failed > 0 {
+		return fmt.Errorf("bench sweep: %d of %d points failed (see the error column of %s)", failed, len(pts), csvPath)
+	}
+	return nil
+}

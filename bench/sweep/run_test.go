@@ -1,0 +1,87 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeBench is a stand-in for the pario binary: it writes a JSON summary
+// whose write bandwidth is the -t value in KiB, and fails for -t 8k.
+const fakeBench = `#!/bin/sh
+t=; f=
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-t) t=$2; shift ;;
+	summaryFile=*) f=${1#summaryFile=} ;;
+	esac
+	shift
+done
+if [ "$t" = 8k ]; then echo "running"; echo "pario: -t 8k: the back end refused it" >&2; exit 1; fi
+kib=${t%k}
+printf '{"tests": [], "summary": [{"operation": "write", "bwMeanMIB": %s, "bwStdMIB": 0.5}]}' "$kib" > "$f"
+echo "bench $*"
+`
+
+func TestRunAndWriteFiles(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "pario")
+	if err := os.WriteFile(exe, []byte(fakeBench), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := ParseParam("t=4k,8k,16k")
+	var shown bytes.Buffer
+	done := 0
+	pts, err := Run(context.Background(), RunConfig{Exe: exe, Global: []string{"--cluster", "c"}, Params: []Param{p},
+		BenchArgs: []string{"-N", "2"}, Dir: dir, Show: &shown, Done: func() { done++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done != 3 || len(pts) != 3 {
+		t.Fatalf("%d points, Done called %d times; want 3", len(pts), done)
+	}
+	if pts[0].WriteMiB != 4 || pts[0].WriteSD != 0.5 || !math.IsNaN(pts[0].ReadMiB) || pts[0].Err != "" {
+		t.Errorf("point 4k: %+v", pts[0])
+	}
+	if !math.IsNaN(pts[1].WriteMiB) || pts[1].Err != "pario: -t 8k: the back end refused it" {
+		t.Errorf("failed point 8k: %+v", pts[1])
+	}
+	if pts[2].WriteMiB != 16 {
+		t.Errorf("point 16k: %+v", pts[2])
+	}
+	if !strings.Contains(shown.String(), "== -t 16k\n") {
+		t.Errorf("Show: %q", shown.String())
+	}
+
+	out := filepath.Join(dir, "out")
+	var w bytes.Buffer
+	err = WriteFiles(out, []Param{p}, pts, "fake", &w)
+	if err == nil || !strings.Contains(err.Error(), "1 of 3 points failed") {
+		t.Errorf("WriteFiles with a failed point: %v", err)
+	}
+	want := "3 points: " + filepath.Join(out, "sweep.csv") + "\nwrite: " + filepath.Join(out, "write") + ".png " + filepath.Join(out, "write") + ".svg\n"
+	if w.String() != want {
+		t.Errorf("WriteFiles said %q, want %q", w.String(), want)
+	}
+	for _, f := range []string{"sweep.csv", "write.png", "write.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "read.png")); err == nil {
+		t.Error("read.png written though no point measured reads")
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	p, _ := ParseParam("t=4k,16k")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, RunConfig{Exe: "/bin/sh", Params: []Param{p}, Dir: t.TempDir()}); err != context.Canceled {
+		t.Errorf("Run with a cancelled context: %v", err)
+	}
+}

@@ -1,0 +1,166 @@
+package medic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pario/pario/medic/cost"
+	"github.com/pario/pario/units"
+)
+
+// Planning a transfer, `pario medic plan` and `send --auto`: calibrate
+// every candidate plugin on the output, take or measure the link, and rank
+// the plugins (and raw) by the cost model. The command only parses its
+// flags into a PlanRequest and prints the Plan.
+
+// RoundTrips is what a medic transfer costs besides the data, in round
+// trips: TCP connect, hello/auth, offer, and the result after the last ack.
+const RoundTrips = 3.5
+
+// PlanRequest is a plan to make.
+type PlanRequest struct {
+	// Path is the output to move.
+	Path string
+	// Plugins are the candidates; raw is added when missing.
+	Plugins []string
+	// Encode are the options of every candidate's encoding (Plugin is set
+	// per candidate).
+	Encode EncodeOptions
+	// Resources are this site's, to regenerate with while calibrating.
+	Resources map[string]string
+	// AppTime is the application's run time T (s), added to every
+	// prediction.
+	AppTime float64
+	// Link is the link: with B > 0 it is taken as given; otherwise B (and
+	// RTT, when zero) are measured against the receiver of Measure.
+	Link    cost.Link
+	Measure SendOptions
+}
+
+// Skipped is a candidate that could not be calibrated here.
+type Skipped struct {
+	Plugin string
+	Err    error
+}
+
+// Plan is the ranking of the candidates for one output and link.
+type Plan struct {
+	Size int64 // of the output, D
+	Link cost.Link
+	// LinkSource says where Link.B came from: "given" or "measured".
+	LinkSource string
+	// Choices are the calibrated candidates and raw, fastest first.
+	Choices []cost.Choice
+	Skipped []Skipped
+}
+
+// MakePlan calibrates the candidates of req on its output and ranks them.
+// A candidate that fails to calibrate is Skipped, not an error.
+func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
+	st, err := os.Stat(req.Path)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{Size: st.Size(), Link: req.Link, LinkSource: "given"}
+	if p.Link.B <= 0 {
+		if req.Measure.Addr == "" {
+			return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
+		}
+		b, rtt, err := MeasureBandwidth(ctx, req.Measure, time.Second, 256<<20)
+		if err != nil {
+			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+		}
+		p.Link.B, p.LinkSource = b, "measured"
+		if p.Link.RTT == 0 {
+			p.Link.RTT = rtt.Seconds()
+		}
+	}
+	names := req.Plugins
+	if !containsName(names, "raw") {
+		names = append(names, "raw")
+	}
+	ests, skipped := CalibrateAll(ctx, req.Path, names, req.Encode, Env{Resources: req.Resources})
+	p.Skipped = skipped
+	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
+	return p, nil
+}
+
+// CalibrateAll measures f, g and x of every named plugin on the output at
+// path (see Calibrate); those that fail are returned as Skipped.
+func CalibrateAll(ctx context.Context, path string, names []string, eo EncodeOptions, env Env) ([]cost.Estimate, []Skipped) {
+	var ests []cost.Estimate
+	var skipped []Skipped
+	for _, n := range names {
+		o := eo
+		o.Plugin = strings.TrimSpace(n)
+		e, err := Calibrate(ctx, path, o, env)
+		if err != nil {
+			skipped = append(skipped, Skipped{Plugin: o.Plugin, Err: err})
+			continue
+		}
+		ests = append(ests, e)
+	}
+	return ests, skipped
+}
+
+func containsName(xs []string, s string) bool {
+	for _, x := range xs {
+		if strings.TrimSpace(x) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteText writes the plan as `pario medic plan` prints it: the output
+// and the link, a row per choice with the bandwidth below which it pays,
+// the skipped plugins and the best choice.
+func (p Plan) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	D, l := p.Size, p.Link
+	fmt.Fprintf(&b, "output %s; link %s (%s)", units.FormatBytes(D), units.FormatRate(l.B), p.LinkSource)
+	if l.RTT > 0 {
+		fmt.Fprintf(&b, ", RTT %.1f ms", l.RTT*1e3)
+	}
+	if l.Window > 0 && l.Effective() < l.B {
+		fmt.Fprintf(&b, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
+	}
+	fmt.Fprintln(&b)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
+	for _, c := range p.Choices {
+		bs := "-"
+		if c.Name != "raw" {
+			switch v := cost.Crossover(float64(D), c.Estimate); {
+			case math.IsInf(v, 1):
+				bs = "always"
+			case v == 0:
+				bs = "never"
+			default:
+				bs = units.FormatRate(v)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+	}
+	tw.Flush()
+	for _, s := range p.Skipped {
+		fmt.Fprintf(&b, "skipped %s: %v\n", s.Plugin, s.Err)
+	}
+	if len(p.Choices) > 0 {
+		best := p.Choices[0]
+		if best.Name == "raw" {
+			fmt.Fprintf(&b, "best: raw (no plugin pays on this link)\n")
+		} else {
+			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
+		}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

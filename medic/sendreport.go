@@ -1,0 +1,58 @@
+package medic
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/pario/pario/medic/cost"
+	"github.com/pario/pario/units"
+)
+
+// SendSummary is what `pario medic send` reports once the receiver has
+// stored the output: where it went and what each part (f, x/B, g) took,
+// beside the cost model's prediction when the plugin was chosen by one.
+type SendSummary struct {
+	Path, Addr string
+	Size       int64  // of the output, D
+	Asked      string // the plugin asked for (Report.Plugin differs after a fallback)
+	Cipher     Cipher
+	Report     *FileReport
+	Wall       time.Duration // the whole send, as the sender saw it
+	// Predicted, when not nil, is the plan's choice over Link.
+	Predicted *cost.Choice
+	Link      cost.Link
+}
+
+// WriteText writes the summary as `pario medic send` prints it.
+func (s SendSummary) WriteText(w io.Writer) error {
+	var b bytes.Buffer
+	rep := s.Report
+	sr := rep.Send
+	fmt.Fprintf(&b, "stored %s at %s (%s) via %s, %v\n", s.Path, s.Addr, sr.Result.Path, rep.Plugin, s.Cipher)
+	if rep.FellBack != nil {
+		fmt.Fprintf(&b, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, s.Asked, rep.FellBack)
+	}
+	fmt.Fprintf(&b, "  output      %s, sha256 %x… verified by the receiver\n", units.FormatBytes(s.Size), rep.Header.Digest[:8])
+	fmt.Fprintf(&b, "  metadata    %s (%.1fx smaller)\n", units.FormatBytes(rep.MetaSize), float64(s.Size)/math.Max(float64(rep.MetaSize), 1))
+	if rep.Reused {
+		fmt.Fprintf(&b, "  encode f    (container from the spool of an earlier attempt)\n")
+	} else {
+		fmt.Fprintf(&b, "  encode f    %.3f s\n", rep.Encode.Seconds())
+	}
+	if sr.Resumed > 0 {
+		fmt.Fprintf(&b, "  resumed     at %s of %s already at the receiver\n", units.FormatBytes(sr.Resumed), units.FormatBytes(sr.Size))
+	}
+	fmt.Fprintf(&b, "  transfer    %.3f s, %s sent, %s\n", sr.Transfer.Seconds(), units.FormatBytes(sr.Sent), units.FormatRate(float64(sr.Sent)/math.Max(sr.Transfer.Seconds(), 1e-9)))
+	fmt.Fprintf(&b, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds())
+	fmt.Fprintf(&b, "  total       %.3f s\n", s.Wall.Seconds())
+	if p := s.Predicted; p != nil {
+		raw := p.A * p.Speedup
+		fmt.Fprintf(&b, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
+			p.A, p.Name, units.FormatRate(s.Link.Effective()), raw, s.Wall.Seconds(), 100*(s.Wall.Seconds()-p.A)/p.A)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,62 @@
+package medic_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/cost"
+)
+
+func exampleSend() medic.SendSummary {
+	rep := &medic.FileReport{
+		Encode: 1500 * time.Millisecond, MetaSize: 3 << 20, Plugin: "blast",
+		Send: &medic.SendReport{Size: 3 << 20, Sent: 3 << 20, Transfer: 2 * time.Second,
+			Result: medic.Result{Path: "out/hits.txt", Verify: 100 * time.Millisecond, Decode: 4 * time.Second, Commit: 50 * time.Millisecond}},
+	}
+	copy(rep.Header.Digest[:], []byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x02, 0x03, 0x04})
+	return medic.SendSummary{Path: "hits.txt", Addr: "storage:7070", Size: 300 << 20, Asked: "blast",
+		Cipher: medic.CipherXChaCha20Poly1305, Report: rep, Wall: 8 * time.Second}
+}
+
+func TestSendSummaryWriteTextGolden(t *testing.T) {
+	fellBack := exampleSend()
+	r := *fellBack.Report
+	r.Plugin, r.FellBack, r.Reused = "zstd", errors.New("medic: regenerated output differs"), true
+	s := *r.Send
+	s.Resumed, s.Sent = 1<<20, 2<<20
+	r.Send = &s
+	fellBack.Report = &r
+
+	predicted := exampleSend()
+	predicted.Predicted = &cost.Choice{Estimate: cost.Estimate{Name: "blast", X: 3 << 20, F: 1.5, G: 4}, A: 7.5, Speedup: 40}
+	predicted.Link = cost.Link{B: 10e6}
+
+	for _, tc := range []struct {
+		name string
+		sum  medic.SendSummary
+	}{{"send", exampleSend()}, {"send-fell-back-resumed", fellBack}, {"send-predicted", predicted}} {
+		var b bytes.Buffer
+		if err := tc.sum.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "report", tc.name+".txt")
+		if *update {
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update creates it)", err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, b.Bytes(), want)
+		}
+	}
+}

@@ -1,0 +1,336 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/pario/pario/tune/model"
+	"github.com/pario/pario/units"
+)
+
+// Recommend is `pario tune search` without the command line: the command
+// parses its flags with ParseRequest, opens the results database, calls
+// Recommend and prints the Recommendation with WriteText. Keeping the
+// command that thin lets the flag checks and the report be tested in
+// process (recommend_test.go) instead of by running the binary.
+
+// Args are the flags of `pario tune search` that need checking. Size is
+// already bytes (its flag is a units.SizeFlag); the ranges stay text, as
+// MIN:MAX, and each bound is read by units.ParseSize.
+type Args struct {
+	Methods      string  // --method: comma separated names, or "all"
+	Size         int64   // --size: bytes (a units.SizeFlag)
+	Objective    string  // --objective: model or sim
+	Budget       float64 // --budget: a fraction of the space (<= 1) or a count
+	StripeCount  string  // --stripe-count MIN:MAX
+	StripSize    string  // --strip-size MIN:MAX
+	TransferSize string  // --transfer-size MIN:MAX
+}
+
+// Request is one recommendation to make.
+type Request struct {
+	Size      int64 // bytes of the file to write
+	Space     *Space
+	Methods   []Method
+	Budget    int // evaluations per method
+	Objective string
+	// Model is the system: lambda, gamma, V.
+	Model model.Params
+	// Experiments and Seed: the simulator's with Objective "sim"; Seed is
+	// also every method's.
+	Experiments int
+	Seed        uint64
+	// System names the results in Store; empty means one derived from Model.
+	System string
+	// Store answers points already evaluated and keeps the new ones.
+	Store ResultStore
+}
+
+// ResultStore is the results database as a search sees it (tune/results
+// implements it; it cannot be named here, as it imports this package).
+type ResultStore interface {
+	// Memo wraps obj so that its values are stored under system and
+	// objective, and answered from the store when already there.
+	Memo(system, objective, source string, obj Objective) (Memo, error)
+	Path() string
+}
+
+// Memo is an Objective that counts its answers from the store (hits) and
+// its new evaluations (misses).
+type Memo interface {
+	Objective
+	Hits() int64
+	Misses() int64
+}
+
+// MethodResult is one method's search.
+type MethodResult struct {
+	Method       string
+	Result       *Result
+	Hits, Misses int64
+}
+
+// Recommendation is what Recommend found.
+type Recommendation struct {
+	Request Request
+	// ModelN is the model's optimal stripe count; Start the point every
+	// method started from.
+	ModelN int
+	Start  Params
+	// Methods in Request order; Best is the best of their results (nil
+	// when no method evaluated a point).
+	Methods      []MethodResult
+	Best         *Result
+	Hits, Misses int64
+	DB           string
+}
+
+// ParseRequest checks the flags and parses the ranges; every error it returns
+// is a usage error, naming the flag. The caller fills in Model,
+// Experiments, Seed, System and Store.
+func ParseRequest(a Args) (Request, error) {
+	var req Request
+	var err error
+	if a.Size <= 0 {
+		return req, fmt.Errorf("--size %d: must be positive", a.Size)
+	}
+	req.Size = a.Size
+	dims := TableIVSequential()
+	for i, fl := range []struct{ name, val string }{{"stripe-count", a.StripeCount}, {"strip-size", a.StripSize}, {"transfer-size", a.TransferSize}} {
+		parse := func(s string) (int64, error) { return units.ParseSize(s) }
+		if i == 0 {
+			parse = parseCount
+		}
+		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
+			return req, err
+		}
+	}
+	if req.Space, err = NewSpace(dims...); err != nil {
+		return req, err
+	}
+	budget := a.Budget
+	switch {
+	case math.IsNaN(budget) || budget <= 0:
+		return req, fmt.Errorf("--budget %v: want a fraction of the space in (0, 1] or a count above 1", budget)
+	case budget <= 1:
+		req.Budget = max(1, int(math.Ceil(budget*float64(req.Space.Size()))))
+	case budget != math.Trunc(budget) || budget > 1e9:
+		return req, fmt.Errorf("--budget %v: a count must be a whole number", budget)
+	default:
+		req.Budget = int(budget)
+	}
+	for name := range strings.SplitSeq(a.Methods, ",") {
+		name = strings.TrimSpace(name)
+		if name == "all" {
+			req.Methods = append(req.Methods, Heuristics()...)
+			continue
+		}
+		m, err := MethodByName(name)
+		if err != nil {
+			return req, fmt.Errorf("--method: %v, or all", err)
+		}
+		req.Methods = append(req.Methods, m)
+	}
+	switch a.Objective {
+	case "model", "sim":
+		req.Objective = a.Objective
+	default:
+		return req, fmt.Errorf("--objective %q: want model or sim", a.Objective)
+	}
+	return req, nil
+}
+
+// parseRange parses "MIN:MAX" (or one value for both) with parse.
+func parseRange(flag, s string, parse func(string) (int64, error)) (lo, hi int64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		b = a
+	}
+	if lo, err = parse(a); err == nil {
+		hi, err = parse(b)
+	}
+	if err != nil {
+		example := "1m:256m"
+		if flag == "stripe-count" {
+			example = "1:160"
+		}
+		return 0, 0, fmt.Errorf("--%s %q: %v (want MIN:MAX, e.g. %s)", flag, s, err, example)
+	}
+	if lo > hi {
+		return 0, 0, fmt.Errorf("--%s %q: inverted bounds: %d > %d", flag, s, lo, hi)
+	}
+	return lo, hi, nil
+}
+
+func parseCount(s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("%d is not positive", v)
+	}
+	return v, nil
+}
+
+// MethodNames lists the heuristics' names, for help texts.
+func MethodNames() string {
+	var names []string
+	for _, m := range Heuristics() {
+		names = append(names, m.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// DefaultSystem is the system name of results made with model parameters p.
+func DefaultSystem(p model.Params) string {
+	return fmt.Sprintf("sim:lambda=%g,gamma=%g,V=%g", p.Lambda, p.Gamma, p.V)
+}
+
+// Recommend runs every method of req on the Striping objective (analytic,
+// or with simulated waiting times) for a file of req.Size bytes, each
+// starting from the model's optimal stripe count, through req.Store, and
+// returns the best. No method finding a point is not an error here: the
+// report still shows the table (Best is nil).
+func Recommend(ctx context.Context, req Request) (Recommendation, error) {
+	rec := Recommendation{Request: req}
+	p := req.Model
+	st := PaperStriping(req.Size)
+	st.Model = p
+	if err := p.Validate(); err != nil {
+		return rec, err
+	}
+	if req.Store == nil {
+		return rec, fmt.Errorf("search: recommend: no results store")
+	}
+	dims := req.Space.Dims()
+	maxCount := dims[0].Values[len(dims[0].Values)-1]
+	var obj Objective
+	var objID, source string
+	switch req.Objective {
+	case "model":
+		obj, objID, source = st, st.ID(), "model"
+	case "sim":
+		ss, err := NewSimStriping(st, req.Experiments, req.Seed, 0)
+		if err != nil {
+			return rec, err
+		}
+		if err := ss.Prefetch(ctx, int(maxCount)); err != nil {
+			return rec, err
+		}
+		obj, objID, source = ss, ss.ID(), "simulator"
+	default:
+		return rec, fmt.Errorf("search: objective %q: want model or sim", req.Objective)
+	}
+	system := req.System
+	if system == "" {
+		system = DefaultSystem(p)
+	}
+	rec.DB = req.Store.Path()
+
+	// The model proposes the starting point: its optimal stripe count for
+	// this size (strip and transfer sizes mid-range).
+	nModel, _, err := model.OptimalN(p, float64(req.Size)/1e9, int(maxCount))
+	if err != nil {
+		return rec, err
+	}
+	start, err := req.Space.Nearest(Params{{Name: StripeCount, Value: int64(nModel)}})
+	if err != nil {
+		return rec, err
+	}
+	rec.ModelN, rec.Start = nModel, req.Space.Params(start)
+	for _, m := range req.Methods {
+		memo, err := req.Store.Memo(system, objID, source, obj)
+		if err != nil {
+			return rec, err
+		}
+		r, err := Run(ctx, req.Space, memo, m, Options{Budget: req.Budget, Seed: req.Seed, Start: start})
+		if err != nil {
+			return rec, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		rec.Hits += memo.Hits()
+		rec.Misses += memo.Misses()
+		rec.Methods = append(rec.Methods, MethodResult{Method: m.Name(), Result: r, Hits: memo.Hits(), Misses: memo.Misses()})
+		if r.Best != nil && (rec.Best == nil || r.BestValue < rec.Best.BestValue) {
+			rec.Best = r
+		}
+	}
+	return rec, nil
+}
+
+// Striping returns the best point's stripe count, strip size and transfer
+// size (zeros when there is none).
+func (rec Recommendation) Striping() (n, s, t int64) {
+	if rec.Best == nil {
+		return 0, 0, 0
+	}
+	return striping(rec.Best.BestParams)
+}
+
+// Layout is the recommendation as a pario layout string.
+func (rec Recommendation) Layout() string {
+	n, s, _ := rec.Striping()
+	return fmt.Sprintf("simple_stripe:strip_size=%s,num_datafiles=%d", units.FormatSize(s), n)
+}
+
+// Title is the search-trace figure's title.
+func (rec Recommendation) Title() string {
+	return fmt.Sprintf("Search for a %s file (%s objective)", units.FormatBytesExact(rec.Request.Size), rec.Request.Objective)
+}
+
+func striping(ps Params) (n, s, t int64) {
+	n, _ = ps.Get(StripeCount)
+	s, _ = ps.Get(StripSize)
+	t, _ = ps.Get(TransferSize)
+	return n, s, t
+}
+
+// WriteText writes the report of `pario tune search`: the setting, one
+// row per method, the database's totals and, when there is one, the
+// recommendation as commands for directory dir.
+func WriteText(w io.Writer, rec Recommendation, dir string) error {
+	req := rec.Request
+	dims := req.Space.Dims()
+	size := float64(req.Size)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
+	fmt.Fprintf(&b, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
+		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
+		units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
+		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), req.Budget, req.Seed)
+	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
+
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "method\tstripe count\tstrip size\ttransfer size\ttime (s)\tMiB/s\tevals\thits\tmisses\t")
+	for _, m := range rec.Methods {
+		r := m.Result
+		if r.Best == nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%d\t%d\t%d\t\n", m.Method, r.Evaluations, m.Hits, m.Misses)
+			continue
+		}
+		n, s, t := striping(r.BestParams)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Method, n, units.FormatBytesExact(s), units.FormatBytesExact(t),
+			r.BestValue, size/(1<<20)/r.BestValue, r.Evaluations, m.Hits, m.Misses)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\ndatabase %s: %d hits, %d misses\n", rec.DB, rec.Hits, rec.Misses)
+	if rec.Best == nil {
+		_, err := w.Write(b.Bytes())
+		return err
+	}
+	best := rec.Best
+	n, s, t := striping(best.BestParams)
+	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
+		n, units.FormatBytesExact(s), units.FormatBytesExact(t), best.BestValue, size/(1<<20)/best.BestValue, best.Method)
+	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
+	fmt.Fprintf(&b, "  pario:  pario layout set %s %s\n", dir, rec.Layout())
+	fmt.Fprintf(&b, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", units.FormatBytesExact(t), units.FormatSize(t), units.FormatSize(t))
+	_, err := w.Write(b.Bytes())
+	return err
+}

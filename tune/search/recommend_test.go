@@ -1,0 +1,267 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pario/pario/tune/model"
+)
+
+// The defaults of `pario tune search`.
+var defaultArgs = Args{Methods: "all", Size: 10 << 30, Objective: "model", Budget: 0.15,
+	StripeCount: "1:160", StripSize: "1m:256m", TransferSize: "1m:256m"}
+
+func TestParseRequest(t *testing.T) {
+	ok := []struct {
+		name    string
+		edit    func(*Args)
+		size    int64
+		points  int64
+		budget  int
+		methods int
+	}{
+		{"defaults", func(*Args) {}, 10 << 30, 12960, 1944, 7},
+		{"a count budget", func(a *Args) { a.Budget = 300 }, 10 << 30, 12960, 300, 7},
+		{"one value for both bounds", func(a *Args) { a.StripeCount = "4"; a.StripSize = "1m" }, 10 << 30, 9, 2, 7},
+		{"methods with spaces", func(a *Args) { a.Methods = "genetic, lhs,exhaustive" }, 10 << 30, 12960, 1944, 3},
+		{"all twice", func(a *Args) { a.Methods = "all,all" }, 10 << 30, 12960, 1944, 14},
+		{"a tiny budget is one point", func(a *Args) { a.Budget = 1e-9 }, 10 << 30, 12960, 1, 7},
+		{"sim", func(a *Args) { a.Objective = "sim"; a.Size = 1 << 30 }, 1 << 30, 12960, 1944, 7},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			a := defaultArgs
+			tc.edit(&a)
+			req, err := ParseRequest(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if req.Size != tc.size || req.Space.Size() != tc.points || req.Budget != tc.budget || len(req.Methods) != tc.methods {
+				t.Errorf("size %d, %d points, budget %d, %d methods; want %d, %d, %d, %d",
+					req.Size, req.Space.Size(), req.Budget, len(req.Methods), tc.size, tc.points, tc.budget, tc.methods)
+			}
+			if req.Objective != a.Objective {
+				t.Errorf("objective %q, want %q", req.Objective, a.Objective)
+			}
+		})
+	}
+
+	// The messages `pario tune search` prints (as usage errors, exit 2).
+	bad := []struct {
+		edit func(*Args)
+		want string
+	}{
+		{func(a *Args) { a.StripeCount = "160:1" }, `--stripe-count "160:1": inverted bounds: 160 > 1`},
+		{func(a *Args) { a.StripSize = "256m:1m" }, `--strip-size "256m:1m": inverted bounds`},
+		{func(a *Args) { a.TransferSize = "1m:x" }, `--transfer-size "1m:x": `},
+		{func(a *Args) { a.TransferSize = "1m:x" }, `(want MIN:MAX, e.g. 1m:256m)`},
+		{func(a *Args) { a.StripeCount = "0:4" }, `--stripe-count "0:4": 0 is not positive (want MIN:MAX, e.g. 1:160)`},
+		{func(a *Args) { a.StripeCount = "one:4" }, `"one" is not a whole number`},
+		{func(a *Args) { a.Methods = "hillclimb" }, "--method: search: unknown method \"hillclimb\" (known: neldermead, annealing, genetic, swarm, orthogonal, random, lhs, exhaustive), or all"},
+		{func(a *Args) { a.Methods = "genetic," }, `unknown method ""`},
+		{func(a *Args) { a.Objective = "oracle" }, `--objective "oracle": want model or sim`},
+		{func(a *Args) { a.Budget = -1 }, "--budget -1: want a fraction of the space in (0, 1] or a count above 1"},
+		{func(a *Args) { a.Budget = 0 }, "--budget 0: want a fraction"},
+		{func(a *Args) { a.Budget = 2.5 }, "--budget 2.5: a count must be a whole number"},
+		{func(a *Args) { a.Budget = 2e9 }, "a count must be a whole number"},
+		{func(a *Args) { a.Size = 0 }, "--size 0: must be positive"},
+		{func(a *Args) { a.Size = -1 }, "--size -1: must be positive"},
+		// The bounds are sizes as units reads them: binary, MB refused.
+		{func(a *Args) { a.StripSize = "1MB:256m" }, `--strip-size "1MB:256m": size "1MB": MB is ambiguous`},
+		{func(a *Args) { a.TransferSize = "1m:0" }, `--transfer-size "1m:0": size "0": must be positive`},
+	}
+	for _, tc := range bad {
+		a := defaultArgs
+		tc.edit(&a)
+		_, err := ParseRequest(a)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ParseRequest(%+v): %v, want an error containing %q", a, err, tc.want)
+		}
+	}
+}
+
+// memStore is a ResultStore in memory.
+type memStore struct {
+	mu   sync.Mutex
+	vals map[string]float64
+}
+
+func (s *memStore) Path() string { return "mem.db" }
+
+func (s *memStore) Memo(system, objective, _ string, obj Objective) (Memo, error) {
+	if s.vals == nil {
+		s.vals = map[string]float64{}
+	}
+	return &memMemo{s: s, prefix: system + "/" + objective + "/", obj: obj}, nil
+}
+
+type memMemo struct {
+	s            *memStore
+	prefix       string
+	obj          Objective
+	hits, misses int64
+}
+
+func (m *memMemo) Evaluate(ctx context.Context, x Params) (float64, error) {
+	k := m.prefix + x.String()
+	m.s.mu.Lock()
+	v, ok := m.s.vals[k]
+	if ok {
+		m.hits++
+	}
+	m.s.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := m.obj.Evaluate(ctx, x)
+	if err != nil {
+		return 0, err
+	}
+	m.s.mu.Lock()
+	m.s.vals[k] = v
+	m.misses++
+	m.s.mu.Unlock()
+	return v, nil
+}
+
+func (m *memMemo) Hits() int64   { return m.hits }
+func (m *memMemo) Misses() int64 { return m.misses }
+
+// failStore fails every Memo.
+type failStore struct{}
+
+func (failStore) Path() string { return "fail.db" }
+func (failStore) Memo(string, string, string, Objective) (Memo, error) {
+	return nil, errors.New("results: database closed")
+}
+
+// TestRecommendGolden checks the whole report of `pario tune search` for
+// a few requests against testdata/recommend/*.txt (-update rewrites them),
+// and that a repeated search is answered from the store.
+func TestRecommendGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Args)
+		dir  string
+	}{
+		{"model-10g", func(a *Args) { a.StripeCount = "1:8" }, "DIR"},
+		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
+		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := defaultArgs
+			tc.edit(&a)
+			req, err := ParseRequest(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Model = model.Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625}
+			req.Experiments, req.Seed = 200, 1
+			store := &memStore{}
+			req.Store = store
+			rec, err := Recommend(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := WriteText(&out, rec, tc.dir); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "recommend", tc.name+".txt"), out.Bytes())
+
+			again, err := Recommend(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again.Misses != 0 || again.Hits != rec.Hits+rec.Misses {
+				t.Errorf("repeated search: %d hits, %d misses; want %d, 0", again.Hits, again.Misses, rec.Hits+rec.Misses)
+			}
+			if again.Layout() != rec.Layout() {
+				t.Errorf("repeated search recommends %s, first %s", again.Layout(), rec.Layout())
+			}
+		})
+	}
+}
+
+func TestRecommendErrors(t *testing.T) {
+	req, err := ParseRequest(defaultArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = model.Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625}
+	cases := []struct {
+		name string
+		edit func(*Request)
+		want string
+	}{
+		{"unstable", func(r *Request) { r.Model.Lambda = 0.3 }, "unstable"},
+		{"no V", func(r *Request) { r.Model.V = 0 }, "V = 0 is not positive"},
+		{"no store", func(r *Request) { r.Store = nil }, "no results store"},
+		{"store fails", func(r *Request) { r.Store = failStore{} }, "database closed"},
+		{"objective", func(r *Request) { r.Objective = "oracle" }, `objective "oracle"`},
+		{"sim without experiments", func(r *Request) { r.Objective = "sim"; r.Experiments = -1 }, "xperiments"},
+	}
+	for _, tc := range cases {
+		r := req
+		r.Store = &memStore{}
+		tc.edit(&r)
+		if _, err := Recommend(context.Background(), r); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// A cancelled search names the method it stopped in.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := req
+	r.Store = &memStore{}
+	if _, err := Recommend(ctx, r); !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "neldermead: ") {
+		t.Errorf("cancelled: %v, want neldermead: ... context.Canceled", err)
+	}
+}
+
+func TestRecommendationNoBest(t *testing.T) {
+	var rec Recommendation
+	if n, s, tr := rec.Striping(); n != 0 || s != 0 || tr != 0 {
+		t.Errorf("no best: %d %d %d", n, s, tr)
+	}
+}
+
+func TestWriteTextWriteError(t *testing.T) {
+	req, _ := ParseRequest(defaultArgs)
+	rec := Recommendation{Request: req}
+	if err := WriteText(failWriter{}, rec, "DIR"); err == nil {
+		t.Error("WriteText to a failing writer: no error")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// golden compares got with the file at path, or rewrites it with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
+	}
+}

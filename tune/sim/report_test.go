@@ -1,0 +1,52 @@
+package sim
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestWriteTextGolden is `pario tune simulate`'s report for results with
+// and without a pilot, a met and a missed precision goal, the model inside
+// and outside the interval, and an empty start.
+func TestWriteTextGolden(t *testing.T) {
+	cfg := Config{Lambda: 0.1, Gamma: 0.125, V: 0.0625, FileSize: 10, Stripes: 4, Time: 100, Seed: 1}
+	piloted := Result{Mean: 114.5, StdDev: 20, CIHalfWidth99: 1.5, N: 4000, Pilot: 200, Required: 3900, Converged: true,
+		Events: 123456, Model: 114.4107, HasModel: true, RelErr: (114.5 - 114.4107) / 114.4107, Elapsed: 1234567 * time.Microsecond}
+	fixed := piloted
+	fixed.Pilot, fixed.Required, fixed.N, fixed.Converged, fixed.Mean = 0, 0, 100, false, 120
+	fixed.RelErr = (120 - 114.4107) / 114.4107
+	empty := fixed
+	emptyCfg := cfg
+	emptyCfg.Init, emptyCfg.Time = Empty, 2
+	empty.HasModel, empty.BiasBound = false, 0.75
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		r    Result
+	}{{"piloted", cfg, piloted}, {"fixed-outside", cfg, fixed}, {"empty-start", emptyCfg, empty}} {
+		var b bytes.Buffer
+		if err := WriteText(&b, tc.cfg, tc.r); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "report", tc.name+".txt")
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update creates it)", err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, b.Bytes(), want)
+		}
+	}
+}
