@@ -24,7 +24,11 @@ func RoundRobin(procs, servers int) []int {
 }
 
 // Strips is the varstrip strips parameter ("d0:s0;d1:s1;...") that keeps
-// every rank's bytes on its own server, serverOf[rank], for the whole run.
+// every rank's bytes on its own server, serverOf[rank], for the whole run,
+// and the placement of its datafiles: datafile d must be on server
+// placement[d]. Datafiles are numbered in the order the file first reaches
+// them (varstrip wants them numbered without gaps, and a server without a
+// writer gets none), so with RoundRobin and pi_1 datafile d is server d.
 //
 // With the run-major layout a rank's runs are one contiguous area of the
 // file over all generations, so the strips are those areas, one per rank:
@@ -40,50 +44,55 @@ func RoundRobin(procs, servers int) []int {
 // within its group of processes, and the strips keep each run's bytes on
 // the server of the rank that writes it in the first generation. Every
 // other config is refused with ErrNotFixed: use simple_stripe.
-func Strips(m *Map, c Config, serverOf []int) (string, error) {
+func Strips(m *Map, c Config, serverOf []int) (strips string, placement []int, err error) {
 	if err := c.Validate(); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if m.Runs() != c.Runs {
-		return "", invalid("varstrip: the map has %d runs, config %s has %d", m.Runs(), c, c.Runs)
+		return "", nil, invalid("varstrip: the map has %d runs, config %s has %d", m.Runs(), c, c.Runs)
 	}
 	if len(serverOf) != c.Procs {
-		return "", invalid("varstrip: %d servers named for %d processes", len(serverOf), c.Procs)
+		return "", nil, invalid("varstrip: %d servers named for %d processes", len(serverOf), c.Procs)
 	}
-	servers := 0
 	for k, s := range serverOf {
 		if s < 0 {
-			return "", invalid("varstrip: rank %d on server %d", k, s)
+			return "", nil, invalid("varstrip: rank %d on server %d", k, s)
 		}
-		servers = max(servers, s+1)
 	}
 	if !c.Pi1() && !c.RunGroups() {
 		p, _ := c.Classify(c.Initial())
-		return "", fmt.Errorf("%w: varstrip for %s (runs/chains/processes, %s in the first generation, %d I/O swaps possible) would move a run's lines between servers; varstrip needs pi_1 (runs a multiple of processes) or processes that each hold chains of one run; use simple_stripe",
+		return "", nil, fmt.Errorf("%w: varstrip for %s (runs/chains/processes, %s in the first generation, %d I/O swaps possible) would move a run's lines between servers; varstrip needs pi_1 (runs a multiple of processes) or processes that each hold chains of one run; use simple_stripe",
 			ErrNotFixed, c, p, c.IOSwaps())
 	}
 	type strip struct {
 		df   int
 		size int64
 	}
-	var strips []strip
+	var list []strip
+	datafile := map[int]int{} // server -> datafile
 	holders := c.Initial()
 	for r := 0; r < c.Runs; r++ {
 		size := m.RunSize()
 		if r == 0 {
 			size += m.RunOffset(0) // the file header
 		}
-		df := serverOf[holders[r]]
-		if k := len(strips) - 1; k >= 0 && strips[k].df == df {
-			strips[k].size += size
+		server := serverOf[holders[r]]
+		df, ok := datafile[server]
+		if !ok {
+			df = len(placement)
+			datafile[server] = df
+			placement = append(placement, server)
+		}
+		if k := len(list) - 1; k >= 0 && list[k].df == df {
+			list[k].size += size
 			continue
 		}
-		strips = append(strips, strip{df, size})
+		list = append(list, strip{df, size})
 	}
 	var b strings.Builder
-	for i, s := range strips {
+	for i, s := range list {
 		if s.size > dist.MaxStripSize {
-			return "", invalid("varstrip: the strip of datafile %d would be %d bytes, more than dist's limit of %d", s.df, s.size, int64(dist.MaxStripSize))
+			return "", nil, invalid("varstrip: the strip of datafile %d (server %d) would be %d bytes, more than dist's limit of %d", s.df, placement[s.df], s.size, int64(dist.MaxStripSize))
 		}
 		if i > 0 {
 			b.WriteByte(';')
@@ -92,9 +101,9 @@ func Strips(m *Map, c Config, serverOf []int) (string, error) {
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatInt(s.size, 10))
 	}
-	out := b.String()
-	if _, err := dist.New(dist.Varstrip, "strips="+out, servers); err != nil {
-		return "", fmt.Errorf("mfg: varstrip strips for %s: %w", c, err)
+	strips = b.String()
+	if _, err := dist.New(dist.Varstrip, "strips="+strips, len(placement)); err != nil {
+		return "", nil, fmt.Errorf("mfg: varstrip strips for %s: %w", c, err)
 	}
-	return out, nil
+	return strips, placement, nil
 }
