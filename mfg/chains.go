@@ -39,7 +39,12 @@ func (c Config) String() string { return fmt.Sprintf("%d/%d/%d", c.Runs, c.Chain
 
 // ChainRange is rank's chains [first, first+n): Ch_proc = chains / procs
 // each, the remainder P_rem one each to the lowest ranks (table A.1).
+// Like the other methods below it gives zero values for a config Validate
+// refuses, or a rank out of range.
 func (c Config) ChainRange(rank int) (first, n int) {
+	if c.Validate() != nil || rank < 0 || rank >= c.Procs {
+		return 0, 0
+	}
 	total := c.Runs * c.Chains
 	per, rem := total/c.Procs, total%c.Procs
 	first = rank*per + min(rank, rem)
@@ -52,6 +57,9 @@ func (c Config) ChainRange(rank int) (first, n int) {
 
 // RankOf is the rank holding global chain g.
 func (c Config) RankOf(g int) int {
+	if c.Validate() != nil || g < 0 || g >= c.Runs*c.Chains {
+		return 0
+	}
 	total := c.Runs * c.Chains
 	per, rem := total/c.Procs, total%c.Procs
 	if g < rem*(per+1) {
@@ -63,6 +71,9 @@ func (c Config) RankOf(g int) int {
 // Initial is the assignment of the first generation: every run's chain 0 is
 // cold.
 func (c Config) Initial() Assignment {
+	if c.Validate() != nil {
+		return nil
+	}
 	a := make(Assignment, c.Runs)
 	for r := range a {
 		a[r] = c.RankOf(r * c.Chains)
@@ -73,6 +84,9 @@ func (c Config) Initial() Assignment {
 // RanksOfRun are the ranks holding run r's chains, lowest first: the ranks
 // its cold chain can move to.
 func (c Config) RanksOfRun(r int) []int {
+	if c.Validate() != nil || r < 0 || r >= c.Runs {
+		return nil
+	}
 	lo, hi := c.RankOf(r*c.Chains), c.RankOf(r*c.Chains+c.Chains-1)
 	out := make([]int, 0, hi-lo+1)
 	for k := lo; k <= hi; k++ {
@@ -85,6 +99,9 @@ func (c Config) RanksOfRun(r int) []int {
 // in the first generation, one per other process holding a heated chain of
 // a run. 3 runs x 5 chains on 4 processes have 3 (figure 5.1).
 func (c Config) IOSwaps() int {
+	if c.Validate() != nil {
+		return 0
+	}
 	n := 0
 	for r := 0; r < c.Runs; r++ {
 		n += len(c.RanksOfRun(r)) - 1
@@ -95,6 +112,9 @@ func (c Config) IOSwaps() int {
 // Patterns is equation 5.1: the number of semi-random temporal parallel
 // I/O access patterns, 2^Tsio_1 with more than one run, np with one.
 func (c Config) Patterns() *big.Int {
+	if c.Validate() != nil {
+		return new(big.Int)
+	}
 	if c.Runs == 1 {
 		return big.NewInt(int64(c.Procs))
 	}
@@ -107,6 +127,9 @@ func (c Config) Patterns() *big.Int {
 // counts more patterns than there are (2 runs x 4 chains on 8 processes:
 // 2^6 = 64, but 4 x 4 = 16 assignments).
 func (c Config) Assignments() *big.Int {
+	if c.Validate() != nil {
+		return new(big.Int)
+	}
 	n := big.NewInt(1)
 	for r := 0; r < c.Runs; r++ {
 		n.Mul(n, big.NewInt(int64(len(c.RanksOfRun(r)))))
@@ -118,13 +141,16 @@ func (c Config) Assignments() *big.Int {
 // the same for the whole run: nruns mod np == 0 and nruns >= 2 (section
 // 5.3, table 6.1). Every run's chains are then on one process, so no I/O
 // swap can occur.
-func (c Config) Pi1() bool { return c.Runs >= 2 && c.Runs%c.Procs == 0 }
+func (c Config) Pi1() bool { return c.Validate() == nil && c.Runs >= 2 && c.Runs%c.Procs == 0 }
 
 // RunGroups says whether every process holds chains of a single run, as in
 // the thesis' figure 7.5 cases with fewer runs than processes (2 and 4 runs
 // x 4 chains on 8 processes): each run's cold chain moves, but only within
 // its own group of processes.
 func (c Config) RunGroups() bool {
+	if c.Validate() != nil {
+		return false
+	}
 	for k := 0; k < c.Procs; k++ {
 		first, n := c.ChainRange(k)
 		if first/c.Chains != (first+n-1)/c.Chains {

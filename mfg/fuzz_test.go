@@ -40,6 +40,18 @@ func FuzzNew(f *testing.F) {
 			}
 		}
 		c := Config{Runs: runs, Chains: chains, Procs: procs}
+		if c.Runs <= 1<<12 {
+			// Whatever the config, no method panics.
+			c.ChainRange(0)
+			c.RankOf(0)
+			c.RanksOfRun(0)
+			c.IOSwaps()
+			c.Patterns()
+			c.Assignments()
+			c.Pi1()
+			c.RunGroups()
+			c.Initial()
+		}
 		if c.Validate() != nil || c.Procs > 1<<10 {
 			return
 		}

@@ -42,10 +42,6 @@ func LambdaMax(n Node) (int64, error) {
 	return free / (n.LineMemory * int64(n.LocalRuns)), nil
 }
 
-// LambdaShare is the share of the smallest lambda_max the thesis uses at
-// most (6.3.2).
-const LambdaShare = 0.75
-
 // LambdaLimit is the largest lambda to use on nodes: 75% of the smallest
 // lambda_max over all nodes, and 1 if any node swapped in the first
 // generation or cannot keep even one generation (lines must be written in
@@ -69,7 +65,17 @@ func LambdaLimit(nodes []Node) (int64, error) {
 	if least == math.MaxInt64 {
 		return least, nil
 	}
-	return max(1, int64(float64(least)*LambdaShare)), nil
+	return share(least), nil
+}
+
+// share is 75% of lambda_max (6.3.2), rounded down, and at least 1:
+// lambda 1 is always allowed, the lines must be written.
+func share(lm int64) int64 {
+	q := lm - lm/4
+	if lm%4 != 0 {
+		q--
+	}
+	return max(1, q)
 }
 
 // CheckLambda reports a lambda larger than LambdaLimit(nodes), naming the
@@ -90,7 +96,7 @@ func CheckLambda(lambda int64, nodes []Node) error {
 		switch {
 		case n.Swapping:
 			return fmt.Errorf("%w: lambda %d: node %q swapped in the first generation, so lambda is 1", ErrLambda, lambda, n.Name)
-		case max(1, int64(float64(lm)*LambdaShare)) == limit:
+		case share(lm) == limit:
 			return fmt.Errorf("%w: lambda %d: at most %d (75%% of the smallest lambda_max, eq. 6.1): node %q has room for %d generations of %d runs x %d B",
 				ErrLambda, lambda, limit, n.Name, lm, n.LocalRuns, n.LineMemory)
 		}

@@ -274,3 +274,19 @@ func mustMap(t *testing.T, d Desc) *Map {
 	}
 	return m
 }
+
+// A config Validate refuses gives zero values, never a panic.
+func TestInvalidConfigMethods(t *testing.T) {
+	for _, c := range []Config{{0, 0, 0}, {1, 0, 1}, {2, 4, 9}, {-1, 2, 3}, {3, -1, 1}, {1, 1, -1}} {
+		if c.Initial() != nil || c.IOSwaps() != 0 || c.Patterns().Sign() != 0 || c.Assignments().Sign() != 0 ||
+			c.Pi1() || c.RunGroups() || c.RanksOfRun(0) != nil {
+			t.Errorf("%s: methods of an invalid config give values", c)
+		}
+		if first, n := c.ChainRange(0); first != 0 || n != 0 {
+			t.Errorf("%s: ChainRange(0) = %d, %d", c, first, n)
+		}
+		if _, err := c.Classify(Assignment{0}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Classify: %v", c, err)
+		}
+	}
+}
