@@ -68,6 +68,16 @@ func (c Config) RankOf(g int) int {
 	return rem + (g-rem*(per+1))/per
 }
 
+// RunsOf is the runs [lo, hi) rank holds chains of: the only runs it can
+// ever write.
+func (c Config) RunsOf(rank int) (lo, hi int) {
+	first, n := c.ChainRange(rank)
+	if n == 0 {
+		return 0, 0
+	}
+	return first / c.Chains, (first+n-1)/c.Chains + 1
+}
+
 // Initial is the assignment of the first generation: every run's chain 0 is
 // cold.
 func (c Config) Initial() Assignment {

@@ -337,6 +337,16 @@ type Assignment []int
 // The views of all ranks over consecutive batches tile the file exactly
 // once.
 func (m *Map) View(rank int, first int64, holders []Assignment) ([]Piece, error) {
+	return m.ViewRuns(rank, 0, m.d.Runs, first, holders)
+}
+
+// ViewRuns is View looking only at runs [lo, hi): with Config.RunsOf(rank)
+// its cost is in the runs the rank holds chains of, not in all runs, so a
+// Complete-1 generation costs each process the same whatever nruns is.
+func (m *Map) ViewRuns(rank, lo, hi int, first int64, holders []Assignment) ([]Piece, error) {
+	if lo < 0 || hi > m.d.Runs || lo > hi {
+		return nil, invalid("view: runs [%d, %d) out of range [0, %d)", lo, hi, m.d.Runs)
+	}
 	n := int64(len(holders))
 	switch {
 	case n == 0:
@@ -350,11 +360,11 @@ func (m *Map) View(rank int, first int64, holders []Assignment) ([]Piece, error)
 		}
 	}
 	var out []Piece
-	if first == 0 && m.d.FileHeader > 0 && holders[0][0] == rank {
+	if first == 0 && m.d.FileHeader > 0 && lo == 0 && hi > 0 && holders[0][0] == rank {
 		out = append(out, Piece{Kind: FileHeader, Run: -1, Section: -1, Extent: Extent{0, m.d.FileHeader}})
 	}
 	last := m.samples - 1
-	for r := 0; r < m.d.Runs; r++ {
+	for r := lo; r < hi; r++ {
 		for s := range m.d.Sections {
 			for i := int64(0); i < n; {
 				if holders[i][r] != rank {

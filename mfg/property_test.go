@@ -2,6 +2,7 @@ package mfg
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -165,6 +166,14 @@ func TestViewsTileTheFile(t *testing.T) {
 				v, err := m.View(k, first, holders[first:first+n])
 				if err != nil {
 					t.Fatal(err)
+				}
+				lo, hi := c.RunsOf(k)
+				mine, err := m.ViewRuns(k, lo, hi, first, holders[first:first+n])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(v, mine) {
+					t.Fatalf("rank %d: View %v, ViewRuns(%d, %d) %v", k, v, lo, hi, mine)
 				}
 				for i, p := range v {
 					if i > 0 && p.Off < v[i-1].End() {
