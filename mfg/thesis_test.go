@@ -285,6 +285,9 @@ func TestInvalidConfigMethods(t *testing.T) {
 		if first, n := c.ChainRange(0); first != 0 || n != 0 {
 			t.Errorf("%s: ChainRange(0) = %d, %d", c, first, n)
 		}
+		if RoundRobin(c.Procs, c.Procs) != nil && c.Procs < 1 {
+			t.Errorf("RoundRobin(%d, %d) is not nil", c.Procs, c.Procs)
+		}
 		if _, err := c.Classify(Assignment{0}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Classify: %v", c, err)
 		}

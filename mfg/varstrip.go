@@ -13,9 +13,12 @@ import (
 // change during the run: varstrip cannot follow them.
 var ErrNotFixed = errors.New("mfg: the writer assignment changes during the run")
 
-// RoundRobin places rank k on server k mod servers, the datafile Strips
-// gives its bytes to.
+// RoundRobin places rank k on server k mod servers, the server Strips
+// keeps its bytes on; nil if either count is below 1.
 func RoundRobin(procs, servers int) []int {
+	if procs < 1 || servers < 1 {
+		return nil
+	}
 	out := make([]int, procs)
 	for k := range out {
 		out[k] = k % servers
