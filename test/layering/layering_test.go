@@ -44,6 +44,7 @@ var rules = []rule{
 	{pkg: "vfs/...", allow: []string{"vfs/..."}},
 	{pkg: "rank"},
 	{pkg: "pattern", allow: []string{"dist"}, pure: true},
+	{pkg: "mfg", allow: []string{"dist"}, pure: true},
 	{pkg: "server/meta/...", allow: []string{"wire/...", "dist", "server/meta/..."}},
 	{pkg: "server/data/...", allow: []string{"wire/...", "vfs/...", "server/data/..."}},
 	{pkg: "client", allow: []string{"wire/...", "dist", "server/meta/...", "server/data/..."}},
