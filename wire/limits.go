@@ -17,7 +17,7 @@ const (
 	// DefaultMemoryBudget holds four of the largest frames, so that a
 	// client stalled in the middle of one leaves room for the others.
 	DefaultMemoryBudget = 4 * MaxDataLen
-	DefaultFrameTimeout    = 30 * time.Second
+	DefaultFrameTimeout = 30 * time.Second
 	// DefaultMinFrameRate is the slowest transfer a frame deadline allows
 	// for: a 64 MiB frame gets 30 s + 64 s, enough on a congested link.
 	DefaultMinFrameRate = 1 << 20
