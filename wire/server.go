@@ -63,8 +63,8 @@ type ServerOptions struct {
 	MemoryBudget int64
 	// MaxConns caps the connections served at once (default: three
 	// quarters of the descriptor limit, at most 65536); MaxConnsPerPeer
-	// caps those from one host (default 1024). A connection over a cap is
-	// told why and closed.
+	// caps those from one host (default 1024, or half of MaxConns if less).
+	// A connection over a cap is told why and closed.
 	MaxConns        int
 	MaxConnsPerPeer int
 	// HandshakeTimeout is how long a new connection has to authenticate
@@ -117,7 +117,8 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		opts.MaxConns = defaultMaxConns()
 	}
 	if opts.MaxConnsPerPeer <= 0 {
-		opts.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+		// One host never takes every place, whatever the descriptor limit.
+		opts.MaxConnsPerPeer = max(1, min(DefaultMaxConnsPerPeer, opts.MaxConns/2))
 	}
 	if opts.HandshakeTimeout <= 0 {
 		opts.HandshakeTimeout = HandshakeTimeout

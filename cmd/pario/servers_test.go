@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/wire"
 )
 
 // failingListener is a listener whose Accept fails for good once the test
@@ -102,5 +107,69 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// Under a low descriptor limit, a flood of half-open connections (which
+// needs no secret) does not stop an I/O server for good: once they are
+// gone, clients are served again. Before, Accept's EMFILE ended the accept
+// loop while the process and its socket stayed up.
+func TestDataServerSurvivesDescriptorExhaustion(t *testing.T) {
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "secret")
+	secret := []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
+	if err := os.WriteFile(secretFile, append(secret, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := hex.DecodeString(string(secret))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var out bytes.Buffer
+	cmd := exec.Command("sh", "-c", `ulimit -n 64 && exec "$0" "$@"`, parioBin, "data", "--name", "data0",
+		"--dir", filepath.Join(dir, "data0"), "--listen", addr, "--secret-file", secretFile, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	})
+	dial := func(timeout time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		c, err := wire.Dial(ctx, addr, "I/O server data0", key)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	waitUntil(t, "the I/O server", func() bool { return dial(time.Second) == nil })
+
+	var half []net.Conn
+	for range 100 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		half = append(half, nc)
+	}
+	time.Sleep(300 * time.Millisecond)
+	for _, nc := range half {
+		nc.Close()
+	}
+	if err := dial(5 * time.Second); err != nil {
+		t.Fatalf("I/O server no longer serves after a flood of half-open connections: %v\n%s", err, out.String())
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("I/O server exited: %v\n%s", err, out.String())
+	default:
 	}
 }
