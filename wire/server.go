@@ -347,22 +347,19 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			return
 		}
 		need := int64(h.DataLen)
+		var args []byte // nil: serveRequest reads them
 		if sizer != nil && h.ArgLen <= 4<<10 {
 			// The answer's size is known from the arguments, which are read
 			// first for that; they are small for every operation that
 			// answers with bulk data.
-			args := make([]byte, h.ArgLen)
+			args = make([]byte, h.ArgLen)
 			if err := s.readBody(nc, br, h, args, nil); err != nil {
 				s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 				return
 			}
 			need += min(max(sizer.AnswerSize(h.Op, args), 0), MaxDataLen)
-			if !s.serveRequest(ctx, nc, br, h, args, need, share, slots, &running, peer, respond) {
-				return
-			}
-			continue
 		}
-		if !s.serveRequest(ctx, nc, br, h, nil, need, share, slots, &running, peer, respond) {
+		if !s.serveRequest(ctx, nc, br, h, args, need, share, slots, &running, peer, respond) {
 			return
 		}
 	}
