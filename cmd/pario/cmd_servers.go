@@ -243,6 +243,7 @@ func newDataCommand() *cobra.Command {
 		name       string
 		secretFile string
 		limits     cluster.Limits
+		budget     string
 	)
 	cmd := &cobra.Command{
 		Use:   "data",
@@ -257,6 +258,14 @@ file per pario file under --dir, touching nothing outside it.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" || name == "" {
 				return usageError{fmt.Errorf("--dir and --name are required")}
+			}
+			var memoryBudget int64
+			if budget != "" {
+				n, err := dist.ParseSize(budget)
+				if err != nil || n < 1<<20 {
+					return usageError{fmt.Errorf("--memory-budget %q: want a size of at least 1m", budget)}
+				}
+				memoryBudget = n
 			}
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
@@ -282,7 +291,7 @@ file per pario file under --dir, touching nothing outside it.
 			logger := newLogger()
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
-				Limits: mergeLimits(limits, cf),
+				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget,
 			})
 			if err != nil {
 				ln.Close()
@@ -297,6 +306,7 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&name, "name", "", "this server's name in the cluster file (required)")
 	f.StringVar(&listen, "listen", "", "address to listen on (default: this server's address in the cluster file)")
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
+	f.StringVar(&budget, "memory-budget", "", "memory for request data and read answers in flight, e.g. 1g (default 256m: four of the largest frames)")
 	limitFlags(cmd, &limits)
 	return cmd
 }
