@@ -1,18 +1,21 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/wire"
 )
 
 func newUpCommand() *cobra.Command {
@@ -67,6 +70,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			if dir != defaultDataDir() {
 				fmt.Printf("use it with:  export PARIO_CLUSTER=%s\n", c.ClusterFile)
 			}
+			limitHeap(int64(len(c.Data)+1) * wire.DefaultMemoryBudget)
 			fmt.Println("press Ctrl-C to stop")
 			if err := c.Wait(cmd.Context()); err != nil {
 				// A server that no longer accepts must not look alive.
@@ -108,6 +112,17 @@ func mergeLimits(flags cluster.Limits, cf *cluster.File) cluster.Limits {
 		}
 	}
 	return flags
+}
+
+// limitHeap sets the Go runtime's soft memory limit to the servers' memory
+// budgets plus a quarter for everything else, unless GOMEMLIMIT is set.
+// The budgets bound the request and answer data held at once; without a
+// limit the garbage collector lets the heap grow to twice what is live, so
+// a server at its budget would be resident at twice it.
+func limitHeap(budgets int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(budgets + budgets/4)
+	}
 }
 
 // serveUntilDone runs until ctx ends (a signal) and then closes the
@@ -202,6 +217,7 @@ or, without a cluster file:
 				ln.Close()
 				return err
 			}
+			limitHeap(wire.DefaultMemoryBudget)
 			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(servers), "pid", os.Getpid())
 			return serveUntilDone(cmd.Context(), ms)
 		},
@@ -297,6 +313,7 @@ file per pario file under --dir, touching nothing outside it.
 				ln.Close()
 				return err
 			}
+			limitHeap(cmp.Or(memoryBudget, wire.DefaultMemoryBudget))
 			logger.Info("I/O server listening", "name", name, "addr", ds.Addr, "dir", dir, "pid", os.Getpid())
 			return serveUntilDone(cmd.Context(), ds)
 		},
