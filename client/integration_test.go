@@ -615,10 +615,18 @@ func TestBadInputWritesNothing(t *testing.T) {
 }
 
 // TestIOServerMemoryBound: an I/O server with 16 requests of 1 MiB in
-// flight (and then of 16 MiB, beyond its memory budget) stays under 128 MiB
-// resident.
+// flight (and then of 16 MiB, beyond its 64 MiB memory budget) stays under
+// 128 MiB resident.
 func TestIOServerMemoryBound(t *testing.T) {
-	p := spawn(t)
+	var logs testbin.LockedBuffer
+	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
+		Binary: parioBin, Dir: t.TempDir(), DataServers: 4, Output: &logs,
+		DataArgs: []string{"--memory-budget", "64m"}, // the default, 256 MiB, is more than this test sends
+	})
+	if err != nil {
+		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() { p.Close() })
 	ctx := context.Background()
 	c := dial(t, p)
 	f, err := c.Create(ctx, "/mem", client.CreateOptions{Layout: mustLayout(t, "basic")})

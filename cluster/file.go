@@ -22,6 +22,8 @@ import (
 //	meta 10.0.0.1:7000
 //	data data0 10.0.0.2:7001    # name and address, in server-index order
 //	data data1 10.0.0.3:7001
+//	max-conns-per-peer 4096     # optional: connections one host may hold to a server
+//	max-conns 20000             # optional: connections one server accepts at once
 //
 // Server order matters: files record their datafiles by server index, so
 // new servers are appended, never inserted.
@@ -29,6 +31,8 @@ type File struct {
 	SecretFile string // absolute, or relative to the cluster file's directory
 	Meta       string
 	Data       []ServerEntry
+	// Limits caps every server's connections (zero fields: the defaults).
+	Limits Limits
 	// Dir is the directory the file was read from (relative paths resolve
 	// against it); empty for a file not read from disk.
 	Dir string
@@ -92,8 +96,24 @@ func ParseFile(b []byte) (*File, error) {
 			}
 			names[fields[1]] = true
 			f.Data = append(f.Data, ServerEntry{Name: fields[1], Addr: fields[2]})
+		case "max-conns", "max-conns-per-peer":
+			if len(fields) != 2 {
+				return nil, bad("want `%s N`", fields[0])
+			}
+			n, err := strconv.ParseUint(fields[1], 10, 31)
+			if err != nil || n == 0 {
+				return nil, bad("%s %q: want a number of connections from 1 to 2147483647", fields[0], fields[1])
+			}
+			p := &f.Limits.MaxConns
+			if fields[0] == "max-conns-per-peer" {
+				p = &f.Limits.MaxConnsPerPeer
+			}
+			if *p != 0 {
+				return nil, bad("%s given twice", fields[0])
+			}
+			*p = int(n)
 		default:
-			return nil, bad("unknown directive %q (want secret-file, meta or data)", fields[0])
+			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns or max-conns-per-peer)", fields[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -148,6 +168,12 @@ func (f *File) Format() []byte {
 	fmt.Fprintf(&b, "meta %s\n", f.Meta)
 	for _, d := range f.Data {
 		fmt.Fprintf(&b, "data %s %s\n", d.Name, d.Addr)
+	}
+	if f.Limits.MaxConnsPerPeer > 0 {
+		fmt.Fprintf(&b, "max-conns-per-peer %d\n", f.Limits.MaxConnsPerPeer)
+	}
+	if f.Limits.MaxConns > 0 {
+		fmt.Fprintf(&b, "max-conns %d\n", f.Limits.MaxConns)
 	}
 	return b.Bytes()
 }

@@ -76,6 +76,11 @@ func TestParseFileErrors(t *testing.T) {
 		{"missing secret", "meta h:1\ndata d h:2\n", "no `secret-file PATH` line"},
 		{"empty", "", "no `meta HOST:PORT` line"},
 		{"only comments", "# nothing\n\n  # here\n", "no `meta HOST:PORT` line"},
+		{"limit arity", ok + "max-conns-per-peer\n", "line 4: want `max-conns-per-peer N`"},
+		{"limit zero", ok + "max-conns 0\n", `line 4: max-conns "0": want a number`},
+		{"limit negative", ok + "max-conns-per-peer -5\n", `line 4: max-conns-per-peer "-5"`},
+		{"limit huge", ok + "max-conns 4294967296\n", `line 4: max-conns "4294967296"`},
+		{"limit twice", ok + "max-conns 5\nmax-conns 6\n", "line 5: max-conns given twice"},
 		{"line too long", ok + "# " + strings.Repeat("x", 70<<10) + "\n", "line 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,6 +98,22 @@ func TestParseFileErrors(t *testing.T) {
 				t.Fatalf("error %q does not say it is about the cluster file", err)
 			}
 		})
+	}
+}
+
+// The connection limits of the servers are part of the cluster file, so
+// that every server of a cluster gets the same.
+func TestParseFileLimits(t *testing.T) {
+	f, err := ParseFile([]byte(sample + "max-conns-per-peer 4096\nmax-conns 20000 # all hosts\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Limits{MaxConns: 20000, MaxConnsPerPeer: 4096}); f.Limits != want {
+		t.Fatalf("limits %+v, want %+v", f.Limits, want)
+	}
+	g, err := ParseFile(f.Format())
+	if err != nil || !reflect.DeepEqual(f, g) {
+		t.Fatalf("round trip: %+v, %v", g, err)
 	}
 }
 
@@ -243,6 +264,7 @@ func FuzzParseFile(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte("secret-file s\nmeta h:1\ndata d h:2\n"))
 	f.Add([]byte("meta [::1]:1 # x\r\ndata a b:3\ndata a c:4\n"))
+	f.Add([]byte("secret-file s\nmeta h:1\ndata d h:2\nmax-conns 7\nmax-conns-per-peer 3\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fl, err := ParseFile(b)
 		if err != nil {

@@ -32,6 +32,11 @@ type Config struct {
 	DefaultLayout dist.Layout
 	// Logger receives the servers' logs (default: discarded).
 	Logger *slog.Logger
+	// Limits caps every server's connections (zero: the defaults).
+	Limits Limits
+	// Listen opens the servers' listeners (default net.Listen); tests give
+	// listeners that fail.
+	Listen func(network, addr string) (net.Listener, error)
 }
 
 // Local is a cluster running inside this process.
@@ -59,6 +64,9 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Listen == nil {
+		cfg.Listen = net.Listen
+	}
 	if len(cfg.Ports) != 0 && len(cfg.Ports) != cfg.DataServers+1 {
 		return nil, fmt.Errorf("cluster: %d ports given for 1 metadata and %d I/O servers", len(cfg.Ports), cfg.DataServers)
 	}
@@ -80,7 +88,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		if len(cfg.Ports) > 0 {
 			port = cfg.Ports[i]
 		}
-		return net.Listen("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(port)))
+		return cfg.Listen("tcp", net.JoinHostPort(cfg.Host, fmt.Sprint(port)))
 	}
 	var entries []ServerEntry
 	for i := 0; i < cfg.DataServers; i++ {
@@ -91,6 +99,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
+			Limits: cfg.Limits,
 		})
 		if err != nil {
 			ln.Close()
@@ -106,6 +115,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
+		Limits: cfg.Limits,
 	})
 	if err != nil {
 		ln.Close()
@@ -122,6 +132,16 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 // Client connects a client to the cluster.
 func (l *Local) Client(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret})
+}
+
+// Wait blocks until ctx is done (nil) or one of the servers stops serving
+// on its own (an error naming it); see WaitServing.
+func (l *Local) Wait(ctx context.Context) error {
+	servers := []Running{l.Meta}
+	for _, d := range l.Data {
+		servers = append(servers, d)
+	}
+	return WaitServing(ctx, servers...)
 }
 
 // Close stops every server (syncing the I/O servers' data) and removes the

@@ -35,8 +35,10 @@ type ProcessConfig struct {
 	// {"ip", "netns", "exec", "host1"} to run it in a network namespace.
 	// name is "meta" or "data0", "data1", ...
 	Wrap func(name string) []string
-	// MetaArgs are extra arguments for `pario meta` (e.g. --stuffing).
+	// MetaArgs are extra arguments for `pario meta` (e.g. --stuffing);
+	// DataArgs for every `pario data` (e.g. --memory-budget 64m).
 	MetaArgs []string
+	DataArgs []string
 	// Output receives the servers' stderr (default: discarded).
 	Output io.Writer
 }
@@ -169,7 +171,8 @@ func (p *Processes) start(ctx context.Context, name, addr string, args ...string
 // StartData starts (or restarts) I/O server i.
 func (p *Processes) StartData(ctx context.Context, i int) error {
 	e := p.File.Data[i]
-	return p.start(ctx, e.Name, e.Addr, "data", "--name", e.Name, "--dir", p.DataDir(i), "--log-level", "warn")
+	args := append([]string{"data", "--name", e.Name, "--dir", p.DataDir(i), "--log-level", "warn"}, p.cfg.DataArgs...)
+	return p.start(ctx, e.Name, e.Addr, args...)
 }
 
 // StartMeta starts (or restarts) the metadata server.

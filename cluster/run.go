@@ -29,8 +29,17 @@ type DataServerConfig struct {
 	Dir    string       // its data directory
 	Secret []byte       // shared secret
 	Logger *slog.Logger // default slog.Default()
-	// MemoryBudget bounds request data held in memory (default 64 MiB).
+	// MemoryBudget bounds request data and read answers held in memory
+	// (default wire.DefaultMemoryBudget, 256 MiB).
 	MemoryBudget int64
+	// Limits caps connections (zero fields: the wire package's defaults).
+	Limits Limits
+}
+
+// Limits are the connection caps of one server; see wire.ServerOptions.
+type Limits struct {
+	MaxConns        int // connections at once (default: from the descriptor limit)
+	MaxConnsPerPeer int // connections from one host (default 1024)
 }
 
 // DataServer is a running I/O server.
@@ -39,7 +48,36 @@ type DataServer struct {
 	Addr  string
 	store *data.Store
 	srv   *wire.Server
-	done  chan error
+	serving
+}
+
+// serving tracks a server's accept loop: stopped closes when Serve
+// returns, err says why.
+type serving struct {
+	what    string // "I/O server data0 (127.0.0.1:7001)", for errors
+	stopped chan struct{}
+	err     error
+}
+
+func (s *serving) run(serve func() error) {
+	s.stopped = make(chan struct{})
+	go func() {
+		s.err = serve()
+		close(s.stopped)
+	}()
+}
+
+// String names the server and its address.
+func (s *serving) String() string { return s.what }
+
+// Stopped is closed when the server stops accepting connections.
+func (s *serving) Stopped() <-chan struct{} { return s.stopped }
+
+// Wait blocks until the server stops accepting connections and returns
+// why: nil after Close or the end of its context.
+func (s *serving) Wait() error {
+	<-s.stopped
+	return s.err
 }
 
 // StartDataServer opens the data directory and serves on ln until ctx is
@@ -55,24 +93,18 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 	}
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
 		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget,
+		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 	})
-	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv, done: make(chan error, 1)}
-	go func() { ds.done <- srv.Serve(ctx, ln) }()
+	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv}
+	ds.what = fmt.Sprintf("I/O server %s (%s)", cfg.Name, ds.Addr)
+	ds.run(func() error { return srv.Serve(ctx, ln) })
 	return ds, nil
 }
 
 // Close stops serving, syncs and closes the data directory.
 func (s *DataServer) Close() error {
 	s.srv.Close()
-	err := <-s.done
-	return errors.Join(err, s.store.SyncAll(context.Background()), s.store.Close())
-}
-
-// Wait blocks until the server stops and returns why.
-func (s *DataServer) Wait() error {
-	err := <-s.done
-	s.done <- err
-	return err
+	return errors.Join(s.Wait(), s.store.SyncAll(context.Background()), s.store.Close())
 }
 
 // MetaServerConfig is what the metadata server needs.
@@ -83,6 +115,7 @@ type MetaServerConfig struct {
 	Stuffing      bool
 	DefaultLayout dist.Layout
 	Logger        *slog.Logger
+	Limits        Limits
 }
 
 // MetaServer is a running metadata server.
@@ -90,7 +123,7 @@ type MetaServer struct {
 	Addr  string
 	store *meta.Store
 	srv   *wire.Server
-	done  chan error
+	serving
 }
 
 // StartMetaServer opens (or creates) the namespace and serves on ln.
@@ -114,24 +147,56 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger,
+		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 	})
-	ms := &MetaServer{Addr: ln.Addr().String(), store: st, srv: srv, done: make(chan error, 1)}
-	go func() { ms.done <- srv.Serve(ctx, ln) }()
+	ms := &MetaServer{Addr: ln.Addr().String(), store: st, srv: srv}
+	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)
+	ms.run(func() error { return srv.Serve(ctx, ln) })
 	return ms, nil
 }
 
 // Close stops serving and closes the database.
 func (s *MetaServer) Close() error {
 	s.srv.Close()
-	err := <-s.done
-	return errors.Join(err, s.store.Close())
+	return errors.Join(s.Wait(), s.store.Close())
 }
 
-// Wait blocks until the server stops and returns why.
-func (s *MetaServer) Wait() error {
-	err := <-s.done
-	s.done <- err
-	return err
+// Running is a server started by this package (*MetaServer, *DataServer).
+type Running interface {
+	fmt.Stringer
+	Stopped() <-chan struct{}
+	Wait() error
+}
+
+// WaitServing blocks until ctx is done, returning nil, or until one of the
+// servers stops accepting connections without being told to, returning an
+// error naming it. A process whose server loop has ended must not stay up
+// looking healthy: its caller exits with this error.
+func WaitServing(ctx context.Context, servers ...Running) error {
+	down := make(chan Running, len(servers))
+	quit := make(chan struct{})
+	defer close(quit)
+	for _, s := range servers {
+		go func() {
+			select {
+			case <-s.Stopped():
+				down <- s
+			case <-quit:
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return nil
+	case s := <-down:
+		if ctx.Err() != nil {
+			return nil // it stopped because ctx ended
+		}
+		if err := s.Wait(); err != nil {
+			return fmt.Errorf("%s stopped serving: %w", s, err)
+		}
+		return fmt.Errorf("%s stopped serving: its listener was closed", s)
+	}
 }
 
 // NewSecret makes a random 32-byte secret.

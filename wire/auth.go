@@ -69,8 +69,11 @@ func writeFrame(w io.Writer, op, flags uint8, reqID uint64, args []byte) error {
 // serverHandshake runs the server side: send a challenge, check the client's
 // proof, prove we know the secret too. Both sides prove knowledge of the
 // secret without sending it, and the nonces make each proof single-use.
-func serverHandshake(nc net.Conn, name string, secret []byte) error {
-	_ = nc.SetDeadline(time.Now().Add(HandshakeTimeout))
+//
+// The deadline is absolute: a peer that trickles its bytes, or sends none,
+// is dropped when it ends, and its descriptor is free again.
+func serverHandshake(nc net.Conn, name string, secret []byte, timeout time.Duration) error {
+	_ = nc.SetDeadline(time.Now().Add(timeout))
 	defer nc.SetDeadline(time.Time{})
 	sn := make([]byte, nonceSize)
 	if _, err := rand.Read(sn); err != nil {
@@ -112,6 +115,11 @@ func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) 
 	f, err := readHandshakeFrame(nc)
 	if err != nil {
 		return "", fmt.Errorf("read hello: %w", err)
+	}
+	if f.Op == opHello && f.Flags&FlagError != 0 {
+		// The server refused the connection (too many connections) and
+		// says why in place of its hello.
+		return "", fmt.Errorf("server refused the connection: %w", decodeError(server, f.Args))
 	}
 	if f.Op != opHello {
 		return "", fmt.Errorf("expected hello frame, got op 0x%02x", f.Op)

@@ -305,3 +305,19 @@ func DialRaw(ctx context.Context, addr string, secret []byte) (net.Conn, error) 
 	}
 	return nc, nil
 }
+
+// AuthenticateRaw runs the client handshake on a connection the caller
+// dialled itself (from a chosen source address, say) and hands it back, as
+// DialRaw does; it closes nc on failure.
+func AuthenticateRaw(ctx context.Context, nc net.Conn, secret []byte) (net.Conn, error) {
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
+	_, err := clientHandshake(nc, nc.RemoteAddr().String(), secret)
+	if !stop() {
+		err = errors.Join(err, ctx.Err())
+	}
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return nc, nil
+}

@@ -22,8 +22,10 @@ type EndpointOptions struct {
 	// RetryDelay is the first wait between attempts; it doubles each time
 	// up to 2 s (default 100 ms).
 	RetryDelay time.Duration
-	// Timeout bounds one attempt when the caller's context has no earlier
-	// deadline (default 60 s).
+	// Timeout bounds a whole call, its retries included, when the caller's
+	// context has no earlier deadline (default 60 s): a server that hangs
+	// (stopped, or its disk stuck) fails the call after Timeout, not after
+	// Timeout for every attempt.
 	Timeout time.Duration
 	// DialTimeout bounds connecting and authenticating (default 5 s).
 	DialTimeout time.Duration
@@ -129,6 +131,11 @@ func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
 // Errors from the server itself (a RemoteError) are never retried, nor is a
 // wrong secret.
 func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []byte, data [][]byte, into [][]byte) ([]byte, int, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
+		defer cancel()
+	}
 	delay := e.opts.RetryDelay
 	var last error
 	for attempt := 0; attempt <= e.opts.Retries; attempt++ {
@@ -155,11 +162,6 @@ func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []b
 }
 
 func (e *Endpoint) attempt(ctx context.Context, op uint8, args []byte, data [][]byte, into [][]byte) ([]byte, int, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
-		defer cancel()
-	}
 	c, err := e.conn(ctx)
 	if err != nil {
 		return nil, 0, err

@@ -239,7 +239,7 @@ func fakeServer(t testing.TB, serve func(nc net.Conn)) string {
 			go func() {
 				defer wg.Done()
 				defer nc.Close()
-				if err := serverHandshake(nc, "fake", testSecret); err != nil {
+				if err := serverHandshake(nc, "fake", testSecret, HandshakeTimeout); err != nil {
 					return
 				}
 				serve(nc)

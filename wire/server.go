@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Request is one decoded request frame handed to a Handler. Args and Data
@@ -35,6 +37,15 @@ type Handler interface {
 	ServeWire(ctx context.Context, req *Request) (Response, error)
 }
 
+// AnswerSizer is implemented by handlers that can tell from a request alone
+// how much bulk data its answer may carry (a read's length). The server
+// takes that much from its memory budget before running the handler and
+// gives it back once the answer is written, so that answers waiting for a
+// client that does not read them count against the budget too.
+type AnswerSizer interface {
+	AnswerSize(op uint8, args []byte) int64
+}
+
 // ServerOptions configure a Server.
 type ServerOptions struct {
 	// Name identifies the server in logs and in the handshake.
@@ -44,9 +55,27 @@ type ServerOptions struct {
 	// MaxInFlight bounds the requests one connection may have running at
 	// once (default 32).
 	MaxInFlight int
-	// MemoryBudget bounds the bytes of request data held in memory by all
-	// connections together (default 64 MiB).
+	// MemoryBudget bounds the bytes of request data, and of answers a
+	// handler announces with AnswerSizer, held in memory by all connections
+	// together (default 256 MiB: four of the largest frames). One
+	// connection holds at most a quarter of it at a time (or one frame,
+	// alone), so that a client that stalls cannot take it all.
 	MemoryBudget int64
+	// MaxConns caps the connections served at once (default: three
+	// quarters of the descriptor limit, at most 65536); MaxConnsPerPeer
+	// caps those from one host (default 1024, or half of MaxConns if less).
+	// A connection over a cap is told why and closed.
+	MaxConns        int
+	MaxConnsPerPeer int
+	// HandshakeTimeout is how long a new connection has to authenticate
+	// (default HandshakeTimeout, 10 s).
+	HandshakeTimeout time.Duration
+	// FrameTimeout and MinFrameRate bound the time one frame may take to
+	// arrive once its header has, and to be written: FrameTimeout plus its
+	// size at MinFrameRate bytes per second (defaults 30 s and 1 MiB/s).
+	// A peer slower than that is dropped and its memory given back.
+	FrameTimeout time.Duration
+	MinFrameRate int64
 	// Logger receives connection-level events (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -58,6 +87,11 @@ type Server struct {
 	budget *Budget
 	log    *slog.Logger
 
+	// One limiter per kind of warning a peer can cause without the secret
+	// (or with it, by misbehaving), so that a flood is logged only a few
+	// times per interval.
+	warnAccept, warnRefused, warnHandshake, warnFrame *logLimiter
+
 	// quit ends when Close is called; it cancels every connection's
 	// context, so that nothing (a reader waiting for memory, a handler
 	// waiting on its context) outlives Close.
@@ -66,6 +100,7 @@ type Server struct {
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{}
+	peers map[string]int // connections per peer host
 	lns   map[net.Listener]struct{}
 	wg    sync.WaitGroup
 }
@@ -76,7 +111,23 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		opts.MaxInFlight = 32
 	}
 	if opts.MemoryBudget <= 0 {
-		opts.MemoryBudget = 64 << 20
+		opts.MemoryBudget = DefaultMemoryBudget
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns()
+	}
+	if opts.MaxConnsPerPeer <= 0 {
+		// One host never takes every place, whatever the descriptor limit.
+		opts.MaxConnsPerPeer = max(1, min(DefaultMaxConnsPerPeer, opts.MaxConns/2))
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = HandshakeTimeout
+	}
+	if opts.FrameTimeout <= 0 {
+		opts.FrameTimeout = DefaultFrameTimeout
+	}
+	if opts.MinFrameRate <= 0 {
+		opts.MinFrameRate = DefaultMinFrameRate
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -85,13 +136,16 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 	return &Server{
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget),
 		quit: quit, stop: stop,
-		log:   opts.Logger.With("server", opts.Name),
-		conns: map[net.Conn]struct{}{}, lns: map[net.Listener]struct{}{},
+		log:        opts.Logger.With("server", opts.Name),
+		warnAccept: newLogLimiter(), warnRefused: newLogLimiter(), warnHandshake: newLogLimiter(), warnFrame: newLogLimiter(),
+		conns: map[net.Conn]struct{}{}, peers: map[string]int{}, lns: map[net.Listener]struct{}{},
 	}
 }
 
 // Serve accepts connections on ln until ctx is done or Close is called.
-// It returns nil after a clean shutdown.
+// It returns nil after a clean shutdown, and an error only when the
+// listener fails for good: running out of descriptors or buffers makes it
+// back off and accept again.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if len(s.opts.Secret) == 0 {
 		return errors.New("wire: server has no shared secret configured")
@@ -106,14 +160,31 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			if ctx.Err() != nil || s.quit.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("wire: accept on %s: %w", ln.Addr(), err)
+			if !temporaryAcceptError(err) {
+				return fmt.Errorf("wire: accept on %s: %w", ln.Addr(), err)
+			}
+			// Descriptors free up as connections end (unauthenticated ones
+			// within the handshake timeout), so wait and try again.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.warnAccept.warn(s.log, "accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+			case <-s.quit.Done():
+			}
+			t.Stop()
+			continue
 		}
+		delay = 0
+		host := peerHost(nc.RemoteAddr())
 		s.mu.Lock()
 		if s.quit.Err() != nil {
 			// Close ran between Accept and here.
@@ -121,7 +192,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			nc.Close()
 			return nil
 		}
+		if refusal := s.admit(host); refusal != nil {
+			s.mu.Unlock()
+			s.warnRefused.warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", refusal)
+			refuse(nc, refusal)
+			continue
+		}
 		s.conns[nc] = struct{}{}
+		s.peers[host]++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -129,9 +207,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.serveConn(ctx, nc)
 			s.mu.Lock()
 			delete(s.conns, nc)
+			if s.peers[host]--; s.peers[host] <= 0 {
+				delete(s.peers, host)
+			}
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// admit says why a new connection from host must be refused, or nil.
+// Called with s.mu held.
+func (s *Server) admit(host string) error {
+	if len(s.conns) >= s.opts.MaxConns {
+		return fmt.Errorf("server %s has %d connections, its limit: %w", s.opts.Name, len(s.conns), syscall.EAGAIN)
+	}
+	if n := s.peers[host]; n >= s.opts.MaxConnsPerPeer {
+		return fmt.Errorf("server %s has %d connections from %s, its limit per host (max-conns-per-peer): %w", s.opts.Name, n, host, syscall.EAGAIN)
+	}
+	return nil
+}
+
+// refuse tells the peer why it is not served, in place of the hello frame
+// (a new client prints the reason), and closes the connection. The frame
+// fits an empty socket buffer, so the short deadline only guards against
+// the impossible.
+func refuse(nc net.Conn, why error) {
+	_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	_ = writeFrame(nc, opHello, FlagError, 0, encodeError(why))
+	nc.Close()
 }
 
 // Close stops the listeners, drops every connection and waits for the
@@ -156,8 +259,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if err := serverHandshake(nc, s.opts.Name, s.opts.Secret); err != nil {
-		s.log.Warn("handshake failed", "peer", peer, "err", err)
+	if err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.HandshakeTimeout); err != nil {
+		s.warnHandshake.warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -170,7 +273,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		wmu     sync.Mutex // one response frame at a time on the socket
 		running sync.WaitGroup
 		slots   = make(chan struct{}, s.opts.MaxInFlight)
+		// share bounds what this connection holds of the server's budget,
+		// so that one that stops reading its answers, or stalls in the
+		// middle of a request, leaves memory for the others.
+		share = NewBudget(max(s.opts.MemoryBudget/4, 1))
 	)
+	sizer, _ := s.h.(AnswerSizer)
 	// Once the reader stops, the connection is gone: no answer can reach
 	// the client any more, so the handlers still running are cancelled
 	// before they are waited for.
@@ -199,16 +307,27 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		bufs = append(bufs, hb[:], args)
 		bufs = append(bufs, data...)
 		wmu.Lock()
+		// A client that stops reading its answers is dropped once a frame
+		// has waited longer than its size allows; its memory comes back.
+		_ = nc.SetWriteDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+totalLen(data)))
 		_, err := bufs.WriteTo(nc)
 		wmu.Unlock()
 		if err != nil {
-			nc.Close() // the reader notices and ends the connection
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				s.warnFrame.warn(s.log, "client does not read its answers, closing connection", "peer", peer, "err", err)
+			}
+			// The reader may still hold requests it has buffered: cancel,
+			// so that it serves none of them for a client now gone.
+			cancel()
+			nc.Close()
 		}
 	}
 
 	br := bufio.NewReaderSize(nc, 64<<10)
 	var hb [HeaderSize]byte
-	for {
+	for ctx.Err() == nil {
+		// No deadline between frames: pooled client connections stay
+		// open, idle, for as long as their client runs.
 		if _, err := io.ReadFull(br, hb[:]); err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.log.Debug("connection ended", "peer", peer, "err", err)
@@ -218,61 +337,105 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		h, err := DecodeHeader(hb[:])
 		if err != nil {
 			// The lengths cannot be trusted, so the stream is lost.
-			s.log.Warn("bad frame header, closing connection", "peer", peer, "err", err)
+			s.warnFrame.warn(s.log, "bad frame header, closing connection", "peer", peer, "err", err)
 			return
 		}
 		if h.Flags&FlagResponse != 0 || h.Op >= opHello {
 			// A client sends requests of its service's operations only;
 			// anything else means it is confused or hostile.
-			s.log.Warn("protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
+			s.warnFrame.warn(s.log, "protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
 			return
 		}
 		need := int64(h.DataLen)
-		if err := s.budget.Acquire(ctx, need); err != nil {
-			return
-		}
-		args := make([]byte, h.ArgLen)
-		var data []byte
-		if h.DataLen > 0 {
-			data = GetBuffer(int(h.DataLen))
-		}
-		release := func() {
-			if data != nil {
-				PutBuffer(data)
+		var args []byte // nil: serveRequest reads them
+		if sizer != nil && h.ArgLen <= 4<<10 {
+			// The answer's size is known from the arguments, which are read
+			// first for that; they are small for every operation that
+			// answers with bulk data.
+			args = make([]byte, h.ArgLen)
+			if err := s.readBody(nc, br, h, args, nil); err != nil {
+				s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
+				return
 			}
-			s.budget.Release(need)
+			need += min(max(sizer.AnswerSize(h.Op, args), 0), MaxDataLen)
 		}
-		_, err = io.ReadFull(br, args)
-		if err == nil {
-			_, err = io.ReadFull(br, data)
-		}
-		if err != nil {
-			release()
-			s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
+		if !s.serveRequest(ctx, nc, br, h, args, need, share, slots, &running, peer, respond) {
 			return
 		}
-		if c := Checksum(args, [][]byte{data}); c != h.PayloadCRC {
-			release()
-			s.log.Warn("rejected corrupted request", "peer", peer, "op", h.Op, "req", h.ReqID)
-			respond(h.ReqID, h.Op, Response{}, fmt.Errorf("request %d rejected: %w: %w", h.ReqID, ErrPayloadCRC, syscall.EBADMSG))
-			continue
-		}
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			release()
-			return
-		}
-		running.Add(1)
-		go func() {
-			defer running.Done()
-			defer func() { <-slots }()
-			defer release()
-			req := Request{Op: h.Op, Args: args, Data: data, Peer: peer}
-			resp, herr := s.call(ctx, &req)
-			respond(h.ReqID, h.Op, resp, herr)
-		}()
 	}
+}
+
+// readBody reads the sections of a frame whose header has arrived: args
+// (unless already read, then nil) and data, within the frame's deadline.
+func (s *Server) readBody(nc net.Conn, br *bufio.Reader, h Header, args, data []byte) error {
+	_ = nc.SetReadDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+len(data)))
+	_, err := io.ReadFull(br, args)
+	if err == nil {
+		_, err = io.ReadFull(br, data)
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		s.warnFrame.warn(s.log, "request frame did not arrive in time, closing connection", "peer", nc.RemoteAddr().String(), "op", h.Op, "bytes", h.ArgLen+h.DataLen)
+	}
+	_ = nc.SetReadDeadline(time.Time{})
+	return err
+}
+
+// serveRequest takes need bytes of memory, reads the rest of the request
+// (args, unless given, and data) and starts its handler. It reports false
+// when the connection must end.
+func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader, h Header, args []byte, need int64, share *Budget, slots chan struct{}, running *sync.WaitGroup, peer string, respond func(uint64, uint8, Response, error)) bool {
+	// The connection's share first: while it waits, it holds nothing of
+	// the server's budget.
+	if err := share.Acquire(ctx, need); err != nil {
+		return false
+	}
+	if err := s.budget.Acquire(ctx, need); err != nil {
+		share.Release(need)
+		return false
+	}
+	var data []byte
+	if h.DataLen > 0 {
+		data = GetBuffer(int(h.DataLen))
+	}
+	release := func() {
+		if data != nil {
+			PutBuffer(data)
+		}
+		s.budget.Release(need)
+		share.Release(need)
+	}
+	var readArgs []byte
+	if args == nil {
+		args = make([]byte, h.ArgLen)
+		readArgs = args
+	}
+	if err := s.readBody(nc, br, h, readArgs, data); err != nil {
+		release()
+		s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
+		return false
+	}
+	if c := Checksum(args, [][]byte{data}); c != h.PayloadCRC {
+		release()
+		s.warnFrame.warn(s.log, "rejected corrupted request", "peer", peer, "op", h.Op, "req", h.ReqID)
+		respond(h.ReqID, h.Op, Response{}, fmt.Errorf("request %d rejected: %w: %w", h.ReqID, ErrPayloadCRC, syscall.EBADMSG))
+		return true
+	}
+	select {
+	case slots <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return false
+	}
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		defer func() { <-slots }()
+		defer release()
+		req := Request{Op: h.Op, Args: args, Data: data, Peer: peer}
+		resp, herr := s.call(ctx, &req)
+		respond(h.ReqID, h.Op, resp, herr)
+	}()
+	return true
 }
 
 // call runs the handler, turning a panic into an EIO answer: a bug

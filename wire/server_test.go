@@ -830,12 +830,14 @@ func TestServerMemoryBound(t *testing.T) {
 func TestServerCloseWithBudgetExhausted(t *testing.T) {
 	h := newTestHandler()
 	s := startServer(t, h, ServerOptions{MemoryBudget: 2 << 20})
-	c := dialTest(t, s.Addr)
-	data := [][]byte{make([]byte, 1<<20)}
-	for range 4 {
+	// One connection holds at most a quarter of the budget, so four
+	// connections take it all and a fifth waits for memory.
+	data := [][]byte{make([]byte, 512<<10)}
+	for range 5 {
+		c := dialTest(t, s.Addr)
 		go c.Call(context.Background(), opCtxWait, nil, data, nil)
 	}
-	waitFor(t, "2 handlers", func() bool { return h.running.Load() == 2 })
+	waitFor(t, "4 handlers", func() bool { return h.running.Load() == 4 })
 	s.stop(t)
 }
 

@@ -1,16 +1,22 @@
 package main
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/units"
+	"github.com/pario/pario/wire"
 )
 
 func newUpCommand() *cobra.Command {
@@ -21,6 +27,7 @@ func newUpCommand() *cobra.Command {
 		port     int
 		stuffing bool
 		layout   string
+		limits   cluster.Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -51,6 +58,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(),
+				Limits: limits, Listen: netListen,
 			})
 			if err != nil {
 				return err
@@ -63,8 +71,12 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			if dir != defaultDataDir() {
 				fmt.Printf("use it with:  export PARIO_CLUSTER=%s\n", c.ClusterFile)
 			}
+			limitHeap(int64(len(c.Data)+1) * wire.DefaultMemoryBudget)
 			fmt.Println("press Ctrl-C to stop")
-			<-cmd.Context().Done()
+			if err := c.Wait(cmd.Context()); err != nil {
+				// A server that no longer accepts must not look alive.
+				return errors.Join(err, c.Close())
+			}
 			fmt.Println("stopping: syncing data")
 			return c.Close()
 		},
@@ -76,7 +88,55 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	limitFlags(cmd, &limits)
 	return cmd
+}
+
+// netListen opens the servers' listeners; tests replace it to make one fail.
+var netListen = net.Listen
+
+// limitFlags adds the connection limit flags of the server commands.
+func limitFlags(cmd *cobra.Command, l *cluster.Limits) {
+	f := cmd.Flags()
+	f.IntVar(&l.MaxConnsPerPeer, "max-conns-per-peer", 0, "connections one host may hold to each server (default 1024, or the cluster file's max-conns-per-peer)")
+	f.IntVar(&l.MaxConns, "max-conns", 0, "connections each server accepts at once (default: 3/4 of the open file limit, or the cluster file's max-conns)")
+}
+
+// mergeLimits gives flags precedence over the cluster file.
+func mergeLimits(flags cluster.Limits, cf *cluster.File) cluster.Limits {
+	if cf != nil {
+		if flags.MaxConns == 0 {
+			flags.MaxConns = cf.Limits.MaxConns
+		}
+		if flags.MaxConnsPerPeer == 0 {
+			flags.MaxConnsPerPeer = cf.Limits.MaxConnsPerPeer
+		}
+	}
+	return flags
+}
+
+// limitHeap sets the Go runtime's soft memory limit to the servers' memory
+// budgets plus a quarter for everything else, unless GOMEMLIMIT is set.
+// The budgets bound the request and answer data held at once; without a
+// limit the garbage collector lets the heap grow to twice what is live, so
+// a server at its budget would be resident at twice it.
+func limitHeap(budgets int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(budgets + budgets/4)
+	}
+}
+
+// serveUntilDone runs until ctx ends (a signal) and then closes the
+// server, or until the server stops accepting on its own: then it returns
+// the error, and pario exits non-zero instead of staying up deaf.
+func serveUntilDone(ctx context.Context, srv interface {
+	cluster.Running
+	Close() error
+}) error {
+	if err := cluster.WaitServing(ctx, srv); err != nil {
+		return errors.Join(err, srv.Close())
+	}
+	return srv.Close()
 }
 
 func parseOptionalLayout(s string) (dist.Layout, error) {
@@ -94,6 +154,7 @@ func newMetaCommand() *cobra.Command {
 		layout     string
 		secretFile string
 		dataFlags  []string
+		limits     cluster.Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -144,21 +205,22 @@ or, without a cluster file:
 					listen = cf.Meta
 				}
 			}
-			ln, err := net.Listen("tcp", listen)
+			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("metadata server: %w", err)
 			}
 			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
+				Limits: mergeLimits(limits, cf),
 			})
 			if err != nil {
 				ln.Close()
 				return err
 			}
+			limitHeap(wire.DefaultMemoryBudget)
 			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(servers), "pid", os.Getpid())
-			<-cmd.Context().Done()
-			return ms.Close()
+			return serveUntilDone(cmd.Context(), ms)
 		},
 	}
 	f := cmd.Flags()
@@ -168,6 +230,7 @@ or, without a cluster file:
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file)")
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
+	limitFlags(cmd, &limits)
 	return cmd
 }
 
@@ -196,6 +259,8 @@ func newDataCommand() *cobra.Command {
 		listen     string
 		name       string
 		secretFile string
+		limits     cluster.Limits
+		budget     int64
 	)
 	cmd := &cobra.Command{
 		Use:   "data",
@@ -211,6 +276,10 @@ file per pario file under --dir, touching nothing outside it.
 			if dir == "" || name == "" {
 				return usageError{fmt.Errorf("--dir and --name are required")}
 			}
+			if cmd.Flags().Changed("memory-budget") && budget < 1<<20 {
+				return usageError{fmt.Errorf("--memory-budget %s: want at least 1m", units.FormatSize(budget))}
+			}
+			memoryBudget := budget
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
 			}
@@ -228,21 +297,22 @@ file per pario file under --dir, touching nothing outside it.
 					return usageError{fmt.Errorf("no I/O server named %q in %s", name, clusterFilePath())}
 				}
 			}
-			ln, err := net.Listen("tcp", listen)
+			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("I/O server %s: %w", name, err)
 			}
 			logger := newLogger()
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
+				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget,
 			})
 			if err != nil {
 				ln.Close()
 				return err
 			}
+			limitHeap(cmp.Or(memoryBudget, wire.DefaultMemoryBudget))
 			logger.Info("I/O server listening", "name", name, "addr", ds.Addr, "dir", dir, "pid", os.Getpid())
-			<-cmd.Context().Done()
-			return ds.Close()
+			return serveUntilDone(cmd.Context(), ds)
 		},
 	}
 	f := cmd.Flags()
@@ -250,6 +320,8 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&name, "name", "", "this server's name in the cluster file (required)")
 	f.StringVar(&listen, "listen", "", "address to listen on (default: this server's address in the cluster file)")
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
+	f.Var(units.SizeFlag(&budget), "memory-budget", "memory for request data and read answers in flight, e.g. 1g (default 256m: four of the largest frames)")
+	limitFlags(cmd, &limits)
 	return cmd
 }
 

@@ -1,0 +1,98 @@
+package wire
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults of the limits that keep one misbehaving peer from starving a
+// server. They are generous on purpose: a compute node running 128 ranks
+// keeps a few connections per rank to every server.
+const (
+	DefaultMaxConnsPerPeer = 1024
+	// DefaultMemoryBudget holds four of the largest frames, so that a
+	// client stalled in the middle of one leaves room for the others.
+	DefaultMemoryBudget = 4 * MaxDataLen
+	DefaultFrameTimeout = 30 * time.Second
+	// DefaultMinFrameRate is the slowest transfer a frame deadline allows
+	// for: a 64 MiB frame gets 30 s + 64 s, enough on a congested link.
+	DefaultMinFrameRate = 1 << 20
+)
+
+// frameDeadline is how long one frame of n bytes may take to cross the
+// network: a fixed allowance plus n bytes at the slowest accepted rate.
+func frameDeadline(fixed time.Duration, rate int64, n int) time.Time {
+	return time.Now().Add(fixed + time.Duration(int64(n)*int64(time.Second)/rate))
+}
+
+// temporaryAcceptError reports whether Accept failed for a reason that
+// goes away by itself (out of descriptors or buffers, a connection reset
+// before it was accepted): the server backs off and accepts again, as
+// net/http does, instead of stopping for good.
+func temporaryAcceptError(err error) bool {
+	for _, e := range []syscall.Errno{
+		syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EAGAIN, syscall.EINTR,
+		syscall.EPROTO, syscall.EPERM, syscall.ETIMEDOUT,
+	} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// peerHost is the address part of a remote address: connections are
+// counted per host, whatever their source port.
+func peerHost(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String()
+	}
+	s := a.String()
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		return h
+	}
+	return s
+}
+
+// logLimiter lets a few warnings of one kind through per interval and
+// counts the others, so that a flood of bad connections (which needs no
+// secret) cannot flood the server's log or slow it down writing it.
+type logLimiter struct {
+	every time.Duration
+	burst int
+
+	mu         sync.Mutex
+	start      time.Time
+	n          int
+	suppressed int
+}
+
+func newLogLimiter() *logLimiter { return &logLimiter{every: 10 * time.Second, burst: 5} }
+
+// warn logs msg unless too many warnings went out in this interval. The
+// first warning of a new interval says how many were left out.
+func (l *logLimiter) warn(log *slog.Logger, msg string, args ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Sub(l.start) >= l.every {
+		l.start, l.n = now, 0
+	}
+	if l.n >= l.burst {
+		l.suppressed++
+		l.mu.Unlock()
+		return
+	}
+	l.n++
+	if l.suppressed > 0 {
+		args = append(args, "suppressed_since_last", l.suppressed)
+		l.suppressed = 0
+	}
+	l.mu.Unlock()
+	log.Warn(msg, args...)
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package wire
+
+func defaultMaxConns() int { return 4096 }
