@@ -58,7 +58,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newDemoCommand(),
-		newUpCommand(), newMetaCommand(), newDataCommand(),
+		newUpCommand(), newMetaCommand(), newDataCommand(), newSecretCommand(),
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
