@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,4 +32,73 @@ func TestSecretCommand(t *testing.T) {
 	if err == nil || !strings.Contains(out, p) || !strings.Contains(out, "chmod 600") {
 		t.Fatalf("pario data with a 0644 secret: %v %q", err, out)
 	}
+}
+
+// TestSmallCLIDefects: cp onto itself, rm of several paths with failures
+// among them, and names that would break a listing.
+func TestSmallCLIDefects(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "f")
+	data := bytes.Repeat([]byte("0123456789"), 10000)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "mkdir", "/d")
+	run(t, cf, "cp", "-q", src, "pario:/d/f")
+
+	t.Run("cp onto itself", func(t *testing.T) {
+		for _, dst := range []string{"pario:/d/f", "pario://d/f", "pario:/d//f", "pario:/d", "pario:/d/"} {
+			out, err := runErr(cf, "cp", "-q", "pario:/d/f", dst)
+			if err == nil || !strings.Contains(out, "same file") {
+				t.Errorf("cp pario:/d/f %s: %v %q; want a same-file refusal", dst, err, out)
+			}
+			if out := run(t, cf, "stat", "/d/f"); !strings.Contains(out, fmt.Sprintf("size:      %d", len(data))) {
+				t.Fatalf("after cp pario:/d/f %s the file changed:\n%s", dst, out)
+			}
+		}
+		// A copy to another name still works.
+		run(t, cf, "cp", "-q", "pario:/d/f", "pario:/d/g")
+		back := filepath.Join(dir, "back")
+		run(t, cf, "cp", "-q", "pario://d/g", back)
+		if b, err := os.ReadFile(back); err != nil || !bytes.Equal(b, data) {
+			t.Fatalf("copy of a copy differs (%v)", err)
+		}
+	})
+
+	t.Run("rm goes on", func(t *testing.T) {
+		run(t, cf, "mkdir", "/r", "/r/full")
+		run(t, cf, "cp", "-q", src, "pario:/r/a")
+		run(t, cf, "cp", "-q", src, "pario:/r/b")
+		run(t, cf, "cp", "-q", src, "pario:/r/full/x")
+		out, err := runErr(cf, "rm", "/r/a", "/r/missing1", "/r/full", "/r/b", "/r/missing2")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("rm with failures: %v, want exit status 1\n%s", err, out)
+		}
+		for _, want := range []string{"remove /r/missing1: no such file", "remove /r/full: directory not empty", "remove /r/missing2: no such file"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("rm output lacks %q:\n%s", want, out)
+			}
+		}
+		if got := strings.Fields(run(t, cf, "ls", "/r")); !slices.Equal(got, []string{"full"}) {
+			t.Fatalf("after rm, /r holds %q; want only full (a and b removed despite the errors)", got)
+		}
+	})
+
+	t.Run("ls quotes names", func(t *testing.T) {
+		run(t, cf, "mkdir", "/q")
+		for _, name := range []string{"two\nlines", "red\x1b[31mtext", "plain"} {
+			run(t, cf, "cp", "-q", src, "pario:/q/"+name)
+		}
+		out := run(t, cf, "ls", "/q")
+		want := "plain\n'red'$'\\033''[31mtext'\n'two'$'\\n''lines'\n"
+		if out != want {
+			t.Fatalf("ls /q:\n%s\nwant:\n%s", out, want)
+		}
+		long := run(t, cf, "ls", "-l", "/q")
+		if strings.Count(long, "\n") != 3 || strings.ContainsAny(long, "\x1b") {
+			t.Fatalf("ls -l /q: %q", long)
+		}
+	})
 }
