@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -62,21 +63,83 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("meta: open %s: default layout %q for %d servers: %w", path, opts.DefaultLayout.String(), opts.Servers, err)
 		}
 	}
+	s := &Store{opts: opts}
+	if err := s.open(path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// open opens and checks the database. A damaged file makes bbolt panic, or
+// fault on a page number past the end of its memory map, which would kill
+// the process with a trace that names neither the file nor a way out; here
+// either becomes an error that does both.
+func (s *Store) open(path string) (err error) {
+	damaged := func(why any) error {
+		return fmt.Errorf("meta: open %s: the metadata database is damaged (%v); the metadata server will not use it. "+
+			"Stop, keep this file for analysis, and restore meta.db from a backup (afterwards check the store against it with `pario fsck` where your pario has it)", path, why)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if s.db != nil {
+				s.db.Close()
+			}
+			err = damaged(r)
+		}
+	}()
 	bo := *bbolt.DefaultOptions
 	bo.Timeout = lockTimeout
 	db, err := bbolt.Open(path, 0o600, &bo)
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
+		return fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
+	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+		return damaged(err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+		return fmt.Errorf("meta: open %s: %w", path, err)
 	}
-	s := &Store{db: db, opts: opts}
+	s.db = db
+	if err := db.View(checkTx); err != nil {
+		db.Close()
+		return damaged(err)
+	}
 	if err := db.Update(s.initTx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+		return fmt.Errorf("meta: open %s: %w", path, err)
 	}
-	return s, nil
+	return nil
+}
+
+// checkTx reads every page of the database: first by walking every key and
+// value (in this goroutine, so that a fault on a bad page number becomes a
+// panic that open recovers), then with bbolt's own consistency check (page
+// references, free list, key order), which is only safe once the walk has
+// shown that every page it will visit exists.
+func checkTx(tx *bbolt.Tx) error {
+	var walk func(b *bbolt.Bucket) error
+	walk = func(b *bbolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				if c := b.Bucket(k); c != nil {
+					return walk(c)
+				}
+			}
+			return nil
+		})
+	}
+	err := tx.ForEach(func(_ []byte, b *bbolt.Bucket) error { return walk(b) })
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for err := range tx.Check() {
+		if len(errs) < 5 {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // initTx creates the buckets and the root directory of a new database, or
