@@ -9,23 +9,38 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pario/pario/dist"
+	"go.etcd.io/bbolt"
 )
 
-// damagedDB builds a database big enough to have branch pages, closes it,
-// and returns its path, its bytes and its page size.
-func damagedDB(t *testing.T) (string, []byte, int) {
+// cleanDB builds a database big enough to have branch pages and returns
+// its bytes, its page size and the root page of the inodes bucket (a
+// branch page, live).
+func cleanDB(t *testing.T) ([]byte, int, int) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "meta.db")
 	s, err := Open(p, Options{Servers: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 600; i++ {
-		if _, err := s.Create(fmt.Sprintf("/file-%05d-with-a-longer-name", i), 0o644, dist.Layout{}); err != nil {
-			t.Fatal(err)
+	// One transaction: the test needs many entries, not many fsyncs.
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		for i := 0; i < 2000; i++ {
+			a := Attr{ID: FileID(1000 + i), Kind: KindFile, Mode: 0o644}
+			if err := t.put(&a); err != nil {
+				return err
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	var root int
+	s.db.View(func(tx *bbolt.Tx) error {
+		root = int(tx.Bucket(bucketInodes).RootPage())
+		return nil
+	})
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,52 +49,53 @@ func damagedDB(t *testing.T) (string, []byte, int) {
 		t.Fatal(err)
 	}
 	// The meta page: page header (16 bytes), magic, version, page size.
-	return p, b, int(binary.LittleEndian.Uint32(b[16+8:]))
+	size := int(binary.LittleEndian.Uint32(b[16+8:]))
+	if flags := binary.LittleEndian.Uint16(b[root*size+8:]); flags != 1 {
+		t.Fatalf("inodes root page %d has flags %#x, want a branch page", root, flags)
+	}
+	return b, size, root
 }
 
-// pagesOf lists the pages with the given bbolt page flag (1 branch, 2 leaf).
-func pagesOf(b []byte, size int, flag uint16) []int {
-	var out []int
-	for pg := 2; (pg+1)*size <= len(b); pg++ {
-		if binary.LittleEndian.Uint16(b[pg*size+8:]) == flag {
-			out = append(out, pg)
-		}
-	}
-	return out
+// child returns the page number branch page pg's element i points at.
+func child(b []byte, size, pg, i int) int {
+	return int(binary.LittleEndian.Uint64(b[pg*size+16+16*i+8:]))
 }
 
 // TestOpenDamagedDatabase: a damaged meta.db is an error that names the
 // file and says what to do, never a panic or a fault that kills the
 // metadata server with a bbolt trace.
 func TestOpenDamagedDatabase(t *testing.T) {
+	clean, size, root := cleanDB(t)
 	for _, tc := range []struct {
 		name   string
-		damage func(b []byte, size int)
+		damage func(b []byte)
 	}{
-		{"branch points past the end", func(b []byte, size int) {
-			pg := pagesOf(b, size, 1)[0]
-			binary.LittleEndian.PutUint64(b[pg*size+16+8:], 1<<40)
+		{"branch points past the end", func(b []byte) {
+			binary.LittleEndian.PutUint64(b[root*size+16+8:], 1<<40)
 		}},
-		{"branch page zeroed", func(b []byte, size int) {
-			pg := pagesOf(b, size, 1)[0]
-			clear(b[pg*size : (pg+1)*size])
+		{"branch points far past the end", func(b []byte) {
+			binary.LittleEndian.PutUint64(b[root*size+16+8:], 1<<52)
 		}},
-		{"leaf page garbage", func(b []byte, size int) {
-			pg := pagesOf(b, size, 2)[1]
+		{"branch page zeroed", func(b []byte) {
+			clear(b[root*size : (root+1)*size])
+		}},
+		{"leaf page garbage", func(b []byte) {
+			pg := child(b, size, root, 1)
 			rand.New(rand.NewSource(1)).Read(b[pg*size : (pg+1)*size])
 		}},
-		{"leaf element table garbage", func(b []byte, size int) {
-			pg := pagesOf(b, size, 2)[0]
+		{"leaf element table garbage", func(b []byte) {
+			pg := child(b, size, root, 0)
 			rand.New(rand.NewSource(2)).Read(b[pg*size+16 : pg*size+96])
 		}},
-		{"both meta pages", func(b []byte, size int) {
+		{"both meta pages", func(b []byte) {
 			clear(b[16:64])
 			clear(b[size+16 : size+64])
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, b, size := damagedDB(t)
-			tc.damage(b, size)
+			b := append([]byte(nil), clean...)
+			tc.damage(b)
+			p := filepath.Join(t.TempDir(), "meta.db")
 			if err := os.WriteFile(p, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -101,12 +117,19 @@ func TestOpenDamagedDatabase(t *testing.T) {
 // Open either refuses or gives a store whose every entry can be read
 // without bringing the process down.
 func TestOpenRandomDamage(t *testing.T) {
-	p, clean, size := damagedDB(t)
-	for seed := int64(0); seed < 30; seed++ {
+	clean, size, _ := cleanDB(t)
+	dir := t.TempDir()
+	for seed := int64(0); seed < 60; seed++ {
 		r := rand.New(rand.NewSource(seed))
 		b := append([]byte(nil), clean...)
 		pg := 2 + r.Intn(len(b)/size-2)
 		off, n := r.Intn(size), 1+r.Intn(64)
+		if seed%3 == 0 { // a whole page
+			off, n = 0, size
+		}
+		// A new file each time: bbolt keeps the lock of a file whose
+		// Open panicked.
+		p := filepath.Join(dir, fmt.Sprintf("meta-%d.db", seed))
 		r.Read(b[pg*size+off : pg*size+min(size, off+n)])
 		if err := os.WriteFile(p, b, 0o600); err != nil {
 			t.Fatal(err)

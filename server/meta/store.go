@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -112,24 +113,39 @@ func (s *Store) open(path string) (err error) {
 	return nil
 }
 
-// checkTx reads every page of the database: first by walking every key and
-// value (in this goroutine, so that a fault on a bad page number becomes a
-// panic that open recovers), then with bbolt's own consistency check (page
-// references, free list, key order), which is only safe once the walk has
-// shown that every page it will visit exists.
+// checkTx reads the whole database: every key and value byte, and a
+// search for every key, all in this goroutine, so that a fault on a bad
+// page or element offset becomes a panic that open recovers. Only then
+// does it run bbolt's own consistency check (page references, free list,
+// key order) in bbolt's goroutine, where a fault would be fatal: by then
+// every page and key it visits has been read here.
 func checkTx(tx *bbolt.Tx) error {
-	var walk func(b *bbolt.Bucket) error
-	walk = func(b *bbolt.Bucket) error {
-		return b.ForEach(func(k, v []byte) error {
+	var sum byte
+	var walk func(b *bbolt.Bucket, name string) error
+	walk = func(b *bbolt.Bucket, name string) error {
+		c, seek := b.Cursor(), b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			for _, x := range k {
+				sum ^= x
+			}
+			for _, x := range v {
+				sum ^= x
+			}
+			if got, _ := seek.Seek(k); !bytes.Equal(got, k) {
+				return fmt.Errorf("bucket %s: key %x is stored but a search for it finds %x", name, k, got)
+			}
 			if v == nil {
-				if c := b.Bucket(k); c != nil {
-					return walk(c)
+				if sub := b.Bucket(k); sub != nil {
+					if err := walk(sub, fmt.Sprintf("%s/%x", name, k)); err != nil {
+						return err
+					}
 				}
 			}
-			return nil
-		})
+		}
+		return nil
 	}
-	err := tx.ForEach(func(_ []byte, b *bbolt.Bucket) error { return walk(b) })
+	err := tx.ForEach(func(name []byte, b *bbolt.Bucket) error { return walk(b, string(name)) })
+	runtime.KeepAlive(sum)
 	if err != nil {
 		return err
 	}
