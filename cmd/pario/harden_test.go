@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSecretCommand: `pario secret` writes a secret the servers accept,
@@ -101,4 +104,43 @@ func TestSmallCLIDefects(t *testing.T) {
 			t.Fatalf("ls -l /q: %q", long)
 		}
 	})
+}
+
+// TestUpWithFewerServers: pario up on a store made with 4 I/O servers
+// refuses to start with 2 and says how many it needs.
+func TestUpWithFewerServers(t *testing.T) {
+	dir := t.TempDir()
+	upIn := func(servers string) *exec.Cmd {
+		cmd := exec.Command(parioBin, "up", "--dir", dir, "--servers", servers)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	cmd := upIn("4")
+	cf := filepath.Join(dir, "cluster")
+	for i := 0; i < 200; i++ {
+		if _, err := os.Stat(cf); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	src := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(src, bytes.Repeat([]byte("x"), 1<<20), 0o644)
+	run(t, cf, "cp", "-q", src, "pario:/f")
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+
+	// Before the fix it started and served errors: give up after a while.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, parioBin, "up", "--dir", dir, "--servers", "2").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "I/O servers 2 to 3") || !strings.Contains(string(out), "--servers 4") {
+		t.Fatalf("pario up --servers 2 on a 4-server store: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "cluster up") {
+		t.Fatalf("pario up started:\n%s", out)
+	}
 }

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/pario/pario/dist"
 )
 
 // cleanDB builds a database big enough to have branch pages and returns
@@ -144,6 +147,43 @@ func TestOpenRandomDamage(t *testing.T) {
 		ents, _ := s.Readdir("/")
 		for _, e := range ents {
 			s.Lookup("/" + e.Name)
+		}
+		s.Close()
+	}
+}
+
+// TestOpenFewerServers: a store whose files use 4 I/O servers does not
+// start with 2 or 3; it says which servers are missing.
+func TestOpenFewerServers(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "meta.db")
+	s, err := Open(p, Options{Servers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := s.Create(fmt.Sprintf("/f%d", i), 0o644, dist.Layout{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, tc := range []struct {
+		servers int
+		want    string
+	}{
+		{2, "3 files have datafiles on I/O servers 2 to 3"},
+		{3, "3 files have datafiles on I/O server 3 "},
+		{1, "on I/O servers 1 to 3"},
+	} {
+		_, err := Open(p, Options{Servers: tc.servers})
+		var me *MissingServersError
+		if !errors.As(err, &me) || me.Need != 4 || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "start it with all 4") || !strings.Contains(err.Error(), p) {
+			t.Errorf("%d servers: %v; want a refusal with %q", tc.servers, err, tc.want)
+		}
+	}
+	for _, n := range []int{4, 6} {
+		s, err := Open(p, Options{Servers: n})
+		if err != nil {
+			t.Fatalf("%d servers: %v", n, err)
 		}
 		s.Close()
 	}

@@ -68,7 +68,61 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := s.open(path); err != nil {
 		return nil, err
 	}
+	if err := s.checkServers(path); err != nil {
+		s.db.Close()
+		return nil, err
+	}
 	return s, nil
+}
+
+// MissingServersError is Open's refusal of a cluster smaller than its
+// files: every request for such a file would fail ("layout names I/O
+// server 2 but the cluster has 2"), so the server does not start.
+type MissingServersError struct {
+	Path    string // the database
+	Servers int    // I/O servers configured
+	Need    int    // I/O servers the files use: indexes 0 to Need-1
+	Files   int    // files with a datafile at an index >= Servers
+}
+
+func (e *MissingServersError) Error() string {
+	missing := fmt.Sprintf("I/O server %d", e.Servers)
+	if e.Need-1 > e.Servers {
+		missing = fmt.Sprintf("I/O servers %d to %d", e.Servers, e.Need-1)
+	}
+	return fmt.Sprintf("meta: open %s: %d files have datafiles on %s (counting from 0), but the cluster is given only %d I/O servers; "+
+		"start it with all %d, in their original order (servers can be added at the end, never removed)", e.Path, e.Files, missing, e.Servers, e.Need)
+}
+
+// checkServers refuses a cluster with fewer I/O servers than the files use.
+func (s *Store) checkServers(path string) error {
+	e := &MissingServersError{Path: path, Servers: s.opts.Servers}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketInodes).ForEach(func(k, v []byte) error {
+			a, err := decodeAttr(v)
+			if err != nil {
+				return fmt.Errorf("inode %x: %w", k, err)
+			}
+			beyond := false
+			for _, idx := range a.Servers {
+				if int(idx) >= e.Servers {
+					beyond = true
+					e.Need = max(e.Need, int(idx)+1)
+				}
+			}
+			if beyond {
+				e.Files++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	if e.Files > 0 {
+		return e
+	}
+	return nil
 }
 
 // open opens and checks the database. A damaged file makes bbolt panic, or
