@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
 )
 
 // TestSecretCommand: `pario secret` writes a secret the servers accept,
@@ -142,5 +146,53 @@ func TestUpWithFewerServers(t *testing.T) {
 	}
 	if strings.Contains(string(out), "cluster up") {
 		t.Fatalf("pario up started:\n%s", out)
+	}
+}
+
+// TestMetaDamagedDatabase: pario meta on a meta.db with a bad page exits
+// with an error naming the file, not a bbolt panic trace.
+func TestMetaDamagedDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "meta.db")
+	s, err := meta.Open(db, meta.Options{Servers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if _, err := s.Create(fmt.Sprintf("/a-file-with-a-name-long-enough-to-fill-pages-%04d", i), 0o644, dist.Layout{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	b, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every branch page (flag 1 in the page header) sends its first child
+	// far past the end of the file.
+	size := int(binary.LittleEndian.Uint32(b[16+8:]))
+	n := 0
+	for pg := 2; (pg+1)*size <= len(b); pg++ {
+		if binary.LittleEndian.Uint16(b[pg*size+8:]) == 1 {
+			binary.LittleEndian.PutUint64(b[pg*size+16+8:], 1<<40)
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no branch page to damage")
+	}
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(dir, "secret")
+	run(t, "", "secret", secret)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, parioBin, "meta", "--dir", dir, "--listen", "127.0.0.1:0",
+		"--secret-file", secret, "--data", "data0=127.0.0.1:1").CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), db) || !strings.Contains(string(out), "damaged") ||
+		strings.Contains(string(out), "goroutine") {
+		t.Fatalf("pario meta on a damaged meta.db: %v\n%s", err, out)
 	}
 }
