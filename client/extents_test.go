@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -59,9 +60,33 @@ func TestExtentsCoverExactly(t *testing.T) {
 		max := int64(rapid.IntRange(1, 20000).Draw(t, "max"))
 		var covered int64
 		seen := make([]bool, len(p))
-		for _, x := range extents(d, p, off, max) {
+		xs := extents(d, p, off, max)
+		gather(d, p, off, xs)
+		for _, x := range xs {
 			if x.length > max {
 				t.Fatalf("extent of %d bytes exceeds cap %d", x.length, max)
+			}
+			if x.staged {
+				// A buffer of its own: each of its bytes is the one of p
+				// that the distribution puts at that physical offset.
+				if len(x.bufs) != 1 || int64(len(x.bufs[0])) != x.length || x.pieces <= maxSlices {
+					t.Fatalf("staged extent of %d pieces has %d buffers", x.pieces, len(x.bufs))
+				}
+				for j := int64(0); j < x.length; j++ {
+					i := d.ToLogical(x.datafile, x.physical+j) - off
+					if i < 0 || i >= int64(len(p)) || seen[i] {
+						t.Fatalf("staged byte %d of extent maps to p[%d] (outside or twice)", j, i)
+					}
+					seen[i] = true
+					if x.bufs[0][j] != p[i] {
+						t.Fatalf("staged byte %d = %d, want p[%d] = %d", j, x.bufs[0][j], i, p[i])
+					}
+				}
+				covered += x.length
+				continue
+			}
+			if len(x.bufs) > maxSlices {
+				t.Fatalf("extent lists %d slices, more than %d", len(x.bufs), maxSlices)
 			}
 			var got int64
 			for _, b := range x.bufs {
@@ -87,6 +112,17 @@ func TestExtentsCoverExactly(t *testing.T) {
 		if covered != int64(len(p)) {
 			t.Fatalf("extents cover %d of %d bytes", covered, len(p))
 		}
+		// A read fills p back from the staged buffers.
+		want := append([]byte(nil), p...)
+		for i := range xs {
+			if xs[i].staged {
+				eachPiece(d, p, off, &xs[i], func(inP []byte, _ int64) { clear(inP) })
+			}
+		}
+		scatter(d, p, off, xs)
+		if !bytes.Equal(p, want) {
+			t.Fatal("scatter did not restore the bytes gather staged")
+		}
 	})
 }
 
@@ -101,5 +137,32 @@ func TestZeroFrom(t *testing.T) {
 	zeroFrom([][]byte{a, b}, 0)
 	if !bytes.Equal(a, []byte{0, 0, 0}) || !bytes.Equal(b, []byte{0, 0, 0}) {
 		t.Fatalf("zeroFrom(0) = %v %v", a, b)
+	}
+}
+
+// TestExtentsMemoryBounded: the memory to split a request is bounded by the
+// request's bytes, not by how many strips it crosses. A 1-byte strip over
+// 4 servers once cost 32 bytes of pieces and 24 of slices per byte (an
+// 8 MiB copy chunk took 450 MB).
+func TestExtentsMemoryBounded(t *testing.T) {
+	for _, layout := range []string{"simple_stripe:strip_size=1", "simple_stripe:strip_size=7", "twod_stripe:num_groups=2,strip_size=1,group_strip_factor=1"} {
+		l, err := dist.ParseLayout(layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := l.Build(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, 4<<20)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		xs := extents(d, p, 12345, 4<<20)
+		gather(d, p, 12345, xs)
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(p))+1<<20 {
+			t.Errorf("%s: splitting %d bytes allocated %d bytes; want at most the request plus 1 MiB", layout, len(p), alloc)
+		}
 	}
 }

@@ -206,35 +206,93 @@ type extent struct {
 	datafile int
 	physical int64
 	length   int64
-	bufs     [][]byte // the caller's memory, in order
+	bufs     [][]byte // the caller's memory, in order; or staged
+	pieces   int      // how many pieces of the distribution it holds
+	staged   bool     // bufs is one buffer of its own (see extents)
 }
+
+// maxSlices is how many pieces of the caller's memory one extent lists
+// before it gets a buffer of its own. Tiny strips make a piece per strip
+// (a 1-byte strip, one per byte): listing each would cost far more memory
+// than the data, and a writev of that many slices is slow anyway.
+const maxSlices = 256
 
 // extents maps [off, off+len(p)) onto per-datafile extents, merging pieces
 // that follow each other on a datafile (a transfer covering whole stripes
 // becomes one request per server) and cutting at max bytes.
+//
+// The memory it takes is bounded by the request, not by how finely the
+// layout cuts it: pieces are walked, not collected, and an extent of more
+// than maxSlices pieces is staged, with one buffer of its length instead
+// of a slice per piece. A write fills staged buffers with gather; a read
+// copies them back with scatter.
 func extents(d dist.Distribution, p []byte, off int64, max int64) []extent {
 	var out []extent
 	open := map[int]int{} // datafile -> index in out of its growing extent
-	for _, pc := range dist.Split(d, off, int64(len(p))) {
-		buf := p[pc.Logical-off : pc.Logical-off+pc.Length]
-		if i, ok := open[pc.Datafile]; ok {
+	end := off + int64(len(p))
+	for lo := off; lo < end; {
+		df, phys := d.ToPhysical(lo)
+		n := min(d.ContiguousLength(lo), end-lo)
+		buf := p[lo-off : lo-off+n]
+		lo += n
+		if i, ok := open[df]; ok {
 			x := &out[i]
-			if x.physical+x.length == pc.Physical && x.length+pc.Length <= max {
-				x.length += pc.Length
-				x.bufs = append(x.bufs, buf)
+			if x.physical+x.length == phys && x.length+n <= max {
+				x.length += n
+				x.pieces++
+				switch {
+				case x.pieces <= maxSlices:
+					x.bufs = append(x.bufs, buf)
+				case !x.staged:
+					x.staged, x.bufs = true, nil
+				}
 				continue
 			}
 		}
 		// Pieces longer than max are cut into several extents.
 		for len(buf) > 0 {
-			n := min(int64(len(buf)), max)
-			open[pc.Datafile] = len(out)
-			out = append(out, extent{datafile: pc.Datafile, physical: pc.Physical, length: n, bufs: [][]byte{buf[:n]}})
-			pc.Physical += n
-			buf = buf[n:]
+			m := min(int64(len(buf)), max)
+			open[df] = len(out)
+			out = append(out, extent{datafile: df, physical: phys, length: m, bufs: [][]byte{buf[:m]}, pieces: 1})
+			phys += m
+			buf = buf[m:]
+		}
+	}
+	for i := range out {
+		if out[i].staged {
+			out[i].bufs = [][]byte{make([]byte, out[i].length)}
 		}
 	}
 	return out
+}
+
+// eachPiece calls fn for every piece of extent x: its bytes in p (which
+// starts at logical offset off) and where they sit in the extent.
+func eachPiece(d dist.Distribution, p []byte, off int64, x *extent, fn func(inP []byte, at int64)) {
+	for at := int64(0); at < x.length; {
+		lo := d.ToLogical(x.datafile, x.physical+at)
+		n := min(d.ContiguousLength(lo), x.length-at)
+		fn(p[lo-off:lo-off+n], at)
+		at += n
+	}
+}
+
+// gather fills the staged extents' buffers from p, for a write.
+func gather(d dist.Distribution, p []byte, off int64, xs []extent) {
+	for i := range xs {
+		if x := &xs[i]; x.staged {
+			eachPiece(d, p, off, x, func(inP []byte, at int64) { copy(x.bufs[0][at:], inP) })
+		}
+	}
+}
+
+// scatter copies the staged extents' buffers into p, after a read.
+func scatter(d dist.Distribution, p []byte, off int64, xs []extent) {
+	for i := range xs {
+		if x := &xs[i]; x.staged {
+			eachPiece(d, p, off, x, func(inP []byte, at int64) { copy(inP, x.bufs[0][at:]) })
+		}
+	}
 }
 
 // WriteAt writes p at off. It implements io.WriterAt.
@@ -256,6 +314,7 @@ func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, er
 	}
 	a, d := f.snapshot()
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
+	gather(d, p, off, xs)
 	err := f.each(ctx, a, xs, func(_ int, ep *wire.Endpoint, x *extent) error {
 		_, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: uint64(a.ID), Offset: x.physical}, x.bufs, nil)
 		return err
@@ -336,6 +395,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 			zeroFrom(xs[i].bufs, got[i])
 		}
 	}
+	scatter(d, p, off, xs)
 	if !short {
 		return len(p), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -196,18 +197,115 @@ func (f *File) Secret() ([]byte, error) {
 	return ReadSecret(p)
 }
 
-// ReadSecret reads a secret file: hex text (as pario writes it) or raw bytes.
+// MinSecretBits is the least key material a secret must hold: 128 bits,
+// 16 random bytes, 32 hex digits.
+const MinSecretBits = 128
+
+// secretHowTo says how to make a good secret, for the errors below.
+const secretHowTo = "`pario secret FILE` writes a good one (or: head -c 32 /dev/urandom | xxd -p -c 64 > FILE; chmod 600 FILE)"
+
+// ReadSecret reads a secret file: hex text (as pario writes it) or raw
+// bytes. Like ssh with a private key, it refuses a file that others may
+// read or write, and it refuses a secret weaker than MinSecretBits (see
+// CheckSecret): a guessable secret lets anyone on the network in.
 func ReadSecret(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read secret: %w", err)
 	}
-	t := bytes.TrimSpace(b)
-	if dec, err := hex.DecodeString(string(t)); err == nil && len(dec) >= 16 {
-		return dec, nil
+	defer f.Close()
+	// Stat the open file, not the path: what is checked is what is read.
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read secret: %w", err)
 	}
-	if len(t) < 16 {
-		return nil, fmt.Errorf("secret file %s holds %d bytes; want at least 16", path, len(t))
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("secret file %s is open to others (mode %04o): anyone who can read it can use and change the store; run chmod 600 %s", path, perm, path)
 	}
-	return t, nil
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	if err != nil {
+		return nil, fmt.Errorf("read secret %s: %w", path, err)
+	}
+	key, err := CheckSecret(b)
+	if err != nil {
+		return nil, fmt.Errorf("secret file %s: %w; %s", path, err, secretHowTo)
+	}
+	return key, nil
+}
+
+// CheckSecret returns the key a secret file's text holds and refuses a
+// weak one. Text made only of hex digits is hex (4 bits a digit; pario
+// writes 64 of them); other text counts 6 bits a character when printable
+// (as much as base64 carries), raw bytes 8. Under MinSecretBits is
+// refused, and so is key material that is obviously not random: few
+// distinct symbols, a repeated pattern or a counting sequence ("aaaa...",
+// "abab...", "0123..."). These tests cannot prove a secret random; they
+// catch the secrets people type by hand.
+func CheckSecret(text []byte) ([]byte, error) {
+	t := bytes.TrimSpace(text)
+	key, bits := t, 8*len(t)
+	if isHex(t) {
+		if len(t)%2 != 0 {
+			return nil, fmt.Errorf("%d hex digits, an odd number", len(t))
+		}
+		key, _ = hex.DecodeString(string(t))
+		bits = 4 * len(t)
+	} else if isPrintable(t) {
+		bits = 6 * len(t)
+	}
+	if bits < MinSecretBits {
+		return nil, fmt.Errorf("the secret holds at most %d bits; want at least %d (32 hex digits)", bits, MinSecretBits)
+	}
+	if why := lowEntropy(key); why != "" {
+		return nil, fmt.Errorf("the secret is not random (%s)", why)
+	}
+	return key, nil
+}
+
+func isHex(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+func isPrintable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// lowEntropy says why key cannot be random, or "". A random key of 16 or
+// more bytes fails none of these tests but with negligible probability
+// (fewer than 8 distinct bytes among 16 random ones: about 1e-12).
+func lowEntropy(k []byte) string {
+	var seen [256]bool
+	distinct := 0
+	for _, c := range k {
+		if !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	if distinct < 8 {
+		return fmt.Sprintf("only %d distinct byte values", distinct)
+	}
+	for p := 1; p <= len(k)/2; p++ {
+		if bytes.Equal(k[p:], k[:len(k)-p]) {
+			return fmt.Sprintf("it repeats every %d bytes", p)
+		}
+	}
+	counting := true
+	for i := 2; i < len(k) && counting; i++ {
+		counting = k[i]-k[i-1] == k[1]-k[0]
+	}
+	if counting {
+		return "its bytes count up or down in equal steps"
+	}
+	return ""
 }

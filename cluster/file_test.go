@@ -2,12 +2,16 @@ package cluster
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -157,7 +161,7 @@ func TestReadWriteFile(t *testing.T) {
 		t.Fatalf("%+v != %+v", f, g)
 	}
 	// Secret resolves against the file's directory.
-	secret := bytes.Repeat([]byte{0xab}, 32)
+	secret := NewSecret()
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(hex.EncodeToString(secret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +197,12 @@ func TestReadSecret(t *testing.T) {
 		return p
 	}
 	raw := []byte("a raw secret of more than sixteen bytes")
-	bin := bytes.Repeat([]byte{0, 0xff, 0x80, 7}, 8)
-	key := bytes.Repeat([]byte{0x5a}, 32)
+	key := make([]byte, 32)
+	rand.Read(key)
+	bin := make([]byte, 16)
+	rand.Read(bin)
+	bin[0], bin[15] = 0xff, 0x80 // not all hex digits, not all printable, not space
+	b64 := []byte(base64.RawStdEncoding.EncodeToString(key[:16]))
 	for _, tc := range []struct {
 		name string
 		file []byte
@@ -203,12 +211,9 @@ func TestReadSecret(t *testing.T) {
 		{"hex", []byte(hex.EncodeToString(key) + "\n"), key},
 		{"hex upper, spaced", []byte("  " + strings.ToUpper(hex.EncodeToString(key)) + " \r\n"), key},
 		{"hex of 16 bytes", []byte(hex.EncodeToString(key[:16])), key[:16]},
-		// 15 bytes of hex is too short a key, but 30 characters of text
-		// are a fine raw secret.
-		{"short hex is raw", []byte(hex.EncodeToString(key[:15])), []byte(hex.EncodeToString(key[:15]))},
 		{"raw", append(append([]byte(nil), raw...), '\n'), raw},
-		{"binary", bin, bin},
-		{"raw of 16 bytes", []byte("0123456789abcdeX"), []byte("0123456789abcdeX")},
+		{"binary of 16 bytes", bin, bin},
+		{"base64 of 16 bytes", b64, b64},
 	} {
 		got, err := ReadSecret(write(tc.name, tc.file))
 		if err != nil {
@@ -218,19 +223,34 @@ func TestReadSecret(t *testing.T) {
 			t.Fatalf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	// Weak secrets are refused with an error that names the file, says
+	// what is wrong and how to make a good one.
 	for _, tc := range []struct {
 		name string
 		file []byte
+		want string
 	}{
-		{"empty", nil},
-		{"blank", []byte(" \n\t\n")},
-		{"short", []byte("fifteen bytes!!")},
-		{"short after trimming", []byte("   short secret   \n")},
+		{"empty", nil, "at most 0 bits"},
+		{"blank", []byte(" \n\t\n"), "at most 0 bits"},
+		{"short", []byte("fifteen bytes!!"), "at most 90 bits"},
+		{"short after trimming", []byte("   short secret   \n"), "at most 72 bits"},
+		{"16 a's", []byte("aaaaaaaaaaaaaaaa"), "at most 64 bits"},
+		{"16 printable", []byte("0123456789abcdeX"), "at most 96 bits"},
+		{"hex of 15 bytes", []byte(hex.EncodeToString(key[:15])), "at most 120 bits"},
+		{"odd hex", []byte(hex.EncodeToString(key) + "a"), "odd number"},
+		{"32 a's", []byte(strings.Repeat("a", 32)), "distinct"},
+		{"64 zeros", []byte(strings.Repeat("0", 64)), "distinct"},
+		{"long run of x", []byte(strings.Repeat("x", 100)), "distinct"},
+		{"few symbols", []byte(strings.Repeat("abcdefg", 5)), "distinct"},
+		{"repeated key", []byte(strings.Repeat(hex.EncodeToString(key[:8]), 2)), "repeats every 8 bytes"},
+		{"repeated text", []byte(strings.Repeat("Passw0rd!", 4)), "repeats every 9 bytes"},
+		{"counting hex", []byte("000102030405060708090a0b0c0d0e0f"), "count"},
+		{"counting text", []byte("abcdefghijklmnopqrstuvwxyz"), "count"},
 	} {
 		p := write(tc.name, tc.file)
 		_, err := ReadSecret(p)
-		if err == nil || !strings.Contains(err.Error(), "want at least 16") || !strings.Contains(err.Error(), p) {
-			t.Fatalf("%s: %v", tc.name, err)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "pario secret") {
+			t.Errorf("%s: %v; want an error naming %s with %q", tc.name, err, p, tc.want)
 		}
 	}
 	if _, err := ReadSecret(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
@@ -238,8 +258,53 @@ func TestReadSecret(t *testing.T) {
 	}
 }
 
-func TestEnsureSecret(t *testing.T) {
+// TestReadSecretPermissions: as ssh with a private key, a secret file that
+// its group or the world may read (or write) is refused, whatever it holds.
+func TestReadSecretPermissions(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(p, []byte(hex.EncodeToString(NewSecret())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o400, 0o600, 0o700} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadSecret(p); err != nil {
+			t.Errorf("mode %04o: %v", mode, err)
+		}
+	}
+	for _, mode := range []os.FileMode{0o666, 0o644, 0o640, 0o604, 0o620, 0o602, 0o610} {
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadSecret(p)
+		if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "chmod 600") || !strings.Contains(err.Error(), fmt.Sprintf("%04o", mode)) {
+			t.Errorf("mode %04o: %v; want a refusal naming the file and chmod 600", mode, err)
+		}
+	}
+	// Through a cluster file too: the servers and clients all read it so.
+	cf := &File{SecretFile: "secret", Meta: "h:1", Data: []ServerEntry{{"d", "h:2"}}, Dir: filepath.Dir(p)}
+	if _, err := cf.Secret(); err == nil {
+		t.Fatal("a world-readable secret was accepted through the cluster file")
+	}
+}
+
+func TestCheckSecretRandom(t *testing.T) {
+	// Every secret pario makes passes, whatever its bytes.
+	for i := 0; i < 10000; i++ {
+		s := NewSecret()
+		if _, err := CheckSecret([]byte(hex.EncodeToString(s))); err != nil {
+			t.Fatalf("%x: %v", s, err)
+		}
+		if _, err := CheckSecret([]byte(hex.EncodeToString(s[:16]))); err != nil {
+			t.Fatalf("%x: %v", s[:16], err)
+		}
+	}
+}
+
+func TestEnsureSecret(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "secret")
 	s1, err := EnsureSecret(p)
 	if err != nil || len(s1) != 32 {
 		t.Fatalf("%x, %v", s1, err)
@@ -252,11 +317,32 @@ func TestEnsureSecret(t *testing.T) {
 	if err != nil || !bytes.Equal(s1, s2) {
 		t.Fatalf("second EnsureSecret: %x, %v", s2, err)
 	}
+	if _, err := WriteSecret(p); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("WriteSecret over an existing secret: %v", err)
+	}
 	if err := os.WriteFile(p, []byte("short"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := EnsureSecret(p); err == nil {
 		t.Fatal("a bad secret file was replaced or accepted")
+	}
+	// A secret that is fine but open to others is refused, not replaced.
+	if err := os.WriteFile(p, []byte(hex.EncodeToString(s1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureSecret(p); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("a world-readable secret: %v", err)
+	}
+	// A restrictive umask or not, a new secret is 0600.
+	old := syscall.Umask(0)
+	q := filepath.Join(dir, "secret2")
+	_, err = WriteSecret(q)
+	syscall.Umask(old)
+	if st, serr := os.Stat(q); err != nil || serr != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("WriteSecret with umask 0: %v %v %v", err, serr, st)
 	}
 }
 

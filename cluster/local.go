@@ -11,6 +11,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
 )
 
 // Config describes an embedded cluster.
@@ -119,6 +120,9 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	})
 	if err != nil {
 		ln.Close()
+		if me := (*meta.MissingServersError)(nil); errors.As(err, &me) {
+			err = fmt.Errorf("%w (this directory's store was made with %d: pario up --servers %d)", err, me.Need, me.Need)
+		}
 		return nil, err
 	}
 	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries}

@@ -208,17 +208,38 @@ func NewSecret() []byte {
 	return b
 }
 
-// EnsureSecret reads the secret file at path, creating it (mode 0600, hex)
-// with a fresh random secret if it does not exist.
+// EnsureSecret reads the secret file at path, creating it with a fresh
+// random secret (WriteSecret) if it does not exist. An existing file that
+// ReadSecret refuses is an error, never replaced: other hosts may hold the
+// same secret.
 func EnsureSecret(path string) ([]byte, error) {
 	if s, err := ReadSecret(path); err == nil {
 		return s, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	return WriteSecret(path)
+}
+
+// WriteSecret creates a secret file at path: a fresh random 32-byte secret
+// in hex, mode 0600 from the start (never readable by others, not even
+// for a moment). It fails if path exists.
+func WriteSecret(path string) ([]byte, error) {
 	s := NewSecret()
-	if err := os.WriteFile(path, []byte(hex.EncodeToString(s)+"\n"), 0o600); err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
 		return nil, fmt.Errorf("write secret: %w", err)
+	}
+	_, err = f.Write([]byte(hex.EncodeToString(s) + "\n"))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("write secret %s: %w", path, err)
 	}
 	return s, nil
 }

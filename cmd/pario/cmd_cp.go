@@ -173,8 +173,15 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 	var out endpoint
 	if isStorePath(dst) {
 		p := storePath(dst)
-		if a, err := c.Lookup(ctx, p); err == nil && a.Kind == meta.KindDir {
+		a, err := c.Lookup(ctx, p)
+		if err == nil && a.Kind == meta.KindDir {
 			p = path.Join(p, filepath.Base(storePath(src)))
+			a, err = c.Lookup(ctx, p)
+		}
+		// Creating the destination truncates it: copying a file onto
+		// itself, under any spelling of its path, would empty it.
+		if sf, ok := in.(*client.File); ok && err == nil && a.ID == sf.Attr().ID {
+			return 0, fmt.Errorf("cp: %s and %s are the same file", src, dst)
 		}
 		f, err := c.Create(ctx, p, opts)
 		if err != nil {

@@ -63,12 +63,12 @@ size (computed from the datafiles), modification time and layout.
 							return err
 						}
 						if len(args) > 1 {
-							fmt.Fprintf(w, "%s:\n", p)
+							fmt.Fprintf(w, "%s:\n", quoteName(p))
 						}
 					}
 					for _, e := range ents {
 						if !long {
-							fmt.Fprintln(w, e.Name)
+							fmt.Fprintln(w, quoteName(e.Name))
 							continue
 						}
 						size := int64(0)
@@ -84,7 +84,7 @@ size (computed from the datafiles), modification time and layout.
 							}
 						}
 						fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), size,
-							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), e.Name, layoutOf(e.Attr))
+							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), quoteName(e.Name), layoutOf(e.Attr))
 					}
 				}
 				return nil
@@ -188,15 +188,16 @@ func newRmCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rm [-r] PATH...",
 		Short: "Remove files (and their datafiles) or directories from the store",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Remove each PATH. As rm does, a path that cannot be removed is reported and
+the others are still removed; the exit status is then 1.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				var errs []error
 				for _, arg := range args {
-					if err := removePath(ctx, c, storePath(arg), recursive); err != nil {
-						return err
-					}
+					removePath(ctx, c, storePath(arg), recursive, func(err error) { errs = append(errs, err) })
 				}
-				return nil
+				return errors.Join(errs...)
 			})
 		},
 	}
@@ -204,21 +205,32 @@ func newRmCommand() *cobra.Command {
 	return cmd
 }
 
-func removePath(ctx context.Context, c *client.Client, p string, recursive bool) error {
+// removePath removes p (and with recursive, everything under it), passing
+// each failure to report and going on with the rest, as rm -r does; a
+// directory is left when something in it was. It reports whether p is gone.
+func removePath(ctx context.Context, c *client.Client, p string, recursive bool, report func(error)) bool {
 	err := c.Remove(ctx, p)
-	if !recursive || !errors.Is(err, errNotEmpty) {
-		return err
-	}
-	ents, err := c.Readdir(ctx, p)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if err := removePath(ctx, c, joinStore(p, e.Name), true); err != nil {
-			return err
+	if recursive && errors.Is(err, errNotEmpty) {
+		err = nil
+		ents, rerr := c.Readdir(ctx, p)
+		if rerr != nil {
+			report(rerr)
+			return false
 		}
+		all := true
+		for _, e := range ents {
+			all = removePath(ctx, c, joinStore(p, e.Name), true, report) && all
+		}
+		if !all {
+			return false
+		}
+		err = c.Remove(ctx, p)
 	}
-	return c.Remove(ctx, p)
+	if err != nil {
+		report(err)
+		return false
+	}
+	return true
 }
 
 func newMvCommand() *cobra.Command {

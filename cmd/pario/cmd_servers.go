@@ -339,3 +339,24 @@ func serverSecret(secretFile string) ([]byte, *cluster.File, error) {
 	secret, err := cf.Secret()
 	return secret, cf, err
 }
+
+func newSecretCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "secret FILE",
+		Short: "Write a new random shared secret for a cluster file",
+		Long: `Write a fresh random 256-bit secret (hex) to FILE, readable by its owner only
+(mode 0600). It refuses to overwrite an existing file. Copy FILE to every host
+of the cluster, keeping it 0600: servers and clients refuse a secret file
+that others may read, and secrets under 128 bits or visibly not random.
+
+  pario secret /etc/pario/secret`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if _, err := cluster.WriteSecret(args[0]); err != nil {
+				return err
+			}
+			fmt.Printf("wrote a new secret to %s (mode 0600)\n", args[0])
+			return nil
+		},
+	}
+}

@@ -39,8 +39,7 @@ func (h *hungServer) ServeWire(ctx context.Context, _ *wire.Request) (wire.Respo
 func TestCpStopsOnInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	secretFile := filepath.Join(dir, "secret")
-	secret := "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
-	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
+	if _, err := cluster.WriteSecret(secretFile); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

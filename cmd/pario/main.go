@@ -22,7 +22,15 @@ func main() {
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "pario:", err)
+		// Errors joined by a command that goes on after a failure (rm A B)
+		// print one to a line, each as an error of its own.
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			fmt.Fprintln(os.Stderr, "pario:", e)
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			os.Exit(2)
@@ -58,7 +66,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newDemoCommand(),
-		newUpCommand(), newMetaCommand(), newDataCommand(),
+		newUpCommand(), newMetaCommand(), newDataCommand(), newSecretCommand(),
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),

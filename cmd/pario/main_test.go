@@ -200,9 +200,7 @@ func TestDemo(t *testing.T) {
 func TestServersFromFlags(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
-	if err := os.WriteFile(secret, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	run(t, "", "secret", secret)
 	ports := freePorts(t, 3)
 	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
 	start := func(args ...string) {

@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/wire"
 )
 
@@ -39,7 +38,7 @@ func (l *failingListener) Accept() (net.Conn, error) {
 // accept loop ends, instead of staying up without accepting anything.
 func TestServerCommandsExitWhenServingStops(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
-	if err := os.WriteFile(secret, []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n"), 0o600); err != nil {
+	if _, err := cluster.WriteSecret(secret); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -117,11 +116,10 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestDataServerSurvivesDescriptorExhaustion(t *testing.T) {
 	dir := t.TempDir()
 	secretFile := filepath.Join(dir, "secret")
-	secret := []byte("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
-	if err := os.WriteFile(secretFile, append(secret, '\n'), 0o600); err != nil {
+	key, err := cluster.WriteSecret(secretFile)
+	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := hex.DecodeString(string(secret))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -63,21 +65,152 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("meta: open %s: default layout %q for %d servers: %w", path, opts.DefaultLayout.String(), opts.Servers, err)
 		}
 	}
+	s := &Store{opts: opts}
+	if err := s.open(path); err != nil {
+		return nil, err
+	}
+	if err := s.checkServers(path); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// MissingServersError is Open's refusal of a cluster smaller than its
+// files: every request for such a file would fail ("layout names I/O
+// server 2 but the cluster has 2"), so the server does not start.
+type MissingServersError struct {
+	Path    string // the database
+	Servers int    // I/O servers configured
+	Need    int    // I/O servers the files use: indexes 0 to Need-1
+	Files   int    // files with a datafile at an index >= Servers
+}
+
+func (e *MissingServersError) Error() string {
+	missing := fmt.Sprintf("I/O server %d", e.Servers)
+	if e.Need-1 > e.Servers {
+		missing = fmt.Sprintf("I/O servers %d to %d", e.Servers, e.Need-1)
+	}
+	return fmt.Sprintf("meta: open %s: %d files have datafiles on %s (counting from 0), but the cluster is given only %d I/O servers; "+
+		"start it with all %d, in their original order (servers can be added at the end, never removed)", e.Path, e.Files, missing, e.Servers, e.Need)
+}
+
+// checkServers refuses a cluster with fewer I/O servers than the files use.
+func (s *Store) checkServers(path string) error {
+	e := &MissingServersError{Path: path, Servers: s.opts.Servers}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketInodes).ForEach(func(k, v []byte) error {
+			a, err := decodeAttr(v)
+			if err != nil {
+				return fmt.Errorf("inode %x: %w", k, err)
+			}
+			beyond := false
+			for _, idx := range a.Servers {
+				if int(idx) >= e.Servers {
+					beyond = true
+					e.Need = max(e.Need, int(idx)+1)
+				}
+			}
+			if beyond {
+				e.Files++
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	if e.Files > 0 {
+		return e
+	}
+	return nil
+}
+
+// open opens and checks the database. A damaged file makes bbolt panic, or
+// fault on a page number past the end of its memory map, which would kill
+// the process with a trace that names neither the file nor a way out; here
+// either becomes an error that does both.
+func (s *Store) open(path string) (err error) {
+	damaged := func(why any) error {
+		return fmt.Errorf("meta: open %s: the metadata database is damaged (%v); the metadata server will not use it. "+
+			"Stop, keep this file for analysis, and restore meta.db from a backup (afterwards check the store against it with `pario fsck` where your pario has it)", path, why)
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if s.db != nil {
+				s.db.Close()
+			}
+			err = damaged(r)
+		}
+	}()
 	bo := *bbolt.DefaultOptions
 	bo.Timeout = lockTimeout
 	db, err := bbolt.Open(path, 0o600, &bo)
 	if errors.Is(err, berrors.ErrTimeout) {
-		return nil, fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
+		return fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
+	}
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
+		return damaged(err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+		return fmt.Errorf("meta: open %s: %w", path, err)
 	}
-	s := &Store{db: db, opts: opts}
+	s.db = db
+	if err := db.View(checkTx); err != nil {
+		db.Close()
+		return damaged(err)
+	}
 	if err := db.Update(s.initTx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("meta: open %s: %w", path, err)
+		return fmt.Errorf("meta: open %s: %w", path, err)
 	}
-	return s, nil
+	return nil
+}
+
+// checkTx reads the whole database: every key and value byte, and a
+// search for every key, all in this goroutine, so that a fault on a bad
+// page or element offset becomes a panic that open recovers. Only then
+// does it run bbolt's own consistency check (page references, free list,
+// key order) in bbolt's goroutine, where a fault would be fatal: by then
+// every page and key it visits has been read here.
+func checkTx(tx *bbolt.Tx) error {
+	var sum byte
+	var walk func(b *bbolt.Bucket, name string) error
+	walk = func(b *bbolt.Bucket, name string) error {
+		c, seek := b.Cursor(), b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			for _, x := range k {
+				sum ^= x
+			}
+			for _, x := range v {
+				sum ^= x
+			}
+			if got, _ := seek.Seek(k); !bytes.Equal(got, k) {
+				return fmt.Errorf("bucket %s: key %x is stored but a search for it finds %x", name, k, got)
+			}
+			if v == nil {
+				if sub := b.Bucket(k); sub != nil {
+					if err := walk(sub, fmt.Sprintf("%s/%x", name, k)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	err := tx.ForEach(func(name []byte, b *bbolt.Bucket) error { return walk(b, string(name)) })
+	runtime.KeepAlive(sum)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for err := range tx.Check() {
+		if len(errs) < 5 {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // initTx creates the buckets and the root directory of a new database, or
