@@ -175,7 +175,7 @@ type Report struct {
 	Findings []Finding
 	// What was looked at.
 	Files, Dirs, Entries, Datafiles int
-	DatafileBytes                    int64
+	DatafileBytes                   int64
 	// Young counts datafiles and files not judged because they are
 	// younger than Rules.Grace or were created during the scan.
 	Young int
