@@ -140,6 +140,7 @@ func TestFsckFindsAndRepairsWhatRmLeftBehind(t *testing.T) {
 	}
 
 	out, code = pario(t, p, "fsck", "--grace", "0")
+	t.Logf("pario fsck --grace 0:\n%s", out)
 	line := fmt.Sprintf("orphan datafile: server data%d, ID %d, %d bytes", stopped, a.ID, want)
 	if code != 1 || !strings.Contains(out, line) || !strings.Contains(out, "dangling entry: /ghost") ||
 		!strings.Contains(out, "1 orphan datafiles") || !strings.Contains(out, "dry run") {
