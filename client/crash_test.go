@@ -255,4 +255,3 @@ func first(s []string) string {
 	}
 	return s[0]
 }
-
