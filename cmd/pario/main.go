@@ -21,6 +21,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCommand().ExecuteContext(ctx)
 	stop()
+	var es exitStatus
+	if errors.As(err, &es) {
+		if es.msg != "" {
+			fmt.Fprintln(os.Stderr, "pario:", es.msg)
+		}
+		os.Exit(es.code)
+	}
 	if err != nil {
 		// Errors joined by a command that goes on after a failure (rm A B)
 		// print one to a line, each as an error of its own.
@@ -70,7 +77,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
-		newMedicCommand(),
+		newMedicCommand(), newFsckCommand(),
 	)
 	return root
 }

@@ -28,6 +28,11 @@
 // million datafiles make ~4k entries per shard) and lets a datafile's
 // creation be made durable by fsyncing only its shard directory.
 //
+// # Listing
+//
+// [Store.List] (op list) pages through every datafile (id, size, mtime) in
+// shard order, one shard directory read at a time, for `pario fsck`.
+//
 // # Confinement
 //
 // Every file access goes through a [vfs.FS]: by default [vfs.OS], an

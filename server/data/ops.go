@@ -19,12 +19,13 @@ var (
 	OpSync     = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
 	OpRemove   = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
 	OpStatfs   = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
+	OpList     = wire.NewOp[ListRequest, ListResponse](9, "list", true)
 )
 
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
-	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo,
+	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpList.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -178,5 +179,56 @@ func (r StatfsResponse) Encode(e *wire.Enc) {
 func (r *StatfsResponse) Decode(d *wire.Dec) error {
 	r.Total, r.Free, r.Avail = d.U64("total"), d.U64("free"), d.U64("avail")
 	r.Used, r.Datafiles = d.U64("used"), d.U64("datafiles")
+	return d.Done()
+}
+
+// ListRequest asks for up to Max datafiles (the server caps it at
+// MaxListPage) from position From on; positions are ListPos of an id, and
+// a listing starts at 0 and goes on from the response's Next.
+type ListRequest struct {
+	From uint64
+	Max  uint32
+}
+
+func (r ListRequest) Encode(e *wire.Enc) {
+	e.U64(r.From)
+	e.U32(r.Max)
+}
+
+func (r *ListRequest) Decode(d *wire.Dec) error {
+	r.From, r.Max = d.U64("from"), d.U32("max")
+	return d.Done()
+}
+
+// ListResponse is one page of datafiles; Done says it is the last, else
+// the listing goes on from Next. Now is the server's clock when it
+// answered, so that a caller can judge a datafile's age by the clock that
+// stamped its Mtime.
+type ListResponse struct {
+	Datafiles []DatafileInfo
+	Next      uint64
+	Done      bool
+	Now       int64
+}
+
+func (r ListResponse) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.Datafiles)))
+	for _, df := range r.Datafiles {
+		e.U64(df.ID)
+		e.I64(df.Size)
+		e.I64(df.Mtime)
+	}
+	e.U64(r.Next)
+	e.Bool(r.Done)
+	e.I64(r.Now)
+}
+
+func (r *ListResponse) Decode(d *wire.Dec) error {
+	n := d.Int("datafile count", MaxListPage)
+	r.Datafiles = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Datafiles = append(r.Datafiles, DatafileInfo{ID: d.U64("datafile id"), Size: d.Offset("datafile size"), Mtime: d.I64("datafile mtime")})
+	}
+	r.Next, r.Done, r.Now = d.U64("next"), d.Bool("done"), d.I64("now")
 	return d.Done()
 }

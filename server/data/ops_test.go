@@ -62,6 +62,30 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6}},
 			func(e *wire.Enc) { e.U64(1 << 40); e.U64(1 << 39); e.U64(1 << 38); e.U64(12345); e.U64(6) })},
 	},
+	{
+		Op: OpList.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ListRequest{}, func(e *wire.Enc) { e.U64(0); e.U32(0) }),
+			optest.V(&ListRequest{From: ListPos(0x1ab), Max: 4096}, func(e *wire.Enc) { e.U64(0xab00000000000001); e.U32(4096) }),
+		},
+		Responses: []optest.Value{
+			optest.V(&ListResponse{Datafiles: []DatafileInfo{{ID: 0x100, Size: 1 << 20, Mtime: 1700000000123456789}, {ID: 0x1ab, Mtime: -1}},
+				Next: ListPos(0x2ab), Now: 1700000000987654321},
+				func(e *wire.Enc) {
+					e.Uvarint(2)
+					e.U64(0x100)
+					e.I64(1 << 20)
+					e.I64(1700000000123456789)
+					e.U64(0x1ab)
+					e.I64(0)
+					e.I64(-1)
+					e.U64(0xab00000000000002)
+					e.Bool(false)
+					e.I64(1700000000987654321)
+				}),
+			optest.V(&ListResponse{Done: true}, func(e *wire.Enc) { e.Uvarint(0); e.U64(0); e.Bool(true); e.I64(0) }),
+		},
+	},
 }
 
 func TestOpTable(t *testing.T) {
@@ -97,6 +121,7 @@ func FuzzOpSize(f *testing.F)     { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
 func FuzzOpSync(f *testing.F)     { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpRemove(f *testing.F)   { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
 func FuzzOpStatfs(f *testing.F)   { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
+func FuzzOpList(f *testing.F)     { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and executes nothing; an unknown op is
@@ -118,6 +143,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpSync.OpInfo, func(*wire.Enc) {}, `"id"`},
 		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
 		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
+		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"github.com/pario/pario/wire"
 )
@@ -67,6 +68,12 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		return wire.Serve(OpStatfs, req, func(StatfsRequest) (StatfsResponse, error) {
 			st, err := h.Store.Statfs(ctx)
 			return StatfsResponse{st}, err
+		})
+
+	case OpList.Code:
+		return wire.Serve(OpList, req, func(r ListRequest) (ListResponse, error) {
+			ents, next, done, err := h.Store.List(ctx, r.From, int(r.Max))
+			return ListResponse{Datafiles: ents, Next: next, Done: done, Now: time.Now().UnixNano()}, err
 		})
 	}
 	return wire.Response{}, fmt.Errorf("unknown I/O server operation %d: %w", req.Op, syscall.ENOSYS)

@@ -53,6 +53,13 @@
 //
 // The root directory has ID 1 and mode 0755 and is created on first open.
 //
+// # Scanning
+//
+// [Store.Scan] (op scan) pages through every inode and then every directory
+// entry, each page one read transaction resumed from a cookie, with the
+// next_id counter, for `pario fsck`; [Store.UnlinkDangling] (op
+// unlinkdangling) is fsck's repair of an entry that names no inode.
+//
 // # Paths
 //
 // Paths are absolute slash paths. Repeated and trailing slashes are

@@ -25,6 +25,10 @@ var (
 	OpSetAttr   = wire.NewOp[SetAttrRequest, AttrResponse](10, "setattr", true)
 	OpGetByID   = wire.NewOp[GetByIDRequest, AttrResponse](11, "getbyid", true)
 	OpStats     = wire.NewOp[StatsRequest, StatsResponse](12, "stats", true)
+	OpScan      = wire.NewOp[ScanRequest, ScanResponse](13, "scan", true)
+	// OpUnlinkDangling is idempotent in effect (a second try finds the
+	// entry gone), but the answer differs (ENOENT), so it is not retried.
+	OpUnlinkDangling = wire.NewOp[UnlinkDanglingRequest, UnlinkDanglingResponse](14, "unlinkdangling", false)
 )
 
 // Ops is the metadata server's op table.
@@ -32,6 +36,7 @@ var Ops = wire.OpTable{
 	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
+	OpScan.OpInfo, OpUnlinkDangling.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -365,3 +370,95 @@ func (r *StatsResponse) Decode(d *wire.Dec) error {
 	r.Files, r.Dirs = d.I64("files"), d.I64("dirs")
 	return d.Done()
 }
+
+// ScanRequest asks for the next page of a scan of every inode and
+// directory entry (Store.Scan): Cookie is empty to start, else the
+// previous page's; Max bounds the page (the server caps it).
+type ScanRequest struct {
+	Cookie []byte
+	Max    uint32
+}
+
+func (r ScanRequest) Encode(e *wire.Enc) {
+	e.Blob(r.Cookie)
+	e.U32(r.Max)
+}
+
+func (r *ScanRequest) Decode(d *wire.Dec) error {
+	r.Cookie, r.Max = d.Blob("cookie"), d.U32("max")
+	if len(r.Cookie) == 0 {
+		r.Cookie = nil // one form for "start"
+	}
+	return d.Done()
+}
+
+// ScanResponse is one page of a scan.
+type ScanResponse struct{ ScanPage }
+
+func (r ScanResponse) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.Inodes)))
+	for i := range r.Inodes {
+		putAttr(e, &r.Inodes[i])
+	}
+	e.Uvarint(uint64(len(r.Dirents)))
+	for _, de := range r.Dirents {
+		e.U64(uint64(de.Parent))
+		e.String(de.Name)
+		e.U64(uint64(de.Child))
+	}
+	e.Uvarint(uint64(len(r.Bad)))
+	for _, b := range r.Bad {
+		e.String(b)
+	}
+	e.U64(uint64(r.NextID))
+	e.Blob(r.Cookie)
+	e.Bool(r.Done)
+}
+
+func (r *ScanResponse) Decode(d *wire.Dec) error {
+	*r = ScanResponse{}
+	n := d.Int("inode count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Inodes = append(r.Inodes, getAttr(d, "inode"))
+	}
+	n = d.Int("directory entry count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Dirents = append(r.Dirents, Dirent{Parent: FileID(d.U64("parent")), Name: d.String("name"), Child: FileID(d.U64("child"))})
+	}
+	n = d.Int("bad record count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Bad = append(r.Bad, d.String("bad record"))
+	}
+	r.NextID = FileID(d.U64("next id"))
+	if r.Cookie = d.Blob("cookie"); len(r.Cookie) == 0 {
+		r.Cookie = nil
+	}
+	r.Done = d.Bool("done")
+	return d.Done()
+}
+
+// UnlinkDanglingRequest asks to remove the entry Name of directory
+// Parent if it still names Child and Child has no inode
+// (Store.UnlinkDangling).
+type UnlinkDanglingRequest struct {
+	Parent FileID
+	Name   string
+	Child  FileID
+}
+
+func (r UnlinkDanglingRequest) Encode(e *wire.Enc) {
+	e.U64(uint64(r.Parent))
+	e.String(r.Name)
+	e.U64(uint64(r.Child))
+}
+
+func (r *UnlinkDanglingRequest) Decode(d *wire.Dec) error {
+	r.Parent, r.Name, r.Child = FileID(d.U64("parent")), d.String("name"), FileID(d.U64("child"))
+	return d.Done()
+}
+
+// UnlinkDanglingResponse is empty.
+type UnlinkDanglingResponse struct{}
+
+func (UnlinkDanglingResponse) Encode(*wire.Enc)          {}
+func (*UnlinkDanglingResponse) Decode(d *wire.Dec) error { return d.Done() }

@@ -158,6 +158,51 @@ var opSamples = []optest.Sample{
 		Requests:  []optest.Value{optest.V(&StatsRequest{}, empty)},
 		Responses: []optest.Value{optest.V(&StatsResponse{Files: 10, Dirs: 3}, func(e *wire.Enc) { e.I64(10); e.I64(3) })},
 	},
+	{
+		Op: OpScan.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ScanRequest{Max: 100}, func(e *wire.Enc) { e.Blob(nil); e.U32(100) }),
+			optest.V(&ScanRequest{Cookie: []byte{1, 0, 0, 0, 0, 0, 0, 0, 1, 'f'}}, func(e *wire.Enc) { e.Blob([]byte{1, 0, 0, 0, 0, 0, 0, 0, 1, 'f'}); e.U32(0) }),
+		},
+		Responses: []optest.Value{
+			optest.V(&ScanResponse{ScanPage{
+				Inodes:  []Attr{sampleDir, sampleFile},
+				Dirents: []Dirent{{Parent: RootID, Name: "f", Child: 42}},
+				Bad:     []string{"inode 7: meta: corrupt attribute record"},
+				NextID:  43, Cookie: []byte{0, 0, 0, 0, 0, 0, 0, 0, 42},
+			}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				rawAttr(sampleDir)(e)
+				rawAttr(sampleFile)(e)
+				e.Uvarint(1)
+				e.U64(1)
+				e.String("f")
+				e.U64(42)
+				e.Uvarint(1)
+				e.String("inode 7: meta: corrupt attribute record")
+				e.U64(43)
+				e.Blob([]byte{0, 0, 0, 0, 0, 0, 0, 0, 42})
+				e.Bool(false)
+			}),
+			optest.V(&ScanResponse{ScanPage{NextID: 2, Done: true}}, func(e *wire.Enc) {
+				e.Uvarint(0)
+				e.Uvarint(0)
+				e.Uvarint(0)
+				e.U64(2)
+				e.Blob(nil)
+				e.Bool(true)
+			}),
+		},
+	},
+	{
+		Op: OpUnlinkDangling.OpInfo,
+		Requests: []optest.Value{optest.V(&UnlinkDanglingRequest{Parent: 5, Name: "gone", Child: 77}, func(e *wire.Enc) {
+			e.U64(5)
+			e.String("gone")
+			e.U64(77)
+		})},
+		Responses: []optest.Value{optest.V(&UnlinkDanglingResponse{}, empty)},
+	},
 }
 
 func TestOpTable(t *testing.T) {
@@ -198,6 +243,10 @@ func FuzzOpUnstuff(f *testing.F)   { optest.Fuzz(f, sample(f, OpUnstuff.OpInfo))
 func FuzzOpSetattr(f *testing.F)   { optest.Fuzz(f, sample(f, OpSetAttr.OpInfo)) }
 func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo)) }
 func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
+func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
+func FuzzOpUnlinkdangling(f *testing.F) {
+	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
+}
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and changes nothing; an unknown op is ENOSYS.
@@ -224,6 +273,8 @@ func TestHandlerBadRequests(t *testing.T) {
 		}, `field "size": negative`},
 		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); e.U8(0) }, "trailing"},
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
+		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
+		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

@@ -74,6 +74,15 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			files, dirs, err := h.Store.Stats(ctx)
 			return StatsResponse{Files: files, Dirs: dirs}, err
 		})
+	case OpScan.Code:
+		return wire.Serve(OpScan, req, func(r ScanRequest) (ScanResponse, error) {
+			p, err := h.Store.Scan(ctx, r.Cookie, int(r.Max))
+			return ScanResponse{p}, err
+		})
+	case OpUnlinkDangling.Code:
+		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {
+			return UnlinkDanglingResponse{}, h.Store.UnlinkDangling(ctx, r.Parent, r.Name, r.Child)
+		})
 	}
 	return wire.Response{}, fmt.Errorf("unknown metadata operation %d: %w", req.Op, syscall.ENOSYS)
 }

@@ -1,0 +1,239 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pario/pario/fsck"
+	"github.com/pario/pario/server/data"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
+)
+
+// FsckOptions tune Fsck.
+type FsckOptions struct {
+	Rules fsck.Rules
+	// Repair removes orphan datafiles and dangling directory entries,
+	// each re-checked against the live store just before.
+	Repair bool
+	// Page bounds the records of one scan or list request (0: the
+	// servers' maximum); tests make it small to cross many pages.
+	Page int
+}
+
+// FsckResult is what Fsck found and did.
+type FsckResult struct {
+	fsck.Report
+	// Repaired are the findings repair fixed; RepairErrors say, per
+	// finding, why one could not be (the others are still tried).
+	Repaired     []fsck.Finding
+	RepairErrors []error
+	// Changed counts findings that went away when re-checked against the
+	// live store (a create, remove or rename between the scan and now).
+	Changed int
+}
+
+// Remaining returns the findings repair did not fix (all of them without
+// Repair).
+func (r FsckResult) Remaining() []fsck.Finding {
+	var out []fsck.Finding
+	for _, f := range r.Findings {
+		if !slices.Contains(r.Repaired, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Fsck checks the store: it scans every inode and directory entry of the
+// metadata server and lists every datafile of every I/O server (in pages,
+// as op scan and op list allow), asks fsck.Check what is wrong, re-checks
+// each finding against the live store (dropping those a concurrent
+// operation explains), and with Repair fixes orphan datafiles and dangling
+// entries. An I/O server that cannot be listed is named in
+// Report.Unlisted, not an error; a metadata server that cannot be scanned
+// is.
+func (c *Client) Fsck(ctx context.Context, opts FsckOptions) (FsckResult, error) {
+	v, err := c.fsckView(ctx, opts.Page)
+	if err != nil {
+		return FsckResult{}, err
+	}
+	res := FsckResult{Report: fsck.Check(v, opts.Rules)}
+	// IDs handed out while the servers were listed.
+	last, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Max: 1}, nil, nil)
+	if err != nil {
+		return FsckResult{}, fmt.Errorf("fsck: %w", err)
+	}
+	kept := res.Findings[:0]
+	for _, f := range res.Findings {
+		still, err := c.fsckStill(ctx, f, uint64(last.NextID))
+		if err != nil {
+			return FsckResult{}, err
+		}
+		if still {
+			kept = append(kept, f)
+		} else {
+			res.Changed++
+		}
+	}
+	res.Findings = kept
+	if opts.Repair {
+		c.fsckRepair(ctx, &res)
+	}
+	return res, nil
+}
+
+// fsckView reads the store: the metadata scan first (its first page fixes
+// NextID, so everything created after it is recognisably new), then every
+// I/O server's datafiles, in parallel.
+func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
+	v := fsck.View{Now: time.Now().UnixNano()}
+	var cookie []byte
+	for first := true; ; first = false {
+		resp, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Cookie: cookie, Max: uint32(page)}, nil, nil)
+		if err != nil {
+			return fsck.View{}, fmt.Errorf("fsck: scan metadata: %w", err)
+		}
+		if first {
+			v.NextID = uint64(resp.NextID)
+		}
+		for _, a := range resp.Inodes {
+			v.Inodes = append(v.Inodes, fsck.Inode{
+				ID: uint64(a.ID), Dir: a.Kind == meta.KindDir, Servers: a.Servers, Stuffed: a.Stuffed, Ctime: a.Ctime,
+			})
+		}
+		for _, d := range resp.Dirents {
+			v.Dirents = append(v.Dirents, fsck.Dirent{Parent: uint64(d.Parent), Name: d.Name, Child: uint64(d.Child)})
+		}
+		v.Bad = append(v.Bad, resp.Bad...)
+		if resp.Done {
+			break
+		}
+		if len(resp.Cookie) == 0 {
+			return fsck.View{}, fmt.Errorf("fsck: scan metadata: %s answered a page without a cookie", c.meta.Name)
+		}
+		cookie = resp.Cookie
+	}
+
+	v.Servers = make([]fsck.Server, len(c.servers))
+	var wg sync.WaitGroup
+	for i, ep := range c.servers {
+		v.Servers[i].Name = c.infos[i].Name
+		wg.Go(func() {
+			s := &v.Servers[i]
+			for from := uint64(0); ; {
+				resp, _, err := wire.Call(ctx, ep, data.OpList, data.ListRequest{From: from, Max: uint32(page)}, nil, nil)
+				if err != nil {
+					*s = fsck.Server{Name: s.Name, Err: err}
+					return
+				}
+				for _, d := range resp.Datafiles {
+					s.Datafiles = append(s.Datafiles, fsck.Datafile{ID: d.ID, Size: d.Size, Mtime: d.Mtime})
+				}
+				s.Now = resp.Now
+				if resp.Done {
+					return
+				}
+				from = resp.Next
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fsck.View{}, fmt.Errorf("fsck: %w", err)
+	}
+	return v, nil
+}
+
+// fsckStill re-checks finding f against the metadata server as it is now;
+// nextID is the ID counter after the listing.
+func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (bool, error) {
+	switch f.Kind {
+	case fsck.OrphanDatafile, fsck.UnknownDatafile, fsck.MissingDatafile, fsck.Unreachable:
+	default:
+		return true, nil // re-checked in the transaction that repairs it, or static
+	}
+	a, err := c.getByID(ctx, f.ID)
+	if errors.Is(err, fs.ErrNotExist) {
+		switch f.Kind {
+		case fsck.UnknownDatafile:
+			// Handed out during the listing: a create in flight, or a
+			// file made and removed since; an orphan to a later fsck.
+			return f.ID >= nextID, nil
+		case fsck.OrphanDatafile:
+			return true, nil
+		}
+		return false, nil // removed since the scan
+	}
+	if err != nil {
+		return false, fmt.Errorf("fsck: re-check %v: %w", f, err)
+	}
+	switch f.Kind {
+	case fsck.OrphanDatafile, fsck.UnknownDatafile:
+		return !places(a, f.Server), nil
+	}
+	return true, nil
+}
+
+func (c *Client) getByID(ctx context.Context, id uint64) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: meta.FileID(id)})
+}
+
+// places says whether file a has a datafile on server s.
+func places(a meta.Attr, s int) bool {
+	return a.Kind == meta.KindFile && slices.Contains(a.Servers, uint32(s))
+}
+
+// fsckRepair removes the orphan datafiles and dangling entries of res.
+// Each orphan's ID is looked up again just before its datafile is removed,
+// so a file that appeared since keeps it; together with Rules.Grace (an
+// orphan is at least that old) this protects a create in flight.
+func (c *Client) fsckRepair(ctx context.Context, res *FsckResult) {
+	kept := res.Findings[:0]
+	defer func() { res.Findings = kept }()
+	for _, f := range res.Findings {
+		kept = append(kept, f)
+		var err error
+		switch f.Kind {
+		case fsck.OrphanDatafile:
+			err = c.removeOrphan(ctx, f)
+		case fsck.DanglingEntry:
+			_, _, err = wire.Call(ctx, c.meta, meta.OpUnlinkDangling,
+				meta.UnlinkDanglingRequest{Parent: meta.FileID(f.Parent), Name: f.Entry, Child: meta.FileID(f.ID)}, nil, nil)
+		default:
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESTALE) {
+			res.Changed++ // the entry went, or now leads somewhere
+			kept = kept[:len(kept)-1]
+			continue
+		}
+		if err != nil {
+			res.RepairErrors = append(res.RepairErrors, fmt.Errorf("repair %v: %w", f, err))
+			continue
+		}
+		res.Repaired = append(res.Repaired, f)
+	}
+}
+
+func (c *Client) removeOrphan(ctx context.Context, f fsck.Finding) error {
+	a, err := c.getByID(ctx, f.ID)
+	switch {
+	case err == nil && places(a, f.Server):
+		return fmt.Errorf("ID %d now belongs to a file on this server, left alone: %w", f.ID, syscall.ESTALE)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	ep, err := c.server(uint32(f.Server))
+	if err != nil {
+		return err
+	}
+	_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: f.ID}, nil, nil)
+	return err
+}

@@ -1,0 +1,185 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/fsck"
+)
+
+// writeFile creates path with layout and n random bytes, synced.
+func writeFile(t *testing.T, c *client.Client, path, layout string, n int64) *client.File {
+	t.Helper()
+	f, err := c.Create(context.Background(), path, client.CreateOptions{Layout: mustLayout(t, layout)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(randomBytes(t, n), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// pario runs the binary against p's cluster and returns its output and
+// exit status.
+func pario(t *testing.T, p *cluster.Processes, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(parioBin, append([]string{"--cluster", p.ClusterFile}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	}
+	t.Fatalf("pario %s: %v", strings.Join(args, " "), err)
+	return "", 0
+}
+
+// rm with one I/O server down leaves that server's datafile behind; fsck
+// finds exactly that orphan (and a directory entry planted to point
+// nowhere), --repair removes both, and the next fsck is clean. The other
+// files are untouched throughout.
+func TestFsckFindsAndRepairsWhatRmLeftBehind(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p, fastRetries)
+	ctx := context.Background()
+
+	const stopped = 1
+	if err := c.Mkdir(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, c, "/keep", "simple_stripe:strip_size=4096", 100000)
+	writeFile(t, c, "/d/keep2", "basic", 5000)
+	victim := writeFile(t, c, "/victim", "simple_stripe:strip_size=4096", 4096*4*3+100)
+	a := victim.Attr()
+	victim.Close()
+	// The victim's datafile on the stopped server holds 3 strips (and 100
+	// bytes more if it holds datafile 0).
+	want := int64(3 * 4096)
+	if a.Servers[0] == stopped {
+		want += 100
+	}
+
+	if out, code := pario(t, p, "fsck", "--grace", "0"); code != 0 || !strings.Contains(out, "clean") {
+		t.Fatalf("fsck of a healthy store: status %d\n%s", code, out)
+	}
+
+	if err := p.Stop(fmt.Sprintf("data%d", stopped)); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Remove(ctx, "/victim")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("data%d", stopped)) {
+		t.Fatalf("rm with data%d down: %v, want an error naming it", stopped, err)
+	}
+	if err := p.StartData(ctx, stopped); err != nil {
+		t.Fatal(err)
+	}
+
+	// Plant an entry that points to the removed ID, as a metadata
+	// database damaged by hand or by a bug would hold.
+	if err := p.Stop("meta"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(filepath.Dir(p.ClusterFile), "meta", "meta.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		k := append(binary.BigEndian.AppendUint64(nil, 1), "ghost"...)
+		return tx.Bucket([]byte("dirents")).Put(k, binary.BigEndian.AppendUint64(nil, uint64(a.ID)))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	wantFindings := []fsck.Finding{
+		{Kind: fsck.OrphanDatafile, Server: stopped, Name: fmt.Sprintf("data%d", stopped), ID: uint64(a.ID), Bytes: want, Path: "/ghost"},
+		{Kind: fsck.DanglingEntry, Server: -1, ID: uint64(a.ID), Parent: 1, Entry: "ghost", Path: "/ghost"},
+	}
+	for _, page := range []int{0, 1, 3} {
+		res, err := c.Fsck(ctx, client.FsckOptions{Page: page})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(res.Findings) != fmt.Sprint(wantFindings) || len(res.Unlisted) != 0 {
+			t.Fatalf("page %d: findings\n%v\nwant\n%v", page, res.Findings, wantFindings)
+		}
+		if res.Files != 2 || res.Dirs != 2 || res.Entries != 4 {
+			t.Errorf("page %d: counted %d files, %d dirs, %d entries; want 2, 2, 4", page, res.Files, res.Dirs, res.Entries)
+		}
+	}
+
+	// The default grace period leaves a datafile this young alone.
+	out, code := pario(t, p, "fsck")
+	if code != 1 || strings.Contains(out, "orphan datafile:") || !strings.Contains(out, "not judged: 1") {
+		t.Errorf("fsck with the default grace: status %d, want 1 (the dangling entry), and the young orphan not judged:\n%s", code, out)
+	}
+
+	out, code = pario(t, p, "fsck", "--grace", "0")
+	t.Logf("pario fsck --grace 0:\n%s", out)
+	line := fmt.Sprintf("orphan datafile: server data%d, ID %d, %d bytes", stopped, a.ID, want)
+	if code != 1 || !strings.Contains(out, line) || !strings.Contains(out, "dangling entry: /ghost") ||
+		!strings.Contains(out, "1 orphan datafiles") || !strings.Contains(out, "dry run") {
+		t.Fatalf("dry run: status %d, want 1 and %q:\n%s", code, line, out)
+	}
+	if _, err := c.Lookup(ctx, "/ghost"); err == nil {
+		// (Lookup of a dangling entry fails; the entry is still there.)
+		t.Error("dangling entry resolves")
+	}
+
+	out, code = pario(t, p, "fsck", "--repair", "--grace", "0")
+	if code != 0 || strings.Count(out, "[repaired]") != 2 || !strings.Contains(out, "repaired 2 of 2") {
+		t.Fatalf("repair: status %d, want 0 and two repairs:\n%s", code, out)
+	}
+	out, code = pario(t, p, "fsck", "--grace", "0", "--check-missing")
+	if code != 0 || !strings.Contains(out, "clean") {
+		t.Fatalf("fsck after repair: status %d, want 0:\n%s", code, out)
+	}
+	for _, path := range []string{"/keep", "/d/keep2"} {
+		if _, err := c.Stat(ctx, path); err != nil {
+			t.Errorf("%s after repair: %v", path, err)
+		}
+	}
+	if ents, err := c.Readdir(ctx, "/"); err != nil || len(ents) != 2 {
+		t.Errorf("/ after repair: %v, %v; want d and keep", ents, err)
+	}
+}
+
+// A server that cannot be listed is named, and fsck says it could not
+// finish (status 2), rather than calling the store clean.
+func TestFsckServerDown(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p, fastRetries)
+	writeFile(t, c, "/f", "simple_stripe", 300000)
+	if err := p.Stop("data2"); err != nil {
+		t.Fatal(err)
+	}
+	out, code := pario(t, p, "fsck", "--grace", "0")
+	if code != 2 || !strings.Contains(out, "not checked: I/O server data2") {
+		t.Fatalf("fsck with data2 down: status %d, want 2 naming data2:\n%s", code, out)
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/fsck"
+	"github.com/pario/pario/units"
+)
+
+// exitStatus ends pario with a chosen status; msg, if any, is printed as
+// an error would be.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e exitStatus) Error() string { return e.msg }
+
+// fsck's exit statuses (like e2fsck's, simplified).
+const (
+	fsckClean    = 0 // nothing wrong, or everything found was repaired
+	fsckProblems = 1 // problems found and left (a dry run, or not repairable)
+	fsckError    = 2 // fsck could not do its work: a server unreachable, a repair failed
+)
+
+func newFsckCommand() *cobra.Command {
+	var (
+		repair  bool
+		missing bool
+		grace   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "fsck [--repair]",
+		Short: "Check the store for orphan datafiles, dangling entries and lost data",
+		Long: `Check the whole store: every inode and directory entry of the metadata server
+against every datafile of every I/O server. It reports
+
+  orphan datafile    a datafile no file points to (left by rm while its server was down)
+  dangling entry     a directory entry whose file or directory does not exist
+  missing datafile   a file's datafile absent from its server (with --check-missing)
+  unknown datafile   a datafile with an ID the metadata server never handed out
+                     (a restored meta.db): kept, since it may be the only copy
+  unreachable        an inode that no path from / leads to
+  bad record         a metadata record that does not decode
+
+and a summary. It is a dry run unless --repair is given, which removes orphan
+datafiles and dangling entries, re-checking each against the live store just
+before. Datafiles changed and files created less than --grace ago are not
+judged, so a create or write in flight is never taken for an orphan.
+
+Exit status: 0 clean (or everything found repaired), 1 problems found and
+left, 2 fsck could not finish (a server unreachable, a repair failed).
+
+  pario fsck
+  pario fsck --repair --cluster /etc/pario/cluster`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if grace < 0 {
+				return usageError{fmt.Errorf("--grace %v is negative", grace)}
+			}
+			c, err := connect(cmd.Context())
+			if err != nil {
+				return exitStatus{fsckError, err.Error()}
+			}
+			defer c.Close()
+			return runFsck(cmd.Context(), c, os.Stdout, client.FsckOptions{
+				Rules:  fsck.Rules{Grace: grace, DatafilesAtCreate: missing},
+				Repair: repair,
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&repair, "repair", false, "remove orphan datafiles and dangling entries (default: report only)")
+	cmd.Flags().BoolVar(&missing, "check-missing", false, "report files whose datafiles are absent (for stores whose creates make every datafile; otherwise an absent datafile is a hole)")
+	cmd.Flags().DurationVar(&grace, "grace", fsck.DefaultGrace, "leave alone datafiles modified and files created less than this long ago")
+	return cmd
+}
+
+// runFsck checks (and repairs) the store, prints the findings and the
+// summary to w, and returns the exit status as an error (nil when clean).
+func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.FsckOptions) error {
+	res, err := c.Fsck(ctx, opts)
+	if err != nil {
+		return exitStatus{fsckError, err.Error()}
+	}
+	r := res.Report
+	repaired := map[fsck.Finding]bool{}
+	for _, f := range res.Repaired {
+		repaired[f] = true
+	}
+	for _, f := range r.Findings {
+		if repaired[f] {
+			fmt.Fprintf(w, "%s  [repaired]\n", f)
+		} else {
+			fmt.Fprintln(w, f)
+		}
+	}
+	for _, e := range res.RepairErrors {
+		fmt.Fprintf(w, "repair failed: %v\n", e)
+	}
+	for _, u := range r.Unlisted {
+		fmt.Fprintf(w, "not checked: I/O server %s\n", u)
+	}
+
+	fmt.Fprintf(w, "\nchecked %d files, %d directories, %d entries, %d datafiles (%s) on %d I/O servers\n",
+		r.Files, r.Dirs, r.Entries, r.Datafiles, units.FormatBytes(r.DatafileBytes), len(c.Servers())-len(r.Unlisted))
+	if r.Young > 0 || res.Changed > 0 {
+		fmt.Fprintf(w, "not judged: %d datafiles or files younger than %v or created during the check, %d findings changed since\n",
+			r.Young, opts.Rules.Grace, res.Changed)
+	}
+	fmt.Fprintf(w, "%d orphan datafiles (%s reclaimable), %d dangling entries, %d missing datafiles, %d unknown datafiles, %d unreachable inodes, %d bad records\n",
+		r.Count(fsck.OrphanDatafile), units.FormatBytes(r.Reclaimable()), r.Count(fsck.DanglingEntry), r.Count(fsck.MissingDatafile),
+		r.Count(fsck.UnknownDatafile), r.Count(fsck.Unreachable), r.Count(fsck.BadRecord))
+
+	left := res.Remaining()
+	switch {
+	case len(r.Findings) == 0:
+		fmt.Fprintln(w, "clean")
+	case opts.Repair:
+		fmt.Fprintf(w, "repaired %d of %d findings\n", len(res.Repaired), len(r.Findings))
+	case len(left) > 0:
+		n := r.Count(fsck.OrphanDatafile) + r.Count(fsck.DanglingEntry)
+		fmt.Fprintf(w, "dry run: nothing changed; `pario fsck --repair` fixes %d of these\n", n)
+	}
+	switch {
+	case len(r.Unlisted) > 0 || len(res.RepairErrors) > 0:
+		return exitStatus{code: fsckError}
+	case len(left) > 0:
+		return exitStatus{code: fsckProblems}
+	}
+	return nil
+}

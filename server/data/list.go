@@ -1,0 +1,100 @@
+package data
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strconv"
+)
+
+// DatafileInfo is one datafile as List reports it.
+type DatafileInfo struct {
+	ID    uint64
+	Size  int64 // apparent size in bytes
+	Mtime int64 // last modification, unix nanoseconds (the server's clock)
+}
+
+// MaxListPage bounds the datafiles one List call returns, whatever the
+// caller asks: 16384 entries of 24 bytes stay well inside a frame's
+// argument section.
+const MaxListPage = 16384
+
+// ListPos is the position of datafile id in List's order: shard (the id's
+// low byte) first, then id. It is id rotated right by 8 bits, so positions
+// and ids map one to one and a caller can resume after any id.
+func ListPos(id uint64) uint64 { return id>>8 | id<<56 }
+
+// List returns up to max datafiles (at most MaxListPage) at positions
+// from (see ListPos) onwards, in position order, and the position to
+// continue from; done says there are no more. It reads one shard
+// directory at a time, so its memory is bounded by the largest shard, not
+// the store. Entries whose names are not datafile names (16 lower-case hex
+// digits of an id whose low byte is the shard's) are skipped, as are
+// datafiles removed while the page was read.
+func (s *Store) List(ctx context.Context, from uint64, max int) (ents []DatafileInfo, next uint64, done bool, err error) {
+	if err := s.begin(ctx); err != nil {
+		return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
+	}
+	defer s.ops.Done()
+	if max <= 0 || max > MaxListPage {
+		max = MaxListPage
+	}
+	for i := int(from >> 56); i < 256; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
+		}
+		sh, err := s.shard(uint64(i))
+		if err != nil {
+			return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
+		}
+		des, err := sh.ReadDir(".")
+		if err != nil {
+			return nil, 0, false, fmt.Errorf("data: list datafiles: %s/%s: %w", dfName, shardName(byte(i)), err)
+		}
+		type leaf struct {
+			id uint64
+			de fs.DirEntry
+		}
+		var leaves []leaf
+		for _, de := range des {
+			id, ok := parseLeaf(de.Name())
+			if ok && byte(id) == byte(i) && de.Type().IsRegular() && ListPos(id) >= from {
+				leaves = append(leaves, leaf{id, de})
+			}
+		}
+		slices.SortFunc(leaves, func(a, b leaf) int { return cmp.Compare(a.id, b.id) })
+		for _, l := range leaves {
+			id := l.id
+			if len(ents) == max {
+				return ents, ListPos(id), false, nil
+			}
+			fi, err := l.de.Info() // lstat relative to the shard
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, 0, false, fmt.Errorf("data: list datafiles: %w", dfErr(id, "stat", err))
+			}
+			ents = append(ents, DatafileInfo{ID: id, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()})
+		}
+	}
+	return ents, 0, true, nil
+}
+
+// parseLeaf reads a datafile's name (16 lower-case hex digits) back into
+// its id.
+func parseLeaf(name string) (uint64, bool) {
+	if len(name) != 16 {
+		return 0, false
+	}
+	for _, c := range []byte(name) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return 0, false
+		}
+	}
+	id, err := strconv.ParseUint(name, 16, 64)
+	return id, err == nil
+}
