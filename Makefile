@@ -4,7 +4,7 @@
 GO        ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages with concurrency run under the race detector.
-RACE_PKGS = ./wire/... ./client/... ./cluster/... ./server/... ./rank/... ./pattern/... ./bench/... ./tune/... ./fusefs/... ./medic/...
+RACE_PKGS = ./wire/... ./vfs/... ./client/... ./cluster/... ./server/... ./rank/... ./pattern/... ./bench/... ./tune/... ./fusefs/... ./medic/...
 
 .PHONY: all build test deps lint unit race fuzz bench-store clean
 
