@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -57,16 +58,25 @@ size (computed from the datafiles), modification time and layout.
 					if err != nil {
 						return err
 					}
-					ents := []meta.DirEntry{{Name: p, Attr: fi.Attr}}
+					// A directory streams a page at a time, in byte order of
+					// names (which is GNU ls's order in the C locale).
+					ents := func(yield func(meta.DirEntry, error) bool) { yield(meta.DirEntry{Name: p, Attr: fi.Attr}, nil) }
 					if fi.Kind == meta.KindDir {
-						if ents, err = c.Readdir(ctx, p); err != nil {
-							return err
-						}
+						ents = c.Dir(ctx, p)
 						if len(args) > 1 {
 							fmt.Fprintf(w, "%s:\n", p)
 						}
 					}
-					for _, e := range ents {
+					n := 0
+					for e, err := range ents {
+						if err != nil {
+							return err
+						}
+						// Columns are aligned within a page: the tabwriter
+						// would otherwise hold the whole listing.
+						if n++; n%meta.MaxPageEntries == 0 {
+							w.Flush()
+						}
 						if !long {
 							fmt.Fprintln(w, e.Name)
 							continue
@@ -209,16 +219,74 @@ func removePath(ctx context.Context, c *client.Client, p string, recursive bool)
 	if !recursive || !errors.Is(err, errNotEmpty) {
 		return err
 	}
-	ents, err := c.Readdir(ctx, p)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if err := removePath(ctx, c, joinStore(p, e.Name), true); err != nil {
+	// Page by page, each page's entries removed in parallel before the
+	// next page is asked for from the cookie of the last: the names
+	// removed sort before it, so nothing is skipped or listed twice, and
+	// memory holds one page per level of the tree.
+	cookie := ""
+	for {
+		page, next, err := c.ReaddirPage(ctx, p, cookie, 0)
+		if err != nil {
 			return err
 		}
+		if err := removeEach(ctx, c, p, page); err != nil {
+			return err
+		}
+		if next == "" {
+			break
+		}
+		cookie = next
 	}
 	return c.Remove(ctx, p)
+}
+
+// rmParallel is how many files of a directory rm -r removes at once.
+const rmParallel = 8
+
+// removeEach removes the entries of one page of directory dir and returns
+// the first error. Files go rmParallel at a time; directories one after
+// the other, so that one page per level of the tree is held, not one per
+// directory being removed.
+func removeEach(ctx context.Context, c *client.Client, dir string, page []meta.DirEntry) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		sem   = make(chan struct{}, rmParallel)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return first != nil
+	}
+	for _, e := range page {
+		if failed() {
+			break
+		}
+		p := joinStore(dir, e.Name)
+		if e.Attr.Kind == meta.KindDir {
+			if err := removePath(ctx, c, p, true); err != nil {
+				fail(err)
+			}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := removePath(ctx, c, p, true); err != nil {
+				fail(err)
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 func newMvCommand() *cobra.Command {
