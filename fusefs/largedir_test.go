@@ -1,0 +1,208 @@
+package fusefs_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/internal/testbin"
+	"github.com/pario/pario/internal/testenv"
+	"github.com/pario/pario/server/meta"
+)
+
+// largeDirEntries is the size of the directory TestLargeDirectory lists:
+// far more than one frame of names (20,000 7-character names used to fail
+// with "frame too large").
+func largeDirEntries() int {
+	if testenv.RaceEnabled || testing.Short() {
+		return 25_000
+	}
+	return 200_000
+}
+
+// spawnFast is spawn with the servers' directory on tmpfs when there is
+// one: a create is one fsynced metadata transaction, and fsync on tmpfs
+// costs nothing, which is all this test needs from it.
+func spawnFast(t *testing.T) *cluster.Processes {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "pario-largedir-")
+	if err != nil {
+		dir = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	var logs testbin.LockedBuffer
+	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
+		Binary: parioBin, Dir: dir, DataServers: 4, Output: &logs,
+	})
+	if err != nil {
+		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		p.Close()
+		if t.Failed() {
+			t.Logf("server logs:\n%s", logs.String())
+		}
+	})
+	return p
+}
+
+// TestLargeDirectory: a directory of 200,000 files is listed whole through
+// the client, `pario ls` and `ls -l` on the mount (which stats every entry),
+// and removed with `pario rm -r`; the metadata server and `pario ls` stay
+// within memory bounds that do not grow with the directory.
+func TestLargeDirectory(t *testing.T) {
+	need(t, "ls")
+	n := largeDirEntries()
+	p := spawnFast(t)
+	m := mount(t, p, fusefs.Options{})
+	c := m.c
+	ctx := context.Background()
+	if err := c.Mkdir(ctx, "/big", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	name := func(i int) string { return fmt.Sprintf("f%06d", i) } // 7 characters, as in the report
+
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if _, err := c.Create(ctx, "/big/"+name(i), client.CreateOptions{Exclusive: true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("create: %v", err)
+	}
+	t.Logf("created %d files in %v", n, time.Since(start).Round(time.Millisecond))
+
+	// checkNames asserts that names are exactly name(0..n-1), in order.
+	checkNames := func(how string, names []string) {
+		t.Helper()
+		if len(names) != n {
+			t.Fatalf("%s: %d entries, want %d", how, len(names), n)
+		}
+		for i, got := range names {
+			if got != name(i) {
+				t.Fatalf("%s: entry %d is %q, want %q", how, i, got, name(i))
+			}
+		}
+	}
+
+	// The client, a page at a time.
+	start = time.Now()
+	var names []string
+	for e, err := range c.Dir(ctx, "/big") {
+		if err != nil {
+			t.Fatalf("client listing: %v", err)
+		}
+		if e.Attr.Kind != meta.KindFile {
+			t.Fatalf("client listing: %q is not a file: %+v", e.Name, e.Attr)
+		}
+		names = append(names, e.Name)
+	}
+	checkNames("client listing", names)
+	t.Logf("client listing: %v", time.Since(start).Round(time.Millisecond))
+
+	// pario ls: streams, in byte order.
+	start = time.Now()
+	cmd := exec.Command(parioBin, "--cluster", p.ClusterFile, "ls", "/big")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pario ls /big: %v\n%s", err, stderr.String())
+	}
+	checkNames("pario ls", strings.Fields(string(out)))
+	lsRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	t.Logf("pario ls: %v, peak RSS %d MiB", time.Since(start).Round(time.Millisecond), lsRSS>>20)
+	if lsRSS > 96<<20 {
+		t.Errorf("pario ls of %d entries peaked at %d MiB resident, want under 96 MiB", n, lsRSS>>20)
+	}
+
+	start = time.Now()
+	plain := strings.Fields(sh(t, "ls "+m.path("big")))
+	checkNames("ls on the mount", plain)
+	t.Logf("ls on the mount: %v", time.Since(start).Round(time.Millisecond))
+
+	// ls -l on the mount: getdents a page at a time, and a stat of every
+	// entry (LOOKUP + GETATTR through the mount).
+	start = time.Now()
+	lsl := sh(t, "ls -l "+m.path("big"))
+	names = names[:0]
+	sc := bufio.NewScanner(strings.NewReader(lsl))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == "total" {
+			continue
+		}
+		if len(f) < 9 || f[0] != "-rw-r--r--" || f[4] != "0" {
+			t.Fatalf("ls -l line %q: want a 0-byte file with mode -rw-r--r--", sc.Text())
+		}
+		names = append(names, f[8])
+	}
+	checkNames("ls -l on the mount", names)
+	t.Logf("ls -l on the mount: %v", time.Since(start).Round(time.Millisecond))
+
+	metaRSS := peakRSS(t, p.PID("meta"))
+	t.Logf("metadata server peak RSS %d MiB", metaRSS>>20)
+	if metaRSS > 192<<20 {
+		t.Errorf("metadata server peaked at %d MiB resident listing %d entries, want under 192 MiB", metaRSS>>20, n)
+	}
+
+	// pario rm -r, page by page.
+	start = time.Now()
+	if out, err := exec.Command(parioBin, "--cluster", p.ClusterFile, "rm", "-r", "/big").CombinedOutput(); err != nil {
+		t.Fatalf("pario rm -r /big: %v\n%s", err, out)
+	}
+	t.Logf("pario rm -r: %v", time.Since(start).Round(time.Millisecond))
+	if _, err := c.Stat(ctx, "/big"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat /big after rm -r: %v, want ENOENT", err)
+	}
+	if files, _, err := c.MetaStats(ctx); err != nil || files != 0 {
+		t.Fatalf("after rm -r: %d files left (%v)", files, err)
+	}
+}
+
+// peakRSS is a process's peak resident set size (VmHWM).
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
