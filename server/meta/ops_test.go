@@ -81,7 +81,7 @@ var opSamples = []optest.Sample{
 		Responses: attrResponses(),
 	},
 	{
-		Op:       OpReaddir.OpInfo,
+		Op: OpReaddir.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0) }),
 			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100) }),

@@ -240,4 +240,3 @@ func firstDiff(a, b []string) string {
 	}
 	return fmt.Sprintf("index %d", min(len(a), len(b)))
 }
-
