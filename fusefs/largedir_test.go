@@ -244,3 +244,32 @@ func TestLargeDirectoryLongListing(t *testing.T) {
 		t.Fatalf("after rm -r on the mount: %d files left (%v)", files, err)
 	}
 }
+
+// TestDirectorySeek: telldir/seekdir and rewinddir on a directory of
+// several pages give the same entries again (a seek back re-reads the
+// listing from the metadata server a page at a time).
+func TestDirectorySeek(t *testing.T) {
+	need(t, "perl")
+	const n = 2500
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	makeLargeDir(t, m.c, n)
+	out := sh(t, `perl -e '
+		opendir(my $d, $ARGV[0]) or die "opendir: $!";
+		my @head = map { scalar readdir($d) } 1..1500;
+		my $pos = telldir($d);
+		my @rest = readdir($d);
+		seekdir($d, $pos);
+		my @again = readdir($d);
+		rewinddir($d);
+		my @all = readdir($d);
+		print join(" ", scalar(@head), scalar(@rest), join(",", @rest) eq join(",", @again) ? "same" : "differ",
+			scalar(@all), join(",", @head, @rest) eq join(",", @all) ? "same" : "differ"), "\n";
+		print "$_\n" for @all;
+	' `+m.path("big"))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if want := fmt.Sprintf("1500 %d same %d same", n-1500, n); lines[0] != want {
+		t.Fatalf("perl: %q, want %q", lines[0], want)
+	}
+	checkLargeNames(t, "after rewinddir", lines[1:], n)
+}
