@@ -25,10 +25,12 @@ import (
 	"github.com/pario/pario/server/meta"
 )
 
-// largeDirEntries is the size of the directory TestLargeDirectory lists:
+// largeDirEntries is the size of the directory a test lists:
 // far more than one frame of names (20,000 7-character names used to fail
-// with "frame too large"). PARIO_LARGEDIR_ENTRIES overrides it.
-func largeDirEntries(t *testing.T, normal int) int {
+// with "frame too large"): normal, or small under the race detector or
+// -short (the race detector checks the paging code, not the size).
+// PARIO_LARGEDIR_ENTRIES overrides both.
+func largeDirEntries(t *testing.T, normal, small int) int {
 	if v := os.Getenv("PARIO_LARGEDIR_ENTRIES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -37,7 +39,7 @@ func largeDirEntries(t *testing.T, normal int) int {
 		return n
 	}
 	if testenv.RaceEnabled || testing.Short() {
-		return 25_000
+		return small
 	}
 	return normal
 }
@@ -120,7 +122,7 @@ func spawnFast(t *testing.T) *cluster.Processes {
 // not grow with the directory.
 func TestLargeDirectory(t *testing.T) {
 	need(t, "ls")
-	n := largeDirEntries(t, 200_000)
+	n := largeDirEntries(t, 200_000, 25_000)
 	p := spawnFast(t)
 	m := mount(t, p, fusefs.Options{})
 	c := m.c
@@ -212,7 +214,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // PARIO_LARGEDIR_ENTRIES=200000 for the full size).
 func TestLargeDirectoryLongListing(t *testing.T) {
 	need(t, "ls")
-	n := largeDirEntries(t, 25_000)
+	n := largeDirEntries(t, 25_000, 5_000)
 	p := spawnFast(t)
 	m := mount(t, p, fusefs.Options{})
 	makeLargeDir(t, m.c, n)
