@@ -95,7 +95,7 @@ func (d *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	d.err = 0
 	if off < d.base {
 		// Back before this page: list again from the start.
-		d.page, d.i, d.base = nil, 0, 0
+		d.page, d.i, d.base, d.next = nil, 0, 0, ""
 		if errno := d.fetch(ctx, ""); errno != 0 {
 			return errno
 		}

@@ -517,8 +517,8 @@ func entrySize(name string, rec []byte) int {
 }
 
 // ReaddirPage lists one page of a directory: the entries whose names come
-// after cookie in byte order ("" for the first page), at most max of them
-// (max <= 0 or more than MaxPageEntries: MaxPageEntries) and at most
+// after cookie in byte order ("" for the first page), at most limit of them
+// (limit <= 0 or more than MaxPageEntries: MaxPageEntries) and at most
 // PageBytes of them encoded (but always at least one). It returns the
 // cookie of the next page, "" when the page ends the directory.
 //
@@ -527,9 +527,9 @@ func entrySize(name string, rec []byte) int {
 // name, so sorted). Entries created or removed between pages therefore
 // never make the listing repeat or skip one that is present throughout;
 // one created behind the cookie is not listed (as POSIX allows).
-func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, max int) ([]DirEntry, string, error) {
-	if max <= 0 || max > MaxPageEntries {
-		max = MaxPageEntries
+func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int) ([]DirEntry, string, error) {
+	if limit <= 0 || limit > MaxPageEntries {
+		limit = MaxPageEntries
 	}
 	var out []DirEntry
 	var next string
@@ -553,7 +553,7 @@ func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, max int) (
 		size := 0
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			name := string(k[len(prefix):])
-			if len(out) == max {
+			if len(out) == limit {
 				next = out[len(out)-1].Name
 				return nil
 			}
