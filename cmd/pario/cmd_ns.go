@@ -241,7 +241,7 @@ func removePath(ctx context.Context, c *client.Client, p string, recursive bool)
 }
 
 // rmParallel is how many files of a directory rm -r removes at once.
-const rmParallel = 8
+const rmParallel = 16
 
 // removeEach removes the entries of one page of directory dir and returns
 // the first error. Files go rmParallel at a time; directories one after
