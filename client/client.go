@@ -146,12 +146,6 @@ func parentDir(p string) string {
 	return "/"
 }
 
-// Readdir lists a directory, sorted by name.
-func (c *Client) Readdir(ctx context.Context, path string) ([]meta.DirEntry, error) {
-	resp, _, err := wire.Call(ctx, c.meta, meta.OpReaddir, meta.ReaddirRequest{Path: path}, nil, nil)
-	return resp.Entries, err
-}
-
 // Rename moves oldpath to newpath, replacing a file there (whose data is
 // then removed from the I/O servers).
 func (c *Client) Rename(ctx context.Context, oldpath, newpath string) error {

@@ -264,24 +264,9 @@ func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, f
 	return f, 0
 }
 
-// Readdir lists a directory.
+// Readdir lists a directory, a page at a time (dirStream).
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
-	defer cancel()
-	p := n.path()
-	ents, err := n.fsys.c.Readdir(ctx, p)
-	if err != nil {
-		return nil, n.fsys.errno("readdir", p, err)
-	}
-	list := make([]fuse.DirEntry, 0, len(ents))
-	for _, e := range ents {
-		mode := uint32(syscall.S_IFREG)
-		if e.Attr.Kind == meta.KindDir {
-			mode = syscall.S_IFDIR
-		}
-		list = append(list, fuse.DirEntry{Name: e.Name, Mode: mode, Ino: uint64(e.Attr.ID)})
-	}
-	return gofs.NewListDirStream(list), 0
+	return n.fsys.openDirStream(ctx, n.path())
 }
 
 // Mkdir creates a directory.

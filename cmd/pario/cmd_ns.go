@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -57,16 +58,25 @@ size (computed from the datafiles), modification time and layout.
 					if err != nil {
 						return err
 					}
-					ents := []meta.DirEntry{{Name: p, Attr: fi.Attr}}
+					// A directory streams a page at a time, in byte order of
+					// names (which is GNU ls's order in the C locale).
+					ents := func(yield func(meta.DirEntry, error) bool) { yield(meta.DirEntry{Name: p, Attr: fi.Attr}, nil) }
 					if fi.Kind == meta.KindDir {
-						if ents, err = c.Readdir(ctx, p); err != nil {
-							return err
-						}
+						ents = c.Dir(ctx, p)
 						if len(args) > 1 {
 							fmt.Fprintf(w, "%s:\n", quoteName(p))
 						}
 					}
-					for _, e := range ents {
+					n := 0
+					for e, err := range ents {
+						if err != nil {
+							return err
+						}
+						// Columns are aligned within a page: the tabwriter
+						// would otherwise hold the whole listing.
+						if n++; n%meta.MaxPageEntries == 0 {
+							w.Flush()
+						}
 						if !long {
 							fmt.Fprintln(w, quoteName(e.Name))
 							continue
@@ -211,17 +221,7 @@ the others are still removed; the exit status is then 1.`,
 func removePath(ctx context.Context, c *client.Client, p string, recursive bool, report func(error)) bool {
 	err := c.Remove(ctx, p)
 	if recursive && errors.Is(err, errNotEmpty) {
-		err = nil
-		ents, rerr := c.Readdir(ctx, p)
-		if rerr != nil {
-			report(rerr)
-			return false
-		}
-		all := true
-		for _, e := range ents {
-			all = removePath(ctx, c, joinStore(p, e.Name), true, report) && all
-		}
-		if !all {
+		if !removeChildren(ctx, c, p, report) {
 			return false
 		}
 		err = c.Remove(ctx, p)
@@ -231,6 +231,72 @@ func removePath(ctx context.Context, c *client.Client, p string, recursive bool,
 		return false
 	}
 	return true
+}
+
+// removeChildren empties directory dir page by page, each page's entries
+// removed before the next page is asked for from the cookie of the last:
+// the names removed (or left after a failure) sort before it, so nothing
+// is listed twice, and memory holds one page per level of the tree.
+func removeChildren(ctx context.Context, c *client.Client, dir string, report func(error)) bool {
+	all := true
+	cookie := ""
+	for {
+		page, next, err := c.ReaddirPage(ctx, dir, cookie, 0)
+		if err != nil {
+			report(err)
+			return false
+		}
+		all = removeEach(ctx, c, dir, page, report) && all
+		if next == "" {
+			return all
+		}
+		cookie = next
+	}
+}
+
+// rmParallel is how many files of a directory rm -r removes at once.
+const rmParallel = 16
+
+// removeEach removes the entries of one page of directory dir, reporting
+// each failure, and says whether all are gone. Files go rmParallel at a
+// time; directories one after the other, so that one page per level of
+// the tree is held, not one per directory being removed.
+func removeEach(ctx context.Context, c *client.Client, dir string, page []meta.DirEntry, report func(error)) bool {
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		all = true
+		sem = make(chan struct{}, rmParallel)
+	)
+	done := func(ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		all = all && ok
+	}
+	locked := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		report(err)
+	}
+	for _, e := range page {
+		if err := ctx.Err(); err != nil {
+			locked(err)
+			done(false)
+			break
+		}
+		p := joinStore(dir, e.Name)
+		if e.Attr.Kind == meta.KindDir {
+			done(removePath(ctx, c, p, true, locked))
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			done(removePath(ctx, c, p, true, locked))
+		})
+	}
+	wg.Wait()
+	return all
 }
 
 func newMvCommand() *cobra.Command {

@@ -40,7 +40,8 @@
 // Bucket "dirents": key = parent FileID (8 bytes big-endian) followed by the
 // entry's name bytes, value = child FileID (8 bytes big-endian). A
 // directory's entries are therefore one contiguous, name-sorted key range,
-// which makes Readdir a prefix scan and "is this directory empty" a single
+// which makes a listing a prefix scan (paged: ReaddirPage seeks to parent
+// ID + the last name returned) and "is this directory empty" a single
 // seek.
 //
 // Bucket "meta": small records, each value 8 bytes big-endian:

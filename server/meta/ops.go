@@ -168,18 +168,36 @@ func (r *MkdirRequest) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// ReaddirRequest lists the directory Path.
-type ReaddirRequest struct{ Path string }
+// ReaddirRequest asks for one page of the directory Path: the entries
+// whose names come after Cookie in byte order ("" for the first page), at
+// most Max of them (0, or more than MaxPageEntries, means MaxPageEntries).
+// The cookie is the Next of the page before; it stays valid whatever is
+// created or removed meanwhile.
+type ReaddirRequest struct {
+	Path   string
+	Cookie string
+	Max    uint32
+}
 
-func (r ReaddirRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+func (r ReaddirRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.String(r.Cookie)
+	e.U32(r.Max)
+}
 
 func (r *ReaddirRequest) Decode(d *wire.Dec) error {
-	r.Path = d.String("path")
+	r.Path, r.Cookie, r.Max = d.String("path"), d.String("cookie"), d.U32("max")
 	return d.Done()
 }
 
-// ReaddirResponse is a directory's entries, sorted by name.
-type ReaddirResponse struct{ Entries []DirEntry }
+// ReaddirResponse is one page of a directory's entries, in byte order of
+// their names, and the cookie that asks for the next page: "" when this
+// page ends the directory. A page never holds more than PageBytes of
+// entries, so it fits a frame whatever the names.
+type ReaddirResponse struct {
+	Entries []DirEntry
+	Next    string
+}
 
 func (r ReaddirResponse) Encode(e *wire.Enc) {
 	e.Uvarint(uint64(len(r.Entries)))
@@ -187,20 +205,22 @@ func (r ReaddirResponse) Encode(e *wire.Enc) {
 		e.String(r.Entries[i].Name)
 		putAttr(e, &r.Entries[i].Attr)
 	}
+	e.String(r.Next)
 }
 
 func (r *ReaddirResponse) Decode(d *wire.Dec) error {
-	n := d.Int("entry count", maxListLen)
+	n := d.Int("entry count", MaxPageEntries)
 	r.Entries = nil
 	if n > 0 {
-		r.Entries = make([]DirEntry, 0, min(n, 1024))
+		r.Entries = make([]DirEntry, 0, n)
 	}
 	for i := 0; i < n && d.Err() == nil; i++ {
 		name := d.String("entry name")
 		r.Entries = append(r.Entries, DirEntry{Name: name, Attr: getAttr(d, "entry attr")})
 	}
+	r.Next = d.String("next cookie")
 	if err := d.Done(); err != nil {
-		r.Entries = nil
+		r.Entries, r.Next = nil, ""
 		return err
 	}
 	return nil

@@ -81,17 +81,21 @@ var opSamples = []optest.Sample{
 		Responses: attrResponses(),
 	},
 	{
-		Op:       OpReaddir.OpInfo,
-		Requests: []optest.Value{optest.V(&ReaddirRequest{Path: "/"}, rawPath("/"))},
+		Op: OpReaddir.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0) }),
+			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100) }),
+		},
 		Responses: []optest.Value{
-			optest.V(&ReaddirResponse{Entries: []DirEntry{{Name: "f", Attr: sampleFile}, {Name: "d", Attr: sampleDir}}}, func(e *wire.Enc) {
+			optest.V(&ReaddirResponse{Entries: []DirEntry{{Name: "d", Attr: sampleDir}, {Name: "f", Attr: sampleFile}}, Next: "f"}, func(e *wire.Enc) {
 				e.Uvarint(2)
-				e.String("f")
-				rawAttr(sampleFile)(e)
 				e.String("d")
 				rawAttr(sampleDir)(e)
+				e.String("f")
+				rawAttr(sampleFile)(e)
+				e.String("f")
 			}),
-			optest.V(&ReaddirResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+			optest.V(&ReaddirResponse{}, func(e *wire.Enc) { e.Uvarint(0); e.String("") }),
 		},
 	},
 	{

@@ -41,8 +41,8 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpReaddir.Code:
 		return wire.Serve(OpReaddir, req, func(r ReaddirRequest) (ReaddirResponse, error) {
-			ents, err := h.Store.Readdir(ctx, r.Path)
-			return ReaddirResponse{Entries: ents}, err
+			ents, next, err := h.Store.ReaddirPage(ctx, r.Path, r.Cookie, int(r.Max))
+			return ReaddirResponse{Entries: ents, Next: next}, err
 		})
 	case OpRename.Code:
 		return wire.Serve(OpRename, req, func(r RenameRequest) (RenameResponse, error) {

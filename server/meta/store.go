@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/wire"
 )
 
 // FormatVersion is the schema version written to the "meta" bucket.
@@ -630,10 +631,45 @@ func (s *Store) place(first uint32, n int) []uint32 {
 	return servers
 }
 
-// Readdir lists a directory, sorted by name.
-func (s *Store) Readdir(ctx context.Context, path string) ([]DirEntry, error) {
+// Directory listings come in pages, so that neither server nor client
+// ever holds a whole directory, and a page always fits a frame.
+const (
+	// MaxPageEntries is the most entries one page holds (and the default).
+	MaxPageEntries = 1024
+	// PageBytes bounds the encoded size of a page's entries: names of up
+	// to MaxNameLen bytes and attributes with long layouts stop a page
+	// early. A quarter of wire.MaxArgLen leaves room for one entry with
+	// an attribute record of any size a create request could have set.
+	PageBytes = wire.MaxArgLen / 4
+)
+
+// entrySize is an upper bound of the encoded size of a directory entry
+// whose name is name and whose attribute record is rec bytes long.
+func entrySize(name string, rec []byte) int {
+	return 2*binary.MaxVarintLen32 + len(name) + len(rec)
+}
+
+// ReaddirPage lists one page of a directory: the entries whose names come
+// after cookie in byte order ("" for the first page), at most limit of them
+// (limit <= 0 or more than MaxPageEntries: MaxPageEntries) and at most
+// PageBytes of them encoded (but always at least one). It returns the
+// cookie of the next page, "" when the page ends the directory.
+//
+// The cookie is the last name returned: each page is a fresh read
+// transaction that seeks to it in the dirents bucket (keyed parent ID +
+// name, so sorted). Entries created or removed between pages therefore
+// never make the listing repeat or skip one that is present throughout;
+// one created behind the cookie is not listed (as POSIX allows).
+func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int) ([]DirEntry, string, error) {
+	if limit <= 0 || limit > MaxPageEntries {
+		limit = MaxPageEntries
+	}
 	var out []DirEntry
+	var next string
 	err := s.view(ctx, "readdir", path, func(t *txn, comps []string) error {
+		if len(cookie) > MaxNameLen {
+			return fmt.Errorf("cookie of %d bytes is not a name: %w", len(cookie), syscall.EINVAL)
+		}
 		dir, err := t.lookup(comps)
 		if err != nil {
 			return err
@@ -643,23 +679,42 @@ func (s *Store) Readdir(ctx context.Context, path string) ([]DirEntry, error) {
 		}
 		prefix := idKey(dir.ID)
 		c := t.dirents.Cursor()
-		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		k, v := c.Seek(direntKey(dir.ID, cookie))
+		if cookie != "" && bytes.Equal(k, direntKey(dir.ID, cookie)) {
+			k, v = c.Next()
+		}
+		size := 0
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			name := string(k[len(prefix):])
+			if len(out) == limit {
+				next = out[len(out)-1].Name
+				return nil
+			}
 			if len(v) != 8 {
 				return fmt.Errorf("directory entry %q in %d: %w: bad child ID", name, dir.ID, errCorrupt)
 			}
-			a, err := t.get(FileID(binary.BigEndian.Uint64(v)))
+			id := FileID(binary.BigEndian.Uint64(v))
+			n := entrySize(name, t.inodes.Get(idKey(id)))
+			if len(out) > 0 && size+n > PageBytes {
+				next = out[len(out)-1].Name
+				return nil
+			}
+			if n > wire.MaxArgLen/2 {
+				return fmt.Errorf("directory entry %q in %d: its %d bytes do not fit a page: %w", name, dir.ID, n, syscall.EFBIG)
+			}
+			a, err := t.get(id)
 			if err != nil {
 				return fmt.Errorf("directory entry %q in %d: %w", name, dir.ID, err)
 			}
+			size += n
 			out = append(out, DirEntry{Name: name, Attr: a})
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // Remove removes a file or an empty directory (ENOTEMPTY otherwise) and

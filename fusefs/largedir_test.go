@@ -1,0 +1,281 @@
+package fusefs_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/internal/testbin"
+	"github.com/pario/pario/internal/testenv"
+	"github.com/pario/pario/server/meta"
+)
+
+// largeDirEntries is the size of the directory a test lists:
+// far more than one frame of names (20,000 7-character names used to fail
+// with "frame too large"): normal, or small under the race detector or
+// -short (the race detector checks the paging code, not the size).
+// PARIO_LARGEDIR_ENTRIES overrides both.
+func largeDirEntries(t *testing.T, normal, small int) int {
+	if v := os.Getenv("PARIO_LARGEDIR_ENTRIES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("PARIO_LARGEDIR_ENTRIES=%q: want a positive count", v)
+		}
+		return n
+	}
+	if testenv.RaceEnabled || testing.Short() {
+		return small
+	}
+	return normal
+}
+
+// largeName is entry i's name: 7 characters, as in the report.
+func largeName(i int) string { return fmt.Sprintf("f%06d", i) }
+
+// makeLargeDir creates /big with n empty files, from 32 goroutines.
+func makeLargeDir(t *testing.T, c *client.Client, n int) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Mkdir(ctx, "/big", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for range 32 {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if _, err := c.Create(ctx, "/big/"+largeName(i), client.CreateOptions{Exclusive: true}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("create: %v", err)
+	}
+	t.Logf("created %d files in %v", n, time.Since(start).Round(time.Millisecond))
+}
+
+// checkLargeNames asserts that names are exactly largeName(0..n-1), in order.
+func checkLargeNames(t *testing.T, how string, names []string, n int) {
+	t.Helper()
+	if len(names) != n {
+		t.Fatalf("%s: %d entries, want %d", how, len(names), n)
+	}
+	for i, got := range names {
+		if got != largeName(i) {
+			t.Fatalf("%s: entry %d is %q, want %q", how, i, got, largeName(i))
+		}
+	}
+}
+
+// spawnFast is spawn with the servers' directory on tmpfs when there is
+// one: a create is one fsynced metadata transaction, and fsync on tmpfs
+// costs nothing, which is all this test needs from it.
+func spawnFast(t *testing.T) *cluster.Processes {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "pario-largedir-")
+	if err != nil {
+		dir = t.TempDir()
+	} else {
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	var logs testbin.LockedBuffer
+	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
+		Binary: parioBin, Dir: dir, DataServers: 4, Output: &logs,
+	})
+	if err != nil {
+		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		p.Close()
+		if t.Failed() {
+			t.Logf("server logs:\n%s", logs.String())
+		}
+	})
+	return p
+}
+
+// TestLargeDirectory: a directory of 200,000 files is listed whole through
+// the client, `pario ls` and `ls` on the mount, and removed with `pario rm
+// -r`; the metadata server and `pario ls` stay within memory bounds that do
+// not grow with the directory.
+func TestLargeDirectory(t *testing.T) {
+	need(t, "ls")
+	n := largeDirEntries(t, 200_000, 25_000)
+	p := spawnFast(t)
+	m := mount(t, p, fusefs.Options{})
+	c := m.c
+	ctx := context.Background()
+	makeLargeDir(t, c, n)
+	checkNames := func(how string, names []string) { t.Helper(); checkLargeNames(t, how, names, n) }
+
+	// The client, a page at a time.
+	start := time.Now()
+	var names []string
+	for e, err := range c.Dir(ctx, "/big") {
+		if err != nil {
+			t.Fatalf("client listing: %v", err)
+		}
+		if e.Attr.Kind != meta.KindFile {
+			t.Fatalf("client listing: %q is not a file: %+v", e.Name, e.Attr)
+		}
+		names = append(names, e.Name)
+	}
+	checkNames("client listing", names)
+	t.Logf("client listing: %v", time.Since(start).Round(time.Millisecond))
+
+	// pario ls: streams, in byte order.
+	start = time.Now()
+	cmd := exec.Command(parioBin, "--cluster", p.ClusterFile, "ls", "/big")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pario ls /big: %v\n%s", err, stderr.String())
+	}
+	checkNames("pario ls", strings.Fields(string(out)))
+	lsRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+	t.Logf("pario ls: %v, peak RSS %d MiB", time.Since(start).Round(time.Millisecond), lsRSS>>20)
+	if lsRSS > 96<<20 {
+		t.Errorf("pario ls of %d entries peaked at %d MiB resident, want under 96 MiB", n, lsRSS>>20)
+	}
+
+	// ls on the mount: getdents, a page at a time through the kernel.
+	start = time.Now()
+	plain := strings.Fields(sh(t, "ls "+m.path("big")))
+	checkNames("ls on the mount", plain)
+	t.Logf("ls on the mount: %v", time.Since(start).Round(time.Millisecond))
+
+	// The metadata server's resident set includes the pages of meta.db it
+	// mapped (bbolt), which grow with the namespace; its own memory
+	// (anonymous) is what paging bounds.
+	metaRSS, metaAnon := procStatus(t, p.PID("meta"), "VmHWM:"), procStatus(t, p.PID("meta"), "RssAnon:")
+	t.Logf("metadata server: peak RSS %d MiB, anonymous now %d MiB", metaRSS>>20, metaAnon>>20)
+	if metaAnon > 64<<20 {
+		t.Errorf("metadata server holds %d MiB of anonymous memory after listing %d entries, want under 64 MiB", metaAnon>>20, n)
+	}
+
+	// pario rm -r, page by page.
+	start = time.Now()
+	if out, err := exec.Command(parioBin, "--cluster", p.ClusterFile, "rm", "-r", "/big").CombinedOutput(); err != nil {
+		t.Fatalf("pario rm -r /big: %v\n%s", err, out)
+	}
+	t.Logf("pario rm -r: %v", time.Since(start).Round(time.Millisecond))
+	if _, err := c.Stat(ctx, "/big"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stat /big after rm -r: %v, want ENOENT", err)
+	}
+	if files, _, err := c.MetaStats(ctx); err != nil || files != 0 {
+		t.Fatalf("after rm -r: %d files left (%v)", files, err)
+	}
+}
+
+// procStatus reads a size field ("VmHWM:", "RssAnon:") of a process's
+// /proc status.
+func procStatus(t *testing.T, pid int, field string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+// TestLargeDirectoryLongListing: `ls -l` on the mount stats every entry of a
+// directory far larger than one frame of names (25,000 by default: each
+// stat is a LOOKUP and a GETATTR, each a metadata and a datafile size
+// call, since file names and attributes are not cached; set
+// PARIO_LARGEDIR_ENTRIES=200000 for the full size).
+func TestLargeDirectoryLongListing(t *testing.T) {
+	need(t, "ls")
+	n := largeDirEntries(t, 25_000, 5_000)
+	p := spawnFast(t)
+	m := mount(t, p, fusefs.Options{})
+	makeLargeDir(t, m.c, n)
+	// ls -l on the mount: getdents a page at a time, and a stat of every
+	// entry (LOOKUP + GETATTR through the mount).
+	start := time.Now()
+	lsl := sh(t, "ls -l "+m.path("big"))
+	var names []string
+	sc := bufio.NewScanner(strings.NewReader(lsl))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == "total" {
+			continue
+		}
+		if len(f) < 9 || f[0] != "-rw-r--r--" || f[4] != "0" {
+			t.Fatalf("ls -l line %q: want a 0-byte file with mode -rw-r--r--", sc.Text())
+		}
+		names = append(names, f[8])
+	}
+	checkLargeNames(t, "ls -l on the mount", names, n)
+	t.Logf("ls -l on the mount: %v", time.Since(start).Round(time.Millisecond))
+
+	// rm -r on the mount: coreutils reads the directory while it unlinks
+	// the names it read.
+	start = time.Now()
+	sh(t, "rm -r "+m.path("big"))
+	t.Logf("rm -r on the mount: %v", time.Since(start).Round(time.Millisecond))
+	if files, _, err := m.c.MetaStats(context.Background()); err != nil || files != 0 {
+		t.Fatalf("after rm -r on the mount: %d files left (%v)", files, err)
+	}
+}
+
+// TestDirectorySeek: telldir/seekdir and rewinddir on a directory of
+// several pages give the same entries again (a seek back re-reads the
+// listing from the metadata server a page at a time).
+func TestDirectorySeek(t *testing.T) {
+	need(t, "perl")
+	const n = 2500
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	makeLargeDir(t, m.c, n)
+	out := sh(t, `perl -e '
+		opendir(my $d, $ARGV[0]) or die "opendir: $!";
+		my @head = map { scalar readdir($d) } 1..1500;
+		my $pos = telldir($d);
+		my @rest = readdir($d);
+		seekdir($d, $pos);
+		my @again = readdir($d);
+		rewinddir($d);
+		my @all = readdir($d);
+		print join(" ", scalar(@head), scalar(@rest), join(",", @rest) eq join(",", @again) ? "same" : "differ",
+			scalar(@all), join(",", @head, @rest) eq join(",", @all) ? "same" : "differ"), "\n";
+		print "$_\n" for @all;
+	' `+m.path("big"))
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if want := fmt.Sprintf("1500 %d same %d same", n-1500, n); lines[0] != want {
+		t.Fatalf("perl: %q, want %q", lines[0], want)
+	}
+	checkLargeNames(t, "after rewinddir", lines[1:], n)
+}
