@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +264,93 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestRecommendExhaustive checks that --method exhaustive evaluates the
+// whole space whatever --budget says (it is the reference), and refuses a
+// space too large to evaluate, naming its size.
+func TestRecommendExhaustive(t *testing.T) {
+	a := defaultArgs
+	a.Methods, a.StripeCount = "exhaustive,random", "1:8"
+	req, err := ParseRequest(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = model.Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625}
+	req.Store = &memStore{}
+	rec, err := Recommend(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := req.Space.Size()
+	if ex := rec.Methods[0].Result; int64(ex.Evaluations) != points || ex.Stop != StopExhausted {
+		t.Errorf("exhaustive evaluated %d of %d points (%v) with a budget of %d", ex.Evaluations, points, ex.Stop, req.Budget)
+	}
+	if r := rec.Methods[1].Result; r.Evaluations != req.Budget {
+		t.Errorf("random evaluated %d points, want its budget %d", r.Evaluations, req.Budget)
+	}
+	var out bytes.Buffer
+	if err := WriteText(&out, rec, "DIR"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "budget 98 per method (exhaustive: all 648)"; !strings.Contains(out.String(), want) {
+		t.Errorf("report does not say %q:\n%s", want, out.String())
+	}
+
+	a.StripeCount = "1:20000" // 20000 x 9 x 9 points
+	if _, err := ParseRequest(a); err == nil || !strings.Contains(err.Error(), "--method exhaustive: the space has 1620000 points") {
+		t.Errorf("a space of 1,620,000 points: %v, want a refusal naming its size", err)
+	}
+	a.Methods = "all" // the heuristics sample any space
+	if _, err := ParseRequest(a); err != nil {
+		t.Errorf("heuristics on 1,620,000 points: %v", err)
+	}
+}
+
+// TestRecommendNoIdleTargets: when stripe counts tie, the fewest targets
+// are recommended, and never more than the file has strips (a 672 MiB file
+// in 1 MiB strips has 672: with little background load every count from
+// 672 up predicts the same time).
+func TestRecommendNoIdleTargets(t *testing.T) {
+	cases := []struct {
+		name, count, methods string
+		want, found          int64 // the recommended count; the count found, when lowered
+	}{
+		{"heuristics", "1:1000", "all", 672, -1},
+		{"exhaustive", "600:1000", "exhaustive", 672, 0},
+		{"range above the strips", "700:800", "annealing,exhaustive", 672, 700},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := defaultArgs
+			a.Size, a.StripSize, a.TransferSize, a.StripeCount, a.Methods, a.Budget = 672<<20, "1m", "1m", tc.count, tc.methods, 0.3
+			req, err := ParseRequest(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Model = model.Params{Lambda: 1, Gamma: 1000, V: 0.0625}
+			req.Store = &memStore{}
+			rec, err := Recommend(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, s, tr := rec.Striping()
+			if n != tc.want || (tc.found >= 0 && rec.Found != tc.found) {
+				t.Errorf("recommended stripe count %d (found %d), want %d (found %d); best method result %v", n, rec.Found, tc.want, tc.found, rec.Best.BestParams)
+			}
+			st := PaperStriping(req.Size)
+			st.Model = req.Model
+			v, err := st.Time(n, s, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(v-rec.PickValue) > 1e-9*v || rec.PickValue > rec.Best.BestValue*(1+1e-9) {
+				t.Errorf("recommended point predicts %v s, report says %v, best found %v", v, rec.PickValue, rec.Best.BestValue)
+			}
+			if !strings.Contains(rec.Layout(), "num_datafiles=672") {
+				t.Errorf("layout %s", rec.Layout())
+			}
+		})
 	}
 }
