@@ -90,9 +90,11 @@ Two formulas:
                    ('pario tune simulate').
   --paper          the closed form printed in the paper. It reproduces the
                    paper's Table III exactly (10 GB: N=4, T=117.3120 s) but
-                   overstates E(T) for n >= 3 (by 2.5-4% at the optimum; at
-                   10 GB the exact optimum is n=5, 114.4081 s). See
-                   tune/model/TABLES.md for both beside the paper's numbers.
+                   overstates E(T) for n >= 3 (by 2.5-4% at the optimum at
+                   rho = 0.8, where at 10 GB the exact optimum is n=5,
+                   114.4081 s; by 16-19% at rho = 0.5, 7 GB, and more at
+                   lower rho). See tune/model/TABLES.md for both beside the
+                   paper's numbers, and its table over rho.
 
   pario tune model --size 10 --paper
   pario tune model --size 500 --max-n 400
