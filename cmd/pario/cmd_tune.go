@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/plot"
 	"github.com/pario/pario/tune/results"
@@ -289,8 +289,30 @@ cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// With --apply, the cluster is asked first: its server count
+			// bounds the stripe count, and a directory that is not there
+			// fails before the search, not after.
+			var c *client.Client
+			dir := "DIR"
+			targets := 0
+			if applyDir != "" {
+				dir = storePath(applyDir)
+				var err error
+				if c, err = connect(cmd.Context()); err != nil {
+					return err
+				}
+				defer c.Close()
+				a, err := c.Lookup(cmd.Context(), dir)
+				if err != nil {
+					return err
+				}
+				if a.Kind != meta.KindDir {
+					return fmt.Errorf("--apply %s: not a directory", dir)
+				}
+				targets = len(c.Servers())
+			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
-				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag})
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets})
 			if err != nil {
 				return usageError{err}
 			}
@@ -315,10 +337,6 @@ time so far against the number of evaluations, one line per method.`,
 			rec, err := search.Recommend(cmd.Context(), req)
 			if err != nil {
 				return err
-			}
-			dir := "DIR"
-			if applyDir != "" {
-				dir = storePath(applyDir)
 			}
 			if err := search.WriteText(os.Stdout, rec, dir); err != nil {
 				return err
@@ -352,17 +370,15 @@ time so far against the number of evaluations, one line per method.`,
 			if err != nil {
 				return err
 			}
-			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				if err := c.SetLayout(ctx, dir, l); err != nil {
-					return err
-				}
-				a, err := c.Lookup(ctx, dir)
-				if err != nil {
-					return err
-				}
-				fmt.Printf("applied: %s: %s\n", dir, layoutOf(a))
-				return nil
-			})
+			if err := c.SetLayout(cmd.Context(), dir, l); err != nil {
+				return err
+			}
+			a, err := c.Lookup(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("applied: %s: %s\n", dir, layoutOf(a))
+			return nil
 		},
 	}
 	modelFlags(cmd, &p)

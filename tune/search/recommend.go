@@ -32,6 +32,10 @@ type Args struct {
 	StripeCount  string  // --stripe-count MIN:MAX
 	StripSize    string  // --strip-size MIN:MAX
 	TransferSize string  // --transfer-size MIN:MAX
+	// Targets, when above 0, is how many targets the recommendation may
+	// use (the I/O servers of the cluster --apply sets it on): larger
+	// stripe counts are not searched.
+	Targets int
 }
 
 // Request is one recommendation to make.
@@ -51,6 +55,9 @@ type Request struct {
 	System string
 	// Store answers points already evaluated and keeps the new ones.
 	Store ResultStore
+	// Targets is Args.Targets; Capped is the stripe count maximum asked
+	// for when Targets lowered it, else 0.
+	Targets, Capped int
 }
 
 // ResultStore is the results database as a search sees it (tune/results
@@ -118,6 +125,17 @@ func ParseRequest(a Args) (Request, error) {
 		}
 		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
 			return req, err
+		}
+	}
+	// A layout of more datafiles than the cluster has servers cannot be
+	// set: check it now rather than after the search.
+	if req.Targets = a.Targets; a.Targets > 0 {
+		if dims[0].Min > int64(a.Targets) {
+			return req, fmt.Errorf("--stripe-count %q: the cluster has %d I/O servers, fewer than the smallest stripe count", a.StripeCount, a.Targets)
+		}
+		if dims[0].Max > int64(a.Targets) {
+			req.Capped = int(dims[0].Max)
+			dims[0].Max = int64(a.Targets)
 		}
 	}
 	if req.Space, err = NewSpace(dims...); err != nil {
@@ -411,6 +429,9 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
 		units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
 		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), budget, req.Seed)
+	if req.Capped > 0 {
+		fmt.Fprintf(&b, "stripe count limited to %d (of %d asked): the cluster has %d I/O servers\n", req.Targets, req.Capped, req.Targets)
+	}
 	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)

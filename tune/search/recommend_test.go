@@ -34,6 +34,9 @@ func TestParseRequest(t *testing.T) {
 		{"all twice", func(a *Args) { a.Methods = "all,all" }, 10 << 30, 12960, 1944, 14},
 		{"a tiny budget is one point", func(a *Args) { a.Budget = 1e-9 }, 10 << 30, 12960, 1, 7},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.Size = 1 << 30 }, 1 << 30, 12960, 1944, 7},
+		// --apply on a 4-server cluster: counts above 4 are not searched.
+		{"4 targets", func(a *Args) { a.Targets = 4 }, 10 << 30, 4 * 81, 49, 7},
+		{"targets above the range", func(a *Args) { a.Targets = 400 }, 10 << 30, 12960, 1944, 7},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +79,7 @@ func TestParseRequest(t *testing.T) {
 		// The bounds are sizes as units reads them: binary, MB refused.
 		{func(a *Args) { a.StripSize = "1MB:256m" }, `--strip-size "1MB:256m": size "1MB": MB is ambiguous`},
 		{func(a *Args) { a.TransferSize = "1m:0" }, `--transfer-size "1m:0": size "0": must be positive`},
+		{func(a *Args) { a.StripeCount = "8:16"; a.Targets = 4 }, `--stripe-count "8:16": the cluster has 4 I/O servers, fewer than the smallest stripe count`},
 	}
 	for _, tc := range bad {
 		a := defaultArgs
@@ -154,6 +158,7 @@ func TestRecommendGolden(t *testing.T) {
 		{"model-10g", func(a *Args) { a.StripeCount = "1:8" }, "DIR"},
 		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
+		{"apply-4-servers", func(a *Args) { a.Targets = 4; a.Methods = "genetic"; a.Budget = 100 }, "/runs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
