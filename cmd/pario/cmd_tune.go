@@ -267,9 +267,11 @@ The objective (--objective) is the queueing model extended with strip
 imbalance, 5 ms per RPC and the client's buffer fill ("model", the default,
 about a second for all methods), or the same with the waiting time simulated
 by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
-up front with --experiments experiments, a few seconds). Each method may
+up front with --experiments experiments, a few seconds). Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
-from the model's proposed stripe count.
+from the model's proposed stripe count; exhaustive evaluates every point, or
+refuses a space of more than a million. Of the points that tie with the best,
+the fewest targets are recommended, never more than the file has strips.
 
 Every evaluation is stored in a results database (--db, default
 DATA_DIR/tune.db, DATA_DIR as for 'pario up') under --system and the
