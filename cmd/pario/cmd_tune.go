@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/plot"
 	"github.com/pario/pario/tune/results"
@@ -90,9 +90,11 @@ Two formulas:
                    ('pario tune simulate').
   --paper          the closed form printed in the paper. It reproduces the
                    paper's Table III exactly (10 GB: N=4, T=117.3120 s) but
-                   overstates E(T) for n >= 3 (by 2.5-4% at the optimum; at
-                   10 GB the exact optimum is n=5, 114.4081 s). See
-                   tune/model/TABLES.md for both beside the paper's numbers.
+                   overstates E(T) for n >= 3 (by 2.5-4% at the optimum at
+                   rho = 0.8, where at 10 GB the exact optimum is n=5,
+                   114.4081 s; by 16-19% at rho = 0.5, 7 GB, and more at
+                   lower rho). See tune/model/TABLES.md for both beside the
+                   paper's numbers, and its table over rho.
 
   pario tune model --size 10 --paper
   pario tune model --size 500 --max-n 400
@@ -265,9 +267,11 @@ The objective (--objective) is the queueing model extended with strip
 imbalance, 5 ms per RPC and the client's buffer fill ("model", the default,
 about a second for all methods), or the same with the waiting time simulated
 by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
-up front with --experiments experiments, a few seconds). Each method may
+up front with --experiments experiments, a few seconds). Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
-from the model's proposed stripe count.
+from the model's proposed stripe count; exhaustive evaluates every point, or
+refuses a space of more than a million. Of the points that tie with the best,
+the fewest targets are recommended, never more than the file has strips.
 
 Every evaluation is stored in a results database (--db, default
 DATA_DIR/tune.db, DATA_DIR as for 'pario up') under --system and the
@@ -287,8 +291,30 @@ cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// With --apply, the cluster is asked first: its server count
+			// bounds the stripe count, and a directory that is not there
+			// fails before the search, not after.
+			var c *client.Client
+			dir := "DIR"
+			targets := 0
+			if applyDir != "" {
+				dir = storePath(applyDir)
+				var err error
+				if c, err = connect(cmd.Context()); err != nil {
+					return err
+				}
+				defer c.Close()
+				a, err := c.Lookup(cmd.Context(), dir)
+				if err != nil {
+					return err
+				}
+				if a.Kind != meta.KindDir {
+					return fmt.Errorf("--apply %s: not a directory", dir)
+				}
+				targets = len(c.Servers())
+			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
-				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag})
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets})
 			if err != nil {
 				return usageError{err}
 			}
@@ -313,10 +339,6 @@ time so far against the number of evaluations, one line per method.`,
 			rec, err := search.Recommend(cmd.Context(), req)
 			if err != nil {
 				return err
-			}
-			dir := "DIR"
-			if applyDir != "" {
-				dir = storePath(applyDir)
 			}
 			if err := search.WriteText(os.Stdout, rec, dir); err != nil {
 				return err
@@ -350,17 +372,15 @@ time so far against the number of evaluations, one line per method.`,
 			if err != nil {
 				return err
 			}
-			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				if err := c.SetLayout(ctx, dir, l); err != nil {
-					return err
-				}
-				a, err := c.Lookup(ctx, dir)
-				if err != nil {
-					return err
-				}
-				fmt.Printf("applied: %s: %s\n", dir, layoutOf(a))
-				return nil
-			})
+			if err := c.SetLayout(cmd.Context(), dir, l); err != nil {
+				return err
+			}
+			a, err := c.Lookup(cmd.Context(), dir)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("applied: %s: %s\n", dir, layoutOf(a))
+			return nil
 		},
 	}
 	modelFlags(cmd, &p)

@@ -31,6 +31,8 @@ func newTuneCalibrateCommand() *cobra.Command {
 		seed          uint64
 		plotDir       string
 		quiet         bool
+		keepWarmup    bool
+		rounds        int
 	)
 	cmd := &cobra.Command{
 		Use:   "calibrate (--run | --results FILE [FILE...])",
@@ -51,6 +53,10 @@ fitted to each point's fastest repetition (Nelder-Mead on error2; c is kept
 only if it lowers that error2 by 10% or more, --overhead on|off forces it);
 gamma is the requests served per second of service; lambda makes the model's
 mean waiting time equal the measured one (the time beyond the service part).
+The first repetition of each run is set aside as warm-up (--keep-warmup fits
+it too); the report gives each point's residual (model against measured), a
+95% interval for every parameter (bootstrap over repetitions, --bootstrap
+rounds) and warnings where the fit does not explain the data.
 
 Input, one of:
   --run             run pario bench on an embedded cluster per grid point
@@ -77,6 +83,9 @@ server count.`,
 			}
 			if experiments < 0 {
 				return usageError{fmt.Errorf("--experiments %d: want >= 0", experiments)}
+			}
+			if rounds == 1 || rounds < 0 {
+				return usageError{fmt.Errorf("--bootstrap %d: want 0 (none) or at least 2 rounds", rounds)}
 			}
 			var pts []calib.Point
 			var source string
@@ -130,6 +139,9 @@ server count.`,
 				}
 				source = fmt.Sprintf("%d results file(s)", len(results))
 			}
+			if !keepWarmup {
+				pts = calib.DropWarmup(pts)
+			}
 			pts = calib.Merge(pts)
 			fit, err := calib.FitParams(pts, calib.Options{Gamma: gamma, Overhead: overhead})
 			if err != nil {
@@ -138,6 +150,11 @@ server count.`,
 			rep, err := calib.Compare(cmd.Context(), fit, experiments, seed)
 			if err != nil {
 				return err
+			}
+			if rounds > 0 {
+				if rep.Confidence, err = calib.Bootstrap(cmd.Context(), fit, rounds, seed); err != nil {
+					return err
+				}
 			}
 			if err := calib.WriteText(os.Stdout, rep, source); err != nil {
 				return err
@@ -175,6 +192,8 @@ server count.`,
 	f.StringVar(&overhead, "overhead", "auto", "per-request overhead: auto (kept if the data demand it), on, off")
 	f.IntVar(&experiments, "experiments", 20000, "simulated experiments per point")
 	f.Uint64Var(&seed, "seed", 1, "simulation seed")
+	f.BoolVar(&keepWarmup, "keep-warmup", false, "fit the first repetition of each run too (by default it is set aside as warm-up)")
+	f.IntVar(&rounds, "bootstrap", 100, "bootstrap rounds for the parameters' 95% intervals (0: none)")
 	f.StringVar(&plotDir, "plot", "", "write DIR/calibration.png and .svg (measured | simulated heat maps)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines")
 	return cmd

@@ -14,11 +14,12 @@ var calibErrorsRE = regexp.MustCompile(`error1 = -?\d+\.\d+  error2 = \d+\.\d+`)
 
 func TestTuneCalibrateRun(t *testing.T) {
 	// A 2x2 grid ((64k,64k), (256k,64k), (256k,256k)) of 8 MiB files on
-	// one server, end to end through pario bench.
+	// one server, end to end through pario bench; 3 repetitions, the first
+	// set aside as warm-up.
 	dir := t.TempDir()
 	res := filepath.Join(dir, "results")
 	out := run(t, "", "tune", "calibrate", "--run", "-q", "--strip-sizes", "64k,256k", "--transfer-sizes", "64k,256k",
-		"--size", "8m", "--repetitions", "2", "--experiments", "2000", "--keep-results", res, "--plot", dir)
+		"--size", "8m", "--repetitions", "3", "--experiments", "2000", "--keep-results", res, "--plot", dir)
 	for _, want := range []string{"calibrate: 3 points from 3 pario bench runs", "fitted: V = ", "gamma = ", "lambda = ", "use: pario tune model --lambda"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -54,8 +55,18 @@ func TestTuneCalibrateParioBenchJSON(t *testing.T) {
 	csv := filepath.Join(dir, "more.csv")
 	os.WriteFile(csv, []byte("strip,transfer,servers,size,seconds\n1m,1m,1,4m,0.01\n1m,1m,1,4m,0.012\n1m,256k,1,4m,0.02\n"), 0o644)
 	out := run(t, "", "tune", "calibrate", "--experiments", "1000", "--results", js, csv)
-	if !strings.Contains(out, "calibrate: 3 points from 2 results file(s)") || !regexp.MustCompile(`(?m)^\s+1\s+256k\s+64k\s+4m\s+2\s`).MatchString(out) {
-		t.Errorf("want the bench point (256k strip, 64k transfers, 4m, 2 reps) and 2 CSV points:\n%s", out)
+	// The first repetition of the bench run and of the CSV's 1m,1m point
+	// are set aside as warm-up.
+	if !strings.Contains(out, "calibrate: 3 points from 2 results file(s)") || !regexp.MustCompile(`(?m)^\s+1\s+256k\s+64k\s+4m\s+1\s`).MatchString(out) ||
+		!strings.Contains(out, "warm-up: the first repetition of each run set aside (2, ") {
+		t.Errorf("want the bench point (256k strip, 64k transfers, 4m, 1 rep after the warm-up) and 2 CSV points:\n%s", out)
+	}
+	if !strings.Contains(out, "95% intervals (bootstrap over repetitions, 100 rounds, seed 1): V ") {
+		t.Errorf("no confidence intervals:\n%s", out)
+	}
+	kept := run(t, "", "tune", "calibrate", "--experiments", "1000", "--keep-warmup", "--bootstrap", "0", "--results", js, csv)
+	if !regexp.MustCompile(`(?m)^\s+1\s+256k\s+64k\s+4m\s+2\s`).MatchString(kept) || strings.Contains(kept, "warm-up") || strings.Contains(kept, "95% intervals") {
+		t.Errorf("--keep-warmup --bootstrap 0: want 2 reps, no warm-up line, no intervals:\n%s", kept)
 	}
 	if !calibErrorsRE.MatchString(out) {
 		t.Errorf("no error1/error2 line:\n%s", out)
@@ -81,6 +92,7 @@ func TestTuneCalibrateBadInput(t *testing.T) {
 		{[]string{"--run", "--results", garbage}, 2, "give either --run or --results"},
 		{[]string{"--run", "--strip-sizes", "64k", "--transfer-sizes", "1m"}, 2, "no grid point with transfer size <= strip size"},
 		{[]string{"--run", "--size", "big"}, 2, "--size"},
+		{[]string{"--results", garbage, "--bootstrap", "1"}, 2, "--bootstrap 1: want 0 (none) or at least 2 rounds"},
 	}
 	if os.Geteuid() != 0 { // root reads anything
 		cases = append(cases, struct {

@@ -157,9 +157,16 @@ func TestTuneApply(t *testing.T) {
 	if got := run(t, cf, "layout", "get", "/runs"); !strings.Contains(got, want) {
 		t.Errorf("layout get /runs after --apply: %s, want %s", got, want)
 	}
-	// Applying to a directory that does not exist fails after the search.
-	if out, err := runErr(cf, "tune", "search", "--size", "1g", "--stripe-count", "1:4", "--method", "genetic", "--budget", "100", "--db", db, "--apply", "/nope"); err == nil {
-		t.Errorf("tune search --apply /nope succeeded:\n%s", out)
+	// Applying to a directory that does not exist fails before the search.
+	if out, err := runErr(cf, "tune", "search", "--size", "1g", "--stripe-count", "1:4", "--method", "genetic", "--budget", "100", "--db", db, "--apply", "/nope"); err == nil || strings.Contains(out, "recommendation") {
+		t.Errorf("tune search --apply /nope: %v, want an error before any search:\n%s", err, out)
+	}
+	// Without --stripe-count the search keeps to the cluster's 4 servers
+	// (10 GiB would want 5 targets).
+	out = run(t, cf, "tune", "search", "--size", "10g", "--method", "genetic", "--budget", "100", "--db", db, "--apply", "/runs")
+	if !strings.Contains(out, "stripe count limited to 4 (of 160 asked): the cluster has 4 I/O servers") ||
+		!regexp.MustCompile(`applied: /runs: simple_stripe:strip_size=\d+,num_datafiles=[1-4]\n`).MatchString(out) {
+		t.Errorf("tune search --apply on 4 servers, default stripe counts:\n%s", out)
 	}
 }
 

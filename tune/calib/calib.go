@@ -78,6 +78,9 @@ type Point struct {
 	Size     int64 // file size M (bytes)
 	Times    []float64
 	Source   string // where it came from (file name), for messages
+	// Warmup are repetitions set aside by DropWarmup: measured, shown,
+	// not fitted.
+	Warmup []float64
 }
 
 // Validate checks the point's fields.
@@ -230,6 +233,13 @@ type Fit struct {
 	// Points are the fitted points, Service their service parts.
 	Points  []Point
 	Service []float64
+	// Options are the options of the fit (Bootstrap refits with them).
+	Options Options
+	// VByTargets is V fitted to the points of each target count alone
+	// (service part, c as fitted), when there are several counts: the
+	// model assumes a target's speed does not depend on how many there
+	// are.
+	VByTargets map[int]float64
 }
 
 // FitParams fits V, c, gamma and lambda to the points (see the package doc).
@@ -269,7 +279,7 @@ func FitParams(points []Point, o Options) (Fit, error) {
 	if err != nil {
 		return Fit{}, err
 	}
-	f := Fit{Points: points, NoOverheadErr2: e2Only, ServiceError2: e2Only}
+	f := Fit{Points: points, NoOverheadErr2: e2Only, ServiceError2: e2Only, Options: o}
 	f.Params.V = math.Exp(vOnly[0])
 	if o.Overhead != "off" {
 		// Start c at a tenth of the smallest request's share of a point.
@@ -291,6 +301,9 @@ func FitParams(points []Point, o Options) (Fit, error) {
 			f.Params.V, f.Params.Overhead = math.Exp(xc[0]), math.Exp(xc[1])
 			f.OverheadUsed, f.ServiceError2 = true, e2c
 		}
+	}
+	if f.VByTargets, err = vByTargets(points, loads, test, f.Params.Overhead); err != nil {
+		return Fit{}, err
 	}
 	// gamma from the service part.
 	var reqs, svc float64
@@ -442,6 +455,11 @@ type Compared struct {
 	Sim, SimHalfWidth float64 // simulated mean time and its 99% half-width (s)
 	MeasuredMiB       float64 // M / mean measured time
 	SimMiB            float64 // M / simulated mean time
+	// ModelMiB is M / Model; Residual is (ModelMiB - MeasuredMiB) /
+	// MeasuredMiB, the fit's error at this point, and Z the same in time
+	// as a multiple of the standard error of the measured mean (NaN with
+	// one repetition).
+	ModelMiB, Residual, Z float64
 }
 
 // Report is a fit with its comparison.
@@ -453,6 +471,14 @@ type Report struct {
 	Experiments  int
 	Seed         uint64
 	ModelVsMeasE Errors // model (no simulation) against measurement, bandwidths
+	// R2 is the share of the variance of the measured mean bandwidths
+	// between points that the model explains (NaN if they do not vary).
+	R2 float64
+	// WaitCorr is the correlation between the points' service parts and
+	// their measured waits (see waitCorr; NaN when it cannot tell).
+	WaitCorr float64
+	// Confidence, when not nil, holds the parameters' intervals (Bootstrap).
+	Confidence *Confidence
 }
 
 // Compare simulates every point with the fitted parameters (tune/sim,
@@ -491,6 +517,7 @@ func Compare(ctx context.Context, f Fit, experiments int, seed uint64) (Report, 
 	r.Bandwidth = RelErrors(tb, sb)
 	r.Time = RelErrors(tt, st)
 	r.ModelVsMeasE = RelErrors(tb, mb)
+	r.residuals()
 	return r, nil
 }
 
@@ -512,10 +539,12 @@ func Merge(points []Point) []Point {
 		k := key{p.Strip, p.Transfer, p.Size, p.Targets}
 		if i, ok := idx[k]; ok {
 			out[i].Times = append(out[i].Times, p.Times...)
+			out[i].Warmup = append(out[i].Warmup, p.Warmup...)
 			continue
 		}
 		idx[k] = len(out)
 		p.Times = append([]float64(nil), p.Times...)
+		p.Warmup = append([]float64(nil), p.Warmup...)
 		out = append(out, p)
 	}
 	sort.SliceStable(out, func(i, j int) bool {

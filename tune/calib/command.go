@@ -1,11 +1,12 @@
 package calib
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/pario/pario/units"
@@ -85,9 +86,10 @@ func ParseDefaults(strip int64, targets int) (Layout, error) {
 // command that uses the parameters. source says where the points came
 // from.
 func WriteText(w io.Writer, r Report, source string) error {
-	var b bytes.Buffer
+	var b strings.Builder
 	p := r.Params
 	fmt.Fprintf(&b, "calibrate: %d points from %s\n", len(r.Points), source)
+	describeWarmup(&b, r.Points)
 	fmt.Fprintf(&b, "fitted: V = %.1f MiB/s (%.4g GB/s) per target\n", p.V/MiB, p.V/1e9)
 	if r.OverheadUsed {
 		fmt.Fprintf(&b, "        overhead c = %.1f us per request (service-fit error2 %.4g, %.4g without it)\n", p.Overhead*1e6, r.ServiceError2, r.NoOverheadErr2)
@@ -96,19 +98,32 @@ func WriteText(w io.Writer, r Report, source string) error {
 	}
 	fmt.Fprintf(&b, "        gamma = %.6g/s, lambda = %.6g/s (rho = %.4g), measured mean waiting time %.3f ms\n",
 		p.Gamma, p.Lambda, p.Rho(), r.MeanWait*1e3)
+	if r.Confidence != nil {
+		r.Confidence.describe(&b, r.OverheadUsed)
+	}
+	describeVByTargets(&b, r.VByTargets)
+	// resid is the fitted model's error (model against measured, what the
+	// fit minimised), in % and in standard errors of the measured mean;
+	// diff is the simulator's.
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tsimulated MiB/s\tdiff\t")
+	fmt.Fprintln(tw, "n\tstrip\ttransfer\tsize\treps\tmeasured (s)\tservice (s)\tsimulated (s)\tmeasured MiB/s\tmodel MiB/s\tresid\tresid/SE\tsimulated MiB/s\tdiff\t")
 	for _, c := range r.Points {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t\n", c.Targets, units.FormatSize(c.Strip),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%.5f\t%.5f\t%.5f\t%.1f\t%.1f\t%+.1f%%\t%s\t%.1f\t%+.1f%%\t\n", c.Targets, units.FormatSize(c.Strip),
 			units.FormatSize(c.Transfer), units.FormatSize(c.Size), len(c.Times), c.MeanTime(), c.Service, c.Sim,
-			c.MeasuredMiB, c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
+			c.MeasuredMiB, c.ModelMiB, 100*c.Residual, formatZ(c.Z), c.SimMiB, 100*(c.SimMiB-c.MeasuredMiB)/c.MeasuredMiB)
 	}
 	tw.Flush()
+	if !math.IsNaN(r.R2) {
+		fmt.Fprintf(&b, "R^2 = %.3f (the model's share of the variance of the measured bandwidths between points)\n", r.R2)
+	}
 	fmt.Fprintf(&b, "error1 = %.5f  error2 = %.5f  (bandwidths, the paper's definition; simulator, %d experiments per point, seed %d)\n",
 		r.Bandwidth.Error1, r.Bandwidth.Error2, r.Experiments, r.Seed)
 	fmt.Fprintf(&b, "on times: error1 = %.5f  error2 = %.5f; model without simulation: error1 = %.5f  error2 = %.5f\n",
 		r.Time.Error1, r.Time.Error2, r.ModelVsMeasE.Error1, r.ModelVsMeasE.Error2)
 	fmt.Fprintf(&b, "use: pario tune model --lambda %.6g --gamma %.6g --v %.6g ...\n", p.Lambda, p.Gamma, p.V/1e9)
-	_, err := w.Write(b.Bytes())
+	for _, warn := range r.Warnings() {
+		fmt.Fprintf(&b, "warning: %s\n", warn)
+	}
+	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -113,11 +113,30 @@ func exampleReport(overhead bool) Report {
 		ModelVsMeasE: Errors{Error1: 0.02, Error2: 0.001}, Experiments: 2000, Seed: 7,
 	}
 	r.Points = []Compared{
-		{Point: Point{Strip: 1 << 20, Transfer: 256 << 10, Targets: 1, Size: 64 << 20, Times: []float64{0.1, 0.12}},
-			Service: 0.105, Sim: 0.108, MeasuredMiB: 581.8, SimMiB: 592.6},
+		{Point: Point{Strip: 1 << 20, Transfer: 256 << 10, Targets: 1, Size: 64 << 20, Times: []float64{0.1, 0.12}, Warmup: []float64{0.5}},
+			Service: 0.105, Model: 0.107, Sim: 0.108, MeasuredMiB: 581.8, SimMiB: 592.6},
 		{Point: Point{Strip: 4 << 20, Transfer: 1 << 20, Targets: 2, Size: 64 << 20, Times: []float64{0.05}},
-			Service: 0.048, Sim: 0.052, MeasuredMiB: 1280, SimMiB: 1230.8},
+			Service: 0.048, Model: 0.05, Sim: 0.052, MeasuredMiB: 1280, SimMiB: 1230.8},
 	}
+	if overhead {
+		r.Confidence = &Confidence{Rounds: 100, Seed: 7, V: Interval{480 * MiB, 530 * MiB}, Overhead: Interval{200e-6, 300e-6},
+			Gamma: Interval{45, 56}, Lambda: Interval{15, 24}, Rho: Interval{0.33, 0.43}, OverheadKept: 100, SingleRep: 1}
+	}
+	r.residuals()
+	return r
+}
+
+// badReport is a fit that does not explain its data: every warning.
+func badReport() Report {
+	r := exampleReport(true)
+	r.Params.Lambda = 49.6 // rho 0.992
+	r.VByTargets = map[int]float64{1: 500 * MiB, 2: 1000 * MiB}
+	r.Confidence.Lambda = Interval{5, 49}
+	r.Confidence.OverheadKept = 60
+	r.Points[1].Model = 0.09
+	r.Points = append(r.Points, r.Points[0])
+	r.Points[2].Model = 0.3
+	r.residuals()
 	return r
 }
 
@@ -125,9 +144,14 @@ func TestWriteTextGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		overhead bool
-	}{{"overhead", true}, {"no-overhead", false}} {
+		bad      bool
+	}{{"overhead", true, false}, {"no-overhead", false, false}, {"warnings", true, true}} {
+		rep := exampleReport(tc.overhead)
+		if tc.bad {
+			rep = badReport()
+		}
 		var b bytes.Buffer
-		if err := WriteText(&b, exampleReport(tc.overhead), "2 results file(s)"); err != nil {
+		if err := WriteText(&b, rep, "2 results file(s)"); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, filepath.Join("testdata", "report", tc.name+".txt"), b.Bytes())

@@ -45,6 +45,8 @@
 // simulated column T_s (176.38, 202.74, 263.19, 292.94 at 50, 100, 500,
 // 1000 GB) within that column's sampling noise: the 2.2-4.5% "relative
 // error" of Table III is the slip in the closed form, not simulation noise.
+// The slip grows as rho falls: the waiting part is overstated by 3-5% at
+// rho = 0.8 and 16-28% at rho = 0.5 (TABLES.md, last section).
 // Use SystemTime and OptimalN for predictions; PaperSystemTime and
 // PaperOptimalN exist to reproduce the paper.
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -31,6 +32,10 @@ type Args struct {
 	StripeCount  string  // --stripe-count MIN:MAX
 	StripSize    string  // --strip-size MIN:MAX
 	TransferSize string  // --transfer-size MIN:MAX
+	// Targets, when above 0, is how many targets the recommendation may
+	// use (the I/O servers of the cluster --apply sets it on): larger
+	// stripe counts are not searched.
+	Targets int
 }
 
 // Request is one recommendation to make.
@@ -50,6 +55,9 @@ type Request struct {
 	System string
 	// Store answers points already evaluated and keeps the new ones.
 	Store ResultStore
+	// Targets is Args.Targets; Capped is the stripe count maximum asked
+	// for when Targets lowered it, else 0.
+	Targets, Capped int
 }
 
 // ResultStore is the results database as a search sees it (tune/results
@@ -89,6 +97,14 @@ type Recommendation struct {
 	Best         *Result
 	Hits, Misses int64
 	DB           string
+	// Pick is the recommended point (see pick), PickValue its predicted
+	// time and PickMethod the first method that found it. Found is the
+	// stripe count as found when Pick lowered it to the file's number of
+	// strips, else 0.
+	Pick       Params
+	PickValue  float64
+	PickMethod string
+	Found      int64
 }
 
 // ParseRequest checks the flags and parses the ranges; every error it returns
@@ -109,6 +125,17 @@ func ParseRequest(a Args) (Request, error) {
 		}
 		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
 			return req, err
+		}
+	}
+	// A layout of more datafiles than the cluster has servers cannot be
+	// set: check it now rather than after the search.
+	if req.Targets = a.Targets; a.Targets > 0 {
+		if dims[0].Min > int64(a.Targets) {
+			return req, fmt.Errorf("--stripe-count %q: the cluster has %d I/O servers, fewer than the smallest stripe count", a.StripeCount, a.Targets)
+		}
+		if dims[0].Max > int64(a.Targets) {
+			req.Capped = int(dims[0].Max)
+			dims[0].Max = int64(a.Targets)
 		}
 	}
 	if req.Space, err = NewSpace(dims...); err != nil {
@@ -135,6 +162,11 @@ func ParseRequest(a Args) (Request, error) {
 		if err != nil {
 			return req, fmt.Errorf("--method: %v, or all", err)
 		}
+		if _, ok := m.(Exhaustive); ok {
+			if err := checkExhaustive(req.Space); err != nil {
+				return req, fmt.Errorf("--method %w", err)
+			}
+		}
 		req.Methods = append(req.Methods, m)
 	}
 	switch a.Objective {
@@ -144,6 +176,21 @@ func ParseRequest(a Args) (Request, error) {
 		return req, fmt.Errorf("--objective %q: want model or sim", a.Objective)
 	}
 	return req, nil
+}
+
+// MaxExhaustive is the largest space `--method exhaustive` evaluates: with
+// the model a point costs microseconds and a database record, so a million
+// points take about a minute; beyond that the bounds should be narrowed.
+const MaxExhaustive = 1_000_000
+
+// checkExhaustive refuses a space too large to evaluate entirely. The
+// exhaustive method is the reference the heuristics are judged by, so it
+// is never cut short by --budget: it evaluates every point or none.
+func checkExhaustive(space *Space) error {
+	if n := space.Size(); n > MaxExhaustive {
+		return fmt.Errorf("exhaustive: the space has %d points, more than the %d an exhaustive search evaluates; narrow --stripe-count, --strip-size or --transfer-size", n, MaxExhaustive)
+	}
+	return nil
 }
 
 // parseRange parses "MIN:MAX" (or one value for both) with parse.
@@ -250,9 +297,20 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 		if err != nil {
 			return rec, err
 		}
-		r, err := Run(ctx, req.Space, memo, m, Options{Budget: req.Budget, Seed: req.Seed, Start: start})
+		budget := req.Budget
+		_, exhaustive := m.(Exhaustive)
+		if exhaustive {
+			if err := checkExhaustive(req.Space); err != nil {
+				return rec, err
+			}
+			budget = int(req.Space.Size())
+		}
+		r, err := Run(ctx, req.Space, memo, m, Options{Budget: budget, Seed: req.Seed, Start: start})
 		if err != nil {
 			return rec, fmt.Errorf("%s: %w", m.Name(), err)
+		}
+		if exhaustive && int64(r.Evaluations) != req.Space.Size() {
+			return rec, fmt.Errorf("exhaustive: evaluated %d of the %d points (%v)", r.Evaluations, req.Space.Size(), r.Stop)
 		}
 		rec.Hits += memo.Hits()
 		rec.Misses += memo.Misses()
@@ -261,7 +319,67 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 			rec.Best = r
 		}
 	}
+	rec.pick(req.Size)
 	return rec, nil
+}
+
+// tieTolerance is how close, relatively, a time must be to the best to tie
+// with it. Ties are common, not accidental: every stripe count at or above
+// the file's number of strips gives the same time, and strips of s and 2s
+// often load the busiest target alike.
+const tieTolerance = 1e-9
+
+// pick chooses the recommendation among every point any method evaluated
+// that ties with the best: the fewest targets (a target more costs a server
+// and gains nothing), then the smallest strip and transfer sizes (less
+// memory per request). A stripe count above the file's number of strips
+// ceil(size/strip) would leave targets without data, and the objective
+// cannot tell (T depends on min(count, strips)), so it is lowered to the
+// number of strips, at the same predicted time, even below the searched
+// range.
+func (rec *Recommendation) pick(size int64) {
+	if rec.Best == nil {
+		return
+	}
+	limit := rec.Best.BestValue + math.Abs(rec.Best.BestValue)*tieTolerance
+	space := rec.Request.Space
+	var best Params
+	for _, m := range rec.Methods {
+		for _, e := range m.Result.Trace {
+			if e.Value > limit {
+				continue
+			}
+			ps := space.Params(e.Point)
+			if best == nil || lessStriping(ps, best) {
+				best, rec.PickValue, rec.PickMethod = ps, e.Value, m.Method
+			}
+		}
+	}
+	n, s, _ := striping(best)
+	if strips := (size + s - 1) / s; n > strips {
+		rec.Found = n
+		best = slices.Clone(best)
+		for i := range best {
+			if best[i].Name == StripeCount {
+				best[i].Value = strips
+			}
+		}
+	}
+	rec.Pick = best
+}
+
+// lessStriping orders points by stripe count, then strip size, then
+// transfer size.
+func lessStriping(a, b Params) bool {
+	an, as, at := striping(a)
+	bn, bs, bt := striping(b)
+	if an != bn {
+		return an < bn
+	}
+	if as != bs {
+		return as < bs
+	}
+	return at < bt
 }
 
 // Striping returns the best point's stripe count, strip size and transfer
@@ -270,7 +388,7 @@ func (rec Recommendation) Striping() (n, s, t int64) {
 	if rec.Best == nil {
 		return 0, 0, 0
 	}
-	return striping(rec.Best.BestParams)
+	return striping(rec.Pick)
 }
 
 // Layout is the recommendation as a pario layout string.
@@ -300,10 +418,20 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	size := float64(req.Size)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
-	fmt.Fprintf(&b, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), budget %d per method, seed %d\n",
+	budget := fmt.Sprintf("budget %d per method", req.Budget)
+	for _, m := range req.Methods {
+		if _, ok := m.(Exhaustive); ok {
+			budget += fmt.Sprintf(" (exhaustive: all %d)", req.Space.Size())
+			break
+		}
+	}
+	fmt.Fprintf(&b, "space: %d points (stripe count %d..%d, strip size %s..%s, transfer size %s..%s), %s, seed %d\n",
 		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
 		units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
-		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), req.Budget, req.Seed)
+		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), budget, req.Seed)
+	if req.Capped > 0 {
+		fmt.Fprintf(&b, "stripe count limited to %d (of %d asked): the cluster has %d I/O servers\n", req.Targets, req.Capped, req.Targets)
+	}
 	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -324,10 +452,13 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
-	best := rec.Best
-	n, s, t := striping(best.BestParams)
+	n, s, t := rec.Striping()
 	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-		n, units.FormatBytesExact(s), units.FormatBytesExact(t), best.BestValue, size/(1<<20)/best.BestValue, best.Method)
+		n, units.FormatBytesExact(s), units.FormatBytesExact(t), rec.PickValue, size/(1<<20)/rec.PickValue, rec.PickMethod)
+	if rec.Found > 0 {
+		fmt.Fprintf(&b, "  (found with stripe count %d, but the file has only %d strips of %s: %d targets would get no data)\n",
+			rec.Found, n, units.FormatBytesExact(s), rec.Found-n)
+	}
 	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
 	fmt.Fprintf(&b, "  pario:  pario layout set %s %s\n", dir, rec.Layout())
 	fmt.Fprintf(&b, "  write in %s transfers (e.g. pario bench -t %s, ior -t %s)\n", units.FormatBytesExact(t), units.FormatSize(t), units.FormatSize(t))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,9 @@ func TestParseRequest(t *testing.T) {
 		{"all twice", func(a *Args) { a.Methods = "all,all" }, 10 << 30, 12960, 1944, 14},
 		{"a tiny budget is one point", func(a *Args) { a.Budget = 1e-9 }, 10 << 30, 12960, 1, 7},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.Size = 1 << 30 }, 1 << 30, 12960, 1944, 7},
+		// --apply on a 4-server cluster: counts above 4 are not searched.
+		{"4 targets", func(a *Args) { a.Targets = 4 }, 10 << 30, 4 * 81, 49, 7},
+		{"targets above the range", func(a *Args) { a.Targets = 400 }, 10 << 30, 12960, 1944, 7},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,6 +79,7 @@ func TestParseRequest(t *testing.T) {
 		// The bounds are sizes as units reads them: binary, MB refused.
 		{func(a *Args) { a.StripSize = "1MB:256m" }, `--strip-size "1MB:256m": size "1MB": MB is ambiguous`},
 		{func(a *Args) { a.TransferSize = "1m:0" }, `--transfer-size "1m:0": size "0": must be positive`},
+		{func(a *Args) { a.StripeCount = "8:16"; a.Targets = 4 }, `--stripe-count "8:16": the cluster has 4 I/O servers, fewer than the smallest stripe count`},
 	}
 	for _, tc := range bad {
 		a := defaultArgs
@@ -153,6 +158,7 @@ func TestRecommendGolden(t *testing.T) {
 		{"model-10g", func(a *Args) { a.StripeCount = "1:8" }, "DIR"},
 		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
+		{"apply-4-servers", func(a *Args) { a.Targets = 4; a.Methods = "genetic"; a.Budget = 100 }, "/runs"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,5 +269,93 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestRecommendExhaustive checks that --method exhaustive evaluates the
+// whole space whatever --budget says (it is the reference), and refuses a
+// space too large to evaluate, naming its size.
+func TestRecommendExhaustive(t *testing.T) {
+	a := defaultArgs
+	a.Methods, a.StripeCount = "exhaustive,random", "1:8"
+	req, err := ParseRequest(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = model.Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625}
+	req.Store = &memStore{}
+	rec, err := Recommend(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := req.Space.Size()
+	if ex := rec.Methods[0].Result; int64(ex.Evaluations) != points || ex.Stop != StopExhausted {
+		t.Errorf("exhaustive evaluated %d of %d points (%v) with a budget of %d", ex.Evaluations, points, ex.Stop, req.Budget)
+	}
+	if r := rec.Methods[1].Result; r.Evaluations != req.Budget {
+		t.Errorf("random evaluated %d points, want its budget %d", r.Evaluations, req.Budget)
+	}
+	var out bytes.Buffer
+	if err := WriteText(&out, rec, "DIR"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "budget 98 per method (exhaustive: all 648)"; !strings.Contains(out.String(), want) {
+		t.Errorf("report does not say %q:\n%s", want, out.String())
+	}
+
+	a.StripeCount = "1:20000" // 20000 x 9 x 9 points
+	if _, err := ParseRequest(a); err == nil || !strings.Contains(err.Error(), "--method exhaustive: the space has 1620000 points") {
+		t.Errorf("a space of 1,620,000 points: %v, want a refusal naming its size", err)
+	}
+	a.Methods = "all" // the heuristics sample any space
+	if _, err := ParseRequest(a); err != nil {
+		t.Errorf("heuristics on 1,620,000 points: %v", err)
+	}
+}
+
+// TestRecommendNoIdleTargets: when stripe counts tie, the fewest targets
+// are recommended, and never more than the file has strips (a 672 MiB file
+// in 1 MiB strips has 672: with little background load every count from
+// 672 up predicts the same time).
+func TestRecommendNoIdleTargets(t *testing.T) {
+	cases := []struct {
+		name, count, methods string
+		want, found          int64 // the recommended count; the count found, when lowered
+	}{
+		{"heuristics", "1:1000", "all", 672, -1},
+		{"exhaustive", "600:1000", "exhaustive", 672, 0},
+		{"range above the strips", "700:800", "annealing,exhaustive", 672, 700},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := defaultArgs
+			a.Size, a.StripSize, a.TransferSize, a.StripeCount, a.Methods, a.Budget = 672<<20, "1m", "1m", tc.count, tc.methods, 0.3
+			req, err := ParseRequest(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Model = model.Params{Lambda: 1, Gamma: 1000, V: 0.0625}
+			req.Store = &memStore{}
+			rec, err := Recommend(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, s, tr := rec.Striping()
+			if n != tc.want || (tc.found >= 0 && rec.Found != tc.found) {
+				t.Errorf("recommended stripe count %d (found %d), want %d (found %d); best method result %v", n, rec.Found, tc.want, tc.found, rec.Best.BestParams)
+			}
+			st := PaperStriping(req.Size)
+			st.Model = req.Model
+			v, err := st.Time(n, s, tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(v-rec.PickValue) > 1e-9*v || rec.PickValue > rec.Best.BestValue*(1+1e-9) {
+				t.Errorf("recommended point predicts %v s, report says %v, best found %v", v, rec.PickValue, rec.Best.BestValue)
+			}
+			if !strings.Contains(rec.Layout(), "num_datafiles=672") {
+				t.Errorf("layout %s", rec.Layout())
+			}
+		})
 	}
 }

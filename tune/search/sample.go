@@ -10,7 +10,9 @@ const batchSize = 64
 
 // Exhaustive evaluates every point in row-major order (the last dimension
 // fastest) until the budget is spent: the reference the heuristics are
-// measured against. It uses no randomness.
+// measured against. It uses no randomness. It is exhaustive only with a
+// budget of the space's size, which Recommend gives it whatever the other
+// methods' budget.
 type Exhaustive struct{}
 
 // Name is "exhaustive".
