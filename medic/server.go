@@ -50,7 +50,11 @@ type ServerConfig struct {
 // them, regenerates the outputs with their plugins, checks the
 // regenerated output's digest, and moves it into its store.
 type Server struct {
-	cfg    ServerConfig
+	cfg ServerConfig
+	// ctx is canceled by Close: it stops the regenerations under way,
+	// and with them the programs plugins run (Command).
+	ctx    context.Context
+	cancel context.CancelFunc
 	mu     sync.Mutex
 	active map[string]bool
 	lns    []net.Listener
@@ -59,7 +63,9 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// NewServer checks cfg and makes the staging directory.
+// NewServer checks cfg, makes the staging directory and removes from it
+// and from the store what a receiver that died during a regeneration left
+// there (its work directory and temporary output), logging each.
 func NewServer(cfg ServerConfig) (*Server, error) {
 	if len(cfg.Key) != KeySize {
 		return nil, fmt.Errorf("medic: server needs a %d-byte key", KeySize)
@@ -85,7 +91,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Server{cfg: cfg, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
+	return &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
 }
 
 // Serve accepts connections on ln until Close.
@@ -135,6 +143,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	s.cancel()
 	for _, l := range s.lns {
 		l.Close()
 	}
@@ -411,19 +420,25 @@ func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res 
 		return res, err
 	}
 	t1 := time.Now()
-	ctx := context.Background()
+	ctx := c.s.ctx
+	// The work directory first, so that the temporary output is noted in
+	// it before anything is written: whatever happens to this receiver,
+	// the next one can remove both (workdir.go).
+	wd, err := newWorkDir(c.s.cfg.StagingDir)
+	if err != nil {
+		return res, err
+	}
+	defer wd.remove()
 	out, err := c.s.cfg.Store.Begin(ctx, name)
 	if err != nil {
 		return res, fmt.Errorf("destination %s: %w", c.s.cfg.Store, err)
 	}
-	tmp, err := os.MkdirTemp(c.s.cfg.StagingDir, "decode-")
-	if err != nil {
+	if err := wd.noteTemp(out.Temp()); err != nil {
 		out.Abort()
-		return res, err
+		return res, fmt.Errorf("work directory %s: %w", wd.path, err)
 	}
-	defer os.RemoveAll(tmp)
 	bw := bufio.NewWriterSize(out, 1<<20)
-	env := Env{Resources: c.s.cfg.Resources, TempDir: tmp, Logger: c.log}
+	env := Env{Resources: c.s.cfg.Resources, TempDir: wd.tempDir(), Logger: c.log}
 	if _, err = Decode(ctx, bufio.NewReaderSize(pf, 256<<10), c.s.cfg.Key, env, bw); err == nil {
 		err = bw.Flush()
 	}
