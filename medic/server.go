@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -172,6 +171,25 @@ func (c *srvConn) fail(op uint8, err error) error {
 	return werr
 }
 
+// errClosed ends a connection after an error answer.
+var errClosed = errors.New("connection closed after an error answer")
+
+// failAndClose answers err and ends the connection. The sender may have
+// frames in flight: closing with them unread would reset the connection,
+// which can discard the answer on its way, so it half-closes and drains
+// what still comes (for a bounded time) first.
+func (c *srvConn) failAndClose(op uint8, err error) error {
+	if werr := c.fail(op, err); werr != nil {
+		return werr
+	}
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, _ = io.Copy(io.Discard, c.br)
+	return errClosed
+}
+
 func (c *srvConn) read(limit uint32) (wire.Frame, error) {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 	return readFrame(c.br, limit)
@@ -302,23 +320,12 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}()
 	c.log = c.log.With("transfer", idh[:16], "name", name)
 
-	part := filepath.Join(s.cfg.StagingDir, idh+".part")
-	pf, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o600)
+	st, err := openStaged(s.cfg.StagingDir, idh, size)
 	if err != nil {
 		return c.fail(opOffer.Code, err)
 	}
-	defer pf.Close()
-	st, err := pf.Stat()
-	if err != nil {
-		return c.fail(opOffer.Code, err)
-	}
-	off := st.Size()
-	if off > size {
-		off = 0
-		if err := pf.Truncate(0); err != nil {
-			return c.fail(opOffer.Code, err)
-		}
-	}
+	defer st.close()
+	off := st.off
 	if off > 0 {
 		c.log.Info("medic: resuming", "offset", off, "size", size)
 	}
@@ -327,21 +334,21 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}
 	ackEvery := max(window/4, 1)
 	lastAck := off
-	w := bufio.NewWriterSize(pf, 1<<20)
-	if _, err := pf.Seek(off, io.SeekStart); err != nil {
-		return c.fail(opOffer.Code, err)
-	}
 	ack := func() error {
-		if err := w.Flush(); err != nil {
+		if err := st.checkpoint(); err != nil {
 			return err
 		}
-		lastAck = off
-		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: off})
+		lastAck = st.off
+		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: st.off})
 	}
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			_ = w.Flush() // keep what arrived for a resume
+			_ = st.checkpoint() // keep what arrived for a resume
+			if corruptFrame(err) {
+				return c.failAndClose(opData.Code, fmt.Errorf("%w: the frame after byte %d of %d failed its check (%w); "+
+					"the receiver keeps the %d bytes before it: send again to resume", ErrTransit, st.off, size, err, st.off))
+			}
 			return err
 		}
 		switch f.Op {
@@ -350,34 +357,44 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			if err := r.Decode(wire.NewDec(f.Args)); err != nil {
 				return c.fail(opData.Code, err)
 			}
-			at := r.Offset
-			if at != off || off+int64(len(f.Data)) > size {
-				_ = w.Flush()
-				return c.fail(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", at, off, size))
+			if r.Offset != st.off || st.off+int64(len(f.Data)) > size {
+				_ = st.checkpoint()
+				return c.failAndClose(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", r.Offset, st.off, size))
 			}
-			if _, err := w.Write(f.Data); err != nil {
-				return c.fail(opData.Code, fmt.Errorf("staging: %w", err))
+			if err := st.write(f.Data); err != nil {
+				return c.fail(opData.Code, err)
 			}
-			off += int64(len(f.Data))
-			if off-lastAck >= ackEvery || off == size {
+			if st.off-lastAck >= ackEvery || st.off == size {
 				if err := ack(); err != nil {
 					return err
 				}
 			}
 		case opDone.Code:
-			if err := w.Flush(); err != nil {
+			if err := st.checkpoint(); err != nil {
 				return c.fail(opDone.Code, err)
 			}
-			if off != size {
-				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", off, size))
+			if st.off != size {
+				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", st.off, size))
 			}
-			res, err := c.finish(pf, part, id, name)
+			if !hmac.Equal(st.received(), id) {
+				// The frames passed their checks one by one, yet together
+				// they are not what the sender offered. Nothing of it can
+				// be trusted: start afresh.
+				st.remove()
+				if st.fromDisk {
+					return c.fail(opDone.Code, fmt.Errorf("%w: the %d bytes staged do not match the transfer id, corrupted in transit or in staging "+
+						"(part of them was staged by an older receiver, which kept no record of what arrived); the staged copy was dropped: send again", ErrIntegrity, size))
+				}
+				return c.fail(opDone.Code, fmt.Errorf("%w: the %d bytes that arrived do not match the container the sender offered "+
+					"(transfer id %s): a frame was altered on the way; the staged copy was dropped: send again", ErrTransit, size, idh[:16]))
+			}
+			res, err := c.finish(st, id, name)
 			if err != nil {
 				return c.fail(opDone.Code, err)
 			}
 			return c.reply(opDone.OpInfo, doneResponse{Result: res})
 		default:
-			_ = w.Flush()
+			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
 		}
 	}
@@ -388,14 +405,14 @@ func (c *srvConn) transfer(f wire.Frame) error {
 // staging file is removed unless the failure is something the operator
 // can fix at the storage site (ErrMissing), so that a re-send needs no
 // transfer.
-func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res Result, err error) {
+func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err error) {
 	keep := false
 	defer func() {
 		if err == nil || !keep {
-			pf.Close()
-			os.Remove(part)
+			st.remove()
 		}
 	}()
+	pf := st.f
 	t0 := time.Now()
 	if _, err := pf.Seek(0, io.SeekStart); err != nil {
 		return res, err
@@ -405,7 +422,9 @@ func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res 
 		return res, err
 	}
 	if !hmac.Equal(h.Sum(nil), id) {
-		return res, fmt.Errorf("%w: staged upload does not match its transfer id (corrupted in staging); send again", ErrIntegrity)
+		// What arrived matched (transfer checked): the file changed since.
+		return res, fmt.Errorf("%w: the staged copy %s does not match its transfer id although the bytes that arrived did (corrupted in staging: "+
+			"check the staging disk); it was dropped: send again", ErrIntegrity, st.part)
 	}
 	if _, err := pf.Seek(0, io.SeekStart); err != nil {
 		return res, err
