@@ -85,6 +85,11 @@ func TestCloseKillsRegenerationGroup(t *testing.T) {
 	if left := append(globs(s.staging, "decode-*"), globs(s.dest, ".medic-*.tmp")...); len(left) != 0 {
 		t.Fatalf("left after Close: %v", left)
 	}
+	// The container stays staged: the next receiver regenerates it
+	// without a new transfer.
+	if parts := globs(s.staging, "*.part"); len(parts) != 1 {
+		t.Fatalf("staged after Close: %v, want the container kept", parts)
+	}
 }
 
 // A work directory without an owner note (an older receiver's) is not

@@ -463,7 +463,9 @@ func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err er
 	}
 	if err != nil {
 		out.Abort()
-		keep = errors.Is(err, ErrMissing)
+		// Keep the staged container when the site can be fixed, or when the
+		// receiver is shutting down (the next one regenerates it).
+		keep = errors.Is(err, ErrMissing) || c.s.ctx.Err() != nil
 		return res, err
 	}
 	res.Decode = time.Since(t1)

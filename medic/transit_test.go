@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -232,5 +233,36 @@ func TestResumedSendReportsPhases(t *testing.T) {
 	medic.SendSummary{Path: p, Addr: s.addr, Size: int64(len(data)), Asked: "slow-test", Report: rep, Wall: time.Since(t0)}.WriteText(&b)
 	if !strings.Contains(b.String(), "transfer    none") || strings.Contains(b.String(), "0 B sent") {
 		t.Fatalf("report:\n%s", b.String())
+	}
+}
+
+// A part staged by an older receiver (no .sum beside it) still resumes:
+// its bytes are hashed from the file.
+func TestResumeWithoutSavedHash(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	data := make([]byte, 1<<20)
+	rand.Read(data)
+	p := writeFile(t, "big.bin", data)
+	var buf bytes.Buffer
+	if _, err := medic.Encode(context.Background(), p, medic.EncodeOptions{Plugin: "raw", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	cp := writeFile(t, "c.medic", buf.Bytes())
+	_, id, err := medic.ContainerID(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := buf.Len() / 2
+	os.WriteFile(filepath.Join(s.staging, fmt.Sprintf("%x.part", id)), buf.Bytes()[:half], 0o600)
+	rep, err := medic.Send(context.Background(), cp, medic.SendOptions{Addr: s.addr, Key: s.key, Name: "big.bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Resumed != int64(half) || rep.Sent != int64(buf.Len()-half) {
+		t.Fatalf("resumed at %d, sent %d of %d", rep.Resumed, rep.Sent, buf.Len())
+	}
+	if got, _ := os.ReadFile(filepath.Join(s.dest, "big.bin")); !bytes.Equal(got, data) {
+		t.Fatal("stored output differs")
 	}
 }
