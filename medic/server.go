@@ -205,7 +205,9 @@ func (s *Server) handle(nc net.Conn) {
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if corruptFrame(err) {
+				_ = c.failAndClose(0, fmt.Errorf("%w: a frame failed its check (%w)", ErrTransit, err))
+			} else if !errors.Is(err, io.EOF) {
 				c.log.Debug("medic: connection ended", "err", err)
 			}
 			return

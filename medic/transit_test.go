@@ -27,7 +27,8 @@ import (
 // that recomputes checksums).
 type tamperConn struct {
 	net.Conn
-	nth       int // data frames to let through first
+	op        uint8 // the frames to tamper with
+	nth       int   // such frames to let through first
 	recompute bool
 	mu        sync.Mutex
 	pending   []byte
@@ -35,7 +36,11 @@ type tamperConn struct {
 	tampered  *atomic.Bool
 }
 
-const opDataCode = 0x04 // medic's data frame (ops.go)
+// medic's offer and data frames (ops.go)
+const (
+	opOfferCode = 0x03
+	opDataCode  = 0x04
+)
 
 func (c *tamperConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
@@ -52,7 +57,7 @@ func (c *tamperConn) Write(p []byte) (int, error) {
 		}
 		frame := bytes.Clone(c.pending[:n])
 		c.pending = c.pending[n:]
-		if h.Op == opDataCode && h.DataLen > 0 {
+		if h.Op == c.op && h.ArgLen+h.DataLen > 0 {
 			if c.seen == c.nth {
 				frame = c.tamper(frame, h)
 				c.tampered.Store(true)
@@ -79,14 +84,14 @@ func (c *tamperConn) tamper(frame []byte, h wire.Header) []byte {
 	return wire.AppendFrame(nil, h.Op, h.Flags, h.ReqID, f.Args, [][]byte{f.Data})
 }
 
-func tamperDial(nth int, recompute bool, tampered *atomic.Bool) func(context.Context, string) (net.Conn, error) {
+func tamperDial(op uint8, nth int, recompute bool, tampered *atomic.Bool) func(context.Context, string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return nil, err
 		}
-		return &tamperConn{Conn: nc, nth: nth, recompute: recompute, tampered: tampered}, nil
+		return &tamperConn{Conn: nc, op: op, nth: nth, recompute: recompute, tampered: tampered}, nil
 	}
 }
 
@@ -98,8 +103,14 @@ func tamperDial(nth int, recompute bool, tampered *atomic.Bool) func(context.Con
 func TestCorruptedInTransit(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		op        uint8
+		nth       int
 		recompute bool
-	}{{"checksum fails", false}, {"checksum recomputed", true}} {
+	}{
+		{"data checksum fails", opDataCode, 3, false},
+		{"data checksum recomputed", opDataCode, 3, true},
+		{"offer checksum fails", opOfferCode, 0, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &site{key: medictest.Key(t)}
 			startServer(t, s, nil, nil)
@@ -107,7 +118,7 @@ func TestCorruptedInTransit(t *testing.T) {
 			rand.Read(data)
 			p := writeFile(t, "big.bin", data)
 			var tampered atomic.Bool
-			_, err := sendFile(t, s, p, "raw", medic.SendOptions{Window: 128 << 10, Dial: tamperDial(3, tc.recompute, &tampered)})
+			_, err := sendFile(t, s, p, "raw", medic.SendOptions{Window: 128 << 10, Dial: tamperDial(tc.op, tc.nth, tc.recompute, &tampered)})
 			if !tampered.Load() {
 				t.Fatal("no data frame was tampered with")
 			}
