@@ -71,7 +71,9 @@
 // (wire.AppendFrame: 28-byte header with op, flags, CRC32C of header and
 // payload; arguments in wire.Enc). Errors are answered as frames with
 // wire.FlagError carrying (uint8 kind, string message); kinds tell missing
-// resources, integrity failures and authentication failures apart.
+// resources, integrity failures, corruption in transit and authentication
+// failures apart. A data frame that fails its checksum is answered that
+// way (kind 5, ErrTransit) before the receiver closes the connection.
 //
 //	s->c Hello    version, receiver name, 32-byte nonce Ns
 //	c->s Auth     32-byte nonce Nc, HMAC(Ka, "pario-medic-auth-v1 client\0" || Ns || Nc)
@@ -92,12 +94,18 @@
 // The receiver stages an upload under STAGING/<id>.part and keeps it when
 // the connection breaks, so that the next Send of the same container
 // resumes at its end (the sender keeps the container in its spool until
-// the receiver has stored the output). After Done it checks the staged
-// bytes against the id, verifies every chunk, regenerates into a temporary
+// the receiver has stored the output). Beside it, STAGING/<id>.sum holds
+// the offset acknowledged last and the SHA-256 state of the bytes received
+// over the network up to there; a resume starts from it (cutting off what
+// was never acknowledged). After Done the receiver checks that hash
+// against the id (a mismatch: corrupted in transit), then the staged
+// bytes (a mismatch: corrupted in staging), verifies every chunk, regenerates into a temporary
 // file next to the destination (".medic-NAME.*.tmp", or a temporary pario
 // path), checks size and SHA-256 against the header, syncs and renames it
 // into place. On any failure the temporary is removed and the sender gets
 // the error; the staged upload is dropped, except when the storage site
 // lacks a resource (ErrMissing), so that a re-send after the operator has
-// fixed it needs no transfer.
+// fixed it needs no transfer. The regeneration runs in a flock-held work
+// directory STAGING/decode-* that notes the temporary output; a receiver
+// starting later removes those whose owner died (workdir.go).
 package medic

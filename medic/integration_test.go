@@ -37,7 +37,7 @@ func needMedicCommand(t *testing.T) {
 type serveProc struct {
 	cmd  *exec.Cmd
 	addr string
-	out  *bytes.Buffer
+	out  *testbin.LockedBuffer // its stderr (the log)
 }
 
 // serve starts `pario medic serve` and waits for its address.
@@ -46,7 +46,7 @@ func serve(t *testing.T, args ...string) *serveProc {
 	cmd := exec.Command(parioBin, append([]string{"medic", "serve", "--listen", "127.0.0.1:0"}, args...)...)
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
-	var errb bytes.Buffer
+	var errb testbin.LockedBuffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

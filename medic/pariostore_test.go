@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/pario/pario/cluster"
@@ -64,5 +65,26 @@ func TestParioStore(t *testing.T) {
 	}
 	if len(ents) != 1 || ents[0].Name != "out.txt" {
 		t.Fatalf("/archive holds %+v", ents)
+	}
+
+	// A temporary that a dead receiver left is removed by the name its
+	// Pending gave, relative to the store; other names are refused.
+	st := medic.ParioStore(c, "/archive")
+	pend, err := st.Begin(ctx, "sub/left.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pend.Write([]byte("partial"))
+	if !strings.HasPrefix(pend.Temp(), "sub/.medic-left.txt.") {
+		t.Fatalf("Temp() = %q", pend.Temp())
+	}
+	if err := st.RemoveTemp(ctx, "out.txt"); err == nil {
+		t.Fatal("RemoveTemp took a stored output")
+	}
+	if err := st.RemoveTemp(ctx, pend.Temp()); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := c.Readdir(ctx, "/archive/sub"); len(ents) != 0 {
+		t.Fatalf("/archive/sub holds %+v", ents)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 
 	"github.com/pario/pario/wire"
 )
@@ -34,6 +35,7 @@ const (
 	kindIntegrity = 2
 	kindAuth      = 3
 	kindDigest    = 4 // the plugin could not reproduce the output
+	kindTransit   = 5 // bytes changed between sender and receiver
 )
 
 // ErrAuth is a failed authentication: the two sides' key files differ.
@@ -42,6 +44,20 @@ var ErrAuth = errors.New("medic: authentication failed (sender and receiver use 
 // ErrIntegrity is a container or regenerated output that failed
 // verification at the receiver.
 var ErrIntegrity = errors.New("integrity check failed")
+
+// ErrTransit is data that changed between sender and receiver: a frame
+// that failed its check at the wire layer, or frames that each arrived
+// intact but do not add up to the container the sender offered. It is an
+// ErrIntegrity; the container itself is sound, so sending it again is
+// the remedy.
+var ErrTransit = errors.New("corrupted in transit")
+
+// corruptFrame reports whether err, from reading a frame, means the frame
+// arrived damaged (rather than the connection ending).
+func corruptFrame(err error) bool {
+	return errors.Is(err, wire.ErrHeaderCRC) || errors.Is(err, wire.ErrPayloadCRC) ||
+		errors.Is(err, wire.ErrBadMagic) || errors.Is(err, syscall.EBADMSG)
+}
 
 // RemoteError is an error the receiver answered with.
 type RemoteError struct {
@@ -52,15 +68,17 @@ type RemoteError struct {
 func (e *RemoteError) Error() string { return "receiver: " + e.Msg }
 
 // Is lets errors.Is match ErrMissing, ErrIntegrity (which includes
-// ErrDigest), ErrDigest and ErrAuth.
+// ErrDigest and ErrTransit), ErrDigest, ErrTransit and ErrAuth.
 func (e *RemoteError) Is(target error) bool {
 	switch target {
 	case ErrMissing:
 		return e.kind == kindMissing
 	case ErrIntegrity:
-		return e.kind == kindIntegrity || e.kind == kindDigest
+		return e.kind == kindIntegrity || e.kind == kindDigest || e.kind == kindTransit
 	case ErrDigest:
 		return e.kind == kindDigest
+	case ErrTransit:
+		return e.kind == kindTransit
 	case ErrAuth:
 		return e.kind == kindAuth
 	}
@@ -74,6 +92,8 @@ func errKind(err error) uint8 {
 		return kindMissing
 	case errors.Is(err, ErrDigest):
 		return kindDigest
+	case errors.Is(err, ErrTransit):
+		return kindTransit
 	case errors.As(err, &ce), errors.Is(err, ErrFormat), errors.Is(err, ErrWrongKey), errors.Is(err, ErrNoKey), errors.Is(err, ErrIntegrity):
 		return kindIntegrity
 	case errors.Is(err, ErrAuth):

@@ -41,13 +41,22 @@ type SendOptions struct {
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 }
 
-// SendReport is what happened during one Send.
+// SendReport is what happened during one Send, phase by phase.
 type SendReport struct {
-	ID       [32]byte
-	Size     int64         // container bytes
-	Resumed  int64         // bytes the receiver already held
-	Sent     int64         // bytes sent this time
-	Transfer time.Duration // first data byte sent to the whole container staged
+	ID      [32]byte
+	Size    int64 // container bytes
+	Resumed int64 // bytes the receiver already held
+	Sent    int64 // bytes sent this time
+	// Connect is the connection, handshake and offer: until the receiver
+	// said where to resume.
+	Connect time.Duration
+	// Transfer is from the first data byte sent to the whole container
+	// staged at the receiver; 0 when it held all of it already.
+	Transfer time.Duration
+	// Receiver is from the whole container staged to the receiver's
+	// answer: its checks, the regeneration and the commit (Result has the
+	// receiver's own times), or the attempt that ended in an error.
+	Receiver time.Duration
 	Total    time.Duration // connect to result
 	Result   Result
 }
@@ -171,7 +180,8 @@ func ContainerID(path string) (int64, [32]byte, error) { return FileDigest(path)
 // Send transfers the container at path to the receiver and waits until
 // it has regenerated, verified and stored the output. If the receiver
 // already holds part of this container (an earlier Send was cut short),
-// the transfer resumes there.
+// the transfer resumes there. When the receiver answers with an error
+// (a RemoteError) the report of what the attempt cost comes with it.
 func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
@@ -205,6 +215,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}
 	off := offered.Offset
 	rep.Resumed = off
+	rep.Connect = time.Since(t0)
 	if o.Progress != nil {
 		o.Progress(off, size)
 	}
@@ -304,6 +315,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	if wErr == nil {
 		wErr = writeFrame(c.nc, opDone.OpInfo, 0, doneRequest{})
 	}
+	tDone := time.Now()
 	rep.Sent = sent - off
 	mu.Lock()
 	for result == nil && rdErr == nil {
@@ -311,25 +323,30 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}
 	re, res := rdErr, result
 	a := acked
+	staged := tAcked
 	mu.Unlock()
+	// The phases: the transfer ends when the receiver acknowledged the
+	// last byte (or, short of an acknowledgement, when done was sent); the
+	// rest is the receiver's.
+	if staged.IsZero() || staged.Before(tStart) {
+		staged = tDone
+	}
+	if rep.Sent > 0 {
+		rep.Transfer = staged.Sub(tStart)
+	}
+	rep.Receiver = time.Since(staged)
+	rep.Total = time.Since(t0)
 	if re != nil {
 		var remote *RemoteError
 		if errors.As(re, &remote) {
-			return nil, re
+			return rep, re // what this attempt cost goes with the receiver's answer
 		}
 		return nil, lost(ctx, re, a, size)
 	}
 	if wErr != nil {
 		return nil, lost(ctx, wErr, a, size)
 	}
-	rep.Transfer = time.Since(tStart)
-	mu.Lock()
-	if !tAcked.IsZero() && tAcked.After(tStart) {
-		rep.Transfer = tAcked.Sub(tStart)
-	}
-	mu.Unlock()
 	rep.Result = res.Result
-	rep.Total = time.Since(t0)
 	return rep, nil
 }
 
@@ -340,6 +357,10 @@ func lost(ctx context.Context, err error, acked, size int64) error {
 	var remote *RemoteError
 	if errors.As(err, &remote) || errors.Is(err, errMalformedAnswer) {
 		return err
+	}
+	if corruptFrame(err) {
+		return fmt.Errorf("%w: a frame from the receiver failed its check after it acknowledged %d of %d bytes (%w); "+
+			"nothing was stored, the receiver keeps the part it got: send again to resume", ErrTransit, acked, size, err)
 	}
 	return fmt.Errorf("connection to the receiver lost after it acknowledged %d of %d bytes (receiver crashed or network failed): %w; "+
 		"nothing was stored, the receiver keeps the part it got: send again to resume", acked, size, err)

@@ -30,10 +30,14 @@ type FileReport struct {
 	Reused   bool          // the container came from the spool
 	MetaSize int64         // container bytes (x)
 	Send     *SendReport
+	// Wall is the whole attempt as the sender saw it, encoding included.
+	Wall time.Duration
 	// Plugin is the plugin that carried the output: Encode.Plugin, or the
-	// fallback, with FellBack saying why.
+	// fallback, with FellBack saying why and Failed what the attempt with
+	// Encode.Plugin cost (its Send is nil when no answer came).
 	Plugin   string
 	FellBack error
+	Failed   *FileReport
 }
 
 // SendFile encodes the output at path (or finds its container in the
@@ -46,7 +50,7 @@ func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 	if err == nil || o.Fallback == "" || o.Fallback == o.Encode.Plugin || !errors.Is(err, ErrDigest) {
 		return rep, err
 	}
-	why := err
+	why, failed := err, rep
 	// The first plugin's params (paths at this site) mean nothing to the
 	// fallback; keep them out of its header.
 	o.Encode.Plugin, o.Encode.Params = o.Fallback, nil
@@ -54,11 +58,17 @@ func SendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 	if err != nil {
 		return rep, fmt.Errorf("sending with %s after the receiver could not regenerate the output (%v): %w", o.Fallback, why, err)
 	}
-	rep.FellBack = why
+	rep.FellBack, rep.Failed = why, failed
 	return rep, nil
 }
 
-func sendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport, error) {
+func sendFile(ctx context.Context, path string, o SendFileOptions) (rep *FileReport, err error) {
+	t0 := time.Now()
+	defer func() {
+		if rep != nil {
+			rep.Wall = time.Since(t0)
+		}
+	}()
 	if o.SpoolDir == "" {
 		return nil, errors.New("medic: SendFile needs a spool directory")
 	}
@@ -73,7 +83,7 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 		return nil, err
 	}
 	spool := filepath.Join(o.SpoolDir, SpoolName(dg, o.Encode, o.Send.Name))
-	rep := &FileReport{Plugin: o.Encode.Plugin}
+	rep = &FileReport{Plugin: o.Encode.Plugin}
 	if h, err := checkSpool(spool, o.Encode.Key); err == nil && h.Digest == dg {
 		rep.Header, rep.Reused = h, true
 	} else {
@@ -105,13 +115,13 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (*FileReport,
 		rep.MetaSize = st.Size()
 	}
 	sr, err := Send(ctx, spool, o.Send)
+	rep.Send = sr
 	if err != nil {
-		if errors.Is(err, ErrIntegrity) {
+		if errors.Is(err, ErrIntegrity) && !errors.Is(err, ErrTransit) {
 			os.Remove(spool) // encode afresh next time
 		}
 		return rep, err
 	}
-	rep.Send = sr
 	os.Remove(spool)
 	return rep, nil
 }

@@ -34,6 +34,9 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "stored %s at %s (%s) via %s, %v\n", s.Path, s.Addr, sr.Result.Path, rep.Plugin, s.Cipher)
 	if rep.FellBack != nil {
 		fmt.Fprintf(&b, "  fell back   to %s: %s could not regenerate it at the receiver (%v)\n", rep.Plugin, s.Asked, rep.FellBack)
+		if f := rep.Failed; f != nil {
+			fmt.Fprintf(&b, "  failed try  %s: %s\n", s.Asked, attemptCost(f))
+		}
 	}
 	fmt.Fprintf(&b, "  output      %s, sha256 %x… verified by the receiver\n", units.FormatBytes(s.Size), rep.Header.Digest[:8])
 	fmt.Fprintf(&b, "  metadata    %s (%.1fx smaller)\n", units.FormatBytes(rep.MetaSize), float64(s.Size)/math.Max(float64(rep.MetaSize), 1))
@@ -45,8 +48,14 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	if sr.Resumed > 0 {
 		fmt.Fprintf(&b, "  resumed     at %s of %s already at the receiver\n", units.FormatBytes(sr.Resumed), units.FormatBytes(sr.Size))
 	}
-	fmt.Fprintf(&b, "  transfer    %.3f s, %s sent, %s\n", sr.Transfer.Seconds(), units.FormatBytes(sr.Sent), units.FormatRate(float64(sr.Sent)/math.Max(sr.Transfer.Seconds(), 1e-9)))
-	fmt.Fprintf(&b, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s)\n", sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds())
+	fmt.Fprintf(&b, "  connect     %.3f s (connection, handshake, offer)\n", sr.Connect.Seconds())
+	if sr.Sent > 0 {
+		fmt.Fprintf(&b, "  transfer    %.3f s, %s sent, %s\n", sr.Transfer.Seconds(), units.FormatBytes(sr.Sent), units.FormatRate(float64(sr.Sent)/math.Max(sr.Transfer.Seconds(), 1e-9)))
+	} else {
+		fmt.Fprintf(&b, "  transfer    none: the receiver held the whole container already\n")
+	}
+	fmt.Fprintf(&b, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s; answer %.3f s after the transfer)\n",
+		sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds(), sr.Receiver.Seconds())
 	fmt.Fprintf(&b, "  total       %.3f s\n", s.Wall.Seconds())
 	if p := s.Predicted; p != nil {
 		raw := p.A * p.Speedup
@@ -55,4 +64,23 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// attemptCost says what a failed attempt took, phase by phase.
+func attemptCost(f *FileReport) string {
+	var b bytes.Buffer
+	if f.Reused {
+		fmt.Fprintf(&b, "container from the spool")
+	} else {
+		fmt.Fprintf(&b, "encode f %.3f s", f.Encode.Seconds())
+	}
+	fmt.Fprintf(&b, ", metadata %s", units.FormatBytes(f.MetaSize))
+	if sr := f.Send; sr != nil {
+		if sr.Sent > 0 {
+			fmt.Fprintf(&b, ", transfer %.3f s (%s sent)", sr.Transfer.Seconds(), units.FormatBytes(sr.Sent))
+		}
+		fmt.Fprintf(&b, ", receiver %.3f s until it refused", sr.Receiver.Seconds())
+	}
+	fmt.Fprintf(&b, "; %.3f s in all", f.Wall.Seconds())
+	return b.String()
 }

@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -50,7 +49,11 @@ type ServerConfig struct {
 // them, regenerates the outputs with their plugins, checks the
 // regenerated output's digest, and moves it into its store.
 type Server struct {
-	cfg    ServerConfig
+	cfg ServerConfig
+	// ctx is canceled by Close: it stops the regenerations under way,
+	// and with them the programs plugins run (Command).
+	ctx    context.Context
+	cancel context.CancelFunc
 	mu     sync.Mutex
 	active map[string]bool
 	lns    []net.Listener
@@ -59,7 +62,9 @@ type Server struct {
 	wg     sync.WaitGroup
 }
 
-// NewServer checks cfg and makes the staging directory.
+// NewServer checks cfg, makes the staging directory and removes from it
+// and from the store what a receiver that died during a regeneration left
+// there (its work directory and temporary output), logging each.
 func NewServer(cfg ServerConfig) (*Server, error) {
 	if len(cfg.Key) != KeySize {
 		return nil, fmt.Errorf("medic: server needs a %d-byte key", KeySize)
@@ -85,7 +90,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Server{cfg: cfg, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
+	return &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
 }
 
 // Serve accepts connections on ln until Close.
@@ -135,6 +142,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	s.cancel()
 	for _, l := range s.lns {
 		l.Close()
 	}
@@ -163,6 +171,25 @@ func (c *srvConn) fail(op uint8, err error) error {
 	return werr
 }
 
+// errClosed ends a connection after an error answer.
+var errClosed = errors.New("connection closed after an error answer")
+
+// failAndClose answers err and ends the connection. The sender may have
+// frames in flight: closing with them unread would reset the connection,
+// which can discard the answer on its way, so it half-closes and drains
+// what still comes (for a bounded time) first.
+func (c *srvConn) failAndClose(op uint8, err error) error {
+	if werr := c.fail(op, err); werr != nil {
+		return werr
+	}
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, _ = io.Copy(io.Discard, c.br)
+	return errClosed
+}
+
 func (c *srvConn) read(limit uint32) (wire.Frame, error) {
 	_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 	return readFrame(c.br, limit)
@@ -178,7 +205,9 @@ func (s *Server) handle(nc net.Conn) {
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if corruptFrame(err) {
+				_ = c.failAndClose(0, fmt.Errorf("%w: a frame failed its check (%w)", ErrTransit, err))
+			} else if !errors.Is(err, io.EOF) {
 				c.log.Debug("medic: connection ended", "err", err)
 			}
 			return
@@ -293,23 +322,12 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}()
 	c.log = c.log.With("transfer", idh[:16], "name", name)
 
-	part := filepath.Join(s.cfg.StagingDir, idh+".part")
-	pf, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o600)
+	st, err := openStaged(s.cfg.StagingDir, idh, size)
 	if err != nil {
 		return c.fail(opOffer.Code, err)
 	}
-	defer pf.Close()
-	st, err := pf.Stat()
-	if err != nil {
-		return c.fail(opOffer.Code, err)
-	}
-	off := st.Size()
-	if off > size {
-		off = 0
-		if err := pf.Truncate(0); err != nil {
-			return c.fail(opOffer.Code, err)
-		}
-	}
+	defer st.close()
+	off := st.off
 	if off > 0 {
 		c.log.Info("medic: resuming", "offset", off, "size", size)
 	}
@@ -318,21 +336,21 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}
 	ackEvery := max(window/4, 1)
 	lastAck := off
-	w := bufio.NewWriterSize(pf, 1<<20)
-	if _, err := pf.Seek(off, io.SeekStart); err != nil {
-		return c.fail(opOffer.Code, err)
-	}
 	ack := func() error {
-		if err := w.Flush(); err != nil {
+		if err := st.checkpoint(); err != nil {
 			return err
 		}
-		lastAck = off
-		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: off})
+		lastAck = st.off
+		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: st.off})
 	}
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			_ = w.Flush() // keep what arrived for a resume
+			_ = st.checkpoint() // keep what arrived for a resume
+			if corruptFrame(err) {
+				return c.failAndClose(opData.Code, fmt.Errorf("%w: the frame after byte %d of %d failed its check (%w); "+
+					"the receiver keeps the %d bytes before it: send again to resume", ErrTransit, st.off, size, err, st.off))
+			}
 			return err
 		}
 		switch f.Op {
@@ -341,34 +359,44 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			if err := r.Decode(wire.NewDec(f.Args)); err != nil {
 				return c.fail(opData.Code, err)
 			}
-			at := r.Offset
-			if at != off || off+int64(len(f.Data)) > size {
-				_ = w.Flush()
-				return c.fail(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", at, off, size))
+			if r.Offset != st.off || st.off+int64(len(f.Data)) > size {
+				_ = st.checkpoint()
+				return c.failAndClose(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", r.Offset, st.off, size))
 			}
-			if _, err := w.Write(f.Data); err != nil {
-				return c.fail(opData.Code, fmt.Errorf("staging: %w", err))
+			if err := st.write(f.Data); err != nil {
+				return c.fail(opData.Code, err)
 			}
-			off += int64(len(f.Data))
-			if off-lastAck >= ackEvery || off == size {
+			if st.off-lastAck >= ackEvery || st.off == size {
 				if err := ack(); err != nil {
 					return err
 				}
 			}
 		case opDone.Code:
-			if err := w.Flush(); err != nil {
+			if err := st.checkpoint(); err != nil {
 				return c.fail(opDone.Code, err)
 			}
-			if off != size {
-				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", off, size))
+			if st.off != size {
+				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", st.off, size))
 			}
-			res, err := c.finish(pf, part, id, name)
+			if !hmac.Equal(st.received(), id) {
+				// The frames passed their checks one by one, yet together
+				// they are not what the sender offered. Nothing of it can
+				// be trusted: start afresh.
+				st.remove()
+				if st.fromDisk {
+					return c.fail(opDone.Code, fmt.Errorf("%w: the %d bytes staged do not match the transfer id, corrupted in transit or in staging "+
+						"(part of them was staged by an older receiver, which kept no record of what arrived); the staged copy was dropped: send again", ErrIntegrity, size))
+				}
+				return c.fail(opDone.Code, fmt.Errorf("%w: the %d bytes that arrived do not match the container the sender offered "+
+					"(transfer id %s): a frame was altered on the way; the staged copy was dropped: send again", ErrTransit, size, idh[:16]))
+			}
+			res, err := c.finish(st, id, name)
 			if err != nil {
 				return c.fail(opDone.Code, err)
 			}
 			return c.reply(opDone.OpInfo, doneResponse{Result: res})
 		default:
-			_ = w.Flush()
+			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
 		}
 	}
@@ -379,14 +407,14 @@ func (c *srvConn) transfer(f wire.Frame) error {
 // staging file is removed unless the failure is something the operator
 // can fix at the storage site (ErrMissing), so that a re-send needs no
 // transfer.
-func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res Result, err error) {
+func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err error) {
 	keep := false
 	defer func() {
 		if err == nil || !keep {
-			pf.Close()
-			os.Remove(part)
+			st.remove()
 		}
 	}()
+	pf := st.f
 	t0 := time.Now()
 	if _, err := pf.Seek(0, io.SeekStart); err != nil {
 		return res, err
@@ -396,7 +424,9 @@ func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res 
 		return res, err
 	}
 	if !hmac.Equal(h.Sum(nil), id) {
-		return res, fmt.Errorf("%w: staged upload does not match its transfer id (corrupted in staging); send again", ErrIntegrity)
+		// What arrived matched (transfer checked): the file changed since.
+		return res, fmt.Errorf("%w: the staged copy %s does not match its transfer id although the bytes that arrived did (corrupted in staging: "+
+			"check the staging disk); it was dropped: send again", ErrIntegrity, st.part)
 	}
 	if _, err := pf.Seek(0, io.SeekStart); err != nil {
 		return res, err
@@ -411,25 +441,33 @@ func (c *srvConn) finish(pf *os.File, part string, id []byte, name string) (res 
 		return res, err
 	}
 	t1 := time.Now()
-	ctx := context.Background()
+	ctx := c.s.ctx
+	// The work directory first, so that the temporary output is noted in
+	// it before anything is written: whatever happens to this receiver,
+	// the next one can remove both (workdir.go).
+	wd, err := newWorkDir(c.s.cfg.StagingDir)
+	if err != nil {
+		return res, err
+	}
+	defer wd.remove()
 	out, err := c.s.cfg.Store.Begin(ctx, name)
 	if err != nil {
 		return res, fmt.Errorf("destination %s: %w", c.s.cfg.Store, err)
 	}
-	tmp, err := os.MkdirTemp(c.s.cfg.StagingDir, "decode-")
-	if err != nil {
+	if err := wd.noteTemp(out.Temp()); err != nil {
 		out.Abort()
-		return res, err
+		return res, fmt.Errorf("work directory %s: %w", wd.path, err)
 	}
-	defer os.RemoveAll(tmp)
 	bw := bufio.NewWriterSize(out, 1<<20)
-	env := Env{Resources: c.s.cfg.Resources, TempDir: tmp, Logger: c.log}
+	env := Env{Resources: c.s.cfg.Resources, TempDir: wd.tempDir(), Logger: c.log}
 	if _, err = Decode(ctx, bufio.NewReaderSize(pf, 256<<10), c.s.cfg.Key, env, bw); err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
 		out.Abort()
-		keep = errors.Is(err, ErrMissing)
+		// Keep the staged container when the site can be fixed, or when the
+		// receiver is shutting down (the next one regenerates it).
+		keep = errors.Is(err, ErrMissing) || c.s.ctx.Err() != nil
 		return res, err
 	}
 	res.Decode = time.Since(t1)

@@ -18,6 +18,10 @@ import (
 // atomically, Abort removes it: nothing partial is ever left under name.
 type Store interface {
 	Begin(ctx context.Context, name string) (Pending, error)
+	// RemoveTemp removes a temporary file that Pending.Temp named, left
+	// behind by a receiver that died before Commit or Abort. It refuses a
+	// name that is not one of the store's temporary files.
+	RemoveTemp(ctx context.Context, temp string) error
 	String() string
 }
 
@@ -29,6 +33,9 @@ type Pending interface {
 	Commit(ctx context.Context) (string, error)
 	// Abort removes the temporary file.
 	Abort()
+	// Temp names the temporary file, relative to the store (see
+	// Store.RemoveTemp).
+	Temp() string
 }
 
 // CleanName checks a destination name sent by a peer: a relative,
@@ -47,6 +54,17 @@ func CleanName(name string) (string, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkTemp checks that temp, relative to a store, names one of the
+// store's temporary files (.medic-NAME.RANDOM.tmp).
+func checkTemp(temp string) error {
+	base := path.Base(temp)
+	if temp == "" || path.IsAbs(temp) || path.Clean(temp) != temp || temp == ".." || strings.HasPrefix(temp, "../") ||
+		!strings.HasPrefix(base, ".medic-") || !strings.HasSuffix(base, ".tmp") {
+		return fmt.Errorf("%q is not a temporary file of a medic store", temp)
+	}
+	return nil
 }
 
 func tmpSuffix() string {
@@ -75,13 +93,23 @@ func (d dirStore) Begin(_ context.Context, name string) (Pending, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dirPending{f: f, final: final}, nil
+	return &dirPending{f: f, final: final, temp: path.Join(path.Dir(name), filepath.Base(f.Name()))}, nil
+}
+
+func (d dirStore) RemoveTemp(_ context.Context, temp string) error {
+	if err := checkTemp(temp); err != nil {
+		return err
+	}
+	return os.Remove(filepath.Join(string(d), filepath.FromSlash(temp)))
 }
 
 type dirPending struct {
 	f     *os.File
 	final string
+	temp  string
 }
+
+func (p *dirPending) Temp() string { return p.temp }
 
 func (p *dirPending) Write(b []byte) (int, error) { return p.f.Write(b) }
 
@@ -141,6 +169,13 @@ func (s *parioStore) Begin(ctx context.Context, name string) (Pending, error) {
 	return &parioPending{s: s, f: f, tmp: tmp, final: final, ctx: ctx}, nil
 }
 
+func (s *parioStore) RemoveTemp(ctx context.Context, temp string) error {
+	if err := checkTemp(temp); err != nil {
+		return err
+	}
+	return s.c.Remove(ctx, path.Join(s.dir, temp))
+}
+
 type parioPending struct {
 	s          *parioStore
 	f          *client.File
@@ -165,6 +200,10 @@ func (p *parioPending) Commit(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("pario rename %s: %w", p.final, err)
 	}
 	return "pario:" + p.final, nil
+}
+
+func (p *parioPending) Temp() string {
+	return strings.TrimPrefix(p.tmp, strings.TrimSuffix(p.s.dir, "/")+"/")
 }
 
 func (p *parioPending) Abort() {

@@ -277,6 +277,16 @@ func TestDigestMismatchFallsBack(t *testing.T) {
 	if rep.Plugin != "zstd" || !errors.Is(rep.FellBack, medic.ErrDigest) {
 		t.Fatalf("carried by %q, fell back because %v; want zstd after ErrDigest", rep.Plugin, rep.FellBack)
 	}
+	// What the failed attempt cost is kept beside the fallback's report.
+	f := rep.Failed
+	if f == nil || f.Plugin != "liar-test" || f.Send == nil || f.Send.Sent != f.MetaSize || f.MetaSize == 0 || f.Wall <= 0 || f.Send.Receiver <= 0 {
+		t.Fatalf("failed attempt: %+v", f)
+	}
+	var b bytes.Buffer
+	medic.SendSummary{Path: p, Addr: s.addr, Size: int64(len(data)), Asked: "liar-test", Report: rep, Wall: time.Second}.WriteText(&b)
+	if !strings.Contains(b.String(), "failed try  liar-test: encode f") {
+		t.Fatalf("the report hides the failed attempt:\n%s", b.String())
+	}
 	got, err := os.ReadFile(filepath.Join(s.dest, "out.txt"))
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("stored output: %v (%d bytes, want %d)", err, len(got), len(data))

@@ -111,7 +111,9 @@ where it stopped), checks every chunk, regenerates the output with the plugin
 named in the container, checks its SHA-256 against the original's, and only
 then renames it into --dir (or into a directory of the pario store with
 --to pario:/DIR, using the cluster file). On any failure nothing is left
-under the destination name and the sender is told why.
+under the destination name and the sender is told why. Programs that
+plugins run die with the receiver; a receiver started on the staging
+directory of one that was killed removes what it left (and logs it).
 
 Plugins find local resources through --resource, e.g.
   --resource blast.db=/data/nr --resource blast.bin=/usr/bin

@@ -263,10 +263,12 @@ func run(ctx context.Context, bin, name string, args ...string) ([]byte, []byte,
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
+	// medic.Command: the program dies with the receiver, and with its
+	// process group when the regeneration is canceled.
+	cmd := medic.Command(ctx, path, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err = medic.RunCommand(cmd)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()

@@ -1,0 +1,123 @@
+package medic
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// staged is a container being received into the staging directory:
+// ID.part holds its bytes, and ID.sum the SHA-256 state of the bytes as
+// they arrived over the network, up to an offset, saved whenever the
+// receiver acknowledges. So at the end the receiver can tell where a
+// container that does not match its transfer id went wrong: if what
+// arrived over the network does not match, it changed in transit; if
+// that matches but the staged file does not, it changed in staging.
+type staged struct {
+	part, sum string
+	f         *os.File
+	w         *bufio.Writer
+	h         hash.Hash // of the bytes received, [0, off)
+	off       int64
+	// fromDisk: the first bytes were hashed from the part file, for want
+	// of a saved state (a part from an older receiver), so where they went
+	// wrong cannot be told.
+	fromDisk bool
+}
+
+// openStaged opens (or creates) the staging files of transfer idh of size
+// bytes and returns it positioned where the transfer resumes: at the
+// saved state's offset (bytes past it were never acknowledged and are
+// cut off), or without one at the end of the part.
+func openStaged(dir, idh string, size int64) (*staged, error) {
+	s := &staged{part: filepath.Join(dir, idh+".part"), sum: filepath.Join(dir, idh+".sum"), h: sha256.New()}
+	f, err := os.OpenFile(s.part, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	s.f = f
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	n := st.Size()
+	if off, ok := s.loadSum(); ok && off <= n && off <= size {
+		n = off
+	} else {
+		s.h.Reset()
+		if n > size {
+			n = 0
+		}
+		if _, err := io.Copy(s.h, io.NewSectionReader(f, 0, n)); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("staged part %s: %w", s.part, err)
+		}
+		s.fromDisk = n > 0
+	}
+	if err := f.Truncate(n); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(n, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.off, s.w = n, bufio.NewWriterSize(f, 1<<20)
+	return s, nil
+}
+
+// loadSum restores the saved hash state and returns its offset.
+func (s *staged) loadSum() (int64, bool) {
+	b, err := os.ReadFile(s.sum)
+	if err != nil || len(b) < 8 {
+		return 0, false
+	}
+	off := int64(binary.LittleEndian.Uint64(b))
+	if off < 0 || s.h.(encoding.BinaryUnmarshaler).UnmarshalBinary(b[8:]) != nil {
+		return 0, false
+	}
+	return off, true
+}
+
+// write stages bytes that arrived over the network.
+func (s *staged) write(p []byte) error {
+	if _, err := s.w.Write(p); err != nil {
+		return fmt.Errorf("staging %s: %w", s.part, err)
+	}
+	s.h.Write(p)
+	s.off += int64(len(p))
+	return nil
+}
+
+// checkpoint writes the staged bytes out and saves the hash state: a
+// later transfer resumes from here.
+func (s *staged) checkpoint() error {
+	if err := s.w.Flush(); err != nil {
+		return fmt.Errorf("staging %s: %w", s.part, err)
+	}
+	state, err := s.h.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.sum, append(binary.LittleEndian.AppendUint64(nil, uint64(s.off)), state...), 0o600)
+}
+
+// received is the SHA-256 of the bytes received (all of them once the
+// whole container arrived).
+func (s *staged) received() []byte { return s.h.Sum(nil) }
+
+func (s *staged) close() { s.f.Close() }
+
+// remove drops the staged container.
+func (s *staged) remove() {
+	s.f.Close()
+	os.Remove(s.part)
+	os.Remove(s.sum)
+}
