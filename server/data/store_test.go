@@ -865,6 +865,11 @@ func TestCloseWaitsForOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for w := range 8 {
+		for i := range 5 {
+			ensure(t, s, uint64(w*1000+i))
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
@@ -897,6 +902,7 @@ func benchStore(b *testing.B) *Store {
 func BenchmarkWriteAt1MiB(b *testing.B) {
 	s := benchStore(b)
 	buf := pattern(1, 0, 1<<20)
+	ensure(b, s, 1)
 	if err := s.Truncate(ctx, 1, benchFileSize); err != nil {
 		b.Fatal(err)
 	}
