@@ -937,6 +937,7 @@ func BenchmarkReadAt1MiB(b *testing.B) {
 // answer. allocs/op shows what the op decoding costs on the hot path.
 func BenchmarkHandler(b *testing.B) {
 	s := benchStore(b)
+	ensure(b, s, 1)
 	h := &Handler{Store: s}
 	buf := pattern(1, 0, 256<<10)
 	var args wire.Enc
