@@ -896,13 +896,13 @@ func benchStore(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	ensure(b, s, 1)
 	return s
 }
 
 func BenchmarkWriteAt1MiB(b *testing.B) {
 	s := benchStore(b)
 	buf := pattern(1, 0, 1<<20)
-	ensure(b, s, 1)
 	if err := s.Truncate(ctx, 1, benchFileSize); err != nil {
 		b.Fatal(err)
 	}
@@ -937,7 +937,6 @@ func BenchmarkReadAt1MiB(b *testing.B) {
 // answer. allocs/op shows what the op decoding costs on the hot path.
 func BenchmarkHandler(b *testing.B) {
 	s := benchStore(b)
-	ensure(b, s, 1)
 	h := &Handler{Store: s}
 	buf := pattern(1, 0, 256<<10)
 	var args wire.Enc
