@@ -3,8 +3,8 @@ package data
 import (
 	"bytes"
 	"errors"
-	"syscall"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/pario/pario/vfs"
