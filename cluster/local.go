@@ -32,6 +32,8 @@ type Config struct {
 	DefaultLayout dist.Layout
 	// Logger receives the servers' logs (default: discarded).
 	Logger *slog.Logger
+	// AdoptData: see MetaServerConfig.AdoptData.
+	AdoptData bool
 }
 
 // Local is a cluster running inside this process.
@@ -106,6 +108,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
+		AdoptData: cfg.AdoptData,
 	})
 	if err != nil {
 		ln.Close()

@@ -94,6 +94,7 @@ func newMetaCommand() *cobra.Command {
 		layout     string
 		secretFile string
 		dataFlags  []string
+		adoptData  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -151,6 +152,7 @@ or, without a cluster file:
 			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
+				AdoptData: adoptData,
 			})
 			if err != nil {
 				ln.Close()
@@ -168,6 +170,7 @@ or, without a cluster file:
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file)")
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
+	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
 	return cmd
 }
 

@@ -26,6 +26,13 @@ var (
 	ErrIncarnation = errors.New("cluster incarnation mismatch")
 )
 
+// incarnationError is an ErrIncarnation with errno EREMCHG (for the wire)
+// whose message is only what went wrong.
+type incarnationError string
+
+func (e incarnationError) Error() string   { return string(e) }
+func (e incarnationError) Unwrap() []error { return []error{ErrIncarnation, syscall.EREMCHG} }
+
 // Adopt says what a Claim may do to a data directory that holds datafiles
 // of another (or of no recorded) incarnation.
 type Adopt uint8
@@ -66,8 +73,7 @@ func (s *Store) Refusing() error {
 	if !s.unclaimed.Load() {
 		return nil
 	}
-	return fmt.Errorf("I/O server data directory %s holds datafiles of an unknown cluster incarnation and no metadata server has claimed them yet: %w (%w)",
-		s.dir, ErrIncarnation, syscall.EREMCHG)
+	return incarnationError(fmt.Sprintf("I/O server data directory %s holds datafiles of an unknown cluster incarnation, and no metadata server has claimed them yet", s.dir))
 }
 
 // CheckIncarnation returns nil if inc is the recorded incarnation, and an
@@ -75,11 +81,9 @@ func (s *Store) Refusing() error {
 func (s *Store) CheckIncarnation(inc uint64) error {
 	if got := s.Incarnation(); got != inc {
 		if got == 0 {
-			return fmt.Errorf("I/O server data directory %s has not been claimed by a metadata server (incarnation %016x asks): %w (%w)",
-				s.dir, inc, ErrIncarnation, syscall.EREMCHG)
+			return incarnationError(fmt.Sprintf("I/O server data directory %s has not been claimed by a metadata server (incarnation %016x asks)", s.dir, inc))
 		}
-		return fmt.Errorf("I/O server data directory %s belongs to cluster incarnation %016x, not %016x: %w (%w)",
-			s.dir, got, inc, ErrIncarnation, syscall.EREMCHG)
+		return incarnationError(fmt.Sprintf("I/O server data directory %s belongs to cluster incarnation %016x, not %016x", s.dir, got, inc))
 	}
 	return nil
 }
@@ -117,8 +121,7 @@ func (s *Store) Claim(ctx context.Context, inc uint64, adopt Adopt) (ClaimResult
 		if old != 0 {
 			what = fmt.Sprintf("of cluster incarnation %016x", old)
 		}
-		return ClaimResult{}, fmt.Errorf("I/O server data directory %s holds %d datafiles %s, not of incarnation %016x: %w (%w)",
-			s.dir, count, what, inc, ErrIncarnation, syscall.EREMCHG)
+		return ClaimResult{}, incarnationError(fmt.Sprintf("I/O server data directory %s holds datafiles (%d) %s, not of incarnation %016x", s.dir, count, what, inc))
 	}
 	if err := s.writeIncarnation(inc); err != nil {
 		return ClaimResult{}, fmt.Errorf("data: claim %s: %w", s.dir, err)

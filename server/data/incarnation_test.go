@@ -127,7 +127,7 @@ func TestClaim(t *testing.T) {
 		}
 		mustWrite(t, s, 9, []byte("x"), 0)
 		_, err := s.Claim(ctx, inc, AdoptNone)
-		refused(t, err, "holds 1 datafiles of cluster incarnation 0000000000002222", "not of incarnation 0000000000001111")
+		refused(t, err, "holds datafiles (1) of cluster incarnation 0000000000002222", "not of incarnation 0000000000001111")
 		_, err = s.Claim(ctx, inc, AdoptUnrecorded)
 		refused(t, err)
 		if s.Incarnation() != other {
