@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/server/meta"
@@ -73,13 +74,21 @@ func adoptMode(st *meta.Store, adoptData bool) (data.Adopt, error) {
 	return data.AdoptNone, nil
 }
 
+// startClaimTimeout bounds how long the metadata server's start waits for
+// its I/O servers' claims: a hung server must not keep the namespace
+// from being served.
+var startClaimTimeout = 5 * time.Second
+
 // claimAll claims every I/O server at the metadata server's start. An I/O
 // server that belongs to another incarnation makes the start fail with
-// what to do; one that cannot be reached is only logged, and is claimed
-// before the first file is created on it.
+// what to do; one that cannot be reached (or does not answer within
+// startClaimTimeout) is only logged, and is claimed before the first file
+// is created on it.
 func claimAll(ctx context.Context, st *meta.Store, dbPath string, servers []ServerEntry, logger *slog.Logger) error {
+	cctx, cancel := context.WithTimeout(ctx, startClaimTimeout)
+	defer cancel()
 	var refused []string
-	for i, err := range st.ClaimAll(ctx) {
+	for i, err := range st.ClaimAll(cctx) {
 		switch {
 		case err == nil:
 		case errors.Is(err, syscall.EREMCHG):

@@ -6,14 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/server/meta"
 )
 
 // These tests run an embedded cluster through its life: stop, restore,
@@ -230,4 +232,53 @@ func TestWriteAfterRemoveIsStale(t *testing.T) {
 	}
 }
 
-var _ = meta.RootID
+// BenchmarkCreate measures creates through an embedded cluster of four I/O
+// servers (each create now makes its datafiles on all four, in parallel).
+func BenchmarkCreate(b *testing.B) {
+	l, err := Start(context.Background(), Config{Dir: b.TempDir(), DataServers: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	c, err := l.Client(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	i := 0
+	for b.Loop() {
+		if _, err := c.Create(context.Background(), fmt.Sprintf("/f%d", i), client.CreateOptions{Exclusive: true}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// An I/O server that never answers does not keep the metadata server from
+// starting: its claim waits startClaimTimeout, and it is claimed before
+// its first create.
+func TestMetaStartsWithHungServer(t *testing.T) {
+	defer func(d time.Duration) { startClaimTimeout = d }(startClaimTimeout)
+	startClaimTimeout = 300 * time.Millisecond
+	hung, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never handshakes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	ms, err := StartMetaServer(context.Background(), ln, MetaServerConfig{
+		Dir: t.TempDir(), Secret: NewSecret(), Data: []ServerEntry{{Name: "data0", Addr: hung.Addr().String()}},
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("start took %v with a hung I/O server", d)
+	}
+}
