@@ -385,7 +385,10 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 		a = Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now}
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
-	return a, err
+	if err != nil {
+		return Attr{}, err
+	}
+	return a, nil
 }
 
 // add links the new entry a under name in parent (EEXIST if the name is
