@@ -21,6 +21,7 @@ func newUpCommand() *cobra.Command {
 		port     int
 		stuffing bool
 		layout   string
+		adopt    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -50,7 +51,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
-				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(),
+				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
 			})
 			if err != nil {
 				return err
@@ -76,6 +77,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
 	return cmd
 }
 
