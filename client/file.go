@@ -320,9 +320,19 @@ func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, er
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("write %s at offset %d: %w", f.path, off, err)
+		return 0, fmt.Errorf("write %s at offset %d: %w", f.path, off, f.stale(err))
 	}
 	return len(p), nil
+}
+
+// stale says, for an error of an I/O server that no longer has the
+// file's datafile (ESTALE: writes never create one), that the file was
+// removed; the caller's message names the path, and the errno stays.
+func (f *File) stale(err error) error {
+	if errors.Is(err, syscall.ESTALE) {
+		return fmt.Errorf("stale file handle: %s was removed: %w", f.path, err)
+	}
+	return err
 }
 
 // each runs fn for every extent concurrently and joins the errors.
@@ -511,7 +521,7 @@ func (f *File) TruncateContext(ctx context.Context, size int64) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("truncate %s to %d: %w", f.path, size, err)
+		return fmt.Errorf("truncate %s to %d: %w", f.path, size, f.stale(err))
 	}
 	return nil
 }
@@ -531,7 +541,7 @@ func (f *File) SyncContext(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sync %s: %w", f.path, err)
+		return fmt.Errorf("sync %s: %w", f.path, f.stale(err))
 	}
 	return nil
 }

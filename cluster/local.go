@@ -38,6 +38,8 @@ type Config struct {
 	// Listen opens the servers' listeners (default net.Listen); tests give
 	// listeners that fail.
 	Listen func(network, addr string) (net.Listener, error)
+	// AdoptData: see MetaServerConfig.AdoptData.
+	AdoptData bool
 }
 
 // Local is a cluster running inside this process.
@@ -116,7 +118,8 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
-		Limits: cfg.Limits,
+		Limits:    cfg.Limits,
+		AdoptData: cfg.AdoptData,
 	})
 	if err != nil {
 		ln.Close()

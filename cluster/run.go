@@ -116,40 +116,62 @@ type MetaServerConfig struct {
 	DefaultLayout dist.Layout
 	Logger        *slog.Logger
 	Limits        Limits
+	// AdoptData lets I/O servers that hold datafiles of another cluster
+	// incarnation join this one (only for a database without files); their
+	// old datafiles become orphans for pario fsck. See docs/store.md.
+	AdoptData bool
 }
 
 // MetaServer is a running metadata server.
 type MetaServer struct {
 	Addr  string
 	store *meta.Store
+	df    *wireDatafiles
 	srv   *wire.Server
 	serving
 }
 
-// StartMetaServer opens (or creates) the namespace and serves on ln.
-func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig) (*MetaServer, error) {
+// StartMetaServer opens (or creates) the namespace, claims the I/O servers
+// for its cluster incarnation and serves on ln. It fails, saying how to
+// recover, if an I/O server holds datafiles of another incarnation.
+func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig) (_ *MetaServer, err error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("metadata server: %w", err)
-	}
-	st, err := meta.Open(filepath.Join(cfg.Dir, "meta.db"), meta.Options{
-		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("metadata server: %w", err)
-	}
-	infos := make([]meta.ServerInfo, len(cfg.Data))
-	for i, d := range cfg.Data {
-		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
+	df := newWireDatafiles(cfg.Data, cfg.Secret, data.AdoptNone)
+	dbPath := filepath.Join(cfg.Dir, "meta.db")
+	st, err := meta.Open(dbPath, meta.Options{
+		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
+	})
+	if err != nil {
+		df.Close()
+		return nil, fmt.Errorf("metadata server: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			st.Close()
+			df.Close()
+		}
+	}()
+	if df.adopt, err = adoptMode(st, cfg.AdoptData); err != nil {
+		return nil, fmt.Errorf("metadata server: %w", err)
+	}
+	if err := claimAll(ctx, st, dbPath, cfg.Data, logger); err != nil {
+		return nil, err
+	}
+	infos := make([]meta.ServerInfo, len(cfg.Data))
+	for i, d := range cfg.Data {
+		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
+	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 	})
-	ms := &MetaServer{Addr: ln.Addr().String(), store: st, srv: srv}
+	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}
 	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)
 	ms.run(func() error { return srv.Serve(ctx, ln) })
 	return ms, nil
@@ -158,7 +180,9 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 // Close stops serving and closes the database.
 func (s *MetaServer) Close() error {
 	s.srv.Close()
-	return errors.Join(s.Wait(), s.store.Close())
+	err := s.Wait()
+	s.df.Close()
+	return errors.Join(err, s.store.Close())
 }
 
 // Running is a server started by this package (*MetaServer, *DataServer).

@@ -108,6 +108,21 @@ func writeArgs(id uint64, off int64) []byte {
 	return e.Bytes()
 }
 
+// makeDatafiles claims the I/O server behind e for a test incarnation and
+// creates the given datafiles (writes never create them).
+func makeDatafiles(ctx context.Context, t *testing.T, e *wire.Endpoint, ids ...uint64) {
+	t.Helper()
+	const incarnation = 0x5eed
+	if _, _, err := wire.Call(ctx, e, data.OpClaim, data.ClaimRequest{Incarnation: incarnation}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if _, _, err := wire.Call(ctx, e, data.OpCreate, data.CreateRequest{ID: id, Incarnation: incarnation}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // With the I/O server's default settings, a client that announces a 64 MiB
 // write and stalls in the middle of it does not stop other clients' writes
 // (before, it held the whole 64 MiB budget until it went away).
@@ -138,6 +153,7 @@ func TestDataServerStalledWriteDefaults(t *testing.T) {
 
 	e := wire.NewEndpoint("I/O server data0", ds.Addr, secret, wire.EndpointOptions{Timeout: 5 * time.Second})
 	defer e.Close()
+	makeDatafiles(ctx, t, e, 2)
 	start := time.Now()
 	for i := range 8 {
 		if _, _, err := e.Call(ctx, data.OpWrite.Code, true, writeArgs(2, int64(i)<<20), [][]byte{make([]byte, 1<<20)}, nil); err != nil {
@@ -167,6 +183,7 @@ func TestDataServerUnreadReadsBounded(t *testing.T) {
 	e := wire.NewEndpoint("I/O server data0", ds.Addr, secret, wire.EndpointOptions{})
 	defer e.Close()
 	// A sparse 64 MiB datafile: its reads answer 64 MiB of zeros.
+	makeDatafiles(ctx, t, e, 7)
 	if _, _, err := e.Call(ctx, data.OpWrite.Code, true, writeArgs(7, wire.MaxDataLen-1), [][]byte{{1}}, nil); err != nil {
 		t.Fatal(err)
 	}

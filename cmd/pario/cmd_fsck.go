@@ -44,7 +44,8 @@ against every datafile of every I/O server. It reports
 
   orphan datafile    a datafile no file points to (left by rm while its server was down)
   dangling entry     a directory entry whose file or directory does not exist
-  missing datafile   a file's datafile absent from its server (with --check-missing)
+  missing datafile   a file's datafile absent from its server (lost data; files
+                     made before creates made their datafiles: --check-missing=false)
   unknown datafile   a datafile with an ID the metadata server never handed out
                      (a restored meta.db): kept, since it may be the only copy
   unreachable        an inode that no path from / leads to
@@ -77,7 +78,7 @@ left, 2 fsck could not finish (a server unreachable, a repair failed).
 		},
 	}
 	cmd.Flags().BoolVar(&repair, "repair", false, "remove orphan datafiles and dangling entries (default: report only)")
-	cmd.Flags().BoolVar(&missing, "check-missing", false, "report files whose datafiles are absent (for stores whose creates make every datafile; otherwise an absent datafile is a hole)")
+	cmd.Flags().BoolVar(&missing, "check-missing", true, "report files whose datafiles are absent (creates make every datafile, so one absent is lost data; false for a store written before they did, where it may be a hole)")
 	cmd.Flags().DurationVar(&grace, "grace", fsck.DefaultGrace, "leave alone datafiles modified and files created less than this long ago")
 	return cmd
 }

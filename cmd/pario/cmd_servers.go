@@ -28,6 +28,7 @@ func newUpCommand() *cobra.Command {
 		stuffing bool
 		layout   string
 		limits   cluster.Limits
+		adopt    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -57,7 +58,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
-				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(),
+				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
 				Limits: limits, Listen: netListen,
 			})
 			if err != nil {
@@ -89,6 +90,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
 	limitFlags(cmd, &limits)
+	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
 	return cmd
 }
 
@@ -155,6 +157,7 @@ func newMetaCommand() *cobra.Command {
 		secretFile string
 		dataFlags  []string
 		limits     cluster.Limits
+		adoptData  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -212,7 +215,8 @@ or, without a cluster file:
 			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
-				Limits: mergeLimits(limits, cf),
+				Limits:    mergeLimits(limits, cf),
+				AdoptData: adoptData,
 			})
 			if err != nil {
 				ln.Close()
@@ -231,6 +235,7 @@ or, without a cluster file:
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file)")
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	limitFlags(cmd, &limits)
+	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
 	return cmd
 }
 

@@ -16,17 +16,25 @@ import (
 	"time"
 
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/wire"
 )
 
 // hungServer is an I/O server that accepts every connection and request
-// and answers none: a server stuck on a dead disk.
+// and answers none but the metadata server's claim and creates: a server
+// stuck on a dead disk once the file exists.
 type hungServer struct {
 	once    sync.Once
-	arrived chan struct{} // closed at the first request
+	arrived chan struct{} // closed at the first request that hangs
 }
 
-func (h *hungServer) ServeWire(ctx context.Context, _ *wire.Request) (wire.Response, error) {
+func (h *hungServer) ServeWire(ctx context.Context, req *wire.Request) (wire.Response, error) {
+	switch req.Op {
+	case data.OpClaim.Code:
+		return wire.Serve(data.OpClaim, req, func(data.ClaimRequest) (data.ClaimResponse, error) { return data.ClaimResponse{}, nil })
+	case data.OpCreate.Code:
+		return wire.Serve(data.OpCreate, req, func(data.CreateRequest) (data.CreateResponse, error) { return data.CreateResponse{}, nil })
+	}
 	h.once.Do(func() { close(h.arrived) })
 	<-ctx.Done()
 	return wire.Response{}, ctx.Err()

@@ -2,7 +2,9 @@ package data
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/pario/pario/vfs"
@@ -94,12 +96,14 @@ func TestCrashRandomWorkload(t *testing.T) {
 					off, n := r.IntN(maxOff), 2+r.IntN(maxLen)
 					p := pattern(id^gen<<32, int64(off), n)
 					cut := 1 + r.IntN(n-1)
+					ensure(t, s, id)
 					if err := s.WriteAtv(ctx, id, [][]byte{p[:cut], p[cut:]}, int64(off)); err != nil {
 						t.Fatal(err)
 					}
 					m.write(p, off)
 				case k < 11: // truncate
 					n := r.IntN(maxOff + maxLen)
+					ensure(t, s, id)
 					if err := s.Truncate(ctx, id, int64(n)); err != nil {
 						t.Fatal(err)
 					}
@@ -109,7 +113,11 @@ func TestCrashRandomWorkload(t *testing.T) {
 					err := s.Sync(ctx, id)
 					efs.Clear()
 					switch {
-					case err == nil && m.exists:
+					case !m.exists:
+						if !errors.Is(err, syscall.ESTALE) {
+							t.Fatalf("sync of a missing datafile: %v, want ESTALE", err)
+						}
+					case err == nil:
 						m.markSynced()
 					case err != nil && !fail:
 						t.Fatal(err)

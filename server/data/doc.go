@@ -7,9 +7,23 @@
 // Every pario file striped over this server has exactly one local file here,
 // its datafile, named only by a uint64 id (the file's meta.FileID). A
 // datafile is a plain sparse file holding the file's bytes for this server in
-// the distribution's local (datafile) offsets. A datafile that was never
-// written does not exist on disk and reads as an empty hole; the store
-// creates it on the first write or truncate.
+// the distribution's local (datafile) offsets. Only [Store.Create] makes a
+// datafile, exclusively (EEXIST if it exists), when the metadata server
+// creates or unstuffs the file; writes, truncates and syncs of a datafile
+// that does not exist fail with ESTALE ([ErrStale]), so a write racing with
+// the file's removal cannot bring it back. Reads and sizes of a missing
+// datafile see an empty one.
+//
+// # Cluster incarnation
+//
+// The first metadata server to claim the directory ([Store.Claim]) records
+// its cluster incarnation, a random 64-bit number made with its database,
+// in DIR/INCARNATION. A claim from another incarnation is refused while
+// datafiles exist (unless the metadata server says to adopt them), and a
+// directory with datafiles but no record refuses every datafile operation
+// until claimed. Creates carry the incarnation and are refused for any
+// other. A claim answers the highest datafile ID held, so the metadata
+// server hands out only larger ones.
 //
 // # On-disk layout
 //
@@ -18,6 +32,7 @@
 //	DIR/
 //	  LOCK                      flock(LOCK_EX) held while a Store is open;
 //	                            holds the pid of the owning server
+//	  INCARNATION               the cluster incarnation, 16 hex digits
 //	  df/                       datafiles, sharded by the low byte of the id
 //	    00/ … ff/               256 shard directories, created by Open
 //	      00000000000001ab      datafile of id 0x1ab lives in df/ab/
@@ -49,7 +64,10 @@
 // Writes go to the page cache. [Store.Sync] makes one datafile durable
 // (fdatasync, plus an fsync of its shard directory the first time after the
 // datafile was created); [Store.SyncAll] does so for everything written since
-// the last sync and is meant for shutdown. [Open] fsyncs df/ and DIR, so the
+// the last sync and is meant for shutdown. A created datafile's directory
+// entry becomes durable with its first Sync too: a crash before it may leave
+// the file's inode (committed by the metadata server) without the
+// datafile, which pario fsck reports. [Open] fsyncs df/ and DIR, so the
 // layout is durable before any datafile is created in it. [Store.Remove] is
 // not durable by itself: after a crash a removed datafile may come back
 // with its last synced contents. A failed Sync, SyncAll or Remove leaves

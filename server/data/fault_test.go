@@ -19,6 +19,7 @@ import (
 func memStore(t *testing.T, opts StoreOptions) (*Store, *vfs.MemFS, *errorfs.FS) {
 	t.Helper()
 	mem := vfs.NewMem()
+	claimed(t, mem)
 	efs := errorfs.Wrap(mem)
 	opts.FS = efs
 	s, err := Open("mem", opts)
@@ -27,6 +28,28 @@ func memStore(t *testing.T, opts StoreOptions) (*Store, *vfs.MemFS, *errorfs.FS)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, mem, efs
+}
+
+// claimed records an incarnation in mem, durably, as a running I/O
+// server's data directory has: Open then opens no shard before it is used.
+func claimed(t testing.TB, mem *vfs.MemFS) {
+	t.Helper()
+	f, err := mem.OpenFile(incarnationName, os.O_RDWR|os.O_CREATE, 0o600)
+	if err == nil {
+		_, err = f.WriteAt([]byte("00000000000000a1\n"), 0)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = mem.SyncDir(".")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // afterCrash opens a Store on what a power cut would leave of mem.
@@ -82,6 +105,7 @@ func TestWriteFailures(t *testing.T) {
 	const id = 0x2a1
 	data := pattern(id, 0, 10000)
 	write := func(s *Store) error { return s.WriteAt(ctx, id, data, 0) }
+	create := func(s *Store) error { return s.Create(ctx, id) }
 	writev := func(s *Store) error {
 		return s.WriteAtv(ctx, id, [][]byte{data[:100], data[100:5000], data[5000:]}, 0)
 	}
@@ -93,10 +117,10 @@ func TestWriteFailures(t *testing.T) {
 		prefix   string
 		partial  int // bytes of the failed write that reach the file
 	}{
-		{"create", false, errorfs.Rule{Op: errorfs.OpOpen, Path: datafilePath(id)}, write,
-			"datafile 0x2a1: write at 0: ", 0},
-		{"shard", false, errorfs.Rule{Op: errorfs.OpOpenRoot, Path: "df/a1"}, write,
-			"datafile 0x2a1: write at 0: shard df/a1: ", 0},
+		{"create", false, errorfs.Rule{Op: errorfs.OpOpen, Path: datafilePath(id)}, create,
+			"datafile 0x2a1: create: ", 0},
+		{"shard", false, errorfs.Rule{Op: errorfs.OpOpenRoot, Path: "df/a1"}, create,
+			"datafile 0x2a1: create: shard df/a1: ", 0},
 		{"write new", false, errorfs.Rule{Op: errorfs.OpWrite, Path: datafilePath(id)}, write,
 			"datafile 0x2a1: write at 0: ", 0},
 		{"write existing", true, errorfs.Rule{Op: errorfs.OpWrite, Path: datafilePath(id)}, write,
@@ -118,6 +142,8 @@ func TestWriteFailures(t *testing.T) {
 				if err := s.Sync(ctx, id); err != nil {
 					t.Fatal(err)
 				}
+			} else if !strings.Contains(c.prefix, ": create: ") {
+				ensure(t, s, id) // created, not synced
 			}
 			c.rule.Err = eio
 			rule := &c.rule
@@ -322,6 +348,7 @@ func TestAcknowledgedSyncsSurviveCrash(t *testing.T) {
 				if i == 2 {
 					// Truncate alone: down to nothing (for an old datafile)
 					// and up again, to a hole.
+					ensure(t, s, id)
 					if err := s.Truncate(ctx, id, 0); err != nil {
 						t.Fatal(err)
 					}

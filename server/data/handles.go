@@ -70,10 +70,9 @@ func (s *Store) lookup(id uint64) *handle {
 	return h
 }
 
-// acquire returns the handle of datafile id with a reference taken; release
-// it with s.release. With create, a missing datafile is created; without,
-// acquire returns (nil, nil) for a missing datafile.
-func (s *Store) acquire(id uint64, create bool) (*handle, error) {
+// acquire returns the handle of datafile id with a reference taken, or
+// (nil, nil) if the datafile does not exist; release it with s.release.
+func (s *Store) acquire(id uint64) (*handle, error) {
 	if h := s.lookup(id); h != nil {
 		return h, nil
 	}
@@ -86,10 +85,33 @@ func (s *Store) acquire(id uint64, create bool) (*handle, error) {
 	if h := s.lookup(id); h != nil {
 		return h, nil
 	}
-	f, created, err := s.openDatafile(id, create)
-	if err != nil || f == nil {
+	sh, err := s.shard(id)
+	if err != nil {
 		return nil, err
 	}
+	f, err := sh.OpenFile(leafName(id), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.cacheLocked(id, f, false), nil
+}
+
+// acquireExisting is acquire for operations that change a datafile: a
+// missing one is ErrStale.
+func (s *Store) acquireExisting(id uint64) (*handle, error) {
+	h, err := s.acquire(id)
+	if err == nil && h == nil {
+		err = ErrStale
+	}
+	return h, err
+}
+
+// cacheLocked caches the handle of f, just opened (or, with created, just
+// created) under id's lock, and returns it with a reference taken.
+func (s *Store) cacheLocked(id uint64, f vfs.File, created bool) *handle {
 	h := &handle{id: id, f: f, refs: 1, cached: true}
 	s.mu.Lock()
 	if created {
@@ -103,7 +125,7 @@ func (s *Store) acquire(id uint64, create bool) (*handle, error) {
 	for _, v := range victims {
 		_ = v.f.Close()
 	}
-	return h, nil
+	return h
 }
 
 // evictLocked takes handles out of the cache until it holds at most
@@ -167,39 +189,6 @@ func (s *Store) release(h *handle) {
 // idLock returns the lock serializing open, create and remove of id.
 func (s *Store) idLock(id uint64) *sync.Mutex {
 	return &s.idLocks[(id^id>>8)%uint64(len(s.idLocks))]
-}
-
-// openDatafile opens datafile id read-write. Without create a missing
-// datafile yields (nil, false, nil); with create it is created (0600) and
-// created reports that it was.
-func (s *Store) openDatafile(id uint64, create bool) (f vfs.File, created bool, err error) {
-	sh, err := s.shard(id)
-	if err != nil {
-		return nil, false, err
-	}
-	name := leafName(id)
-	f, err = sh.OpenFile(name, os.O_RDWR, 0)
-	if err == nil {
-		return f, false, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, false, err
-	}
-	if !create {
-		return nil, false, nil
-	}
-	f, err = sh.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err == nil {
-		return f, true, nil
-	}
-	if errors.Is(err, fs.ErrExist) {
-		// Lost a race with something outside this Store; open what is there.
-		f, err = sh.OpenFile(name, os.O_RDWR, 0)
-		if err == nil {
-			return f, false, nil
-		}
-	}
-	return nil, false, err
 }
 
 // shard returns the root of shard directory df/XX holding datafile id,

@@ -84,7 +84,7 @@ func (s *Store) List(ctx context.Context, from uint64, max int) (ents []Datafile
 	return ents, 0, true, nil
 }
 
-// parseLeaf reads a datafile's name (16 lower-case hex digits) back into
+// parseLeaf reads a datafile's name (16 lower-case hex digits, leafName) back into
 // its id.
 func parseLeaf(name string) (uint64, bool) {
 	if len(name) != 16 {

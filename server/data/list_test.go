@@ -20,6 +20,11 @@ func TestListPagesEveryDatafileOnce(t *testing.T) {
 			id = rng.Uint64() // high ids too
 		}
 		size := int64(rng.IntN(3000))
+		if _, ok := want[id]; !ok {
+			if err := s.Create(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if err := s.Truncate(ctx, id, size); err != nil {
 			t.Fatal(err)
 		}

@@ -9,8 +9,11 @@ import (
 // The I/O server's ops. Each request and response type below is the whole
 // layout of its argument section; the bulk data of a write or of a read's
 // answer travels in the frame's data section, beside the types. Every op
-// is idempotent: writes and truncates are positioned, and removing a
-// datafile twice removes it once.
+// but create is idempotent: writes and truncates are positioned, removing
+// a datafile twice removes it once, and a claim records the same
+// incarnation again. Create is exclusive, so a retried create whose first
+// attempt succeeded would fail with EEXIST: the metadata server does not
+// retry it but treats the ID as spent.
 var (
 	OpWrite    = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
 	OpRead     = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
@@ -19,13 +22,16 @@ var (
 	OpSync     = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
 	OpRemove   = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
 	OpStatfs   = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
+	OpCreate   = wire.NewOp[CreateRequest, CreateResponse](8, "create", false)
 	OpList     = wire.NewOp[ListRequest, ListResponse](9, "list", true)
+	OpClaim    = wire.NewOp[ClaimRequest, ClaimResponse](10, "claim", true)
 )
 
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
-	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpList.OpInfo,
+	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpCreate.OpInfo,
+	OpList.OpInfo, OpClaim.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -230,5 +236,67 @@ func (r *ListResponse) Decode(d *wire.Dec) error {
 		r.Datafiles = append(r.Datafiles, DatafileInfo{ID: d.U64("datafile id"), Size: d.Offset("datafile size"), Mtime: d.I64("datafile mtime")})
 	}
 	r.Next, r.Done, r.Now = d.U64("next"), d.Bool("done"), d.I64("now")
+	return d.Done()
+}
+
+// CreateRequest makes datafile ID, exclusively (EEXIST if it exists), for
+// the metadata server of cluster incarnation Incarnation (EREMCHG if the
+// I/O server belongs to another).
+type CreateRequest struct {
+	ID          uint64
+	Incarnation uint64
+}
+
+func (r CreateRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.U64(r.Incarnation)
+}
+
+func (r *CreateRequest) Decode(d *wire.Dec) error {
+	r.ID, r.Incarnation = d.U64("id"), d.U64("incarnation")
+	return d.Done()
+}
+
+// CreateResponse is empty.
+type CreateResponse struct{}
+
+func (CreateResponse) Encode(*wire.Enc)          {}
+func (*CreateResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// ClaimRequest is the metadata server's first word to an I/O server: the
+// cluster incarnation it serves, and whether the I/O server may adopt
+// datafiles of another one (see Store.Claim).
+type ClaimRequest struct {
+	Incarnation uint64
+	Adopt       Adopt
+}
+
+func (r ClaimRequest) Encode(e *wire.Enc) {
+	e.U64(r.Incarnation)
+	e.U8(uint8(r.Adopt))
+}
+
+func (r *ClaimRequest) Decode(d *wire.Dec) error {
+	r.Incarnation, r.Adopt = d.U64("incarnation"), Adopt(d.U8("adopt"))
+	if err := d.Done(); err != nil {
+		return err
+	}
+	if r.Adopt > AdoptAny {
+		return fmt.Errorf("field %q: unknown value %d", "adopt", r.Adopt)
+	}
+	return nil
+}
+
+// ClaimResponse is the ClaimResult: the highest datafile ID held and how
+// many datafiles there are.
+type ClaimResponse struct{ ClaimResult }
+
+func (r ClaimResponse) Encode(e *wire.Enc) {
+	e.U64(r.MaxID)
+	e.U64(r.Datafiles)
+}
+
+func (r *ClaimResponse) Decode(d *wire.Dec) error {
+	r.MaxID, r.Datafiles = d.U64("max id"), d.U64("datafiles")
 	return d.Done()
 }

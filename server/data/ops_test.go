@@ -86,6 +86,26 @@ var opSamples = []optest.Sample{
 			optest.V(&ListResponse{Done: true}, func(e *wire.Enc) { e.Uvarint(0); e.U64(0); e.Bool(true); e.I64(0) }),
 		},
 	},
+	{
+		Op: OpCreate.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&CreateRequest{ID: 0x1ab, Incarnation: 0x0123456789abcdef}, func(e *wire.Enc) { e.U64(0x1ab); e.U64(0x0123456789abcdef) }),
+			optest.V(&CreateRequest{ID: math.MaxUint64, Incarnation: 1}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.U64(1) }),
+		},
+		Responses: []optest.Value{optest.V(&CreateResponse{}, func(*wire.Enc) {})},
+	},
+	{
+		Op: OpClaim.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ClaimRequest{Incarnation: 0xfedcba9876543210}, func(e *wire.Enc) { e.U64(0xfedcba9876543210); e.U8(0) }),
+			optest.V(&ClaimRequest{Incarnation: 7, Adopt: AdoptUnrecorded}, func(e *wire.Enc) { e.U64(7); e.U8(1) }),
+			optest.V(&ClaimRequest{Incarnation: 8, Adopt: AdoptAny}, func(e *wire.Enc) { e.U64(8); e.U8(2) }),
+		},
+		Responses: []optest.Value{
+			optest.V(&ClaimResponse{ClaimResult{MaxID: 0x1ff, Datafiles: 12}}, func(e *wire.Enc) { e.U64(0x1ff); e.U64(12) }),
+			optest.V(&ClaimResponse{}, func(e *wire.Enc) { e.U64(0); e.U64(0) }),
+		},
+	},
 }
 
 func TestOpTable(t *testing.T) {
@@ -122,6 +142,8 @@ func FuzzOpSync(f *testing.F)     { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpRemove(f *testing.F)   { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
 func FuzzOpStatfs(f *testing.F)   { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
 func FuzzOpList(f *testing.F)     { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
+func FuzzOpCreate(f *testing.F)   { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
+func FuzzOpClaim(f *testing.F)    { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and executes nothing; an unknown op is
@@ -144,6 +166,8 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
 		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
+		{OpCreate.OpInfo, id, `"incarnation"`},
+		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3) }, `"adopt": unknown value 3`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

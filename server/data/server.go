@@ -23,6 +23,31 @@ var _ wire.Handler = (*Handler)(nil)
 // request decoded through a type parameter is allocated on the heap.
 func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Response, error) {
 	switch req.Op {
+	case OpClaim.Code:
+		return wire.Serve(OpClaim, req, func(r ClaimRequest) (ClaimResponse, error) {
+			res, err := h.Store.Claim(ctx, r.Incarnation, r.Adopt)
+			return ClaimResponse{res}, err
+		})
+	case OpStatfs.Code:
+		return wire.Serve(OpStatfs, req, func(StatfsRequest) (StatfsResponse, error) {
+			st, err := h.Store.Statfs(ctx)
+			return StatfsResponse{st}, err
+		})
+	}
+	// Datafiles of an unknown incarnation are nobody's to touch until a
+	// metadata server claims them.
+	if err := h.Store.Refusing(); err != nil {
+		return wire.Response{}, err
+	}
+	switch req.Op {
+	case OpCreate.Code:
+		return wire.Serve(OpCreate, req, func(r CreateRequest) (CreateResponse, error) {
+			if err := h.Store.CheckIncarnation(r.Incarnation); err != nil {
+				return CreateResponse{}, err
+			}
+			return CreateResponse{}, h.Store.Create(ctx, r.ID)
+		})
+
 	case OpWrite.Code:
 		var r WriteRequest
 		if err := r.Decode(wire.NewDec(req.Args)); err != nil {
@@ -62,12 +87,6 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 	case OpRemove.Code:
 		return wire.Serve(OpRemove, req, func(r RemoveRequest) (RemoveResponse, error) {
 			return RemoveResponse{}, h.Store.Remove(ctx, r.ID)
-		})
-
-	case OpStatfs.Code:
-		return wire.Serve(OpStatfs, req, func(StatfsRequest) (StatfsResponse, error) {
-			st, err := h.Store.Statfs(ctx)
-			return StatfsResponse{st}, err
 		})
 
 	case OpList.Code:

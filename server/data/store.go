@@ -106,6 +106,12 @@ type Store struct {
 	needDirSync map[uint64]uint64    // id -> creation generation, until its shard dir is synced
 	createGen   uint64
 
+	// incMu serializes Claim; incarnation is the recorded cluster
+	// incarnation (0: none), unclaimed says datafiles exist without one.
+	incMu       sync.Mutex
+	incarnation uint64
+	unclaimed   atomic.Bool
+
 	statMu    sync.Mutex
 	statTTL   time.Duration
 	statAt    time.Time
@@ -186,6 +192,9 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	if err := syncDir(s.root); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	if err := s.readIncarnation(); err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	return s, nil
@@ -279,8 +288,41 @@ func checkRange(off, n int64) error {
 	return nil
 }
 
-// WriteAt writes p at offset off of datafile id, creating the datafile if
-// it does not exist. An empty p changes nothing (and creates nothing).
+// Create makes datafile id, empty. It is exclusive: a datafile that exists
+// already is fs.ErrExist (EEXIST), whatever it holds, so an ID handed out
+// twice (a metadata database restored from a backup) can never give one
+// file another's bytes. The new directory entry becomes durable with the
+// datafile's first Sync (or SyncAll), as the data written to it does: a
+// crash before that may leave no datafile, which pario fsck reports as a
+// file whose datafile is missing.
+func (s *Store) Create(ctx context.Context, id uint64) error {
+	if err := s.begin(ctx); err != nil {
+		return dfErr(id, "create", err)
+	}
+	defer s.ops.Done()
+	sh, err := s.shard(id)
+	if err != nil {
+		return dfErr(id, "create", err)
+	}
+	l := s.idLock(id)
+	l.Lock()
+	defer l.Unlock()
+	if h := s.lookup(id); h != nil {
+		s.release(h)
+		return dfErr(id, "create", fs.ErrExist)
+	}
+	f, err := sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return dfErr(id, "create", err)
+	}
+	s.release(s.cacheLocked(id, f, true))
+	return nil
+}
+
+// WriteAt writes p at offset off of datafile id. A datafile that does not
+// exist is ESTALE (see ErrStale): only Create makes datafiles, so a write
+// racing with the removal of its file cannot bring the file back. An
+// empty p changes nothing.
 func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) error {
 	if err := checkRange(off, int64(len(p))); err != nil {
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
@@ -292,7 +334,7 @@ func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) err
 	if len(p) == 0 {
 		return nil
 	}
-	h, err := s.acquire(id, true)
+	h, err := s.acquireExisting(id)
 	if err != nil {
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
@@ -307,8 +349,8 @@ func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) err
 }
 
 // WriteAtv writes the buffers of bufs back to back starting at offset off
-// of datafile id (a gathered write: pwritev when there are several),
-// creating the datafile if it does not exist. Partial writes are retried
+// of datafile id (a gathered write: pwritev when there are several); a
+// missing datafile is ESTALE as for WriteAt. Partial writes are retried
 // until everything is written or an error occurs.
 func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int64) error {
 	var total int64
@@ -339,7 +381,7 @@ func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int6
 		return dfErr(id, op(), err)
 	}
 	defer s.ops.Done()
-	h, err := s.acquire(id, true)
+	h, err := s.acquireExisting(id)
 	if err != nil {
 		return dfErr(id, op(), err)
 	}
@@ -393,7 +435,7 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 	if len(p) == 0 {
 		return 0, nil
 	}
-	h, err := s.acquire(id, false)
+	h, err := s.acquire(id)
 	if err != nil {
 		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
 	}
@@ -408,8 +450,8 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 	return n, err
 }
 
-// Truncate sets the size of datafile id, creating it if it does not exist.
-// Growing it adds a hole.
+// Truncate sets the size of datafile id; growing it adds a hole. A
+// datafile that does not exist is ESTALE.
 func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
 	op := "truncate to " + strconv.FormatInt(size, 10)
 	if size < 0 {
@@ -419,7 +461,7 @@ func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
 		return dfErr(id, op, err)
 	}
 	defer s.ops.Done()
-	h, err := s.acquire(id, true)
+	h, err := s.acquireExisting(id)
 	if err != nil {
 		return dfErr(id, op, err)
 	}
@@ -438,7 +480,7 @@ func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
 		return 0, dfErr(id, "size", err)
 	}
 	defer s.ops.Done()
-	h, err := s.acquire(id, false)
+	h, err := s.acquire(id)
 	if err != nil {
 		return 0, dfErr(id, "size", err)
 	}
@@ -454,20 +496,17 @@ func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
 }
 
 // Sync makes datafile id durable: everything written to it before Sync was
-// called survives a crash once Sync returns nil. It does nothing for a
-// datafile that does not exist. The first Sync after the datafile was
-// created also fsyncs its shard directory, so the file itself survives.
+// called survives a crash once Sync returns nil. A datafile that does not
+// exist is ESTALE. The first Sync after the datafile was created also
+// fsyncs its shard directory, so the file itself survives.
 func (s *Store) Sync(ctx context.Context, id uint64) error {
 	if err := s.begin(ctx); err != nil {
 		return dfErr(id, "sync", err)
 	}
 	defer s.ops.Done()
-	h, err := s.acquire(id, false)
+	h, err := s.acquireExisting(id)
 	if err != nil {
 		return dfErr(id, "sync", err)
-	}
-	if h == nil {
-		return nil
 	}
 	// Data written through a handle that has since been closed is still in
 	// the inode's page cache, so fdatasync on this handle covers it too.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/pario/pario/wire"
 	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -46,8 +47,18 @@ func openStore(t testing.TB, opts StoreOptions) *Store {
 	return s
 }
 
+// ensure creates datafile id unless it exists: writes no longer create.
+func ensure(t testing.TB, s *Store, id uint64) {
+	t.Helper()
+	if err := s.Create(ctx, id); err != nil && !errors.Is(err, fs.ErrExist) {
+		t.Fatal(err)
+	}
+}
+
+// mustWrite writes p at off of datafile id, creating it first if missing.
 func mustWrite(t testing.TB, s *Store, id uint64, p []byte, off int64) {
 	t.Helper()
+	ensure(t, s, id)
 	if err := s.WriteAt(ctx, id, p, off); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +143,7 @@ func TestWriteAtv(t *testing.T) {
 			}
 			saved := make([][]byte, len(bufs))
 			copy(saved, bufs)
+			ensure(t, s, id)
 			if err := s.WriteAtv(ctx, id, bufs, off); err != nil {
 				t.Fatal(err)
 			}
@@ -250,13 +262,14 @@ func TestReadPastEOF(t *testing.T) {
 func TestTruncate(t *testing.T) {
 	s := openStore(t, StoreOptions{})
 	const id = 0x42
-	// Creates a missing datafile.
-	if err := s.Truncate(ctx, id, 0); err != nil {
-		t.Fatal(err)
+	// A missing datafile is ESTALE, and truncate does not create it.
+	if err := s.Truncate(ctx, id, 0); !errors.Is(err, syscall.ESTALE) || !errors.Is(err, ErrStale) {
+		t.Fatalf("truncate of a missing datafile: %v, want ESTALE", err)
 	}
-	if _, err := os.Lstat(filepath.Join(s.Dir(), datafilePath(id))); err != nil {
-		t.Fatalf("truncate did not create the datafile: %v", err)
+	if _, err := os.Lstat(filepath.Join(s.Dir(), datafilePath(id))); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("truncate created the datafile: %v", err)
 	}
+	ensure(t, s, id)
 	data := pattern(id, 0, 1000)
 	mustWrite(t, s, id, data, 0)
 	// Down.
@@ -282,6 +295,7 @@ func TestTruncate(t *testing.T) {
 		t.Fatal("content after truncate up differs")
 	}
 	// Truncate of a new id to a large size.
+	ensure(t, s, id+1)
 	if err := s.Truncate(ctx, id+1, 1<<40); err != nil {
 		t.Fatal(err)
 	}
@@ -299,8 +313,10 @@ func TestSize(t *testing.T) {
 	if got := mustSize(t, s, 77); got != 100 {
 		t.Fatalf("size = %d", got)
 	}
-	// An empty write creates nothing.
-	mustWrite(t, s, 78, nil, 10)
+	// An empty write creates nothing (and is no error).
+	if err := s.WriteAt(ctx, 78, nil, 10); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Lstat(filepath.Join(s.Dir(), datafilePath(78))); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("empty write created the datafile: %v", err)
 	}
@@ -329,7 +345,22 @@ func TestRemove(t *testing.T) {
 	if n, err := s.ReadAt(ctx, id, make([]byte, 10), 0); n != 0 || err != io.EOF {
 		t.Fatalf("read after remove = %d, %v", n, err)
 	}
-	// Writing again starts a fresh datafile (not the removed, cached one).
+	// Writing, truncating or syncing the removed datafile is ESTALE and
+	// brings nothing back.
+	for name, err := range map[string]error{
+		"write":    s.WriteAt(ctx, id, []byte("late"), 0),
+		"writev":   s.WriteAtv(ctx, id, [][]byte{[]byte("la"), []byte("te")}, 0),
+		"truncate": s.Truncate(ctx, id, 1<<20),
+		"sync":     s.Sync(ctx, id),
+	} {
+		if !errors.Is(err, syscall.ESTALE) || !strings.HasPrefix(err.Error(), "datafile 0x300: ") {
+			t.Errorf("%s after remove: %v, want ESTALE naming the datafile", name, err)
+		}
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a write after remove recreated the datafile: %v", err)
+	}
+	// Create makes a fresh datafile (not the removed, cached one).
 	mustWrite(t, s, id, []byte("new"), 10)
 	if got := mustSize(t, s, id); got != 13 {
 		t.Fatalf("size of recreated datafile = %d", got)
@@ -351,9 +382,9 @@ func TestRemove(t *testing.T) {
 
 func TestSync(t *testing.T) {
 	s := openStore(t, StoreOptions{})
-	// Syncing a datafile that does not exist is a no-op.
-	if err := s.Sync(ctx, 1); err != nil {
-		t.Fatal(err)
+	// Syncing a datafile that does not exist is ESTALE.
+	if err := s.Sync(ctx, 1); !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("sync of a missing datafile: %v, want ESTALE", err)
 	}
 	const id = 0x1234
 	mustWrite(t, s, id, pattern(id, 0, 1<<16), 0)
@@ -419,6 +450,7 @@ func TestWriteBehind(t *testing.T) {
 	// goroutines, and check nothing is lost.
 	s := openStore(t, StoreOptions{WriteBehind: 4096})
 	const id, chunk, chunks = 3, 3000, 64
+	ensure(t, s, id)
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -443,6 +475,7 @@ func TestConcurrentOneID(t *testing.T) {
 	s := openStore(t, StoreOptions{})
 	const id = 0xabc
 	const writers, chunk, chunks = 16, 4096 + 17, 512
+	ensure(t, s, id)
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -478,6 +511,9 @@ func TestConcurrentOneID(t *testing.T) {
 func TestConcurrentManyIDs(t *testing.T) {
 	s := openStore(t, StoreOptions{})
 	const ids, writers, chunk, chunks = 64, 16, 1000, 32
+	for id := range uint64(ids) {
+		ensure(t, s, id<<8|id)
+	}
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Go(func() {
@@ -506,6 +542,9 @@ func TestConcurrentManyIDs(t *testing.T) {
 func TestLRUEviction(t *testing.T) {
 	s := openStore(t, StoreOptions{MaxOpenFiles: 4, WriteBehind: 8192})
 	const ids, workers, chunk, chunks = 64, 32, 512, 16
+	for id := range uint64(ids) {
+		ensure(t, s, id)
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
@@ -708,6 +747,7 @@ func TestStatfs(t *testing.T) {
 		t.Fatalf("after writing 3 MiB to 3 datafiles: %+v", st1)
 	}
 	// A sparse datafile uses (almost) nothing.
+	ensure(t, s, 0x99)
 	if err := s.Truncate(ctx, 0x99, 1<<30); err != nil {
 		t.Fatal(err)
 	}
@@ -825,6 +865,11 @@ func TestCloseWaitsForOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for w := range 8 {
+		for i := range 5 {
+			ensure(t, s, uint64(w*1000+i))
+		}
+	}
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
@@ -851,6 +896,7 @@ func benchStore(b *testing.B) *Store {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	ensure(b, s, 1)
 	return s
 }
 

@@ -47,10 +47,14 @@
 // Bucket "meta": small records, each value 8 bytes big-endian:
 //
 //	"format"   schema version (1)
-//	"next_id"  the next FileID to hand out (IDs are never reused)
-//	"rr"       the round-robin placement counter (one step per create)
-//	"files"    number of files
-//	"dirs"     number of directories, the root included
+//	"next_id"      IDs at or above it were never handed out; it runs up
+//	               to 1024 IDs ahead of them (reserved in blocks, so a
+//	               create costs no extra commit; a restart skips the rest)
+//	"rr"           the round-robin placement counter (one step per create)
+//	"files"        number of files
+//	"dirs"         number of directories, the root included
+//	"incarnation"  the cluster incarnation: random, made with the database;
+//	               every I/O server records it at its first claim
 //
 // The root directory has ID 1 and mode 0755 and is created on first open.
 //
@@ -60,6 +64,16 @@
 // entry, each page one read transaction resumed from a cookie, with the
 // next_id counter, for `pario fsck`; [Store.UnlinkDangling] (op
 // unlinkdangling) is fsck's repair of an entry that names no inode.
+// # IDs are never handed out twice
+//
+// A file's datafiles are named by its ID on every I/O server, so an ID used
+// twice would give a new file an old one's bytes. next_id alone cannot
+// promise that once the database goes back in time (restored from a
+// backup). So the I/O servers are the second witness: the metadata server
+// claims each at start (and before its first create), learning the highest
+// datafile ID it holds and handing out only larger ones; Create makes the
+// datafiles with an exclusive create before it commits the inode, and an ID
+// any server already holds is dropped for a fresh one (see Datafiles).
 //
 // # Paths
 //

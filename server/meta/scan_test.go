@@ -61,8 +61,10 @@ func TestScanListsEverythingOnce(t *testing.T) {
 	want := snapshot(t, s)
 	for _, max := range []int{1, 2, 10, 58, 59, 0} {
 		all, pages := scanAll(t, s, max)
-		if all.NextID != 60 {
-			t.Errorf("max %d: NextID %d, want 60", max, all.NextID)
+		// IDs are reserved in blocks, so NextID is the block's end: at
+		// least every ID handed out, never one of them.
+		if all.NextID < 60 {
+			t.Errorf("max %d: NextID %d, want at least 60", max, all.NextID)
 		}
 		if len(all.Inodes) != len(want) || len(all.Dirents) != len(want)-1 || len(all.Bad) != 0 {
 			t.Errorf("max %d: %d inodes, %d entries, %d bad; want %d, %d, 0", max, len(all.Inodes), len(all.Dirents), len(all.Bad), len(want), len(want)-1)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +45,12 @@ var (
 type Store struct {
 	db   *bbolt.DB
 	opts Options
+
+	incarnation       uint64
+	created, upgraded bool
+	ids               ids
+	rr                atomic.Uint64 // round-robin placement counter
+	claims            []claimState  // by I/O server index
 }
 
 // AttrChanges lists the attributes SetAttr changes; nil fields stay.
@@ -66,7 +74,7 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("meta: open %s: default layout %q for %d servers: %w", path, opts.DefaultLayout.String(), opts.Servers, err)
 		}
 	}
-	s := &Store{opts: opts}
+	s := &Store{opts: opts, claims: make([]claimState, opts.Servers)}
 	if err := s.open(path); err != nil {
 		return nil, err
 	}
@@ -230,7 +238,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		if _, err := t.get(RootID); err != nil {
 			return fmt.Errorf("root directory: %w", err)
 		}
-		return nil
+		return s.loadCounters(t)
 	}
 	if k, _ := t.inodes.Cursor().First(); k != nil {
 		return errors.New("database has inodes but no format record")
@@ -248,6 +256,24 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 			return err
 		}
 	}
+	s.created = true
+	return s.loadCounters(t)
+}
+
+// loadCounters reads the incarnation (making one if there is none) and
+// the counters Store keeps in memory.
+func (s *Store) loadCounters(t *txn) error {
+	inc, made, err := t.loadIncarnation()
+	if err != nil {
+		return err
+	}
+	s.incarnation, s.upgraded = inc, made && !s.created
+	next := t.counter(keyNextID)
+	if next <= uint64(RootID) {
+		return fmt.Errorf("%w: next_id counter is %d", errCorrupt, next)
+	}
+	s.ids.next, s.ids.reserved = next, next
+	s.rr.Store(t.counter(keyRR))
 	return nil
 }
 
@@ -354,15 +380,6 @@ func countFor(k Kind) []byte {
 		return keyDirs
 	}
 	return keyFiles
-}
-
-// newID hands out the next FileID.
-func (t *txn) newID() (FileID, error) {
-	id := t.counter(keyNextID)
-	if id <= uint64(RootID) {
-		return 0, fmt.Errorf("%w: next_id counter is %d", errCorrupt, id)
-	}
-	return FileID(id), t.setCounter(keyNextID, id+1)
 }
 
 // walkDir resolves the directory named by comps. It also returns the
@@ -486,52 +503,49 @@ func idPath(id FileID) string { return fmt.Sprintf("#%d", id) }
 // layout starts unset: it inherits its nearest ancestor's at create time.
 func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, error) {
 	var a Attr
-	err := s.update(ctx, "mkdir", path, func(t *txn, comps []string) error {
+	id, err := s.allocID(ctx)
+	if err != nil {
+		return Attr{}, wrapErr("mkdir", path, err)
+	}
+	err = s.update(ctx, "mkdir", path, func(t *txn, comps []string) error {
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
-		var err error
-		a, err = t.add(comps, func(id FileID, now int64, _ dist.Layout) (Attr, error) {
-			return Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now}, nil
-		})
-		return err
+		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		a = Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now}
+		return t.add(&parent, comps[len(comps)-1], &a)
 	})
-	return a, err
+	if err != nil {
+		return Attr{}, err
+	}
+	return a, nil
 }
 
-// add creates the entry named by comps with the attributes mk returns (it
-// gets the new ID, the time and the inherited default layout), linking it
-// into its parent and updating the parent's times and the counters.
-func (t *txn) add(comps []string, mk func(id FileID, now int64, inherit dist.Layout) (Attr, error)) (Attr, error) {
-	parent, inherit, err := t.walkDir(comps[:len(comps)-1])
-	if err != nil {
-		return Attr{}, err
-	}
-	name := comps[len(comps)-1]
+// add links the new entry a under name in parent (EEXIST if the name is
+// taken) and updates the parent's times and the counters.
+func (t *txn) add(parent *Attr, name string, a *Attr) error {
 	if _, ok, err := t.child(parent.ID, name); err != nil {
-		return Attr{}, err
+		return err
 	} else if ok {
-		return Attr{}, syscall.EEXIST
+		return syscall.EEXIST
 	}
-	id, err := t.newID()
-	if err != nil {
-		return Attr{}, err
+	if v := t.inodes.Get(idKey(a.ID)); v != nil {
+		return fmt.Errorf("%w: new ID %d is already an inode", errCorrupt, a.ID)
 	}
-	now := time.Now().UnixNano()
-	a, err := mk(id, now, inherit)
-	if err != nil {
-		return Attr{}, err
+	if err := t.put(a); err != nil {
+		return err
 	}
-	if err := t.put(&a); err != nil {
-		return Attr{}, err
+	if err := t.dirents.Put(direntKey(parent.ID, name), idKey(a.ID)); err != nil {
+		return err
 	}
-	if err := t.dirents.Put(direntKey(parent.ID, name), idKey(id)); err != nil {
-		return Attr{}, err
+	if err := t.touchDir(parent, a.Ctime); err != nil {
+		return err
 	}
-	if err := t.touchDir(&parent, now); err != nil {
-		return Attr{}, err
-	}
-	return a, t.addCounter(countFor(a.Kind), 1)
+	return t.addCounter(countFor(a.Kind), 1)
 }
 
 // Create creates a file with the given permission bits. Its layout is
@@ -544,33 +558,71 @@ func (t *txn) add(comps []string, mk func(id FileID, now int64, inherit dist.Lay
 // (first+i) mod Servers, first advancing round-robin per create. With
 // Options.Stuffing the file starts Stuffed (see stuffable). An existing
 // entry is EEXIST.
+//
+// The file's datafiles (its first only, if stuffed) are made on the I/O
+// servers through Options.Datafiles, exclusively and in parallel, before
+// the inode is committed: an ID whose datafile exists anywhere is never
+// used (see newFileID), so no file can be given another's bytes, even by
+// a database restored from a backup. If the commit then fails (the name
+// was taken meanwhile), the datafiles are removed again; a crash between
+// the two leaves empty datafiles no file points to, which pario fsck
+// finds.
 func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist.Layout) (Attr, error) {
 	var a Attr
-	err := s.update(ctx, "create", path, func(t *txn, comps []string) error {
+	// Plan: the checks the commit repeats, and the layout.
+	err := s.view(ctx, "create", path, func(t *txn, comps []string) error {
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
-		var err error
-		a, err = t.add(comps, func(id FileID, now int64, inherit dist.Layout) (Attr, error) {
-			l, d, err := s.chooseLayout(hints, inherit)
-			if err != nil {
-				return Attr{}, err
-			}
-			rr := t.counter(keyRR)
-			if err := t.setCounter(keyRR, rr+1); err != nil {
-				return Attr{}, err
-			}
-			first := uint32(rr % uint64(s.opts.Servers))
-			return Attr{
-				ID: id, Kind: KindFile, Mode: mode & 0o7777, Mtime: now, Ctime: now,
-				Layout:  l,
-				Servers: s.place(first, l.Datafiles),
-				Stuffed: s.opts.Stuffing && stuffable(d),
-			}, nil
-		})
-		return err
+		parent, inherit, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		if _, ok, err := t.child(parent.ID, comps[len(comps)-1]); err != nil {
+			return err
+		} else if ok {
+			return syscall.EEXIST
+		}
+		l, d, err := s.chooseLayout(hints, inherit)
+		if err != nil {
+			return err
+		}
+		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
+		a = Attr{
+			Kind: KindFile, Mode: mode & 0o7777,
+			Layout:  l,
+			Servers: s.place(first, l.Datafiles),
+			Stuffed: s.opts.Stuffing && stuffable(d),
+		}
+		return nil
 	})
-	return a, err
+	if err != nil {
+		return Attr{}, err
+	}
+	active := a.Servers
+	if a.Stuffed {
+		active = active[:1]
+	}
+	if a.ID, err = s.newFileID(ctx, active); err != nil {
+		return Attr{}, wrapErr("create", path, err)
+	}
+	now := time.Now().UnixNano()
+	a.Mtime, a.Ctime = now, now
+	err = s.update(ctx, "create", path, func(t *txn, comps []string) error {
+		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
+			return err
+		}
+		return t.add(&parent, comps[len(comps)-1], &a)
+	})
+	if err != nil {
+		s.removeDatafiles(ctx, a.ID, active)
+		return Attr{}, err
+	}
+	return a, nil
 }
 
 // stuffable reports whether a new file with distribution d can start
@@ -862,10 +914,41 @@ func equalComps(a, b []string) bool {
 // the file's layout, which is only allowed while the file holds no data
 // (fileIsEmpty, which the caller checks on the I/O servers; EBUSY otherwise):
 // the layout is validated and resolved, the server list rebuilt from the same
-// first server, and Stuffed cleared. A file's layout cannot be cleared.
+// first server, and Stuffed cleared; the datafiles the new server list adds
+// are made first (Options.Datafiles), and those it drops are removed after
+// the commit. A file's layout cannot be cleared.
 func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileIsEmpty bool) (Attr, error) {
 	var a Attr
-	err := s.update(ctx, "setlayout", path, func(t *txn, comps []string) error {
+	// A file's new datafiles exist before the commit names them.
+	var old Attr
+	var oldActive, added, dropped []uint32
+	err := s.view(ctx, "setlayout", path, func(t *txn, comps []string) error {
+		var err error
+		if old, err = t.lookup(comps); err != nil || old.Kind != KindFile || l.IsZero() || !fileIsEmpty {
+			return err
+		}
+		r, _, err := s.build(l)
+		if err != nil {
+			return err
+		}
+		var first uint32
+		if len(old.Servers) > 0 {
+			first = old.Servers[0] % uint32(s.opts.Servers)
+		}
+		oldActive = old.Servers
+		if old.Stuffed {
+			oldActive = oldActive[:1]
+		}
+		added, dropped = diffServers(oldActive, s.place(first, r.Datafiles))
+		return nil
+	})
+	if err != nil {
+		return Attr{}, err
+	}
+	if err := s.makeDatafiles(ctx, old.ID, added, false); err != nil {
+		return Attr{}, wrapErr("setlayout", path, err)
+	}
+	err = s.update(ctx, "setlayout", path, func(t *txn, comps []string) error {
 		var err error
 		a, err = t.lookup(comps)
 		if err != nil {
@@ -895,6 +978,9 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 			if err != nil {
 				return err
 			}
+			if a.ID != old.ID || a.Stuffed != old.Stuffed || !slices.Equal(a.Servers, old.Servers) {
+				return fmt.Errorf("file changed during setlayout: %w", syscall.EAGAIN)
+			}
 			var first uint32
 			if len(a.Servers) > 0 {
 				first = a.Servers[0] % uint32(s.opts.Servers)
@@ -904,17 +990,53 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 		a.Ctime = time.Now().UnixNano()
 		return t.put(&a)
 	})
+	if err == nil && a.Kind == KindFile {
+		s.removeDatafiles(ctx, a.ID, dropped)
+	}
 	return a, err
 }
 
-// Unstuff clears a file's Stuffed flag, after the caller has spread its data
-// to the full layout. It is idempotent. A directory is EISDIR.
+// diffServers returns the servers of next not in prev, and of prev not in
+// next.
+func diffServers(prev, next []uint32) (added, dropped []uint32) {
+	for _, x := range next {
+		if !slices.Contains(prev, x) {
+			added = append(added, x)
+		}
+	}
+	for _, x := range prev {
+		if !slices.Contains(next, x) {
+			dropped = append(dropped, x)
+		}
+	}
+	return added, dropped
+}
+
+// Unstuff clears a file's Stuffed flag, so that its data may spread to
+// the full layout: first it makes the datafiles beyond the first on the
+// I/O servers (Options.Datafiles). One that exists already is the file's
+// own (an earlier Unstuff that did not commit, or a database restored from
+// before one that did): IDs are never handed out twice. It is idempotent.
+// A directory is EISDIR.
 func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 	if err := ctx.Err(); err != nil {
 		return Attr{}, wrapErr("unstuff", idPath(id), err)
 	}
-	var a Attr
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	a, err := s.GetByID(ctx, id)
+	if err != nil {
+		return Attr{}, wrapErr("unstuff", idPath(id), errors.Unwrap(err))
+	}
+	if a.Kind != KindFile {
+		return Attr{}, wrapErr("unstuff", idPath(id), syscall.EISDIR)
+	}
+	if !a.Stuffed {
+		return a, nil
+	}
+	if err := s.makeDatafiles(ctx, id, a.Servers[1:], false); err != nil {
+		return Attr{}, wrapErr("unstuff", idPath(id), err)
+	}
+	servers := a.Servers
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -929,10 +1051,18 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 		if !a.Stuffed {
 			return nil
 		}
+		if !slices.Equal(a.Servers, servers) {
+			return fmt.Errorf("layout changed during unstuff: %w", syscall.EAGAIN)
+		}
 		a.Stuffed = false
 		a.Ctime = time.Now().UnixNano()
 		return t.put(&a)
 	})
+	if errors.Is(err, syscall.ENOENT) {
+		// Removed meanwhile, as a stuffed file: its remover deleted the
+		// first datafile only.
+		s.removeDatafiles(ctx, id, servers[1:])
+	}
 	return a, wrapErr("unstuff", idPath(id), err)
 }
 

@@ -57,4 +57,9 @@ type Options struct {
 	DefaultLayout dist.Layout
 	// Stuffing turns on file stuffing for new files.
 	Stuffing bool
+	// Datafiles makes and removes datafiles on the I/O servers: Create,
+	// Unstuff and a file's SetLayout make the datafiles a file needs before
+	// they commit it. Nil makes none, for tests of the namespace alone; a
+	// metadata server always sets it (cluster.StartMetaServer).
+	Datafiles Datafiles
 }

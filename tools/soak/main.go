@@ -108,6 +108,12 @@ func run(c config) error {
 	fmt.Printf("soak: metadata server + %d I/O servers (processes, loopback), %d honest clients, %d rounds of %v alone and %v attacked\n",
 		c.servers, c.clients, c.rounds, c.phase, c.phase)
 
+	// The attacker holds the secret: it makes one sparse file whose
+	// datafile on every I/O server is 64 MiB, for the reads it never collects.
+	sparse, err := sparseFile(ctx, clients[0], int64(c.servers)*wire.MaxDataLen)
+	if err != nil {
+		return err
+	}
 	var alone, attacked, ratios []float64
 	var honestErrs atomic.Int64
 	var stats attackStats
@@ -115,7 +121,7 @@ func run(c config) error {
 		a := honest(c, clients, r*2, &honestErrs)
 		actx, stop := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		wg.Go(func() { attack(actx, procs, c, &stats) })
+		wg.Go(func() { attack(actx, procs, sparse, &stats) })
 		time.Sleep(500 * time.Millisecond) // let the attack take hold
 		b := honest(c, clients, r*2+1, &honestErrs)
 		stop()
@@ -227,7 +233,7 @@ type attackStats struct {
 var attacker = &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 2 * time.Second}
 
 // attack misbehaves against every server until ctx ends.
-func attack(ctx context.Context, procs *cluster.Processes, c config, st *attackStats) {
+func attack(ctx context.Context, procs *cluster.Processes, sparse uint64, st *attackStats) {
 	addrs := []string{procs.File.Meta}
 	for _, d := range procs.File.Data {
 		addrs = append(addrs, d.Addr)
@@ -242,7 +248,7 @@ func attack(ctx context.Context, procs *cluster.Processes, c config, st *attackS
 			wg.Go(func() { stall(ctx, addr, procs.Secret, st) })
 		}
 		if si > 0 {
-			wg.Go(func() { unreadReads(ctx, addr, procs.Secret, st) })
+			wg.Go(func() { unreadReads(ctx, addr, procs.Secret, sparse, st) })
 		}
 	}
 	wg.Wait()
@@ -313,17 +319,23 @@ func stall(ctx context.Context, addr string, secret []byte, st *attackStats) {
 	}
 }
 
-// unreadReads makes a sparse 64 MiB datafile, pipelines 32 reads of all
-// of it and never reads the answers.
-func unreadReads(ctx context.Context, addr string, secret []byte, st *attackStats) {
-	const id = 1<<62 + 2
-	e := wire.NewEndpoint("soak target", addr, secret, wire.EndpointOptions{})
-	defer e.Close()
-	req := data.WriteRequest{ID: id, Offset: wire.MaxDataLen - 1}
-	if _, _, err := wire.Call(ctx, e, data.OpWrite, req, [][]byte{{1}}, nil); err != nil {
-		log.Printf("misbehaving client: sparse datafile on %s: %v", addr, err)
-		return
+// sparseFile creates /soak-sparse of the given size (all holes) and
+// returns its ID, which names its datafile on every I/O server.
+func sparseFile(ctx context.Context, cl *client.Client, size int64) (uint64, error) {
+	f, err := cl.Create(ctx, "/soak-sparse", client.CreateOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("misbehaving client: sparse file: %w", err)
 	}
+	defer f.Close()
+	if err := f.TruncateContext(ctx, size); err != nil {
+		return 0, fmt.Errorf("misbehaving client: sparse file: %w", err)
+	}
+	return uint64(f.Attr().ID), nil
+}
+
+// unreadReads pipelines 32 reads of all of datafile id (64 MiB of holes)
+// and never reads the answers.
+func unreadReads(ctx context.Context, addr string, secret []byte, id uint64, st *attackStats) {
 	nc, err := rawConn(ctx, addr, secret)
 	if err != nil {
 		log.Printf("misbehaving client: %s: %v", addr, err)
