@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,12 +233,19 @@ func TestCrashConsistencyUnderKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A create makes its datafiles before it commits the inode, so a
+	// metadata server killed in between leaves empty datafiles no file
+	// points to (docs/store.md): predicted once the metadata server died.
+	metaKilled := slices.Contains(killed, "meta")
 	for _, f := range res.Findings {
-		if f.Kind != fsck.OrphanDatafile || !orphansOK[f.ID] {
-			t.Errorf("fsck found %v, not predicted (rm failed for IDs %v)", f, orphansOK)
+		switch {
+		case f.Kind == fsck.OrphanDatafile && orphansOK[f.ID]:
+		case f.Kind == fsck.OrphanDatafile && f.Bytes == 0 && metaKilled:
+		default:
+			t.Errorf("fsck found %v, not predicted (rm failed for IDs %v; metadata server killed: %v)", f, orphansOK, metaKilled)
 		}
 	}
-	t.Logf("fsck: %d findings, all orphans of a failed rm; %d files, %d datafiles", len(res.Findings), res.Files, res.Datafiles)
+	t.Logf("fsck: %d findings, all orphans of a failed rm or of a create cut short; %d files, %d datafiles", len(res.Findings), res.Files, res.Datafiles)
 	if len(res.Unlisted) != 0 {
 		t.Fatalf("fsck could not list %v", res.Unlisted)
 	}

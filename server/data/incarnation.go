@@ -184,15 +184,13 @@ func (s *Store) readIncarnation() error {
 // scanIDs walks the shards and returns the highest datafile ID and the
 // number of datafiles; with first it stops at the first one found.
 // Entries that are not datafile names are ignored, and so is a shard that
-// cannot be opened or listed: every operation on its datafiles fails, so
-// none of them can be read or reused.
+// cannot be listed: every operation on its datafiles fails (s.shard opens
+// it the same way, confined to df/), so none of them can be read or reused.
 func (s *Store) scanIDs(first bool) (maxID, count uint64, err error) {
 	for i := range 256 {
-		sh, err := s.shard(uint64(i))
-		if err != nil {
-			continue
-		}
-		ents, err := sh.ReadDir(".")
+		// Through the df root, not s.shard: a scan at start must not pin
+		// 256 shard descriptors that the server may never need.
+		ents, err := s.df.ReadDir(shardName(byte(i)))
 		if err != nil {
 			continue
 		}
