@@ -254,7 +254,7 @@ func FuzzServerConn(f *testing.F) {
 			defer close(served)
 			s.serveConn(context.Background(), srv)
 		}()
-		if _, err := clientHandshake(cli, "fuzz", testSecret); err != nil {
+		if _, _, err := clientHandshake(cli, "fuzz", testSecret, ProtectAEAD); err != nil {
 			t.Fatal(err)
 		}
 		answers := make(chan error, 1)
