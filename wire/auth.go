@@ -137,8 +137,6 @@ func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, t
 	return sess, nil
 }
 
-
-
 // clientHandshake runs the client side and returns the server's name and
 // the connection's session.
 func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection) (string, *session, error) {

@@ -18,12 +18,12 @@ type sealedConn struct {
 
 	wmu  sync.Mutex
 	send *half
-	win  []byte    // plain bytes written, not yet a whole record
+	win  []byte     // plain bytes written, not yet a whole record
 	wsec sealCursor // where the writer is in the frame being written
 
 	rmu  sync.Mutex
 	recv *half
-	rout []byte    // plain bytes opened, not yet read
+	rout []byte     // plain bytes opened, not yet read
 	rsec sealCursor // where the reader is in the frame being read
 }
 
