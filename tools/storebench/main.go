@@ -37,6 +37,7 @@ import (
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/units"
+	"github.com/pario/pario/wire"
 )
 
 func main() {
@@ -273,7 +274,7 @@ func runRank(args []string) error {
 		if err != nil {
 			return err
 		}
-		cl, err := client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret})
+		cl, err := client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
 		if err != nil {
 			return err
 		}
