@@ -65,12 +65,15 @@ var ErrFrameAuth = errors.New("wire: frame authentication failed (frame changed,
 // the data section is cut into records so that neither side needs a buffer
 // of a whole 64 MiB frame. Each record's nonce is the number of records
 // sent before it in that direction: a record out of place fails to open.
+//
+// The sizes bound what a connection holds outside the server's memory
+// budget, as its 64 KiB read buffer does: one record's scratch buffer
+// while it reads a frame, and the sealing buffer while it writes one
+// (larger only for an argument section larger than it).
 const (
-	tagSize    = 16
-	recordSize = 256 << 10
-	// sealBufSize bounds the buffer a frame is sealed into before it is
-	// written: the largest record (an argument section) fits.
-	sealBufSize = 2 << 20
+	tagSize     = 16
+	recordSize  = 64 << 10
+	sealBufSize = 256<<10 + 8*tagSize
 )
 
 // sealedSize is the size on the wire of a frame with sections of n1 and
@@ -185,11 +188,11 @@ func (h *half) open(out, rec []byte) error {
 }
 
 // writeFrame seals one frame (its encoded header, args and data, the data
-// from the caller's slices) and writes it to w, in pieces of at most
+// from the caller's slices) and writes it to w, in pieces of about
 // sealBufSize bytes.
 func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
 	dataLen := totalLen(data)
-	buf := GetBuffer(min(sealedSize(len(args), dataLen), sealBufSize))
+	buf := GetBuffer(min(sealedSize(len(args), dataLen), max(sealBufSize, HeaderSize+len(args)+2*tagSize)))
 	defer PutBuffer(buf)
 	out := buf[:0]
 	var err error

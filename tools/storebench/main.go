@@ -4,7 +4,9 @@
 // SIZE/N -t XFER), sync it, and read it back cold; first with pwrite/pread
 // on a local file, then through pario with its servers as separate
 // processes. It prints medians and the ratios pario/POSIX, and the peak
-// resident memory of each I/O server.
+// resident memory of each I/O server. With -wire-protection aead,integrity
+// it runs one pario cluster per wire protection mode and measures each in
+// every repetition, so that their ratios come from the same run.
 //
 //	go build -o pario ./cmd/pario
 //	go run ./tools/storebench -pario ./pario -dir /scratch/bench -size 2g
@@ -63,6 +65,7 @@ type config struct {
 	reps    int
 	layout  string
 	keep    bool
+	modes   []wire.Protection
 }
 
 func run() error {
@@ -77,8 +80,16 @@ func run() error {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions (medians are reported)")
 	flag.StringVar(&c.layout, "layout", "", "pario layout of the file (default: the server default, simple_stripe 64 KiB)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
+	modes := flag.String("wire-protection", "aead", "wire protection of the pario cluster: aead or integrity, or a list (aead,integrity) to measure each in the same run")
 	flag.Parse()
 	var err error
+	for _, m := range strings.Split(*modes, ",") {
+		p, err := wire.ParseProtection(m)
+		if err != nil {
+			return fmt.Errorf("-wire-protection: %w", err)
+		}
+		c.modes = append(c.modes, p)
+	}
 	if c.pario == "" {
 		return errors.New("-pario: path to the pario binary required")
 	}
@@ -104,18 +115,30 @@ func run() error {
 	}
 	ctx := context.Background()
 
-	procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
-		Binary: c.pario, Dir: filepath.Join(c.dir, "pario"), DataServers: c.servers, Output: os.Stderr,
-	})
-	if err != nil {
-		return err
+	// One cluster per wire protection mode, named "pario-MODE".
+	type system struct {
+		procs *cluster.Processes
+		cl    *client.Client
 	}
-	defer procs.Close()
-	cl, err := procs.Client(ctx)
-	if err != nil {
-		return err
+	systems := map[string]system{}
+	names := []string{"posix"}
+	for _, m := range c.modes {
+		name := "pario-" + m.String()
+		procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
+			Binary: c.pario, Dir: filepath.Join(c.dir, name), DataServers: c.servers, Output: os.Stderr, Protection: m,
+		})
+		if err != nil {
+			return err
+		}
+		defer procs.Close()
+		cl, err := procs.Client(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		systems[name] = system{procs, cl}
+		names = append(names, name)
 	}
-	defer cl.Close()
 	localFile := filepath.Join(c.dir, "posix.dat")
 
 	host, _ := os.Hostname()
@@ -125,16 +148,21 @@ func run() error {
 
 	results := map[string][]float64{}
 	for rep := 0; rep < c.reps; rep++ {
-		order := []string{"posix", "pario"}
+		// Each system goes first in turn, and the order reverses every
+		// other repetition.
+		order := slices.Clone(names)
 		if rep%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, mode := range order {
 			path := localFile
+			clusterFile := ""
 			if mode == "posix" {
 				_ = os.Remove(localFile)
 			} else {
 				path = "/storebench.dat"
+				cl := systems[mode].cl
+				clusterFile = systems[mode].procs.ClusterFile
 				_ = cl.Remove(ctx, path)
 				opts := client.CreateOptions{}
 				if c.layout != "" {
@@ -148,18 +176,18 @@ func run() error {
 				}
 				f.Close()
 			}
-			w, err := phase(c, procs.ClusterFile, mode, "write", path)
+			w, err := phase(c, clusterFile, mode, "write", path)
 			if err != nil {
 				return err
 			}
 			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
-			r, err := phase(c, procs.ClusterFile, mode, "read", path)
+			r, err := phase(c, clusterFile, mode, "read", path)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("rep %d  %-5s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
+			fmt.Printf("rep %d  %-15s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
 			results[mode+" write"] = append(results[mode+" write"], w)
 			results[mode+" read"] = append(results[mode+" read"], r)
 		}
@@ -168,21 +196,26 @@ func run() error {
 	// Two ratios: of the medians, and the median of each repetition's
 	// ratio (its POSIX and pario runs were back to back, so they saw the
 	// same machine; on a noisy host that pairing is the steadier figure).
-	fmt.Printf("\nmedians of %d reps         local POSIX        pario     ratio   median paired ratio\n", c.reps)
+	fmt.Printf("\nmedians of %d reps                         local POSIX        pario     ratio   median paired ratio\n", c.reps)
 	for _, op := range []string{"write", "read"} {
-		posix, pario := results["posix "+op], results["pario "+op]
-		var paired []float64
-		for i := range posix {
-			paired = append(paired, pario[i]/posix[i])
+		posix := results["posix "+op]
+		for _, name := range names[1:] {
+			pario := results[name+" "+op]
+			var paired []float64
+			for i := range posix {
+				paired = append(paired, pario[i]/posix[i])
+			}
+			p, q := benchutil.Median(posix), benchutil.Median(pario)
+			label := map[string]string{"write": "durable write", "read": "cold read"}[op] + " " + name
+			fmt.Printf("%-42s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, benchutil.Median(paired))
 		}
-		p, q := benchutil.Median(posix), benchutil.Median(pario)
-		label := map[string]string{"write": "durable write", "read": "cold read"}[op]
-		fmt.Printf("%-26s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, benchutil.Median(paired))
 	}
 	fmt.Println()
-	for i := 0; i < c.servers; i++ {
-		name := fmt.Sprintf("data%d", i)
-		fmt.Printf("I/O server %s peak RSS: %s\n", name, peakRSS(procs.PID(name)))
+	for _, name := range names[1:] {
+		for i := 0; i < c.servers; i++ {
+			d := fmt.Sprintf("data%d", i)
+			fmt.Printf("%s I/O server %s peak RSS: %s\n", name, d, peakRSS(systems[name].procs.PID(d)))
+		}
 	}
 	return nil
 }
@@ -265,7 +298,10 @@ func runRank(args []string) error {
 			return err
 		}
 		f = lf
-	case "pario":
+	default:
+		if !strings.HasPrefix(mode, "pario") {
+			return fmt.Errorf("unknown mode %q", mode)
+		}
 		cf, err := cluster.ReadFile(clusterFile)
 		if err != nil {
 			return err
@@ -284,8 +320,6 @@ func runRank(args []string) error {
 			return err
 		}
 		f = pf
-	default:
-		return fmt.Errorf("unknown mode %q", mode)
 	}
 	defer f.Close()
 
