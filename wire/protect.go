@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"net"
 )
 
 // Protection is what a connection does to its frames after the handshake.
@@ -191,6 +192,9 @@ func (h *half) open(out, rec []byte) error {
 // from the caller's slices) and writes it to w, in pieces of about
 // sealBufSize bytes.
 func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
+	if !h.encrypt {
+		return h.writeFrameClear(w, hb, args, data)
+	}
 	dataLen := totalLen(data)
 	buf := GetBuffer(min(sealedSize(len(args), dataLen), max(sealBufSize, HeaderSize+len(args)+2*tagSize)))
 	defer PutBuffer(buf)
@@ -254,6 +258,73 @@ func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
 	return err
 }
 
+// writeFrameClear is writeFrame for ProtectIntegrity: the payloads go out
+// from the caller's slices as they are (one writev, as without
+// protection), each followed by its tag; only a record that spans two
+// slices is gathered into a buffer first.
+func (h *half) writeFrameClear(w io.Writer, hb, args []byte, data [][]byte) error {
+	dataLen := totalLen(data)
+	n := 2 + (dataLen+recordSize-1)/recordSize
+	tags := make([]byte, 0, n*tagSize)
+	bufs := make(net.Buffers, 0, 2*n)
+	var gather []byte // records that span the caller's slices, one after another
+	defer func() {
+		if gather != nil {
+			PutBuffer(gather)
+		}
+	}()
+	add := func(p []byte) error {
+		var nonce [12]byte
+		if err := h.nonce(&nonce); err != nil {
+			return err
+		}
+		start := len(tags)
+		tags = h.aead.Seal(tags, nonce[:], nil, p)
+		bufs = append(bufs, p, tags[start:])
+		return nil
+	}
+	if err := add(hb); err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		if err := add(args); err != nil {
+			return err
+		}
+	}
+	i, off := 0, 0
+	for left := dataLen; left > 0; {
+		k := min(left, recordSize)
+		left -= k
+		for len(data[i]) == off {
+			i, off = i+1, 0
+		}
+		if len(data[i])-off >= k {
+			if err := add(data[i][off : off+k]); err != nil {
+				return err
+			}
+			off += k
+			continue
+		}
+		if gather == nil {
+			gather = GetBuffer(dataLen)[:0]
+		}
+		start := len(gather)
+		for len(gather)-start < k {
+			for len(data[i]) == off {
+				i, off = i+1, 0
+			}
+			c := min(k-(len(gather)-start), len(data[i])-off)
+			gather = append(gather, data[i][off:off+c]...)
+			off += c
+		}
+		if err := add(gather[start:]); err != nil {
+			return err
+		}
+	}
+	_, err := bufs.WriteTo(w)
+	return err
+}
+
 // readHeader reads and opens a header record and decodes the header: the
 // lengths it returns have been authenticated and checked against the
 // limits.
@@ -274,6 +345,12 @@ func (h *half) readArgs(r io.Reader, args []byte) error {
 	if len(args) == 0 {
 		return nil
 	}
+	if !h.encrypt {
+		if err := h.readClear(r, args); err != nil {
+			return fmt.Errorf("argument section: %w", err)
+		}
+		return nil
+	}
 	rec := GetBuffer(len(args) + tagSize)
 	defer PutBuffer(rec)
 	if _, err := io.ReadFull(r, rec); err != nil {
@@ -285,6 +362,26 @@ func (h *half) readArgs(r io.Reader, args []byte) error {
 	return nil
 }
 
+// readClear reads a record sent in the clear (ProtectIntegrity) straight
+// into p, then its tag, and checks it.
+func (h *half) readClear(r io.Reader, p []byte) error {
+	if _, err := io.ReadFull(r, p); err != nil {
+		return noEOF(err)
+	}
+	var tag [tagSize]byte
+	if _, err := io.ReadFull(r, tag[:]); err != nil {
+		return noEOF(err)
+	}
+	var nonce [12]byte
+	if err := h.nonce(&nonce); err != nil {
+		return err
+	}
+	if _, err := h.aead.Open(nil, nonce[:], tag[:], p); err != nil {
+		return ErrFrameAuth
+	}
+	return nil
+}
+
 // readData reads the records of an n-byte data section, putting the bytes
 // into the slices of into in order and dropping what does not fit. It
 // returns how many bytes it put, and updates *crc with every byte.
@@ -292,18 +389,36 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 	if n == 0 {
 		return 0, nil
 	}
-	scratch := GetBuffer(min(n, recordSize) + tagSize)
-	defer PutBuffer(scratch)
+	var scratch []byte
+	defer func() {
+		if scratch != nil {
+			PutBuffer(scratch)
+		}
+	}()
 	i, off, placed := 0, 0, 0
 	for left := n; left > 0; {
 		k := min(left, recordSize)
 		left -= k
+		for i < len(into) && len(into[i]) == off {
+			i, off = i+1, 0
+		}
+		if !h.encrypt && i < len(into) && len(into[i])-off >= k {
+			// In the clear, the record is read straight into place.
+			out := into[i][off : off+k]
+			if err := h.readClear(r, out); err != nil {
+				return placed, fmt.Errorf("data section: %w", err)
+			}
+			*crc = crc32.Update(*crc, castagnoli, out)
+			off += k
+			placed += k
+			continue
+		}
+		if scratch == nil {
+			scratch = GetBuffer(min(n, recordSize) + tagSize)
+		}
 		rec := scratch[:k+tagSize]
 		if _, err := io.ReadFull(r, rec); err != nil {
 			return placed, noEOF(err)
-		}
-		for i < len(into) && len(into[i]) == off {
-			i, off = i+1, 0
 		}
 		if i < len(into) && len(into[i])-off >= k {
 			// The usual case: the record opens straight into the
