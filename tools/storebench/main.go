@@ -157,12 +157,17 @@ func run() error {
 		for _, mode := range order {
 			path := localFile
 			clusterFile := ""
+			var servers []int // their CPU time counts too
 			if mode == "posix" {
 				_ = os.Remove(localFile)
 			} else {
 				path = "/storebench.dat"
 				cl := systems[mode].cl
 				clusterFile = systems[mode].procs.ClusterFile
+				servers = append(servers, systems[mode].procs.PID("meta"))
+				for i := 0; i < c.servers; i++ {
+					servers = append(servers, systems[mode].procs.PID(fmt.Sprintf("data%d", i)))
+				}
 				_ = cl.Remove(ctx, path)
 				opts := client.CreateOptions{}
 				if c.layout != "" {
@@ -176,18 +181,20 @@ func run() error {
 				}
 				f.Close()
 			}
-			w, err := phase(c, clusterFile, mode, "write", path)
+			w, wcpu, err := phase(c, clusterFile, mode, "write", path, servers)
 			if err != nil {
 				return err
 			}
 			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
-			r, err := phase(c, clusterFile, mode, "read", path)
+			r, rcpu, err := phase(c, clusterFile, mode, "read", path, servers)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("rep %d  %-15s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
+			fmt.Printf("rep %d  %-15s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s   CPU s/GiB write %5.2f read %5.2f\n", rep+1, mode, w, r, wcpu, rcpu)
+			results[mode+" write cpu"] = append(results[mode+" write cpu"], wcpu)
+			results[mode+" read cpu"] = append(results[mode+" read cpu"], rcpu)
 			results[mode+" write"] = append(results[mode+" write"], w)
 			results[mode+" read"] = append(results[mode+" read"], r)
 		}
@@ -211,6 +218,12 @@ func run() error {
 		}
 	}
 	fmt.Println()
+	// CPU time per GiB (ranks and servers) depends far less on the other
+	// tenants than bandwidth does: it shows what protection costs.
+	for _, name := range names {
+		fmt.Printf("CPU per GiB, median: %-15s  write %5.2f s   read %5.2f s\n", name, benchutil.Median(results[name+" write cpu"]), benchutil.Median(results[name+" read cpu"]))
+	}
+	fmt.Println()
 	for _, name := range names[1:] {
 		for i := 0; i < c.servers; i++ {
 			d := fmt.Sprintf("data%d", i)
@@ -223,11 +236,22 @@ func run() error {
 // phase runs one operation on all ranks at once and returns the aggregate
 // bandwidth in MiB/s over the window from the first rank's start to the
 // last rank's end (IOR's definition).
-func phase(c config, clusterFile, mode, op, path string) (float64, error) {
+//
+// It also returns the CPU time the phase cost: the ranks' and the given
+// server processes', in seconds per GiB moved.
+func phase(c config, clusterFile, mode, op, path string, servers []int) (float64, float64, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	serverCPU := func() (t float64) {
+		for _, pid := range servers {
+			t += procCPU(pid)
+		}
+		return t
+	}
+	cpuBefore := serverCPU()
+	var rankCPU sync.Map
 	// Ranks start together at a common instant a little in the future:
 	// process start-up is kept out of the timing window.
 	startAt := time.Now().Add(300 * time.Millisecond).UnixNano()
@@ -241,6 +265,9 @@ func phase(c config, clusterFile, mode, op, path string) (float64, error) {
 				strconv.FormatInt(c.size, 10), strconv.FormatInt(c.xfer, 10), strconv.FormatInt(startAt, 10), clusterFile)
 			cmd.Stderr = os.Stderr
 			out, err := cmd.Output()
+			if cmd.ProcessState != nil {
+				rankCPU.Store(r, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+			}
 			if err == nil {
 				err = json.Unmarshal(out, &reports[r])
 			}
@@ -251,16 +278,35 @@ func phase(c config, clusterFile, mode, op, path string) (float64, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	cpu := serverCPU() - cpuBefore
+	rankCPU.Range(func(_, v any) bool { cpu += v.(float64); return true })
 	first, last, bytes := reports[0].Start, reports[0].End, int64(0)
 	for _, r := range reports {
 		first, last, bytes = min(first, r.Start), max(last, r.End), bytes+r.Bytes
 	}
 	if bytes != c.size {
-		return 0, fmt.Errorf("%s %s moved %d bytes, want %d", mode, op, bytes, c.size)
+		return 0, 0, fmt.Errorf("%s %s moved %d bytes, want %d", mode, op, bytes, c.size)
 	}
-	return float64(bytes) / (1 << 20) / time.Duration(last-first).Seconds(), nil
+	return float64(bytes) / (1 << 20) / time.Duration(last-first).Seconds(), cpu / (float64(bytes) / (1 << 30)), nil
+}
+
+// procCPU is a process's user + system CPU time in seconds (0 if unknown).
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	// Fields after the command name (which may hold spaces), from state.
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
 }
 
 // file is what a rank writes to and reads from.
