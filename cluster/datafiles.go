@@ -24,10 +24,10 @@ type wireDatafiles struct {
 
 var _ meta.Datafiles = (*wireDatafiles)(nil)
 
-func newWireDatafiles(servers []ServerEntry, secret []byte, adopt data.Adopt) *wireDatafiles {
+func newWireDatafiles(servers []ServerEntry, secret []byte, prot wire.Protection, adopt data.Adopt) *wireDatafiles {
 	w := &wireDatafiles{adopt: adopt}
 	for _, s := range servers {
-		w.eps = append(w.eps, wire.NewEndpoint(fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr), s.Addr, secret, wire.EndpointOptions{Conns: 1}))
+		w.eps = append(w.eps, wire.NewEndpoint(fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr), s.Addr, secret, wire.EndpointOptions{Conns: 1, Protection: prot}))
 	}
 	return w
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/pario/pario/wire"
 )
 
 // File is a cluster file: where the servers of one pario cluster listen and
@@ -25,6 +27,13 @@ import (
 //	data data1 10.0.0.3:7001
 //	max-conns-per-peer 4096     # optional: connections one host may hold to a server
 //	max-conns 20000             # optional: connections one server accepts at once
+//	wire-protection integrity   # optional: aead (the default) or integrity
+//
+// wire-protection says how frames are protected after the handshake: aead
+// encrypts and authenticates every frame; integrity authenticates every
+// frame but sends it in the clear, for trusted networks. Every server and
+// client of the cluster must use the same (they refuse each other
+// otherwise), which one file for all makes easy.
 //
 // Server order matters: files record their datafiles by server index, so
 // new servers are appended, never inserted.
@@ -34,6 +43,8 @@ type File struct {
 	Data       []ServerEntry
 	// Limits caps every server's connections (zero fields: the defaults).
 	Limits Limits
+	// Protection is the wire protection of the cluster's connections.
+	Protection wire.Protection
 	// Dir is the directory the file was read from (relative paths resolve
 	// against it); empty for a file not read from disk.
 	Dir string
@@ -49,6 +60,7 @@ type ServerEntry struct {
 func ParseFile(b []byte) (*File, error) {
 	f := &File{}
 	names := map[string]bool{}
+	protectionSet := false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	line := 0
@@ -113,8 +125,20 @@ func ParseFile(b []byte) (*File, error) {
 				return nil, bad("%s given twice", fields[0])
 			}
 			*p = int(n)
+		case "wire-protection":
+			if len(fields) != 2 {
+				return nil, bad("want `wire-protection aead` or `wire-protection integrity`")
+			}
+			if protectionSet {
+				return nil, bad("wire-protection given twice")
+			}
+			p, err := wire.ParseProtection(fields[1])
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			f.Protection, protectionSet = p, true
 		default:
-			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns or max-conns-per-peer)", fields[0])
+			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer or wire-protection)", fields[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -175,6 +199,9 @@ func (f *File) Format() []byte {
 	}
 	if f.Limits.MaxConns > 0 {
 		fmt.Fprintf(&b, "max-conns %d\n", f.Limits.MaxConns)
+	}
+	if f.Protection != wire.ProtectAEAD {
+		fmt.Fprintf(&b, "wire-protection %s\n", f.Protection)
 	}
 	return b.Bytes()
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pario/pario/wire"
 )
 
 const sample = `# a cluster
@@ -85,6 +87,9 @@ func TestParseFileErrors(t *testing.T) {
 		{"limit negative", ok + "max-conns-per-peer -5\n", `line 4: max-conns-per-peer "-5"`},
 		{"limit huge", ok + "max-conns 4294967296\n", `line 4: max-conns "4294967296"`},
 		{"limit twice", ok + "max-conns 5\nmax-conns 6\n", "line 5: max-conns given twice"},
+		{"protection arity", ok + "wire-protection\n", "line 4: want `wire-protection aead` or `wire-protection integrity`"},
+		{"protection unknown", ok + "wire-protection none\n", `line 4: wire protection "none": want aead or integrity`},
+		{"protection twice", ok + "wire-protection aead\nwire-protection integrity\n", "line 5: wire-protection given twice"},
 		{"line too long", ok + "# " + strings.Repeat("x", 70<<10) + "\n", "line 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,6 +123,31 @@ func TestParseFileLimits(t *testing.T) {
 	g, err := ParseFile(f.Format())
 	if err != nil || !reflect.DeepEqual(f, g) {
 		t.Fatalf("round trip: %+v, %v", g, err)
+	}
+}
+
+// The wire protection is one line for the whole cluster; integrity (in
+// the clear) is only ever an explicit choice.
+func TestParseFileProtection(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want wire.Protection
+	}{
+		{sample, wire.ProtectAEAD},
+		{sample + "wire-protection aead\n", wire.ProtectAEAD},
+		{sample + "wire-protection integrity # trusted network\n", wire.ProtectIntegrity},
+	} {
+		f, err := ParseFile([]byte(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Protection != tc.want {
+			t.Fatalf("%q: protection %s, want %s", tc.text, f.Protection, tc.want)
+		}
+		g, err := ParseFile(f.Format())
+		if err != nil || !reflect.DeepEqual(f, g) {
+			t.Fatalf("round trip: %+v, %v", g, err)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
 )
 
 // Config describes an embedded cluster.
@@ -35,6 +36,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Limits caps every server's connections (zero: the defaults).
 	Limits Limits
+	// Protection is the wire protection of every connection (default aead);
+	// it goes into the cluster file.
+	Protection wire.Protection
 	// Listen opens the servers' listeners (default net.Listen); tests give
 	// listeners that fail.
 	Listen func(network, addr string) (net.Listener, error)
@@ -47,6 +51,7 @@ type Local struct {
 	Dir         string
 	ClusterFile string // path of the cluster file written into Dir
 	Secret      []byte
+	Protection  wire.Protection
 	Meta        *MetaServer
 	Data        []*DataServer
 }
@@ -80,7 +85,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	l := &Local{Dir: cfg.Dir, Secret: secret}
+	l := &Local{Dir: cfg.Dir, Secret: secret, Protection: cfg.Protection}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -102,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits,
+			Limits: cfg.Limits, Protection: cfg.Protection,
 		})
 		if err != nil {
 			ln.Close()
@@ -118,8 +123,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
-		Limits:    cfg.Limits,
-		AdoptData: cfg.AdoptData,
+		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData,
 	})
 	if err != nil {
 		ln.Close()
@@ -128,7 +132,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		}
 		return nil, err
 	}
-	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries}
+	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries, Protection: cfg.Protection}
 	l.ClusterFile = filepath.Join(cfg.Dir, "cluster")
 	if err := cf.WriteFile(l.ClusterFile); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -138,7 +142,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 
 // Client connects a client to the cluster.
 func (l *Local) Client(ctx context.Context) (*client.Client, error) {
-	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret})
+	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret, Endpoint: wire.EndpointOptions{Protection: l.Protection}})
 }
 
 // Wait blocks until ctx is done (nil) or one of the servers stops serving

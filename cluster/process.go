@@ -41,6 +41,8 @@ type ProcessConfig struct {
 	DataArgs []string
 	// Output receives the servers' stderr (default: discarded).
 	Output io.Writer
+	// Protection is the wire protection written into the cluster file.
+	Protection wire.Protection
 }
 
 // Processes is a running multi-process cluster.
@@ -75,7 +77,7 @@ func SpawnProcesses(ctx context.Context, cfg ProcessConfig) (_ *Processes, err e
 	if err != nil {
 		return nil, err
 	}
-	f := &File{SecretFile: "secret", Dir: cfg.Dir}
+	f := &File{SecretFile: "secret", Dir: cfg.Dir, Protection: cfg.Protection}
 	ports, err := freePorts(cfg.DataServers + 1)
 	if err != nil {
 		return nil, err
@@ -148,7 +150,7 @@ func (p *Processes) start(ctx context.Context, name, addr string, args ...string
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		dctx, cancel := context.WithTimeout(ctx, time.Second)
-		c, err := wire.Dial(dctx, addr, name, p.Secret)
+		c, err := wire.DialProtected(dctx, addr, name, p.Secret, p.File.Protection)
 		cancel()
 		if err == nil {
 			c.Close()
@@ -217,7 +219,7 @@ func (p *Processes) signal(name string, sig syscall.Signal) error {
 
 // Client connects a client to the cluster.
 func (p *Processes) Client(ctx context.Context, opts ...func(*client.Options)) (*client.Client, error) {
-	o := client.Options{Meta: p.File.Meta, Secret: p.Secret}
+	o := client.Options{Meta: p.File.Meta, Secret: p.Secret, Endpoint: wire.EndpointOptions{Protection: p.File.Protection}}
 	for _, fn := range opts {
 		fn(&o)
 	}

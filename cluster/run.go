@@ -34,6 +34,8 @@ type DataServerConfig struct {
 	MemoryBudget int64
 	// Limits caps connections (zero fields: the wire package's defaults).
 	Limits Limits
+	// Protection is the wire protection clients must use (default aead).
+	Protection wire.Protection
 }
 
 // Limits are the connection caps of one server; see wire.ServerOptions.
@@ -92,7 +94,7 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 		logger = slog.Default()
 	}
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
-		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget,
+		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 	})
 	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv}
@@ -116,6 +118,7 @@ type MetaServerConfig struct {
 	DefaultLayout dist.Layout
 	Logger        *slog.Logger
 	Limits        Limits
+	Protection    wire.Protection // the wire protection clients must use
 	// AdoptData lets I/O servers that hold datafiles of another cluster
 	// incarnation join this one (only for a database without files); their
 	// old datafiles become orphans for pario fsck. See docs/store.md.
@@ -142,7 +145,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	if logger == nil {
 		logger = slog.Default()
 	}
-	df := newWireDatafiles(cfg.Data, cfg.Secret, data.AdoptNone)
+	df := newWireDatafiles(cfg.Data, cfg.Secret, cfg.Protection, data.AdoptNone)
 	dbPath := filepath.Join(cfg.Dir, "meta.db")
 	st, err := meta.Open(dbPath, meta.Options{
 		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
@@ -168,7 +171,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
-		Name: "meta", Secret: cfg.Secret, Logger: logger,
+		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 	})
 	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}

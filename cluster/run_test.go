@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/wire"
 )
@@ -212,5 +214,47 @@ func TestDataServerUnreadReadsBounded(t *testing.T) {
 	// Before, all 16 answers were built: 1 GiB.
 	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 400<<20 {
 		t.Fatalf("heap grew by %d MiB for 16 unread 64 MiB answers", grew>>20)
+	}
+}
+
+// A cluster started with integrity protection says so in its cluster file,
+// serves clients that use it, and refuses those that do not.
+func TestLocalWireProtection(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	l, err := Start(ctx, Config{Dir: dir, DataServers: 2, Protection: wire.ProtectIntegrity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cf, err := ReadFile(l.ClusterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Protection != wire.ProtectIntegrity {
+		t.Fatalf("cluster file has wire protection %s, want integrity", cf.Protection)
+	}
+	c, err := l.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	f, err := c.Create(ctx, "/f", client.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("CONFIDENTIAL"), 50000)
+	if _, err := f.WriteAtContext(ctx, want, 0); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(want))
+	if _, err := f.ReadAtContext(ctx, got, 0); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back: %v", err)
+	}
+	// A client left at the default (aead) is refused, with a reason.
+	_, err = client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret})
+	if !errors.Is(err, wire.ErrProtectionMismatch) || !strings.Contains(err.Error(), "wire-protection") {
+		t.Fatalf("client with another protection mode: %v", err)
 	}
 }

@@ -17,10 +17,15 @@ import (
 // number their operations below them.
 const (
 	opHello uint8 = 0xF0 // server -> client: version, server name, nonce
-	opAuth  uint8 = 0xF1 // client -> server: client nonce, proof; answered with the server's proof
+	opAuth  uint8 = 0xF1 // client -> server: client nonce, proof, mode; answered with the server's proof
+	// opGoodbye (server -> client, sealed) says why the server closes the
+	// connection: a request frame that did not authenticate.
+	opGoodbye uint8 = 0xF2
 )
 
-const protocolVersion = 1
+// protocolVersion 2 added frame protection: the hello and auth frames
+// carry the mode, and every frame after them is sealed.
+const protocolVersion = 2
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.
@@ -29,11 +34,17 @@ var HandshakeTimeout = 10 * time.Second
 // ErrAuth reports a failed authentication (wrong or missing secret).
 var ErrAuth = errors.New("authentication failed (wrong shared secret?)")
 
+// ErrProtectionMismatch reports a peer configured for another wire
+// protection mode: both ends must agree, and neither gives in.
+var ErrProtectionMismatch = errors.New("wire protection mismatch")
+
 const nonceSize = 32
 
-func proof(secret []byte, role string, serverNonce, clientNonce []byte) []byte {
+// proof binds the mode too, so that a man in the middle cannot make the two
+// ends agree on a weaker one.
+func proof(secret []byte, role string, mode Protection, serverNonce, clientNonce []byte) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("pario-auth-v1 " + role + "\x00"))
+	m.Write([]byte("pario-auth-v2 " + role + " " + mode.String() + "\x00"))
 	m.Write(serverNonce)
 	m.Write(clientNonce)
 	return m.Sum(nil)
@@ -72,97 +83,130 @@ func writeFrame(w io.Writer, op, flags uint8, reqID uint64, args []byte) error {
 //
 // The deadline is absolute: a peer that trickles its bytes, or sends none,
 // is dropped when it ends, and its descriptor is free again.
-func serverHandshake(nc net.Conn, name string, secret []byte, timeout time.Duration) error {
+//
+// It returns the connection's session: keys derived from the secret and
+// both nonces, so that they differ for every connection.
+func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, timeout time.Duration) (*session, error) {
 	_ = nc.SetDeadline(time.Now().Add(timeout))
 	defer nc.SetDeadline(time.Time{})
 	sn := make([]byte, nonceSize)
 	if _, err := rand.Read(sn); err != nil {
-		return err
+		return nil, err
 	}
 	var e Enc
 	e.U8(protocolVersion)
 	e.String(name)
 	e.Blob(sn)
+	e.U8(uint8(mode))
 	if err := writeFrame(nc, opHello, 0, 0, e.Bytes()); err != nil {
-		return fmt.Errorf("send hello: %w", err)
+		return nil, fmt.Errorf("send hello: %w", err)
 	}
 	f, err := readHandshakeFrame(nc)
 	if err != nil {
-		return fmt.Errorf("read auth: %w", err)
+		return nil, fmt.Errorf("read auth: %w", err)
 	}
 	if f.Op != opAuth {
-		return fmt.Errorf("expected auth frame, got op 0x%02x", f.Op)
+		return nil, fmt.Errorf("expected auth frame, got op 0x%02x", f.Op)
 	}
 	d := NewDec(f.Args)
 	cn := d.Blob("client nonce")
 	p := d.Blob("client proof")
+	clientMode := Protection(d.U8("wire protection"))
 	if err := d.Done(); err != nil {
-		return fmt.Errorf("auth frame: %w", err)
+		return nil, fmt.Errorf("auth frame: %w", err)
 	}
-	if len(cn) != nonceSize || !hmac.Equal(p, proof(secret, "client", sn, cn)) {
+	if clientMode != mode {
+		err := fmt.Errorf("%w: the client uses wire-protection %s, server %s uses %s (give both the same wire-protection line in the cluster file): %w",
+			ErrProtectionMismatch, clientMode, name, mode, syscall.EPROTO)
+		_ = writeFrame(nc, opAuth, FlagResponse|FlagError, 0, encodeError(err))
+		return nil, err
+	}
+	if len(cn) != nonceSize || !hmac.Equal(p, proof(secret, "client", mode, sn, cn)) {
 		_ = writeFrame(nc, opAuth, FlagResponse|FlagError, 0, encodeError(fmt.Errorf("%w: %w", ErrAuth, syscall.EACCES)))
-		return ErrAuth
+		return nil, ErrAuth
+	}
+	sess, err := newSession(secret, sn, cn, mode, false)
+	if err != nil {
+		return nil, err
 	}
 	var r Enc
-	r.Blob(proof(secret, "server", sn, cn))
-	return writeFrame(nc, opAuth, FlagResponse, 0, r.Bytes())
+	r.Blob(proof(secret, "server", mode, sn, cn))
+	if err := writeFrame(nc, opAuth, FlagResponse, 0, r.Bytes()); err != nil {
+		return nil, err
+	}
+	return sess, nil
 }
 
-// clientHandshake runs the client side and returns the server's name.
-func clientHandshake(nc net.Conn, server string, secret []byte) (string, error) {
+// clientHandshake runs the client side and returns the server's name and
+// the connection's session.
+func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection) (string, *session, error) {
 	_ = nc.SetDeadline(time.Now().Add(HandshakeTimeout))
 	defer nc.SetDeadline(time.Time{})
 	f, err := readHandshakeFrame(nc)
 	if err != nil {
-		return "", fmt.Errorf("read hello: %w", err)
+		return "", nil, fmt.Errorf("read hello: %w", err)
 	}
 	if f.Op == opHello && f.Flags&FlagError != 0 {
 		// The server refused the connection (too many connections) and
 		// says why in place of its hello.
-		return "", fmt.Errorf("server refused the connection: %w", decodeError(server, f.Args))
+		return "", nil, fmt.Errorf("server refused the connection: %w", decodeError(server, f.Args))
 	}
 	if f.Op != opHello {
-		return "", fmt.Errorf("expected hello frame, got op 0x%02x", f.Op)
+		return "", nil, fmt.Errorf("expected hello frame, got op 0x%02x", f.Op)
 	}
 	d := NewDec(f.Args)
 	version := d.U8("version")
+	if version != protocolVersion {
+		return "", nil, fmt.Errorf("server speaks protocol version %d, this client %d", version, protocolVersion)
+	}
 	name := d.String("server name")
 	sn := d.Blob("server nonce")
+	serverMode := Protection(d.U8("wire protection"))
 	if err := d.Done(); err != nil {
-		return "", fmt.Errorf("hello frame: %w", err)
-	}
-	if version != protocolVersion {
-		return "", fmt.Errorf("server speaks protocol version %d, this client %d", version, protocolVersion)
+		return "", nil, fmt.Errorf("hello frame: %w", err)
 	}
 	if len(sn) != nonceSize {
-		return "", fmt.Errorf("hello frame: nonce of %d bytes, want %d", len(sn), nonceSize)
+		return "", nil, fmt.Errorf("hello frame: nonce of %d bytes, want %d", len(sn), nonceSize)
+	}
+	if serverMode != mode {
+		return "", nil, fmt.Errorf("%w: server %s uses wire-protection %s, this client %s (give both the same wire-protection line in the cluster file)",
+			ErrProtectionMismatch, name, serverMode, mode)
 	}
 	cn := make([]byte, nonceSize)
 	if _, err := rand.Read(cn); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var e Enc
 	e.Blob(cn)
-	e.Blob(proof(secret, "client", sn, cn))
+	e.Blob(proof(secret, "client", mode, sn, cn))
+	e.U8(uint8(mode))
 	if err := writeFrame(nc, opAuth, 0, 0, e.Bytes()); err != nil {
-		return "", fmt.Errorf("send auth: %w", err)
+		return "", nil, fmt.Errorf("send auth: %w", err)
 	}
 	f, err = readHandshakeFrame(nc)
 	if err != nil {
-		return "", fmt.Errorf("read auth reply: %w", err)
+		return "", nil, fmt.Errorf("read auth reply: %w", err)
 	}
 	if f.Flags&FlagError != 0 {
-		// The only error a server answers a handshake with is a refused
+		rerr := decodeError(server, f.Args)
+		if errors.Is(rerr, syscall.EPROTO) {
+			return "", nil, fmt.Errorf("%w: %w", ErrProtectionMismatch, rerr)
+		}
+		// The other error a server answers a handshake with is a refused
 		// proof; say so in terms the user can act on.
-		return "", fmt.Errorf("%w: the server refused this client's proof", ErrAuth)
+		return "", nil, fmt.Errorf("%w: the server refused this client's proof", ErrAuth)
 	}
 	d = NewDec(f.Args)
 	sp := d.Blob("server proof")
 	if err := d.Done(); err != nil {
-		return "", fmt.Errorf("auth reply: %w", err)
+		return "", nil, fmt.Errorf("auth reply: %w", err)
 	}
-	if !bytes.Equal(sp, proof(secret, "server", sn, cn)) {
-		return "", fmt.Errorf("%w: the server could not prove it knows the secret", ErrAuth)
+	if !hmac.Equal(sp, proof(secret, "server", mode, sn, cn)) {
+		return "", nil, fmt.Errorf("%w: the server could not prove it knows the secret", ErrAuth)
 	}
-	return name, nil
+	sess, err := newSession(secret, sn, cn, mode, true)
+	if err != nil {
+		return "", nil, err
+	}
+	return name, sess, nil
 }

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -18,7 +18,9 @@ type Conn struct {
 	server string // e.g. "data server 2 (127.0.0.1:7001)", for errors
 	nc     net.Conn
 
-	wmu sync.Mutex // serialises request frames on the socket
+	wmu  sync.Mutex // serialises request frames on the socket, and their records' numbers
+	send *half      // guarded by wmu
+	recv *half      // used by readLoop alone
 
 	mu      sync.Mutex
 	pending map[uint64]*call
@@ -35,9 +37,16 @@ type call struct {
 	done chan struct{}
 }
 
-// Dial connects to addr and authenticates with secret. server names the
-// peer in every error this connection returns.
+// Dial connects to addr and authenticates with secret, with the default
+// wire protection (ProtectAEAD). server names the peer in every error this
+// connection returns.
 func Dial(ctx context.Context, addr, server string, secret []byte) (*Conn, error) {
+	return DialProtected(ctx, addr, server, secret, ProtectAEAD)
+}
+
+// DialProtected is Dial with the given wire protection, which must be the
+// server's.
+func DialProtected(ctx context.Context, addr, server string, secret []byte, mode Protection) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -47,7 +56,7 @@ func Dial(ctx context.Context, addr, server string, secret []byte) (*Conn, error
 		_ = tc.SetNoDelay(true)
 	}
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
-	_, err = clientHandshake(nc, server, secret)
+	_, sess, err := clientHandshake(nc, server, secret, mode)
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
@@ -55,7 +64,7 @@ func Dial(ctx context.Context, addr, server string, secret []byte) (*Conn, error
 		nc.Close()
 		return nil, &DialError{Server: server, Err: fmt.Errorf("handshake: %w", err)}
 	}
-	c := &Conn{server: server, nc: nc, pending: map[uint64]*call{}, done: make(chan struct{})}
+	c := &Conn{server: server, nc: nc, send: sess.send, recv: sess.recv, pending: map[uint64]*call{}, done: make(chan struct{})}
 	go c.readLoop()
 	return c, nil
 }
@@ -135,9 +144,6 @@ func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, i
 	h := Header{Op: op, ReqID: id, ArgLen: uint32(len(args)), DataLen: uint32(dataLen), PayloadCRC: Checksum(args, data)}
 	var hb [HeaderSize]byte
 	h.Encode(hb[:])
-	bufs := make(net.Buffers, 0, 2+len(data))
-	bufs = append(bufs, hb[:], args)
-	bufs = append(bufs, data...)
 	c.wmu.Lock()
 	dl, _ := ctx.Deadline() // the zero time when there is none
 	_ = c.nc.SetWriteDeadline(dl)
@@ -149,7 +155,7 @@ func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, i
 		_ = c.nc.SetWriteDeadline(time.Now())
 		close(interrupted)
 	})
-	_, werr := bufs.WriteTo(c.nc)
+	werr := c.send.writeFrame(c.nc, hb[:], args, data)
 	if !stop() {
 		<-interrupted
 	}
@@ -201,15 +207,25 @@ func (c *Conn) forget(id uint64) bool {
 
 func (c *Conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
-	var hb [HeaderSize]byte
 	for {
-		if _, err := io.ReadFull(br, hb[:]); err != nil {
+		h, err := c.recv.readHeader(br)
+		if err != nil {
 			c.fail(err)
 			return
 		}
-		h, err := DecodeHeader(hb[:])
-		if err != nil {
-			c.fail(err)
+		if h.Op == opGoodbye {
+			// The server closes the connection and says why: a frame of
+			// ours that did not authenticate, most likely.
+			args := make([]byte, h.ArgLen)
+			if err := c.recv.readArgs(br, args); err != nil {
+				c.fail(err)
+				return
+			}
+			err := decodeError(c.server, args)
+			if errors.Is(err, syscall.EBADMSG) {
+				err = fmt.Errorf("%w: the server could not authenticate a frame from this client: %w", ErrFrameAuth, err)
+			}
+			c.fail(fmt.Errorf("the server closed the connection: %w", err))
 			return
 		}
 		if h.Flags&FlagResponse == 0 {
@@ -238,46 +254,22 @@ func (c *Conn) readLoop() {
 // the caller has gone away), checking the payload CRC as it goes.
 func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
 	args := make([]byte, h.ArgLen)
-	if _, err := io.ReadFull(br, args); err != nil {
-		return noEOF(err)
+	if err := c.recv.readArgs(br, args); err != nil {
+		return err
 	}
 	crc := crc32.Update(0, castagnoli, args)
-	remaining := int(h.DataLen)
-	n := 0
+	var into [][]byte
 	if cl != nil && h.Flags&FlagError == 0 {
-		for _, b := range cl.into {
-			if remaining == 0 {
-				break
-			}
-			if len(b) > remaining {
-				b = b[:remaining]
-			}
-			if _, err := io.ReadFull(br, b); err != nil {
-				return noEOF(err)
-			}
-			crc = crc32.Update(crc, castagnoli, b)
-			remaining -= len(b)
-			n += len(b)
-		}
+		into = cl.into
 	}
-	overflow := remaining
-	if remaining > 0 {
-		scratch := GetBuffer(min(remaining, 1<<20))
-		for remaining > 0 {
-			k := min(remaining, len(scratch))
-			if _, err := io.ReadFull(br, scratch[:k]); err != nil {
-				PutBuffer(scratch)
-				return noEOF(err)
-			}
-			crc = crc32.Update(crc, castagnoli, scratch[:k])
-			remaining -= k
-		}
-		PutBuffer(scratch)
+	n, err := c.recv.readData(br, int(h.DataLen), into, &crc)
+	if err != nil {
+		return err
 	}
 	if cl == nil {
 		return nil
 	}
-	switch {
+	switch overflow := int(h.DataLen) - n; {
 	case crc != h.PayloadCRC:
 		cl.err = fmt.Errorf("%s: response to request %d: %w", c.server, h.ReqID, ErrPayloadCRC)
 	case h.Flags&FlagError != 0:
@@ -290,20 +282,18 @@ func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
 	return nil
 }
 
-// DialRaw connects to addr and authenticates, then hands over the bare
-// connection: for protocol tests and debugging tools that need to send
-// frames of their own making (see AppendFrame, ReadFrame).
+// DialRaw connects to addr and authenticates (with the default wire
+// protection), then hands over the connection for protocol tests and
+// debugging tools that need to send frames of their own making (see
+// AppendFrame, ReadFrame): it seals the plain frames written to it and
+// opens the frames read from it, as they stream.
 func DialRaw(ctx context.Context, addr string, secret []byte) (net.Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := clientHandshake(nc, addr, secret); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	return nc, nil
+	return AuthenticateRaw(ctx, nc, secret)
 }
 
 // AuthenticateRaw runs the client handshake on a connection the caller
@@ -311,7 +301,7 @@ func DialRaw(ctx context.Context, addr string, secret []byte) (net.Conn, error) 
 // DialRaw does; it closes nc on failure.
 func AuthenticateRaw(ctx context.Context, nc net.Conn, secret []byte) (net.Conn, error) {
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Now()) })
-	_, err := clientHandshake(nc, nc.RemoteAddr().String(), secret)
+	_, sess, err := clientHandshake(nc, nc.RemoteAddr().String(), secret, ProtectAEAD)
 	if !stop() {
 		err = errors.Join(err, ctx.Err())
 	}
@@ -319,5 +309,5 @@ func AuthenticateRaw(ctx context.Context, nc net.Conn, secret []byte) (net.Conn,
 		nc.Close()
 		return nil, err
 	}
-	return nc, nil
+	return newSealedConn(nc, sess), nil
 }

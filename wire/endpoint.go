@@ -29,6 +29,9 @@ type EndpointOptions struct {
 	Timeout time.Duration
 	// DialTimeout bounds connecting and authenticating (default 5 s).
 	DialTimeout time.Duration
+	// Protection is how frames are protected after the handshake; it must
+	// be the server's (default ProtectAEAD).
+	Protection Protection
 }
 
 func (o *EndpointOptions) fill() {
@@ -116,7 +119,7 @@ func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, e.opts.DialTimeout)
 	defer cancel()
-	c, err := Dial(dctx, e.Addr, e.Name, e.secret)
+	c, err := DialProtected(dctx, e.Addr, e.Name, e.secret, e.opts.Protection)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +173,10 @@ func (e *Endpoint) attempt(ctx context.Context, op uint8, args []byte, data [][]
 }
 
 func retryable(ctx context.Context, err error, idempotent bool) bool {
-	if ctx.Err() != nil || errors.Is(err, ErrAuth) {
+	// A frame that did not authenticate was changed on the way (or the
+	// peer is broken): that must reach the user, not be retried away. A
+	// mismatched protection mode does not mend by itself.
+	if ctx.Err() != nil || errors.Is(err, ErrAuth) || errors.Is(err, ErrFrameAuth) || errors.Is(err, ErrProtectionMismatch) {
 		return false
 	}
 	var remote *RemoteError

@@ -7,7 +7,10 @@
 // extra copy.
 //
 // A connection starts with a mutual challenge-response on a shared secret
-// (HMAC-SHA256); nothing else is accepted before it succeeds.
+// (HMAC-SHA256); nothing else is accepted before it succeeds. After it,
+// every frame travels sealed in numbered records under keys of that
+// connection alone (see Protection and protect.go): the layout below is
+// what the records carry.
 //
 // Frame layout (little endian, 28-byte header):
 //

@@ -190,7 +190,8 @@ func dialTest(t testing.TB, addr string) *Conn {
 }
 
 // rawConn connects to addr and runs the client handshake by hand, leaving
-// a socket on which the test writes frames itself.
+// a socket on which the test writes plain frames itself (they are sealed
+// on the way out, and the answers opened).
 func rawConn(t testing.TB, addr string) net.Conn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
@@ -198,10 +199,11 @@ func rawConn(t testing.TB, addr string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	if _, err := clientHandshake(nc, "test server", testSecret); err != nil {
+	_, sess, err := clientHandshake(nc, "test server", testSecret, ProtectAEAD)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return nc
+	return newSealedConn(nc, sess)
 }
 
 // fakeServer accepts connections on loopback, runs the server handshake on
@@ -239,10 +241,11 @@ func fakeServer(t testing.TB, serve func(nc net.Conn)) string {
 			go func() {
 				defer wg.Done()
 				defer nc.Close()
-				if err := serverHandshake(nc, "fake", testSecret, HandshakeTimeout); err != nil {
+				sess, err := serverHandshake(nc, "fake", testSecret, ProtectAEAD, HandshakeTimeout)
+				if err != nil {
 					return
 				}
-				serve(nc)
+				serve(newSealedConn(nc, sess))
 			}()
 		}
 	}()

@@ -99,7 +99,7 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatalf("dial from 127.0.0.2: %v", err)
 	}
 	defer other.Close()
-	if _, err := clientHandshake(other, "test server", testSecret); err != nil {
+	if _, _, err := clientHandshake(other, "test server", testSecret, ProtectAEAD); err != nil {
 		t.Fatalf("another host refused: %v", err)
 	}
 	other2, err := d.DialContext(ctx, "tcp", s.Addr)
@@ -107,7 +107,7 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other2.Close()
-	if _, err := clientHandshake(other2, "test server", testSecret); err != nil {
+	if _, _, err := clientHandshake(other2, "test server", testSecret, ProtectAEAD); err != nil {
 		t.Fatalf("another host refused: %v", err)
 	}
 	// 5 connections: the server's cap.
@@ -116,7 +116,7 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other3.Close()
-	if _, err := clientHandshake(other3, "test server", testSecret); err == nil || !strings.Contains(err.Error(), "its limit") {
+	if _, _, err := clientHandshake(other3, "test server", testSecret, ProtectAEAD); err == nil || !strings.Contains(err.Error(), "its limit") {
 		t.Fatalf("6th connection: %v, want the server's limit", err)
 	}
 	// A connection that ends frees its place.

@@ -52,6 +52,9 @@ type ServerOptions struct {
 	Name string
 	// Secret is the shared secret clients must prove they know. Required.
 	Secret []byte
+	// Protection is how frames are protected after the handshake (default
+	// ProtectAEAD); clients must use the same.
+	Protection Protection
 	// MaxInFlight bounds the requests one connection may have running at
 	// once (default 32).
 	MaxInFlight int
@@ -259,7 +262,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.HandshakeTimeout); err != nil {
+	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout)
+	if err != nil {
 		s.warnHandshake.warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
@@ -303,14 +307,11 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data)), PayloadCRC: Checksum(args, data)}
 		var hb [HeaderSize]byte
 		h.Encode(hb[:])
-		bufs := make(net.Buffers, 0, 2+len(data))
-		bufs = append(bufs, hb[:], args)
-		bufs = append(bufs, data...)
 		wmu.Lock()
 		// A client that stops reading its answers is dropped once a frame
 		// has waited longer than its size allows; its memory comes back.
 		_ = nc.SetWriteDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+totalLen(data)))
-		_, err := bufs.WriteTo(nc)
+		err := sess.send.writeFrame(nc, hb[:], args, data)
 		wmu.Unlock()
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -323,19 +324,36 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		}
 	}
 
+	// badFrame ends the connection on a frame that did not authenticate,
+	// telling the client why so that its error says so.
+	badFrame := func(err error) {
+		s.warnFrame.warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
+		var hb [HeaderSize]byte
+		args := encodeError(fmt.Errorf("server %s: request from %s: %w: %w", s.opts.Name, peer, err, syscall.EBADMSG))
+		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args)), PayloadCRC: Checksum(args, nil)}
+		h.Encode(hb[:])
+		wmu.Lock()
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = sess.send.writeFrame(nc, hb[:], args, nil)
+		wmu.Unlock()
+	}
 	br := bufio.NewReaderSize(nc, 64<<10)
-	var hb [HeaderSize]byte
 	for ctx.Err() == nil {
 		// No deadline between frames: pooled client connections stay
 		// open, idle, for as long as their client runs.
-		if _, err := io.ReadFull(br, hb[:]); err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
-				s.log.Debug("connection ended", "peer", peer, "err", err)
-			}
+		h, err := sess.recv.readHeader(br)
+		if errors.Is(err, ErrFrameAuth) {
+			badFrame(err)
 			return
 		}
-		h, err := DecodeHeader(hb[:])
 		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) {
+				s.log.Debug("connection ended", "peer", peer, "err", err)
+				return
+			}
 			// The lengths cannot be trusted, so the stream is lost.
 			s.warnFrame.warn(s.log, "bad frame header, closing connection", "peer", peer, "err", err)
 			return
@@ -353,13 +371,16 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			// first for that; they are small for every operation that
 			// answers with bulk data.
 			args = make([]byte, h.ArgLen)
-			if err := s.readBody(nc, br, h, args, nil); err != nil {
+			if err := s.readBody(nc, br, sess.recv, h, args, nil); err != nil {
+				if errors.Is(err, ErrFrameAuth) {
+					badFrame(err)
+				}
 				s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 				return
 			}
 			need += min(max(sizer.AnswerSize(h.Op, args), 0), MaxDataLen)
 		}
-		if !s.serveRequest(ctx, nc, br, h, args, need, share, slots, &running, peer, respond) {
+		if !s.serveRequest(ctx, nc, br, sess.recv, h, args, need, share, slots, &running, peer, respond, badFrame) {
 			return
 		}
 	}
@@ -367,11 +388,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 
 // readBody reads the sections of a frame whose header has arrived: args
 // (unless already read, then nil) and data, within the frame's deadline.
-func (s *Server) readBody(nc net.Conn, br *bufio.Reader, h Header, args, data []byte) error {
+func (s *Server) readBody(nc net.Conn, br *bufio.Reader, recv *half, h Header, args, data []byte) error {
 	_ = nc.SetReadDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+len(data)))
-	_, err := io.ReadFull(br, args)
+	err := recv.readArgs(br, args)
 	if err == nil {
-		_, err = io.ReadFull(br, data)
+		var crc uint32 // checked by the caller, over args and data together
+		_, err = recv.readData(br, len(data), [][]byte{data}, &crc)
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		s.warnFrame.warn(s.log, "request frame did not arrive in time, closing connection", "peer", nc.RemoteAddr().String(), "op", h.Op, "bytes", h.ArgLen+h.DataLen)
@@ -383,7 +405,7 @@ func (s *Server) readBody(nc net.Conn, br *bufio.Reader, h Header, args, data []
 // serveRequest takes need bytes of memory, reads the rest of the request
 // (args, unless given, and data) and starts its handler. It reports false
 // when the connection must end.
-func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader, h Header, args []byte, need int64, share *Budget, slots chan struct{}, running *sync.WaitGroup, peer string, respond func(uint64, uint8, Response, error)) bool {
+func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader, recv *half, h Header, args []byte, need int64, share *Budget, slots chan struct{}, running *sync.WaitGroup, peer string, respond func(uint64, uint8, Response, error), badFrame func(error)) bool {
 	// The connection's share first: while it waits, it holds nothing of
 	// the server's budget.
 	if err := share.Acquire(ctx, need); err != nil {
@@ -409,8 +431,11 @@ func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader
 		args = make([]byte, h.ArgLen)
 		readArgs = args
 	}
-	if err := s.readBody(nc, br, h, readArgs, data); err != nil {
+	if err := s.readBody(nc, br, recv, h, readArgs, data); err != nil {
 		release()
+		if errors.Is(err, ErrFrameAuth) {
+			badFrame(err)
+		}
 		s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 		return false
 	}

@@ -153,7 +153,9 @@ func dialForMount(ctx context.Context) (*client.Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: fusefs.EndpointOptions()})
+	opts := fusefs.EndpointOptions()
+	opts.Protection = cf.Protection
+	return client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: opts})
 }
 
 func newUmountCommand() *cobra.Command {

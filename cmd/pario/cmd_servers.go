@@ -29,6 +29,7 @@ func newUpCommand() *cobra.Command {
 		layout   string
 		limits   cluster.Limits
 		adopt    bool
+		protect  string
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -53,13 +54,17 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 					ports = append(ports, port+i)
 				}
 			}
+			prot, err := wire.ParseProtection(protect)
+			if err != nil {
+				return usageError{fmt.Errorf("--wire-protection: %w", err)}
+			}
 			if dir == "" {
 				dir = defaultDataDir()
 			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
-				Limits: limits, Listen: netListen,
+				Limits: limits, Listen: netListen, Protection: prot,
 			})
 			if err != nil {
 				return err
@@ -89,9 +94,19 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
+	f.StringVar(&protect, "wire-protection", "aead", "how frames are protected on the network: aead (encrypted and authenticated) or integrity (authenticated, in the clear: trusted networks only); written into the cluster file")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
 	return cmd
+}
+
+// protectionOf is the wire protection a cluster file asks for (the
+// default, aead, without one).
+func protectionOf(cf *cluster.File) wire.Protection {
+	if cf == nil {
+		return wire.ProtectAEAD
+	}
+	return cf.Protection
 }
 
 // netListen opens the servers' listeners; tests replace it to make one fail.
@@ -215,7 +230,7 @@ or, without a cluster file:
 			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
-				Limits:    mergeLimits(limits, cf),
+				Limits: mergeLimits(limits, cf), Protection: protectionOf(cf),
 				AdoptData: adoptData,
 			})
 			if err != nil {
@@ -309,7 +324,7 @@ file per pario file under --dir, touching nothing outside it.
 			logger := newLogger()
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
-				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget,
+				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Protection: protectionOf(cf),
 			})
 			if err != nil {
 				ln.Close()

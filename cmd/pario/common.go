@@ -12,6 +12,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/wire"
 )
 
 var (
@@ -67,7 +68,7 @@ func connect(ctx context.Context) (*client.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret})
+	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
 }
 
 // storePath strips the optional "pario:" prefix of a path in the store and

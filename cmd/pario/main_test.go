@@ -259,3 +259,36 @@ func freePorts(t *testing.T, n int) []int {
 	}
 	return ports
 }
+
+// `pario up --wire-protection integrity` writes the line into the cluster
+// file, the tools follow it, and a cluster file without it (aead) is
+// refused by the servers with both modes named.
+func TestUpWireProtection(t *testing.T) {
+	cf := up(t, "--wire-protection", "integrity")
+	text, err := os.ReadFile(cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(text), "wire-protection integrity\n") {
+		t.Fatalf("cluster file of pario up --wire-protection integrity:\n%s", text)
+	}
+	src := filepath.Join(t.TempDir(), "in.txt")
+	if err := os.WriteFile(src, []byte("CONFIDENTIAL\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "cp", "-q", src, "pario:/in.txt")
+	if out := run(t, cf, "ls", "/"); !strings.Contains(out, "in.txt") {
+		t.Fatalf("ls /: %s", out)
+	}
+	other := filepath.Join(filepath.Dir(cf), "cluster-aead")
+	if err := os.WriteFile(other, []byte(strings.ReplaceAll(string(text), "wire-protection integrity\n", "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runErr(other, "ls", "/")
+	if err == nil || !strings.Contains(out, "wire protection mismatch") || !strings.Contains(out, "integrity") {
+		t.Fatalf("a client with the other mode: %v\n%s", err, out)
+	}
+	if out, err := runErr(cf, "up", "--wire-protection", "none"); err == nil || !strings.Contains(out, "want aead or integrity") {
+		t.Fatalf("pario up --wire-protection none: %v\n%s", err, out)
+	}
+}

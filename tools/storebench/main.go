@@ -4,7 +4,9 @@
 // SIZE/N -t XFER), sync it, and read it back cold; first with pwrite/pread
 // on a local file, then through pario with its servers as separate
 // processes. It prints medians and the ratios pario/POSIX, and the peak
-// resident memory of each I/O server.
+// resident memory of each I/O server. With -wire-protection aead,integrity
+// it runs one pario cluster per wire protection mode and measures each in
+// every repetition, so that their ratios come from the same run.
 //
 //	go build -o pario ./cmd/pario
 //	go run ./tools/storebench -pario ./pario -dir /scratch/bench -size 2g
@@ -37,6 +39,7 @@ import (
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/units"
+	"github.com/pario/pario/wire"
 )
 
 func main() {
@@ -62,6 +65,7 @@ type config struct {
 	reps    int
 	layout  string
 	keep    bool
+	modes   []wire.Protection
 }
 
 func run() error {
@@ -76,8 +80,16 @@ func run() error {
 	flag.IntVar(&c.reps, "reps", 3, "repetitions (medians are reported)")
 	flag.StringVar(&c.layout, "layout", "", "pario layout of the file (default: the server default, simple_stripe 64 KiB)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
+	modes := flag.String("wire-protection", "aead", "wire protection of the pario cluster: aead or integrity, or a list (aead,integrity) to measure each in the same run")
 	flag.Parse()
 	var err error
+	for _, m := range strings.Split(*modes, ",") {
+		p, err := wire.ParseProtection(m)
+		if err != nil {
+			return fmt.Errorf("-wire-protection: %w", err)
+		}
+		c.modes = append(c.modes, p)
+	}
 	if c.pario == "" {
 		return errors.New("-pario: path to the pario binary required")
 	}
@@ -103,18 +115,30 @@ func run() error {
 	}
 	ctx := context.Background()
 
-	procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
-		Binary: c.pario, Dir: filepath.Join(c.dir, "pario"), DataServers: c.servers, Output: os.Stderr,
-	})
-	if err != nil {
-		return err
+	// One cluster per wire protection mode, named "pario-MODE".
+	type system struct {
+		procs *cluster.Processes
+		cl    *client.Client
 	}
-	defer procs.Close()
-	cl, err := procs.Client(ctx)
-	if err != nil {
-		return err
+	systems := map[string]system{}
+	names := []string{"posix"}
+	for _, m := range c.modes {
+		name := "pario-" + m.String()
+		procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
+			Binary: c.pario, Dir: filepath.Join(c.dir, name), DataServers: c.servers, Output: os.Stderr, Protection: m,
+		})
+		if err != nil {
+			return err
+		}
+		defer procs.Close()
+		cl, err := procs.Client(ctx)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		systems[name] = system{procs, cl}
+		names = append(names, name)
 	}
-	defer cl.Close()
 	localFile := filepath.Join(c.dir, "posix.dat")
 
 	host, _ := os.Hostname()
@@ -124,16 +148,26 @@ func run() error {
 
 	results := map[string][]float64{}
 	for rep := 0; rep < c.reps; rep++ {
-		order := []string{"posix", "pario"}
+		// Each system goes first in turn, and the order reverses every
+		// other repetition.
+		order := slices.Clone(names)
 		if rep%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, mode := range order {
 			path := localFile
+			clusterFile := ""
+			var servers []int // their CPU time counts too
 			if mode == "posix" {
 				_ = os.Remove(localFile)
 			} else {
 				path = "/storebench.dat"
+				cl := systems[mode].cl
+				clusterFile = systems[mode].procs.ClusterFile
+				servers = append(servers, systems[mode].procs.PID("meta"))
+				for i := 0; i < c.servers; i++ {
+					servers = append(servers, systems[mode].procs.PID(fmt.Sprintf("data%d", i)))
+				}
 				_ = cl.Remove(ctx, path)
 				opts := client.CreateOptions{}
 				if c.layout != "" {
@@ -147,18 +181,20 @@ func run() error {
 				}
 				f.Close()
 			}
-			w, err := phase(c, procs.ClusterFile, mode, "write", path)
+			w, wcpu, err := phase(c, clusterFile, mode, "write", path, servers)
 			if err != nil {
 				return err
 			}
 			if err := benchutil.DropCaches(c.dir); err != nil {
 				return err
 			}
-			r, err := phase(c, procs.ClusterFile, mode, "read", path)
+			r, rcpu, err := phase(c, clusterFile, mode, "read", path, servers)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("rep %d  %-5s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s\n", rep+1, mode, w, r)
+			fmt.Printf("rep %d  %-15s  write+sync %8.1f MiB/s   cold read %8.1f MiB/s   CPU s/GiB write %5.2f read %5.2f\n", rep+1, mode, w, r, wcpu, rcpu)
+			results[mode+" write cpu"] = append(results[mode+" write cpu"], wcpu)
+			results[mode+" read cpu"] = append(results[mode+" read cpu"], rcpu)
 			results[mode+" write"] = append(results[mode+" write"], w)
 			results[mode+" read"] = append(results[mode+" read"], r)
 		}
@@ -167,21 +203,32 @@ func run() error {
 	// Two ratios: of the medians, and the median of each repetition's
 	// ratio (its POSIX and pario runs were back to back, so they saw the
 	// same machine; on a noisy host that pairing is the steadier figure).
-	fmt.Printf("\nmedians of %d reps         local POSIX        pario     ratio   median paired ratio\n", c.reps)
+	fmt.Printf("\nmedians of %d reps                         local POSIX        pario     ratio   median paired ratio\n", c.reps)
 	for _, op := range []string{"write", "read"} {
-		posix, pario := results["posix "+op], results["pario "+op]
-		var paired []float64
-		for i := range posix {
-			paired = append(paired, pario[i]/posix[i])
+		posix := results["posix "+op]
+		for _, name := range names[1:] {
+			pario := results[name+" "+op]
+			var paired []float64
+			for i := range posix {
+				paired = append(paired, pario[i]/posix[i])
+			}
+			p, q := benchutil.Median(posix), benchutil.Median(pario)
+			label := map[string]string{"write": "durable write", "read": "cold read"}[op] + " " + name
+			fmt.Printf("%-42s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, benchutil.Median(paired))
 		}
-		p, q := benchutil.Median(posix), benchutil.Median(pario)
-		label := map[string]string{"write": "durable write", "read": "cold read"}[op]
-		fmt.Printf("%-26s %9.1f MiB/s %9.1f MiB/s   %5.2fx   %5.2fx\n", label, p, q, q/p, benchutil.Median(paired))
 	}
 	fmt.Println()
-	for i := 0; i < c.servers; i++ {
-		name := fmt.Sprintf("data%d", i)
-		fmt.Printf("I/O server %s peak RSS: %s\n", name, peakRSS(procs.PID(name)))
+	// CPU time per GiB (ranks and servers) depends far less on the other
+	// tenants than bandwidth does: it shows what protection costs.
+	for _, name := range names {
+		fmt.Printf("CPU per GiB, median: %-15s  write %5.2f s   read %5.2f s\n", name, benchutil.Median(results[name+" write cpu"]), benchutil.Median(results[name+" read cpu"]))
+	}
+	fmt.Println()
+	for _, name := range names[1:] {
+		for i := 0; i < c.servers; i++ {
+			d := fmt.Sprintf("data%d", i)
+			fmt.Printf("%s I/O server %s peak RSS: %s\n", name, d, peakRSS(systems[name].procs.PID(d)))
+		}
 	}
 	return nil
 }
@@ -189,11 +236,22 @@ func run() error {
 // phase runs one operation on all ranks at once and returns the aggregate
 // bandwidth in MiB/s over the window from the first rank's start to the
 // last rank's end (IOR's definition).
-func phase(c config, clusterFile, mode, op, path string) (float64, error) {
+//
+// It also returns the CPU time the phase cost: the ranks' and the given
+// server processes', in seconds per GiB moved.
+func phase(c config, clusterFile, mode, op, path string, servers []int) (float64, float64, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	serverCPU := func() (t float64) {
+		for _, pid := range servers {
+			t += procCPU(pid)
+		}
+		return t
+	}
+	cpuBefore := serverCPU()
+	var rankCPU sync.Map
 	// Ranks start together at a common instant a little in the future:
 	// process start-up is kept out of the timing window.
 	startAt := time.Now().Add(300 * time.Millisecond).UnixNano()
@@ -207,6 +265,9 @@ func phase(c config, clusterFile, mode, op, path string) (float64, error) {
 				strconv.FormatInt(c.size, 10), strconv.FormatInt(c.xfer, 10), strconv.FormatInt(startAt, 10), clusterFile)
 			cmd.Stderr = os.Stderr
 			out, err := cmd.Output()
+			if cmd.ProcessState != nil {
+				rankCPU.Store(r, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+			}
 			if err == nil {
 				err = json.Unmarshal(out, &reports[r])
 			}
@@ -217,16 +278,35 @@ func phase(c config, clusterFile, mode, op, path string) (float64, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	cpu := serverCPU() - cpuBefore
+	rankCPU.Range(func(_, v any) bool { cpu += v.(float64); return true })
 	first, last, bytes := reports[0].Start, reports[0].End, int64(0)
 	for _, r := range reports {
 		first, last, bytes = min(first, r.Start), max(last, r.End), bytes+r.Bytes
 	}
 	if bytes != c.size {
-		return 0, fmt.Errorf("%s %s moved %d bytes, want %d", mode, op, bytes, c.size)
+		return 0, 0, fmt.Errorf("%s %s moved %d bytes, want %d", mode, op, bytes, c.size)
 	}
-	return float64(bytes) / (1 << 20) / time.Duration(last-first).Seconds(), nil
+	return float64(bytes) / (1 << 20) / time.Duration(last-first).Seconds(), cpu / (float64(bytes) / (1 << 30)), nil
+}
+
+// procCPU is a process's user + system CPU time in seconds (0 if unknown).
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	// Fields after the command name (which may hold spaces), from state.
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ
 }
 
 // file is what a rank writes to and reads from.
@@ -264,7 +344,10 @@ func runRank(args []string) error {
 			return err
 		}
 		f = lf
-	case "pario":
+	default:
+		if !strings.HasPrefix(mode, "pario") {
+			return fmt.Errorf("unknown mode %q", mode)
+		}
 		cf, err := cluster.ReadFile(clusterFile)
 		if err != nil {
 			return err
@@ -273,7 +356,7 @@ func runRank(args []string) error {
 		if err != nil {
 			return err
 		}
-		cl, err := client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret})
+		cl, err := client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
 		if err != nil {
 			return err
 		}
@@ -283,8 +366,6 @@ func runRank(args []string) error {
 			return err
 		}
 		f = pf
-	default:
-		return fmt.Errorf("unknown mode %q", mode)
 	}
 	defer f.Close()
 

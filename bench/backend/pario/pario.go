@@ -24,6 +24,7 @@ import (
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
 )
 
 func init() { backend.Register(func() backend.Driver { return &Driver{} }) }
@@ -117,7 +118,7 @@ func (d *Driver) Open(ctx context.Context, env backend.Env) (backend.Backend, er
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret})
+	c, err := client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
 	if err != nil {
 		return nil, fmt.Errorf("PARIO: %w", err)
 	}

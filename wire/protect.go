@@ -1,0 +1,449 @@
+package wire
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"net"
+)
+
+// Protection is what a connection does to its frames after the handshake.
+// Both modes authenticate every frame with a key that belongs to one
+// connection and one direction, and number the frames, so that a frame
+// changed, replayed, dropped or moved on the way is detected and the
+// connection closed. Both ends must use the same mode.
+type Protection uint8
+
+const (
+	// ProtectAEAD encrypts and authenticates every frame (AES-256-GCM).
+	// It is the default: the zero value.
+	ProtectAEAD Protection = iota
+	// ProtectIntegrity authenticates every frame (GMAC: AES-256-GCM with
+	// the frame as additional data) but sends it in the clear, for
+	// networks whose eavesdroppers the operator trusts.
+	ProtectIntegrity
+)
+
+func (p Protection) String() string {
+	switch p {
+	case ProtectAEAD:
+		return "aead"
+	case ProtectIntegrity:
+		return "integrity"
+	}
+	return fmt.Sprintf("protection(%d)", uint8(p))
+}
+
+// ParseProtection parses the name of a mode, as a cluster file gives it.
+func ParseProtection(s string) (Protection, error) {
+	switch s {
+	case "aead":
+		return ProtectAEAD, nil
+	case "integrity":
+		return ProtectIntegrity, nil
+	}
+	return 0, fmt.Errorf("wire protection %q: want aead or integrity", s)
+}
+
+// ErrFrameAuth reports a frame that did not authenticate: changed on the
+// way, replayed, dropped, reordered, or sealed with other keys. The
+// connection it arrived on is closed.
+var ErrFrameAuth = errors.New("wire: frame authentication failed (frame changed, replayed, dropped or reordered on the way)")
+
+// A protected frame travels as records, each its payload then a 16-byte
+// GCM tag (in ProtectAEAD the payload is encrypted): the 28-byte header,
+// then the argument section (one record, if not empty), then the data
+// section in records of recordSize bytes (the last one shorter). The header
+// record comes first and alone so that the receiver learns the lengths, and
+// can bound what it reads and allocates, only from an authenticated header;
+// the data section is cut into records so that neither side needs a buffer
+// of a whole 64 MiB frame. Each record's nonce is the number of records
+// sent before it in that direction: a record out of place fails to open.
+//
+// The sizes bound what a connection holds outside the server's memory
+// budget, as its 64 KiB read buffer does: one record's scratch buffer
+// while it reads a frame, and the sealing buffer while it writes one
+// (larger only for an argument section larger than it).
+const (
+	tagSize     = 16
+	recordSize  = 64 << 10
+	sealBufSize = 256<<10 + 8*tagSize
+)
+
+// sealedSize is the size on the wire of a frame with sections of n1 and
+// n2 bytes.
+func sealedSize(argLen, dataLen int) int {
+	n := HeaderSize + tagSize + dataLen + (dataLen+recordSize-1)/recordSize*tagSize
+	if argLen > 0 {
+		n += argLen + tagSize
+	}
+	return n
+}
+
+// half is one direction of a protected connection: its key and the number
+// of the next record.
+type half struct {
+	aead    cipher.AEAD
+	encrypt bool
+	seq     uint64
+}
+
+// session holds both directions of a connection.
+type session struct {
+	mode       Protection
+	send, recv *half
+}
+
+// newSession derives the keys of one connection from the secret and the
+// nonces of both sides (fresh for every connection) and the mode; client
+// says which side we are.
+func newSession(secret, serverNonce, clientNonce []byte, mode Protection, client bool) (*session, error) {
+	salt := append(append([]byte(nil), serverNonce...), clientNonce...)
+	key := func(dir string) (*half, error) {
+		k, err := hkdf.Key(sha256.New, secret, salt, fmt.Sprintf("pario-wire-v%d %s %s", protocolVersion, mode, dir), 32)
+		if err != nil {
+			return nil, err
+		}
+		b, err := aes.NewCipher(k)
+		if err != nil {
+			return nil, err
+		}
+		g, err := cipher.NewGCM(b)
+		if err != nil {
+			return nil, err
+		}
+		return &half{aead: g, encrypt: mode == ProtectAEAD}, nil
+	}
+	c2s, err := key("client to server")
+	if err != nil {
+		return nil, fmt.Errorf("derive keys: %w", err)
+	}
+	s2c, err := key("server to client")
+	if err != nil {
+		return nil, fmt.Errorf("derive keys: %w", err)
+	}
+	if client {
+		return &session{mode: mode, send: c2s, recv: s2c}, nil
+	}
+	return &session{mode: mode, send: s2c, recv: c2s}, nil
+}
+
+func (h *half) nonce(n *[12]byte) error {
+	// A nonce must never be used twice with one key: the connection ends
+	// before its counter could wrap (it would take centuries).
+	if h.seq == math.MaxUint64 {
+		return errors.New("wire: record counter exhausted, connection must be re-established")
+	}
+	binary.LittleEndian.PutUint64(n[4:], h.seq)
+	h.seq++
+	return nil
+}
+
+// seal appends the record of p to dst. p must not overlap dst's spare
+// capacity.
+func (h *half) seal(dst, p []byte) ([]byte, error) {
+	var n [12]byte
+	if err := h.nonce(&n); err != nil {
+		return dst, err
+	}
+	if h.encrypt {
+		return h.aead.Seal(dst, n[:], p, nil), nil
+	}
+	start := len(dst)
+	dst = append(dst, p...)
+	return h.aead.Seal(dst, n[:], nil, dst[start:]), nil
+}
+
+// open authenticates rec (payload then tag) and puts its plaintext in out
+// (len(out) == len(rec)-tagSize), which is either rec[:len(out)] or does
+// not overlap rec.
+func (h *half) open(out, rec []byte) error {
+	var n [12]byte
+	if err := h.nonce(&n); err != nil {
+		return err
+	}
+	if len(rec) < tagSize || len(out) != len(rec)-tagSize {
+		return ErrFrameAuth
+	}
+	if h.encrypt {
+		if _, err := h.aead.Open(out[:0], n[:], rec, nil); err != nil {
+			return ErrFrameAuth
+		}
+		return nil
+	}
+	body := rec[:len(out)]
+	if _, err := h.aead.Open(nil, n[:], rec[len(out):], body); err != nil {
+		return ErrFrameAuth
+	}
+	if len(out) > 0 && &out[0] != &body[0] {
+		copy(out, body)
+	}
+	return nil
+}
+
+// writeFrame seals one frame (its encoded header, args and data, the data
+// from the caller's slices) and writes it to w, in pieces of about
+// sealBufSize bytes.
+func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
+	if !h.encrypt {
+		return h.writeFrameClear(w, hb, args, data)
+	}
+	dataLen := totalLen(data)
+	buf := GetBuffer(min(sealedSize(len(args), dataLen), max(sealBufSize, HeaderSize+len(args)+2*tagSize)))
+	defer PutBuffer(buf)
+	out := buf[:0]
+	var err error
+	add := func(p []byte) error {
+		if len(out)+len(p)+tagSize > cap(buf) {
+			if _, err := w.Write(out); err != nil {
+				return err
+			}
+			out = buf[:0]
+		}
+		out, err = h.seal(out, p)
+		return err
+	}
+	if err := add(hb); err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		if err := add(args); err != nil {
+			return err
+		}
+	}
+	var gather []byte // a record that spans the caller's slices
+	defer func() {
+		if gather != nil {
+			PutBuffer(gather)
+		}
+	}()
+	i, off := 0, 0 // position in data
+	for left := dataLen; left > 0; {
+		k := min(left, recordSize)
+		left -= k
+		for len(data[i]) == off {
+			i, off = i+1, 0
+		}
+		if len(data[i])-off >= k {
+			if err := add(data[i][off : off+k]); err != nil {
+				return err
+			}
+			off += k
+			continue
+		}
+		if gather == nil {
+			gather = GetBuffer(recordSize)
+		}
+		g := gather[:0]
+		for len(g) < k {
+			for len(data[i]) == off {
+				i, off = i+1, 0
+			}
+			c := min(k-len(g), len(data[i])-off)
+			g = append(g, data[i][off:off+c]...)
+			off += c
+		}
+		if err := add(g); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// writeFrameClear is writeFrame for ProtectIntegrity: the payloads go out
+// from the caller's slices as they are (one writev, as without
+// protection), each followed by its tag; only a record that spans two
+// slices is gathered into a buffer first.
+func (h *half) writeFrameClear(w io.Writer, hb, args []byte, data [][]byte) error {
+	dataLen := totalLen(data)
+	n := 2 + (dataLen+recordSize-1)/recordSize
+	tags := make([]byte, 0, n*tagSize)
+	bufs := make(net.Buffers, 0, 2*n)
+	var gather []byte // records that span the caller's slices, one after another
+	defer func() {
+		if gather != nil {
+			PutBuffer(gather)
+		}
+	}()
+	add := func(p []byte) error {
+		var nonce [12]byte
+		if err := h.nonce(&nonce); err != nil {
+			return err
+		}
+		start := len(tags)
+		tags = h.aead.Seal(tags, nonce[:], nil, p)
+		bufs = append(bufs, p, tags[start:])
+		return nil
+	}
+	if err := add(hb); err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		if err := add(args); err != nil {
+			return err
+		}
+	}
+	i, off := 0, 0
+	for left := dataLen; left > 0; {
+		k := min(left, recordSize)
+		left -= k
+		for len(data[i]) == off {
+			i, off = i+1, 0
+		}
+		if len(data[i])-off >= k {
+			if err := add(data[i][off : off+k]); err != nil {
+				return err
+			}
+			off += k
+			continue
+		}
+		if gather == nil {
+			gather = GetBuffer(dataLen)[:0]
+		}
+		start := len(gather)
+		for len(gather)-start < k {
+			for len(data[i]) == off {
+				i, off = i+1, 0
+			}
+			c := min(k-(len(gather)-start), len(data[i])-off)
+			gather = append(gather, data[i][off:off+c]...)
+			off += c
+		}
+		if err := add(gather[start:]); err != nil {
+			return err
+		}
+	}
+	_, err := bufs.WriteTo(w)
+	return err
+}
+
+// readHeader reads and opens a header record and decodes the header: the
+// lengths it returns have been authenticated and checked against the
+// limits.
+func (h *half) readHeader(r io.Reader) (Header, error) {
+	var rec [HeaderSize + tagSize]byte
+	if _, err := io.ReadFull(r, rec[:]); err != nil {
+		return Header{}, fmt.Errorf("wire: read header: %w", err)
+	}
+	if err := h.open(rec[:HeaderSize], rec[:]); err != nil {
+		return Header{}, fmt.Errorf("header: %w", err)
+	}
+	return DecodeHeader(rec[:HeaderSize])
+}
+
+// readArgs reads the argument section's record into args (its length is
+// the header's ArgLen).
+func (h *half) readArgs(r io.Reader, args []byte) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if !h.encrypt {
+		if err := h.readClear(r, args); err != nil {
+			return fmt.Errorf("argument section: %w", err)
+		}
+		return nil
+	}
+	rec := GetBuffer(len(args) + tagSize)
+	defer PutBuffer(rec)
+	if _, err := io.ReadFull(r, rec); err != nil {
+		return noEOF(err)
+	}
+	if err := h.open(args, rec); err != nil {
+		return fmt.Errorf("argument section: %w", err)
+	}
+	return nil
+}
+
+// readClear reads a record sent in the clear (ProtectIntegrity) straight
+// into p, then its tag, and checks it.
+func (h *half) readClear(r io.Reader, p []byte) error {
+	if _, err := io.ReadFull(r, p); err != nil {
+		return noEOF(err)
+	}
+	var tag [tagSize]byte
+	if _, err := io.ReadFull(r, tag[:]); err != nil {
+		return noEOF(err)
+	}
+	var nonce [12]byte
+	if err := h.nonce(&nonce); err != nil {
+		return err
+	}
+	if _, err := h.aead.Open(nil, nonce[:], tag[:], p); err != nil {
+		return ErrFrameAuth
+	}
+	return nil
+}
+
+// readData reads the records of an n-byte data section, putting the bytes
+// into the slices of into in order and dropping what does not fit. It
+// returns how many bytes it put, and updates *crc with every byte.
+func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	var scratch []byte
+	defer func() {
+		if scratch != nil {
+			PutBuffer(scratch)
+		}
+	}()
+	i, off, placed := 0, 0, 0
+	for left := n; left > 0; {
+		k := min(left, recordSize)
+		left -= k
+		for i < len(into) && len(into[i]) == off {
+			i, off = i+1, 0
+		}
+		if !h.encrypt && i < len(into) && len(into[i])-off >= k {
+			// In the clear, the record is read straight into place.
+			out := into[i][off : off+k]
+			if err := h.readClear(r, out); err != nil {
+				return placed, fmt.Errorf("data section: %w", err)
+			}
+			*crc = crc32.Update(*crc, castagnoli, out)
+			off += k
+			placed += k
+			continue
+		}
+		if scratch == nil {
+			scratch = GetBuffer(min(n, recordSize) + tagSize)
+		}
+		rec := scratch[:k+tagSize]
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return placed, noEOF(err)
+		}
+		if i < len(into) && len(into[i])-off >= k {
+			// The usual case: the record opens straight into the
+			// caller's slice.
+			out := into[i][off : off+k]
+			if err := h.open(out, rec); err != nil {
+				return placed, fmt.Errorf("data section: %w", err)
+			}
+			*crc = crc32.Update(*crc, castagnoli, out)
+			off += k
+			placed += k
+			continue
+		}
+		p := rec[:k]
+		if err := h.open(p, rec); err != nil {
+			return placed, fmt.Errorf("data section: %w", err)
+		}
+		*crc = crc32.Update(*crc, castagnoli, p)
+		for len(p) > 0 && i < len(into) {
+			c := copy(into[i][off:], p)
+			p, off, placed = p[c:], off+c, placed+c
+			if off == len(into[i]) {
+				i, off = i+1, 0
+			}
+		}
+	}
+	return placed, nil
+}
