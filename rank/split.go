@@ -103,7 +103,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	}
 	leader := group[0].rank
 	info := Info{Rank: sub, Size: len(group), LocalRank: -1, Launcher: c.info.Launcher,
-		JobID: c.info.JobID + "/split" + strconv.FormatUint(c.seqNow(), 10) + "/color" + strconv.Itoa(color),
+		JobID:      c.info.JobID + "/split" + strconv.FormatUint(c.seqNow(), 10) + "/color" + strconv.Itoa(color),
 		Rendezvous: string(addrs[leader]), RendezvousFrom: fmt.Sprintf("Split (rank %d of the parent)", leader), ListenFD: -1}
 	if len(group) > 1 && info.Rendezvous == "" {
 		return nil, fmt.Errorf("rank %d: Split: the group's rank 0 (rank %d) could not listen", me, leader)
