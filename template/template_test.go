@@ -747,4 +747,3 @@ func TestWrongCall(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
