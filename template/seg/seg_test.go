@@ -120,3 +120,30 @@ func TestRegistry(t *testing.T) {
 		t.Error("registered a name twice")
 	}
 }
+
+// FuzzBuiltins: on any bytes and any part, no built-in panics, and the
+// segments they cut tile the part from its start without overlap.
+func FuzzBuiltins(f *testing.F) {
+	f.Add([]byte(">a\nAC\n>b\nG\n"), uint8(0), uint8(11))
+	f.Add([]byte("ab\ncd\n\nlast"), uint8(3), uint8(200))
+	f.Add([]byte("\x02\x00\x00\x00ab\xff\xff\xff\xff"), uint8(0), uint8(12))
+	f.Fuzz(func(t *testing.T, data []byte, lo, hi uint8) {
+		pmin, pmax := int64(lo), int64(hi)
+		if pmin > pmax {
+			pmin, pmax = pmax, pmin
+		}
+		for name, fn := range map[string]Func{"Lines": Lines, "FASTA": FASTA, "LenPrefix32": LenPrefix32, "Fixed3": Fixed(3)} {
+			segs, err := All(fn, bytes.NewReader(data), pmin, pmax)
+			if err != nil && strings.Contains(err.Error(), "leaves") {
+				t.Fatalf("%s: %v", name, err)
+			}
+			at := pmin
+			for _, s := range segs {
+				if s.Base != at || s.Extent <= 0 || s.Base+s.Extent > pmax {
+					t.Fatalf("%s: segment %+v after offset %d in [%d, %d)", name, s, at, pmin, pmax)
+				}
+				at += s.Extent
+			}
+		}
+	})
+}
