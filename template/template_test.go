@@ -740,3 +740,44 @@ func TestWrongCall(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHolderGoneReleases: a rank whose connection goes away in the middle
+// of a block (its Stream closed, as when it dies) gives the permission
+// back; its block is never published, and the others go on.
+func TestHolderGoneReleases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	a := ann(t, "out LOG rc wc b main=0")
+	runRanks(t, 3, path, nil, func(ctx context.Context, g *Group, f File) error {
+		s, err := g.Open(ctx, a, f, Bounds{})
+		if err != nil {
+			return err
+		}
+		me := g.Comm().Rank()
+		if me == 1 {
+			if err := s.Begin(ctx); err != nil {
+				return err
+			}
+			if _, err := s.Append(ctx, []byte("never published\n")); err != nil {
+				return err
+			}
+			s.Close()
+			return g.Comm().Barrier(ctx)
+		}
+		defer s.Close()
+		if err := g.Comm().Barrier(ctx); err != nil {
+			return err
+		}
+		if err := s.Begin(ctx); err != nil {
+			return err
+		}
+		if _, err := s.Append(ctx, record(me, 0)); err != nil {
+			return err
+		}
+		return s.End(ctx)
+	})
+	data, _ := os.ReadFile(path)
+	recs := parseRecords(t, data[:bytes.LastIndexByte(data, '\n')+1])
+	if len(recs) != 2 {
+		t.Fatalf("file %q: want the two published records", data)
+	}
+}
