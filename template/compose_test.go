@@ -40,7 +40,7 @@ func program(t *testing.T, out string, items int) {
 		defer s.Close()
 		me, n := g.Comm().Rank(), g.Comm().Size()
 		if me == 0 {
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(50 * time.Millisecond)
 		}
 		for i := me; i < items; i += n {
 			r := record(i%n, i/n)
