@@ -341,8 +341,8 @@ func (co *coordinator) segmentLocked(s *stream, i int) error {
 	return nil
 }
 
-// client is one rank's connection to the coordinator for one stream.
-type client struct {
+// parentConn is one rank's connection to the coordinator for one stream.
+type parentConn struct {
 	mu     sync.Mutex
 	nc     net.Conn
 	enc    *gob.Encoder
@@ -351,16 +351,16 @@ type client struct {
 	broken error
 }
 
-func dialCoordinator(ctx context.Context, addr string, stream int) (*client, error) {
+func dialCoordinator(ctx context.Context, addr string, stream int) (*parentConn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("template: dial the parent at %s: %w", addr, err)
 	}
-	return &client{nc: nc, enc: gob.NewEncoder(nc), dec: gob.NewDecoder(nc), stream: stream}, nil
+	return &parentConn{nc: nc, enc: gob.NewEncoder(nc), dec: gob.NewDecoder(nc), stream: stream}, nil
 }
 
-func (cl *client) call(ctx context.Context, r request) (response, error) {
+func (cl *parentConn) call(ctx context.Context, r request) (response, error) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if cl.broken != nil {
@@ -388,4 +388,4 @@ func (cl *client) call(ctx context.Context, r request) (response, error) {
 	return resp, nil
 }
 
-func (cl *client) close() error { return cl.nc.Close() }
+func (cl *parentConn) close() error { return cl.nc.Close() }

@@ -184,7 +184,7 @@ type Stream struct {
 	g        *Group
 	ann      annot.Annotation
 	f        File
-	cl       *client
+	cl       *parentConn
 	me, size int64
 	rounds   [2]int64 // operations started: reads, writes
 	inBlock  bool
