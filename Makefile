@@ -17,7 +17,7 @@ build:
 # test), openmpi-bin (mpirun tests), fuse3 + rsync + attr + mrbayes (the mount tests and the
 # MrBayes run), ncbi-blast+ and mmseqs2-examples (the BLAST plugin on real data). Needs root
 # (or sudo); `.ci/run` installs the same list.
-DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin fusermount3:fuse3 rsync:rsync getfattr:attr mb:mrbayes \
+DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin mpicc:libopenmpi-dev fusermount3:fuse3 rsync:rsync getfattr:attr mb:mrbayes \
 	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples
 
 deps:

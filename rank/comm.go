@@ -280,9 +280,15 @@ func (c *Comm) do(ctx context.Context, kind, op byte, root int, data []byte) (re
 	case <-c.failed:
 	case <-ctx.Done():
 	}
+	// A result delivered before the failure (rank 0 answers, then closes)
+	// wins: the collective completed. Checked on its own, since a select
+	// with both ready picks one at random.
 	select {
-	case r := <-c.results: // it completed as well
+	case r := <-c.results:
 		return r, nil
+	default:
+	}
+	select {
 	case <-c.failed:
 	default:
 		// ctx ended first. The collective cannot complete without us, so

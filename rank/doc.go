@@ -17,6 +17,10 @@
 // Join detects and then meets the other ranks at the rendezvous; NewLocal and
 // RunLocal connect goroutine ranks inside one process over the same code.
 //
+// Split divides a Comm into groups (MPI_Comm_split: color, then key): each
+// group is a Comm of its own, met through the same rendezvous at a fresh
+// port of its rank 0, whose address is spread over the parent Comm first.
+//
 // # Rendezvous
 //
 // Rank 0 listens; every other rank dials it, retrying until the rendezvous
