@@ -54,7 +54,7 @@ rho = lambda/gamma must be below 1) and --v (write speed of one target in
 GB/s). The defaults are the paper's (0.1, 0.125, 0.0625), which reproduce
 its Table III. docs/tune.md explains the commands and their output.`,
 	}
-	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand())
+	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand(), newTuneEstimateCommand())
 	return cmd
 }
 

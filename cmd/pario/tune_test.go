@@ -214,3 +214,40 @@ func TestTuneHelp(t *testing.T) {
 		t.Errorf("tune model --help does not explain the two formulas:\n%s", out)
 	}
 }
+
+func TestTuneEstimate(t *testing.T) {
+	// The paper's figure 2 from a CSV file...
+	out := run(t, "", "tune", "estimate", "../../tune/estimate/testdata/figure2.csv")
+	if !strings.Contains(out, "lambda = 0.05/s") || !strings.Contains(out, "gamma  = 0.375/s") || !strings.Contains(out, "(csv)") {
+		t.Errorf("tune estimate figure2.csv:\n%s", out)
+	}
+	// ...and Slurm's sacct on stdin.
+	sacct, err := os.Open("../../tune/estimate/testdata/sacct.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sacct.Close()
+	cmd := exec.Command(parioBin, "tune", "estimate", "-")
+	cmd.Stdin = sacct
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "- (sacct), 2 line(s) skipped") || !strings.Contains(string(b), "gamma  = 0.230769/s") {
+		t.Errorf("sacct | tune estimate -: %v\n%s", err, b)
+	}
+	cases := []struct {
+		args  []string
+		wants string
+		code  int
+	}{
+		{[]string{"tune", "estimate"}, "no log given", 2},
+		{[]string{"tune", "estimate", "no-such.csv"}, "no-such.csv", 1},
+		{[]string{"tune", "estimate", "--format", "json", "../../tune/estimate/testdata/figure2.csv"}, `format "json"`, 1},
+		{[]string{"tune", "estimate", "--simultaneous", "-1", "../../tune/estimate/testdata/figure2.csv"}, "window -1", 1},
+	}
+	for _, tc := range cases {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: err %v, output %q; want exit %d mentioning %q", tc.args, err, out, tc.code, tc.wants)
+		}
+	}
+}
