@@ -264,7 +264,8 @@ parameters that minimise the predicted time to write one file of --size bytes,
 with each heuristic of --method, and recommend the best.
 
 The objective (--objective) is the queueing model extended with strip
-imbalance, 5 ms per RPC and the client's buffer fill ("model", the default,
+imbalance, 0.004 s per RPC and a 10 Gbit/s client (the paper's Table I:
+seek time, transfer speed) ("model", the default,
 about a second for all methods), or the same with the waiting time simulated
 by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
 up front with --experiments experiments, a few seconds). Each heuristic may

@@ -418,6 +418,11 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	size := float64(req.Size)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
+	waits := "the model's"
+	if req.Objective == "sim" {
+		waits = "simulated"
+	}
+	fmt.Fprintf(&b, "objective: write time with %s waits, %s\n", waits, PaperStriping(req.Size).Describe())
 	budget := fmt.Sprintf("budget %d per method", req.Budget)
 	for _, m := range req.Methods {
 		if _, ok := m.(Exhaustive); ok {
