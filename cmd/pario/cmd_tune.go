@@ -244,6 +244,7 @@ func newTuneSearchCommand() *cobra.Command {
 		methodFlag   string
 		size         = int64(10 << 30)
 		objective    string
+		trustModel   bool
 		budgetFlag   float64
 		seed         uint64
 		dbPath       string
@@ -268,7 +269,11 @@ imbalance, 0.004 s per RPC and a 10 Gbit/s client (the paper's Table I:
 seek time, transfer speed) ("model", the default,
 about a second for all methods), or the same with the waiting time simulated
 by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
-up front with --experiments experiments, a few seconds). Each heuristic may
+up front with --experiments experiments, a few seconds). Before a search of
+the model, the simulator checks it, as the paper's framework does (every
+stripe count, 1000 experiments, about a second): where the two differ by more
+than 2% and the simulator's 99% interval, the search refuses, naming the
+worst count (--trust-model searches anyway, with a warning). Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
 from the model's proposed stripe count; exhaustive evaluates every point, or
 refuses a space of more than a million. Of the points that tie with the best,
@@ -315,7 +320,7 @@ time so far against the number of evaluations, one line per method.`,
 				targets = len(c.Servers())
 			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
-				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets})
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel})
 			if err != nil {
 				return usageError{err}
 			}
@@ -389,6 +394,7 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
 	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
 	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
+	f.BoolVar(&trustModel, "trust-model", false, "search the model even if the simulator disagrees with it")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")
 	f.StringVar(&dbPath, "db", "", "results database (default DATA_DIR/tune.db)")

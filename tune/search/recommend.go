@@ -36,6 +36,9 @@ type Args struct {
 	// use (the I/O servers of the cluster --apply sets it on): larger
 	// stripe counts are not searched.
 	Targets int
+	// TrustModel lets a search with the model objective run although the
+	// simulator disagrees with the model (the report warns instead).
+	TrustModel bool
 }
 
 // Request is one recommendation to make.
@@ -58,6 +61,8 @@ type Request struct {
 	// Targets is Args.Targets; Capped is the stripe count maximum asked
 	// for when Targets lowered it, else 0.
 	Targets, Capped int
+	// TrustModel is Args.TrustModel.
+	TrustModel bool
 }
 
 // ResultStore is the results database as a search sees it (tune/results
@@ -97,6 +102,9 @@ type Recommendation struct {
 	Best         *Result
 	Hits, Misses int64
 	DB           string
+	// Check is the simulator's check of the model, made before a search
+	// with the model objective (nil otherwise).
+	Check *Agreement
 	// Pick is the recommended point (see pick), PickValue its predicted
 	// time and PickMethod the first method that found it. Found is the
 	// stripe count as found when Pick lowered it to the file's number of
@@ -117,6 +125,7 @@ func ParseRequest(a Args) (Request, error) {
 		return req, fmt.Errorf("--size %d: must be positive", a.Size)
 	}
 	req.Size = a.Size
+	req.TrustModel = a.TrustModel
 	dims := TableIVSequential()
 	for i, fl := range []struct{ name, val string }{{"stripe-count", a.StripeCount}, {"strip-size", a.StripSize}, {"transfer-size", a.TransferSize}} {
 		parse := func(s string) (int64, error) { return units.ParseSize(s) }
@@ -262,6 +271,14 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 	var objID, source string
 	switch req.Objective {
 	case "model":
+		check, err := checkModel(ctx, p, req.Size, int(maxCount), CheckExperiments, req.Seed)
+		if err != nil {
+			return rec, err
+		}
+		rec.Check = &check
+		if !check.OK() && !req.TrustModel {
+			return rec, fmt.Errorf("search: %s: the model cannot be trusted for this system; search with --objective sim, or give --trust-model", check)
+		}
 		obj, objID, source = st, st.ID(), "model"
 	case "sim":
 		ss, err := NewSimStriping(st, req.Experiments, req.Seed, 0)
@@ -436,6 +453,12 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), budget, req.Seed)
 	if req.Capped > 0 {
 		fmt.Fprintf(&b, "stripe count limited to %d (of %d asked): the cluster has %d I/O servers\n", req.Targets, req.Capped, req.Targets)
+	}
+	if rec.Check != nil {
+		fmt.Fprintln(&b, rec.Check)
+		if !rec.Check.OK() {
+			fmt.Fprintln(&b, "warning: searching the model anyway (--trust-model)")
+		}
 	}
 	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 

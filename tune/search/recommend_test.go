@@ -222,11 +222,21 @@ func TestRecommendErrors(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	// A cancelled search names the method it stopped in.
+	// A cancelled search says where it stopped: in the model check...
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := req
 	r.Store = &memStore{}
+	if _, err := Recommend(ctx, r); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "model check") {
+		t.Errorf("cancelled: %v, want model check: ... context.Canceled", err)
+	}
+	// ...or, past it, in a method.
+	defer func(f func(context.Context, model.Params, int64, int, int, uint64) (Agreement, error)) {
+		checkModel = f
+	}(checkModel)
+	checkModel = func(context.Context, model.Params, int64, int, int, uint64) (Agreement, error) {
+		return Agreement{}, nil
+	}
 	if _, err := Recommend(ctx, r); !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "neldermead: ") {
 		t.Errorf("cancelled: %v, want neldermead: ... context.Canceled", err)
 	}
