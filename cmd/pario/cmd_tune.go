@@ -54,7 +54,7 @@ rho = lambda/gamma must be below 1) and --v (write speed of one target in
 GB/s). The defaults are the paper's (0.1, 0.125, 0.0625), which reproduce
 its Table III. docs/tune.md explains the commands and their output.`,
 	}
-	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand(), newTuneEstimateCommand())
+	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand(), newTuneEstimateCommand(), newTuneGroupsCommand())
 	return cmd
 }
 
@@ -186,6 +186,8 @@ func newTuneSimulateCommand() *cobra.Command {
 		experiments int
 		at          float64
 		empty       bool
+		groups      int
+		targets     int
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -204,18 +206,36 @@ required. Results depend only on the flags and --seed.
   pario tune simulate --size 100 --n 40 --experiments 5000 --seed 7
 
 Queues start in equilibrium (what the model assumes); --empty starts them idle
-as the paper's simulation did, which biases the mean low for small --time.`,
+as the paper's simulation did, which biases the mean low for small --time.
+
+--groups m simulates the paper's multi-group case (its future work): m files
+of --size/m GB written at once, each striped over --n of --targets targets
+chosen at random, so that blocks of several files can share a target; the
+job is done when the last block is. There is no closed form (except with
+--n equal to --targets); 'pario tune groups' searches (m, n).
+
+  pario tune simulate --size 100 --groups 4 --n 5 --targets 40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if groups < 0 || targets < 0 {
+				return usageError{fmt.Errorf("--groups %d, --targets %d: must not be negative", groups, targets)}
+			}
+			if groups > 1 && targets == 0 {
+				return usageError{fmt.Errorf("--groups %d: give --targets, the number of targets the groups' stripes are chosen from", groups)}
+			}
 			if n == 0 {
+				// Each group's file is size/m GB.
 				var err error
-				if n, _, err = model.OptimalN(p, size, 1<<20); err != nil {
+				if n, _, err = model.OptimalN(p, size/float64(max(groups, 1)), max(targets, 1<<20)); err != nil {
 					return err
+				}
+				if targets > 0 {
+					n = min(n, targets)
 				}
 			}
 			cfg := sim.Config{
 				Lambda: p.Lambda, Gamma: p.Gamma, V: p.V, FileSize: size, Stripes: n,
-				Time: at, Experiments: experiments, Seed: seed,
+				Groups: groups, Targets: targets, Time: at, Experiments: experiments, Seed: seed,
 			}
 			if empty {
 				cfg.Init = sim.Empty
@@ -235,6 +255,8 @@ as the paper's simulation did, which biases the mean low for small --time.`,
 	f.IntVar(&experiments, "experiments", 0, "number of experiments (0: as many as a 99% CI within 2% of the mean needs)")
 	f.Float64Var(&at, "time", 100, "arrival time of the file (s)")
 	f.BoolVar(&empty, "empty", false, "start every queue idle instead of in equilibrium")
+	f.IntVar(&groups, "groups", 1, "m: files written at once, --size GB in all, each striped over --n of --targets targets")
+	f.IntVar(&targets, "targets", 0, "N: targets the groups' stripes are chosen from (needed with --groups > 1)")
 	return cmd
 }
 

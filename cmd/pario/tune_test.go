@@ -251,3 +251,30 @@ func TestTuneEstimate(t *testing.T) {
 		}
 	}
 }
+
+func TestTuneGroups(t *testing.T) {
+	out := run(t, "", "tune", "simulate", "--size", "100", "--groups", "4", "--n", "5", "--targets", "40", "--experiments", "500")
+	if !strings.Contains(out, "4 files of 25 GB (100 GB in all), each on 5 of 40 targets") || !strings.Contains(out, "the simulator is the model") {
+		t.Errorf("tune simulate --groups:\n%s", out)
+	}
+	db := filepath.Join(t.TempDir(), "tune.db")
+	out = run(t, "", "tune", "groups", "--db", db, "--size", "10", "--targets", "12", "--max-groups", "3", "--experiments", "200")
+	if !strings.Contains(out, "m 1..3 x n 1..12 (36 points)") || !strings.Contains(out, "recommendation: ") || !strings.Contains(out, "0 hits, 36 misses") {
+		t.Errorf("tune groups:\n%s", out)
+	}
+	cases := []struct {
+		args  []string
+		wants string
+	}{
+		{[]string{"tune", "simulate", "--groups", "4"}, "--groups 4: give --targets"},
+		{[]string{"tune", "simulate", "--groups", "-1"}, "must not be negative"},
+		{[]string{"tune", "groups", "--db", db, "--targets", "0"}, "--targets 0"},
+	}
+	for _, tc := range cases {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: err %v, output %q; want exit 2 mentioning %q", tc.args, err, out, tc.wants)
+		}
+	}
+}
