@@ -276,6 +276,8 @@ func newTuneSearchCommand() *cobra.Command {
 		countFlag    string
 		stripFlag    string
 		transferFlag string
+		filesFlag    string
+		procsFlag    string
 		experiments  int
 	)
 	cmd := &cobra.Command{
@@ -300,6 +302,14 @@ evaluate --budget of the space (a fraction, or a count when above 1), starting
 from the model's proposed stripe count; exhaustive evaluates every point, or
 refuses a space of more than a million. Of the points that tie with the best,
 the fewest targets are recommended, never more than the file has strips.
+
+--files and --procs-per-file add the two dimensions of the paper's section I
+that Table IV folds into "number of I/O processes": the job written as F
+files of --size/F bytes, each by p processes, on a system of as many targets
+as the largest stripe count (or the cluster's servers with --apply). Their
+costs are assumptions, not the paper's (docs/tune.md): files on consecutive
+targets, a 10 Gbit/s client per process, a lock pass per process sharing a
+strip. Model objective only.
 
 Every evaluation is stored in a results database (--db, default
 DATA_DIR/tune.db, DATA_DIR as for 'pario up') under --system and the
@@ -342,7 +352,8 @@ time so far against the number of evaluations, one line per method.`,
 				targets = len(c.Servers())
 			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
-				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel})
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel,
+				Files: filesFlag, ProcsPerFile: procsFlag})
 			if err != nil {
 				return usageError{err}
 			}
@@ -426,6 +437,8 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&countFlag, "stripe-count", "1:160", "stripe count bounds MIN:MAX (every integer)")
 	f.StringVar(&stripFlag, "strip-size", "1m:256m", "strip (Lustre stripe) size bounds MIN:MAX (powers of two)")
 	f.StringVar(&transferFlag, "transfer-size", "1m:256m", "transfer size bounds MIN:MAX (powers of two)")
+	f.StringVar(&filesFlag, "files", "1", "number of files the job is written as, MIN:MAX (powers of two; e.g. 1:128)")
+	f.StringVar(&procsFlag, "procs-per-file", "1", "processes writing each file, MIN:MAX (powers of two; e.g. 1:12288)")
 	f.IntVar(&experiments, "experiments", 2000, "experiments per stripe count with --objective sim")
 	return cmd
 }

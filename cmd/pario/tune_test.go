@@ -262,6 +262,10 @@ func TestTuneGroups(t *testing.T) {
 	if !strings.Contains(out, "m 1..3 x n 1..12 (36 points)") || !strings.Contains(out, "recommendation: ") || !strings.Contains(out, "0 hits, 36 misses") {
 		t.Errorf("tune groups:\n%s", out)
 	}
+	out = run(t, "", "tune", "search", "--db", db, "--size", "10g", "--stripe-count", "1:8", "--files", "1:4", "--procs-per-file", "1:16", "--method", "random", "--budget", "50")
+	if !strings.Contains(out, "files 1..4, processes per file 1..16 on 8 targets") || !regexp.MustCompile(`write \d+ file\(s\) of`).MatchString(out) {
+		t.Errorf("tune search --files --procs-per-file:\n%s", out)
+	}
 	cases := []struct {
 		args  []string
 		wants string
@@ -269,6 +273,7 @@ func TestTuneGroups(t *testing.T) {
 		{[]string{"tune", "simulate", "--groups", "4"}, "--groups 4: give --targets"},
 		{[]string{"tune", "simulate", "--groups", "-1"}, "must not be negative"},
 		{[]string{"tune", "groups", "--db", db, "--targets", "0"}, "--targets 0"},
+		{[]string{"tune", "search", "--db", db, "--files", "1:4", "--objective", "sim"}, "only --objective model prices them"},
 	}
 	for _, tc := range cases {
 		out, err := runErr("", tc.args...)

@@ -159,6 +159,9 @@ func TestRecommendGolden(t *testing.T) {
 		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
 		{"apply-4-servers", func(a *Args) { a.Targets = 4; a.Methods = "genetic"; a.Budget = 100 }, "/runs"},
+		{"parallel", func(a *Args) {
+			a.Size, a.StripeCount, a.Files, a.ProcsPerFile, a.Methods, a.Budget = 100<<30, "1:16", "1:8", "1:64", "genetic,annealing", 400
+		}, "DIR"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
