@@ -278,6 +278,10 @@ func newTuneSearchCommand() *cobra.Command {
 		transferFlag string
 		filesFlag    string
 		procsFlag    string
+		benchCluster bool
+		benchServers int
+		benchRanks   int
+		benchReps    int
 		experiments  int
 	)
 	cmd := &cobra.Command{
@@ -297,7 +301,11 @@ up front with --experiments experiments, a few seconds). Before a search of
 the model, the simulator checks it, as the paper's framework does (every
 stripe count, 1000 experiments, about a second): where the two differ by more
 than 2% and the simulator's 99% interval, the search refuses, naming the
-worst count (--trust-model searches anyway, with a warning). Each heuristic may
+worst count (--trust-model searches anyway, with a warning). "bench" measures
+instead: every point is a 'pario bench' run writing --size bytes (on an
+embedded cluster of --bench-servers per run, or with --bench-cluster on the
+cluster of --cluster), kept in the database; give --budget as a count of
+runs, e.g. 20. Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
 from the model's proposed stripe count; exhaustive evaluates every point, or
 refuses a space of more than a million. Of the points that tie with the best,
@@ -321,6 +329,7 @@ database answers and new evaluations).
   pario tune search --size 100g --method genetic,swarm
   pario tune search --objective sim --stripe-count 1:64 --plot figs
   pario tune search --size 1g --stripe-count 1:4 --apply /runs
+  pario tune search --objective bench --size 64m --strip-size 64k:4m --transfer-size 64k:4m --budget 20
 
 The output ends with the recommendation as an lfs command for Lustre and a
 'pario layout set' command; --apply DIR sets it as the default layout of the
@@ -351,6 +360,34 @@ time so far against the number of evaluations, one line per method.`,
 				}
 				targets = len(c.Servers())
 			}
+			var bo *search.Bench
+			if objective == "bench" {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				tmp, err := os.MkdirTemp("", "pario-tune-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				bo = &search.Bench{Exe: exe, Servers: benchServers, FileSize: size, Ranks: benchRanks, Repetitions: benchReps, Dir: tmp}
+				if benchCluster {
+					bc, err := connect(cmd.Context())
+					if err != nil {
+						return err
+					}
+					bo.Cluster, bo.Servers = clusterFilePath(), len(bc.Servers())
+					bc.Close()
+				}
+				if err := bo.Validate(); err != nil {
+					return usageError{err}
+				}
+				// A layout of more datafiles than servers cannot be measured.
+				if targets == 0 || bo.Servers < targets {
+					targets = bo.Servers
+				}
+			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
 				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel,
 				Files: filesFlag, ProcsPerFile: procsFlag})
@@ -360,7 +397,7 @@ time so far against the number of evaluations, one line per method.`,
 			if err := p.Validate(); err != nil {
 				return err
 			}
-			req.Model, req.Experiments, req.Seed, req.System = p, experiments, seed, system
+			req.Model, req.Experiments, req.Seed, req.System, req.Bench = p, experiments, seed, system, bo
 			if dbPath == "" {
 				dbPath = filepath.Join(defaultDataDir(), "tune.db")
 			}
@@ -426,8 +463,12 @@ time so far against the number of evaluations, one line per method.`,
 	f := cmd.Flags()
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
 	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
-	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
+	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic), sim (simulated waiting time) or bench (measured by pario bench)")
 	f.BoolVar(&trustModel, "trust-model", false, "search the model even if the simulator disagrees with it")
+	f.BoolVar(&benchCluster, "bench-cluster", false, "--objective bench: measure on the cluster of --cluster ($PARIO_CLUSTER, pario up's) instead of an embedded one per run")
+	f.IntVar(&benchServers, "bench-servers", 4, "--objective bench: I/O servers of each run's embedded cluster")
+	f.IntVar(&benchRanks, "bench-ranks", 1, "--objective bench: ranks writing the file")
+	f.IntVar(&benchReps, "bench-repetitions", 3, "--objective bench: repetitions per run (the first set aside when more)")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")
 	f.StringVar(&dbPath, "db", "", "results database (default DATA_DIR/tune.db)")

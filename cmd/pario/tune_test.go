@@ -283,3 +283,23 @@ func TestTuneGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneSearchBench: --objective bench measures each point with a real
+// pario bench run on an embedded cluster and keeps it in the database: the
+// same search again runs nothing.
+func TestTuneSearchBench(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tune.db")
+	args := []string{"tune", "search", "--db", db, "--objective", "bench", "--size", "4m", "--stripe-count", "1:2", "--strip-size", "1m",
+		"--transfer-size", "1m", "--method", "exhaustive", "--budget", "2", "--bench-servers", "2", "--bench-repetitions", "2"}
+	out := run(t, "", args...)
+	if !strings.Contains(out, "objective: measured: the mean write time of pario bench on an embedded cluster of 2 I/O servers") ||
+		!strings.Contains(out, "0 hits, 2 misses") || !strings.Contains(out, " s measured, ") {
+		t.Errorf("tune search --objective bench:\n%s", out)
+	}
+	if out := run(t, "", args...); !strings.Contains(out, "2 hits, 0 misses") {
+		t.Errorf("repeated: want every point from the database:\n%s", out)
+	}
+	if out, err := runErr("", "tune", "search", "--db", db, "--objective", "bench"); err == nil || !strings.Contains(out, "give --budget as a count") {
+		t.Errorf("bench with a fraction budget: %v\n%s", err, out)
+	}
+}

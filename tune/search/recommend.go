@@ -66,6 +66,8 @@ type Request struct {
 	Targets, Capped int
 	// TrustModel is Args.TrustModel.
 	TrustModel bool
+	// Bench is the measurement of Objective "bench", set by the caller.
+	Bench *Bench
 	// Parallel: the space has the Files and ProcsPerFile dimensions and
 	// the objective is ParallelStriping.
 	Parallel bool
@@ -203,11 +205,27 @@ func ParseRequest(a Args) (Request, error) {
 	switch a.Objective {
 	case "model", "sim":
 		req.Objective = a.Objective
+	case "bench":
+		// Every evaluation is a benchmark run: a fraction of the space
+		// would be thousands of them.
+		req.Objective = a.Objective
+		if budget <= 1 {
+			return req, fmt.Errorf("--objective bench: give --budget as a count of pario bench runs per method (e.g. 20), not a fraction (%v of the space is %d runs)", budget, req.Budget)
+		}
+		for _, m := range req.Methods {
+			if _, ok := m.(Exhaustive); ok && req.Space.Size() > MaxBenchExhaustive {
+				return req, fmt.Errorf("--objective bench --method exhaustive: the space has %d points, more than the %d pario bench runs an exhaustive measurement makes; narrow the bounds", req.Space.Size(), MaxBenchExhaustive)
+			}
+		}
 	default:
-		return req, fmt.Errorf("--objective %q: want model or sim", a.Objective)
+		return req, fmt.Errorf("--objective %q: want model, sim or bench", a.Objective)
 	}
 	return req, nil
 }
+
+// MaxBenchExhaustive is the largest space `--objective bench --method
+// exhaustive` measures: a run takes a second or more.
+const MaxBenchExhaustive = 500
 
 // MaxExhaustive is the largest space `--method exhaustive` evaluates: with
 // the model a point costs microseconds and a database record, so a million
@@ -320,11 +338,23 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 			return rec, err
 		}
 		obj, objID, source = ss, ss.ID(), "simulator"
+	case "bench":
+		if req.Bench == nil {
+			return rec, fmt.Errorf("search: objective bench: no benchmark settings")
+		}
+		if err := req.Bench.Validate(); err != nil {
+			return rec, err
+		}
+		obj, objID, source = *req.Bench, req.Bench.ID(), "bench"
 	default:
-		return rec, fmt.Errorf("search: objective %q: want model or sim", req.Objective)
+		return rec, fmt.Errorf("search: objective %q: want model, sim or bench", req.Objective)
 	}
 	system := req.System
-	if system == "" {
+	switch {
+	case system != "":
+	case req.Objective == "bench":
+		system = req.Bench.System()
+	default:
 		system = DefaultSystem(p)
 	}
 	rec.DB = req.Store.Path()
@@ -489,11 +519,21 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	size := float64(req.Size)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
-	waits := "the model's"
-	if req.Objective == "sim" {
-		waits = "simulated"
+	switch {
+	case req.Objective == "bench" && req.Bench != nil:
+		where := fmt.Sprintf("an embedded cluster of %d I/O servers per run", req.Bench.Servers)
+		if req.Bench.Cluster != "" {
+			where = "the cluster " + req.Bench.Cluster
+		}
+		fmt.Fprintf(&b, "objective: measured: the mean write time of pario bench on %s (%d rank(s), %d repetition(s), the first set aside when more, fsync)\n",
+			where, req.Bench.Ranks, req.Bench.Repetitions)
+	default:
+		waits := "the model's"
+		if req.Objective == "sim" {
+			waits = "simulated"
+		}
+		fmt.Fprintf(&b, "objective: write time with %s waits, %s\n", waits, PaperStriping(req.Size).Describe())
 	}
-	fmt.Fprintf(&b, "objective: write time with %s waits, %s\n", waits, PaperStriping(req.Size).Describe())
 	budget := fmt.Sprintf("budget %d per method", req.Budget)
 	for _, m := range req.Methods {
 		if _, ok := m.(Exhaustive); ok {
@@ -549,8 +589,12 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		return err
 	}
 	n, s, t := rec.Striping()
-	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-		n, units.FormatBytesExact(s), units.FormatBytesExact(t), rec.PickValue, size/(1<<20)/rec.PickValue, rec.PickMethod)
+	how := "predicted"
+	if req.Objective == "bench" {
+		how = "measured"
+	}
+	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s %s, %.1f MiB/s (found by %s)\n",
+		n, units.FormatBytesExact(s), units.FormatBytesExact(t), rec.PickValue, how, size/(1<<20)/rec.PickValue, rec.PickMethod)
 	if rec.Found > 0 {
 		fmt.Fprintf(&b, "  (found with stripe count %d, but the file has only %d strips of %s: %d targets would get no data)\n",
 			rec.Found, n, units.FormatBytesExact(s), rec.Found-n)
