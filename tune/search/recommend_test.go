@@ -69,7 +69,7 @@ func TestParseRequest(t *testing.T) {
 		{func(a *Args) { a.StripeCount = "one:4" }, `"one" is not a whole number`},
 		{func(a *Args) { a.Methods = "hillclimb" }, "--method: search: unknown method \"hillclimb\" (known: neldermead, annealing, genetic, swarm, orthogonal, random, lhs, exhaustive), or all"},
 		{func(a *Args) { a.Methods = "genetic," }, `unknown method ""`},
-		{func(a *Args) { a.Objective = "oracle" }, `--objective "oracle": want model or sim`},
+		{func(a *Args) { a.Objective = "oracle" }, `--objective "oracle": want model, sim or bench`},
 		{func(a *Args) { a.Budget = -1 }, "--budget -1: want a fraction of the space in (0, 1] or a count above 1"},
 		{func(a *Args) { a.Budget = 0 }, "--budget 0: want a fraction"},
 		{func(a *Args) { a.Budget = 2.5 }, "--budget 2.5: a count must be a whole number"},
