@@ -54,7 +54,7 @@ rho = lambda/gamma must be below 1) and --v (write speed of one target in
 GB/s). The defaults are the paper's (0.1, 0.125, 0.0625), which reproduce
 its Table III. docs/tune.md explains the commands and their output.`,
 	}
-	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand())
+	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand(), newTuneEstimateCommand(), newTuneGroupsCommand())
 	return cmd
 }
 
@@ -186,6 +186,8 @@ func newTuneSimulateCommand() *cobra.Command {
 		experiments int
 		at          float64
 		empty       bool
+		groups      int
+		targets     int
 	)
 	cmd := &cobra.Command{
 		Use:   "simulate",
@@ -204,18 +206,36 @@ required. Results depend only on the flags and --seed.
   pario tune simulate --size 100 --n 40 --experiments 5000 --seed 7
 
 Queues start in equilibrium (what the model assumes); --empty starts them idle
-as the paper's simulation did, which biases the mean low for small --time.`,
+as the paper's simulation did, which biases the mean low for small --time.
+
+--groups m simulates the paper's multi-group case (its future work): m files
+of --size/m GB written at once, each striped over --n of --targets targets
+chosen at random, so that blocks of several files can share a target; the
+job is done when the last block is. There is no closed form (except with
+--n equal to --targets); 'pario tune groups' searches (m, n).
+
+  pario tune simulate --size 100 --groups 4 --n 5 --targets 40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if groups < 0 || targets < 0 {
+				return usageError{fmt.Errorf("--groups %d, --targets %d: must not be negative", groups, targets)}
+			}
+			if groups > 1 && targets == 0 {
+				return usageError{fmt.Errorf("--groups %d: give --targets, the number of targets the groups' stripes are chosen from", groups)}
+			}
 			if n == 0 {
+				// Each group's file is size/m GB.
 				var err error
-				if n, _, err = model.OptimalN(p, size, 1<<20); err != nil {
+				if n, _, err = model.OptimalN(p, size/float64(max(groups, 1)), max(targets, 1<<20)); err != nil {
 					return err
+				}
+				if targets > 0 {
+					n = min(n, targets)
 				}
 			}
 			cfg := sim.Config{
 				Lambda: p.Lambda, Gamma: p.Gamma, V: p.V, FileSize: size, Stripes: n,
-				Time: at, Experiments: experiments, Seed: seed,
+				Groups: groups, Targets: targets, Time: at, Experiments: experiments, Seed: seed,
 			}
 			if empty {
 				cfg.Init = sim.Empty
@@ -235,6 +255,8 @@ as the paper's simulation did, which biases the mean low for small --time.`,
 	f.IntVar(&experiments, "experiments", 0, "number of experiments (0: as many as a 99% CI within 2% of the mean needs)")
 	f.Float64Var(&at, "time", 100, "arrival time of the file (s)")
 	f.BoolVar(&empty, "empty", false, "start every queue idle instead of in equilibrium")
+	f.IntVar(&groups, "groups", 1, "m: files written at once, --size GB in all, each striped over --n of --targets targets")
+	f.IntVar(&targets, "targets", 0, "N: targets the groups' stripes are chosen from (needed with --groups > 1)")
 	return cmd
 }
 
@@ -244,6 +266,7 @@ func newTuneSearchCommand() *cobra.Command {
 		methodFlag   string
 		size         = int64(10 << 30)
 		objective    string
+		trustModel   bool
 		budgetFlag   float64
 		seed         uint64
 		dbPath       string
@@ -253,6 +276,12 @@ func newTuneSearchCommand() *cobra.Command {
 		countFlag    string
 		stripFlag    string
 		transferFlag string
+		filesFlag    string
+		procsFlag    string
+		benchCluster bool
+		benchServers int
+		benchRanks   int
+		benchReps    int
 		experiments  int
 	)
 	cmd := &cobra.Command{
@@ -264,14 +293,31 @@ parameters that minimise the predicted time to write one file of --size bytes,
 with each heuristic of --method, and recommend the best.
 
 The objective (--objective) is the queueing model extended with strip
-imbalance, 5 ms per RPC and the client's buffer fill ("model", the default,
+imbalance, 0.004 s per RPC and a 10 Gbit/s client (the paper's Table I:
+seek time, transfer speed) ("model", the default,
 about a second for all methods), or the same with the waiting time simulated
 by the simulator of 'pario tune simulate' ("sim": every stripe count simulated once
-up front with --experiments experiments, a few seconds). Each heuristic may
+up front with --experiments experiments, a few seconds). Before a search of
+the model, the simulator checks it, as the paper's framework does (every
+stripe count, 1000 experiments, about a second): where the two differ by more
+than 2% and the simulator's 99% interval, the search refuses, naming the
+worst count (--trust-model searches anyway, with a warning). "bench" measures
+instead: every point is a 'pario bench' run writing --size bytes (on an
+embedded cluster of --bench-servers per run, or with --bench-cluster on the
+cluster of --cluster), kept in the database; give --budget as a count of
+runs, e.g. 20. Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
 from the model's proposed stripe count; exhaustive evaluates every point, or
 refuses a space of more than a million. Of the points that tie with the best,
 the fewest targets are recommended, never more than the file has strips.
+
+--files and --procs-per-file add the two dimensions of the paper's section I
+that Table IV folds into "number of I/O processes": the job written as F
+files of --size/F bytes, each by p processes, on a system of as many targets
+as the largest stripe count (or the cluster's servers with --apply). Their
+costs are assumptions, not the paper's (docs/tune.md): files on consecutive
+targets, a 10 Gbit/s client per process, a lock pass per process sharing a
+strip. Model objective only.
 
 Every evaluation is stored in a results database (--db, default
 DATA_DIR/tune.db, DATA_DIR as for 'pario up') under --system and the
@@ -283,6 +329,7 @@ database answers and new evaluations).
   pario tune search --size 100g --method genetic,swarm
   pario tune search --objective sim --stripe-count 1:64 --plot figs
   pario tune search --size 1g --stripe-count 1:4 --apply /runs
+  pario tune search --objective bench --size 64m --strip-size 64k:4m --transfer-size 64k:4m --budget 20
 
 The output ends with the recommendation as an lfs command for Lustre and a
 'pario layout set' command; --apply DIR sets it as the default layout of the
@@ -313,15 +360,44 @@ time so far against the number of evaluations, one line per method.`,
 				}
 				targets = len(c.Servers())
 			}
+			var bo *search.Bench
+			if objective == "bench" {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				tmp, err := os.MkdirTemp("", "pario-tune-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				bo = &search.Bench{Exe: exe, Servers: benchServers, FileSize: size, Ranks: benchRanks, Repetitions: benchReps, Dir: tmp}
+				if benchCluster {
+					bc, err := connect(cmd.Context())
+					if err != nil {
+						return err
+					}
+					bo.Cluster, bo.Servers = clusterFilePath(), len(bc.Servers())
+					bc.Close()
+				}
+				if err := bo.Validate(); err != nil {
+					return usageError{err}
+				}
+				// A layout of more datafiles than servers cannot be measured.
+				if targets == 0 || bo.Servers < targets {
+					targets = bo.Servers
+				}
+			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
-				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets})
+				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel,
+				Files: filesFlag, ProcsPerFile: procsFlag})
 			if err != nil {
 				return usageError{err}
 			}
 			if err := p.Validate(); err != nil {
 				return err
 			}
-			req.Model, req.Experiments, req.Seed, req.System = p, experiments, seed, system
+			req.Model, req.Experiments, req.Seed, req.System, req.Bench = p, experiments, seed, system, bo
 			if dbPath == "" {
 				dbPath = filepath.Join(defaultDataDir(), "tune.db")
 			}
@@ -387,7 +463,12 @@ time so far against the number of evaluations, one line per method.`,
 	f := cmd.Flags()
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
 	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
-	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic) or sim (simulated waiting time)")
+	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic), sim (simulated waiting time) or bench (measured by pario bench)")
+	f.BoolVar(&trustModel, "trust-model", false, "search the model even if the simulator disagrees with it")
+	f.BoolVar(&benchCluster, "bench-cluster", false, "--objective bench: measure on the cluster of --cluster ($PARIO_CLUSTER, pario up's) instead of an embedded one per run")
+	f.IntVar(&benchServers, "bench-servers", 4, "--objective bench: I/O servers of each run's embedded cluster")
+	f.IntVar(&benchRanks, "bench-ranks", 1, "--objective bench: ranks writing the file")
+	f.IntVar(&benchReps, "bench-repetitions", 3, "--objective bench: repetitions per run (the first set aside when more)")
 	f.Float64Var(&budgetFlag, "budget", 0.15, "evaluations per method: a fraction of the space (<= 1) or a count (> 1)")
 	f.Uint64Var(&seed, "seed", 1, "random seed of the searches (and of the simulator)")
 	f.StringVar(&dbPath, "db", "", "results database (default DATA_DIR/tune.db)")
@@ -397,6 +478,8 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&countFlag, "stripe-count", "1:160", "stripe count bounds MIN:MAX (every integer)")
 	f.StringVar(&stripFlag, "strip-size", "1m:256m", "strip (Lustre stripe) size bounds MIN:MAX (powers of two)")
 	f.StringVar(&transferFlag, "transfer-size", "1m:256m", "transfer size bounds MIN:MAX (powers of two)")
+	f.StringVar(&filesFlag, "files", "1", "number of files the job is written as, MIN:MAX (powers of two; e.g. 1:128)")
+	f.StringVar(&procsFlag, "procs-per-file", "1", "processes writing each file, MIN:MAX (powers of two; e.g. 1:12288)")
 	f.IntVar(&experiments, "experiments", 2000, "experiments per stripe count with --objective sim")
 	return cmd
 }

@@ -214,3 +214,92 @@ func TestTuneHelp(t *testing.T) {
 		t.Errorf("tune model --help does not explain the two formulas:\n%s", out)
 	}
 }
+
+func TestTuneEstimate(t *testing.T) {
+	// The paper's figure 2 from a CSV file...
+	out := run(t, "", "tune", "estimate", "../../tune/estimate/testdata/figure2.csv")
+	if !strings.Contains(out, "lambda = 0.05/s") || !strings.Contains(out, "gamma  = 0.375/s") || !strings.Contains(out, "(csv)") {
+		t.Errorf("tune estimate figure2.csv:\n%s", out)
+	}
+	// ...and Slurm's sacct on stdin.
+	sacct, err := os.Open("../../tune/estimate/testdata/sacct.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sacct.Close()
+	cmd := exec.Command(parioBin, "tune", "estimate", "-")
+	cmd.Stdin = sacct
+	b, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "- (sacct), 2 line(s) skipped") || !strings.Contains(string(b), "gamma  = 0.230769/s") {
+		t.Errorf("sacct | tune estimate -: %v\n%s", err, b)
+	}
+	cases := []struct {
+		args  []string
+		wants string
+		code  int
+	}{
+		{[]string{"tune", "estimate"}, "no log given", 2},
+		{[]string{"tune", "estimate", "no-such.csv"}, "no-such.csv", 1},
+		{[]string{"tune", "estimate", "--format", "json", "../../tune/estimate/testdata/figure2.csv"}, `format "json"`, 1},
+		{[]string{"tune", "estimate", "--simultaneous", "-1", "../../tune/estimate/testdata/figure2.csv"}, "window -1", 1},
+	}
+	for _, tc := range cases {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: err %v, output %q; want exit %d mentioning %q", tc.args, err, out, tc.code, tc.wants)
+		}
+	}
+}
+
+func TestTuneGroups(t *testing.T) {
+	out := run(t, "", "tune", "simulate", "--size", "100", "--groups", "4", "--n", "5", "--targets", "40", "--experiments", "500")
+	if !strings.Contains(out, "4 files of 25 GB (100 GB in all), each on 5 of 40 targets") || !strings.Contains(out, "the simulator is the model") {
+		t.Errorf("tune simulate --groups:\n%s", out)
+	}
+	db := filepath.Join(t.TempDir(), "tune.db")
+	out = run(t, "", "tune", "groups", "--db", db, "--size", "10", "--targets", "12", "--max-groups", "3", "--experiments", "200")
+	if !strings.Contains(out, "m 1..3 x n 1..12 (36 points)") || !strings.Contains(out, "recommendation: ") || !strings.Contains(out, "0 hits, 36 misses") {
+		t.Errorf("tune groups:\n%s", out)
+	}
+	out = run(t, "", "tune", "search", "--db", db, "--size", "10g", "--stripe-count", "1:8", "--files", "1:4", "--procs-per-file", "1:16", "--method", "random", "--budget", "50")
+	if !strings.Contains(out, "files 1..4, processes per file 1..16 on 8 targets") || !regexp.MustCompile(`write \d+ file\(s\) of`).MatchString(out) {
+		t.Errorf("tune search --files --procs-per-file:\n%s", out)
+	}
+	cases := []struct {
+		args  []string
+		wants string
+	}{
+		{[]string{"tune", "simulate", "--groups", "4"}, "--groups 4: give --targets"},
+		{[]string{"tune", "simulate", "--groups", "-1"}, "must not be negative"},
+		{[]string{"tune", "groups", "--db", db, "--targets", "0"}, "--targets 0"},
+		{[]string{"tune", "search", "--db", db, "--files", "1:4", "--objective", "sim"}, "only --objective model prices them"},
+	}
+	for _, tc := range cases {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, tc.wants) {
+			t.Errorf("pario %v: err %v, output %q; want exit 2 mentioning %q", tc.args, err, out, tc.wants)
+		}
+	}
+}
+
+// TestTuneSearchBench: --objective bench measures each point with a real
+// pario bench run on an embedded cluster and keeps it in the database: the
+// same search again runs nothing.
+func TestTuneSearchBench(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tune.db")
+	args := []string{"tune", "search", "--db", db, "--objective", "bench", "--size", "4m", "--stripe-count", "1:2", "--strip-size", "1m",
+		"--transfer-size", "1m", "--method", "exhaustive", "--budget", "2", "--bench-servers", "2", "--bench-repetitions", "2"}
+	out := run(t, "", args...)
+	if !strings.Contains(out, "objective: measured: the mean write time of pario bench on an embedded cluster of 2 I/O servers") ||
+		!strings.Contains(out, "0 hits, 2 misses") || !strings.Contains(out, " s measured, ") {
+		t.Errorf("tune search --objective bench:\n%s", out)
+	}
+	if out := run(t, "", args...); !strings.Contains(out, "2 hits, 0 misses") {
+		t.Errorf("repeated: want every point from the database:\n%s", out)
+	}
+	if out, err := runErr("", "tune", "search", "--db", db, "--objective", "bench"); err == nil || !strings.Contains(out, "give --budget as a count") {
+		t.Errorf("bench with a fraction budget: %v\n%s", err, out)
+	}
+}

@@ -60,6 +60,7 @@ var rules = []rule{
 	{pkg: "bench/sweep", allow: []string{"bench", "internal/heatmap"}},
 	{pkg: "tune/model", pure: true},
 	{pkg: "tune/sim", allow: []string{"tune/model"}, pure: true},
+	{pkg: "tune/estimate", pure: true},
 	{pkg: "tune/...", allow: []string{"tune/...", "bench", "bench/backend/...", "pattern", "dist", "internal/heatmap"}},
 	{pkg: "medic", allow: []string{"client", "wire/...", "medic/cost"}},
 	{pkg: "medic/cost", pure: true},

@@ -62,7 +62,7 @@ func TestSearchQuality(t *testing.T) {
 		"Space: the paper's Table IV for sequential POSIX I/O, %d points:\n\n```\n%v\n```\n\n"+
 		"Objective: `search.PaperStriping(M)`, the expected write time of one file of M bytes from the\n"+
 		"queueing model (`tune/model`, Table III's lambda = 0.1/s, gamma = 0.125/s, V = 0.0625 GB/s) plus strip\n"+
-		"imbalance, 5 ms per RPC and the client's buffer fill (see `Striping`); in the third table the\n"+
+		"imbalance, 0.004 s per RPC and a 10 Gbit/s client, Table I's seek time and transfer speed (see `Striping`); in the third table the\n"+
 		"waiting time is simulated by `tune/sim` instead (`SimStriping`). Budget: %d evaluations\n"+
 		"(15%% of the space) per run; %d seeds per heuristic. \"gap\" is best/optimum - 1 over the seeds\n"+
 		"(min / median / max); \"evals to 5%%\" and \"to 1%%\" are the evaluations a run needed to come within\n"+

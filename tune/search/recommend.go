@@ -36,6 +36,12 @@ type Args struct {
 	// use (the I/O servers of the cluster --apply sets it on): larger
 	// stripe counts are not searched.
 	Targets int
+	// Files and ProcsPerFile (--files, --procs-per-file MIN:MAX) add the
+	// dimensions of ParallelStriping unless both are "" or "1".
+	Files, ProcsPerFile string
+	// TrustModel lets a search with the model objective run although the
+	// simulator disagrees with the model (the report warns instead).
+	TrustModel bool
 }
 
 // Request is one recommendation to make.
@@ -58,6 +64,13 @@ type Request struct {
 	// Targets is Args.Targets; Capped is the stripe count maximum asked
 	// for when Targets lowered it, else 0.
 	Targets, Capped int
+	// TrustModel is Args.TrustModel.
+	TrustModel bool
+	// Bench is the measurement of Objective "bench", set by the caller.
+	Bench *Bench
+	// Parallel: the space has the Files and ProcsPerFile dimensions and
+	// the objective is ParallelStriping.
+	Parallel bool
 }
 
 // ResultStore is the results database as a search sees it (tune/results
@@ -97,6 +110,9 @@ type Recommendation struct {
 	Best         *Result
 	Hits, Misses int64
 	DB           string
+	// Check is the simulator's check of the model, made before a search
+	// with the model objective (nil otherwise).
+	Check *Agreement
 	// Pick is the recommended point (see pick), PickValue its predicted
 	// time and PickMethod the first method that found it. Found is the
 	// stripe count as found when Pick lowered it to the file's number of
@@ -117,6 +133,7 @@ func ParseRequest(a Args) (Request, error) {
 		return req, fmt.Errorf("--size %d: must be positive", a.Size)
 	}
 	req.Size = a.Size
+	req.TrustModel = a.TrustModel
 	dims := TableIVSequential()
 	for i, fl := range []struct{ name, val string }{{"stripe-count", a.StripeCount}, {"strip-size", a.StripSize}, {"transfer-size", a.TransferSize}} {
 		parse := func(s string) (int64, error) { return units.ParseSize(s) }
@@ -125,6 +142,22 @@ func ParseRequest(a Args) (Request, error) {
 		}
 		if dims[i].Min, dims[i].Max, err = parseRange(fl.name, fl.val, parse); err != nil {
 			return req, err
+		}
+	}
+	if one := func(v string) bool { return v == "" || v == "1" || v == "1:1" }; !one(a.Files) || !one(a.ProcsPerFile) {
+		req.Parallel = true
+		par := TableIVFiles()[3:]
+		for i, fl := range []struct{ name, val string }{{"files", a.Files}, {"procs-per-file", a.ProcsPerFile}} {
+			if fl.val == "" {
+				fl.val = "1"
+			}
+			if par[i].Min, par[i].Max, err = parseRange(fl.name, fl.val, parseCount); err != nil {
+				return req, err
+			}
+		}
+		dims = append(dims, par...)
+		if a.Objective != "model" {
+			return req, fmt.Errorf("--files and --procs-per-file: only --objective model prices them (got %q)", a.Objective)
 		}
 	}
 	// A layout of more datafiles than the cluster has servers cannot be
@@ -172,11 +205,27 @@ func ParseRequest(a Args) (Request, error) {
 	switch a.Objective {
 	case "model", "sim":
 		req.Objective = a.Objective
+	case "bench":
+		// Every evaluation is a benchmark run: a fraction of the space
+		// would be thousands of them.
+		req.Objective = a.Objective
+		if budget <= 1 {
+			return req, fmt.Errorf("--objective bench: give --budget as a count of pario bench runs per method (e.g. 20), not a fraction (%v of the space is %d runs)", budget, req.Budget)
+		}
+		for _, m := range req.Methods {
+			if _, ok := m.(Exhaustive); ok && req.Space.Size() > MaxBenchExhaustive {
+				return req, fmt.Errorf("--objective bench --method exhaustive: the space has %d points, more than the %d pario bench runs an exhaustive measurement makes; narrow the bounds", req.Space.Size(), MaxBenchExhaustive)
+			}
+		}
 	default:
-		return req, fmt.Errorf("--objective %q: want model or sim", a.Objective)
+		return req, fmt.Errorf("--objective %q: want model, sim or bench", a.Objective)
 	}
 	return req, nil
 }
+
+// MaxBenchExhaustive is the largest space `--objective bench --method
+// exhaustive` measures: a run takes a second or more.
+const MaxBenchExhaustive = 500
 
 // MaxExhaustive is the largest space `--method exhaustive` evaluates: with
 // the model a point costs microseconds and a database record, so a million
@@ -262,7 +311,24 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 	var objID, source string
 	switch req.Objective {
 	case "model":
+		check, err := checkModel(ctx, p, req.Size, int(maxCount), CheckExperiments, req.Seed)
+		if err != nil {
+			return rec, err
+		}
+		rec.Check = &check
+		if !check.OK() && !req.TrustModel {
+			return rec, fmt.Errorf("search: %s: the model cannot be trusted for this system; search with --objective sim, or give --trust-model", check)
+		}
 		obj, objID, source = st, st.ID(), "model"
+		if req.Parallel {
+			// The system's targets: the cluster's, else the largest stripe
+			// count (Table IV's 160).
+			ps := ParallelStriping{Striping: st, Targets: int(maxCount)}
+			if req.Targets > 0 {
+				ps.Targets = req.Targets
+			}
+			obj, objID = ps, ps.ID()
+		}
 	case "sim":
 		ss, err := NewSimStriping(st, req.Experiments, req.Seed, 0)
 		if err != nil {
@@ -272,11 +338,23 @@ func Recommend(ctx context.Context, req Request) (Recommendation, error) {
 			return rec, err
 		}
 		obj, objID, source = ss, ss.ID(), "simulator"
+	case "bench":
+		if req.Bench == nil {
+			return rec, fmt.Errorf("search: objective bench: no benchmark settings")
+		}
+		if err := req.Bench.Validate(); err != nil {
+			return rec, err
+		}
+		obj, objID, source = *req.Bench, req.Bench.ID(), "bench"
 	default:
-		return rec, fmt.Errorf("search: objective %q: want model or sim", req.Objective)
+		return rec, fmt.Errorf("search: objective %q: want model, sim or bench", req.Objective)
 	}
 	system := req.System
-	if system == "" {
+	switch {
+	case system != "":
+	case req.Objective == "bench":
+		system = req.Bench.System()
+	default:
 		system = DefaultSystem(p)
 	}
 	rec.DB = req.Store.Path()
@@ -379,7 +457,30 @@ func lessStriping(a, b Params) bool {
 	if as != bs {
 		return as < bs
 	}
-	return at < bt
+	if at != bt {
+		return at < bt
+	}
+	// Fewer files, then fewer processes: the same time with less.
+	af, _ := a.Get(Files)
+	bf, _ := b.Get(Files)
+	if af != bf {
+		return af < bf
+	}
+	ap, _ := a.Get(ProcsPerFile)
+	bp, _ := b.Get(ProcsPerFile)
+	return ap < bp
+}
+
+// parallelNote names the assumptions of ParallelStriping in the report.
+const parallelNote = "files on consecutive targets, a 10 Gbit/s client per process, a lock pass per process sharing a strip (assumed, not the paper's)"
+
+// parallelTargets is the system's target count a parallel search assumes.
+func parallelTargets(req Request) int {
+	if req.Targets > 0 {
+		return req.Targets
+	}
+	d := req.Space.Dims()[0].Values
+	return int(d[len(d)-1])
 }
 
 // Striping returns the best point's stripe count, strip size and transfer
@@ -418,6 +519,21 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 	size := float64(req.Size)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "search: %s file, objective %s, %s\n", units.FormatBytesExact(req.Size), req.Objective, req.Model.Describe())
+	switch {
+	case req.Objective == "bench" && req.Bench != nil:
+		where := fmt.Sprintf("an embedded cluster of %d I/O servers per run", req.Bench.Servers)
+		if req.Bench.Cluster != "" {
+			where = "the cluster " + req.Bench.Cluster
+		}
+		fmt.Fprintf(&b, "objective: measured: the mean write time of pario bench on %s (%d rank(s), %d repetition(s), the first set aside when more, fsync)\n",
+			where, req.Bench.Ranks, req.Bench.Repetitions)
+	default:
+		waits := "the model's"
+		if req.Objective == "sim" {
+			waits = "simulated"
+		}
+		fmt.Fprintf(&b, "objective: write time with %s waits, %s\n", waits, PaperStriping(req.Size).Describe())
+	}
 	budget := fmt.Sprintf("budget %d per method", req.Budget)
 	for _, m := range req.Methods {
 		if _, ok := m.(Exhaustive); ok {
@@ -429,21 +545,41 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		req.Space.Size(), dims[0].Values[0], dims[0].Values[len(dims[0].Values)-1],
 		units.FormatBytesExact(dims[1].Values[0]), units.FormatBytesExact(dims[1].Values[len(dims[1].Values)-1]),
 		units.FormatBytesExact(dims[2].Values[0]), units.FormatBytesExact(dims[2].Values[len(dims[2].Values)-1]), budget, req.Seed)
+	if req.Parallel {
+		fmt.Fprintf(&b, "       files %d..%d, processes per file %d..%d on %d targets: %s\n", dims[3].Values[0], dims[3].Values[len(dims[3].Values)-1],
+			dims[4].Values[0], dims[4].Values[len(dims[4].Values)-1], parallelTargets(req), parallelNote)
+	}
 	if req.Capped > 0 {
 		fmt.Fprintf(&b, "stripe count limited to %d (of %d asked): the cluster has %d I/O servers\n", req.Targets, req.Capped, req.Targets)
+	}
+	if rec.Check != nil {
+		fmt.Fprintln(&b, rec.Check)
+		if !rec.Check.OK() {
+			fmt.Fprintln(&b, "warning: searching the model anyway (--trust-model)")
+		}
 	}
 	fmt.Fprintf(&b, "model's proposal: stripe count %d (start: %s)\n\n", rec.ModelN, rec.Start)
 
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "method\tstripe count\tstrip size\ttransfer size\ttime (s)\tMiB/s\tevals\thits\tmisses\t")
+	extra, extraDash := "", ""
+	if req.Parallel {
+		extra, extraDash = "files\tprocs/file\t", "-\t-\t"
+	}
+	fmt.Fprintln(tw, "method\tstripe count\tstrip size\ttransfer size\t"+extra+"time (s)\tMiB/s\tevals\thits\tmisses\t")
 	for _, m := range rec.Methods {
 		r := m.Result
 		if r.Best == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%d\t%d\t%d\t\n", m.Method, r.Evaluations, m.Hits, m.Misses)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s-\t-\t%d\t%d\t%d\t\n", m.Method, extraDash, r.Evaluations, m.Hits, m.Misses)
 			continue
 		}
 		n, s, t := striping(r.BestParams)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Method, n, units.FormatBytesExact(s), units.FormatBytesExact(t),
+		cols := ""
+		if req.Parallel {
+			f, _ := r.BestParams.Get(Files)
+			p, _ := r.BestParams.Get(ProcsPerFile)
+			cols = fmt.Sprintf("%d\t%d\t", f, p)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s%.3f\t%.1f\t%d\t%d\t%d\t\n", m.Method, n, units.FormatBytesExact(s), units.FormatBytesExact(t), cols,
 			r.BestValue, size/(1<<20)/r.BestValue, r.Evaluations, m.Hits, m.Misses)
 	}
 	tw.Flush()
@@ -453,11 +589,20 @@ func WriteText(w io.Writer, rec Recommendation, dir string) error {
 		return err
 	}
 	n, s, t := rec.Striping()
-	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s predicted, %.1f MiB/s (found by %s)\n",
-		n, units.FormatBytesExact(s), units.FormatBytesExact(t), rec.PickValue, size/(1<<20)/rec.PickValue, rec.PickMethod)
+	how := "predicted"
+	if req.Objective == "bench" {
+		how = "measured"
+	}
+	fmt.Fprintf(&b, "recommendation: stripe count %d, strip size %s, transfer size %s: %.3f s %s, %.1f MiB/s (found by %s)\n",
+		n, units.FormatBytesExact(s), units.FormatBytesExact(t), rec.PickValue, how, size/(1<<20)/rec.PickValue, rec.PickMethod)
 	if rec.Found > 0 {
 		fmt.Fprintf(&b, "  (found with stripe count %d, but the file has only %d strips of %s: %d targets would get no data)\n",
 			rec.Found, n, units.FormatBytesExact(s), rec.Found-n)
+	}
+	if req.Parallel {
+		f, _ := rec.Pick.Get(Files)
+		p, _ := rec.Pick.Get(ProcsPerFile)
+		fmt.Fprintf(&b, "  write %d file(s) of %s, each by %d processes (%d processes in all)\n", f, units.FormatBytesExact((req.Size+f-1)/f), p, f*p)
 	}
 	fmt.Fprintf(&b, "  Lustre: lfs setstripe -c %d -S %s %s\n", n, strings.ToUpper(units.FormatSize(s)), dir)
 	fmt.Fprintf(&b, "  pario:  pario layout set %s %s\n", dir, rec.Layout())

@@ -69,7 +69,7 @@ func TestParseRequest(t *testing.T) {
 		{func(a *Args) { a.StripeCount = "one:4" }, `"one" is not a whole number`},
 		{func(a *Args) { a.Methods = "hillclimb" }, "--method: search: unknown method \"hillclimb\" (known: neldermead, annealing, genetic, swarm, orthogonal, random, lhs, exhaustive), or all"},
 		{func(a *Args) { a.Methods = "genetic," }, `unknown method ""`},
-		{func(a *Args) { a.Objective = "oracle" }, `--objective "oracle": want model or sim`},
+		{func(a *Args) { a.Objective = "oracle" }, `--objective "oracle": want model, sim or bench`},
 		{func(a *Args) { a.Budget = -1 }, "--budget -1: want a fraction of the space in (0, 1] or a count above 1"},
 		{func(a *Args) { a.Budget = 0 }, "--budget 0: want a fraction"},
 		{func(a *Args) { a.Budget = 2.5 }, "--budget 2.5: a count must be a whole number"},
@@ -159,6 +159,9 @@ func TestRecommendGolden(t *testing.T) {
 		{"model-1g-genetic-lhs", func(a *Args) { a.Size = 1 << 30; a.StripeCount = "1:4"; a.Methods = "genetic,lhs"; a.Budget = 40 }, "/runs"},
 		{"sim", func(a *Args) { a.Objective = "sim"; a.StripeCount = "1:6"; a.Methods = "annealing"; a.Budget = 30 }, "DIR"},
 		{"apply-4-servers", func(a *Args) { a.Targets = 4; a.Methods = "genetic"; a.Budget = 100 }, "/runs"},
+		{"parallel", func(a *Args) {
+			a.Size, a.StripeCount, a.Files, a.ProcsPerFile, a.Methods, a.Budget = 100<<30, "1:16", "1:8", "1:64", "genetic,annealing", 400
+		}, "DIR"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,11 +225,21 @@ func TestRecommendErrors(t *testing.T) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	// A cancelled search names the method it stopped in.
+	// A cancelled search says where it stopped: in the model check...
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	r := req
 	r.Store = &memStore{}
+	if _, err := Recommend(ctx, r); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "model check") {
+		t.Errorf("cancelled: %v, want model check: ... context.Canceled", err)
+	}
+	// ...or, past it, in a method.
+	defer func(f func(context.Context, model.Params, int64, int, int, uint64) (Agreement, error)) {
+		checkModel = f
+	}(checkModel)
+	checkModel = func(context.Context, model.Params, int64, int, int, uint64) (Agreement, error) {
+		return Agreement{}, nil
+	}
 	if _, err := Recommend(ctx, r); !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "neldermead: ") {
 		t.Errorf("cancelled: %v, want neldermead: ... context.Canceled", err)
 	}

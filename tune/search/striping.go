@@ -46,17 +46,38 @@ type Striping struct {
 	ClientBandwidth float64
 }
 
-// PaperStriping is the Striping objective with the parameters that
-// reproduce Table III of the paper (lambda = 0.1/s, gamma = 0.125/s,
-// V = 0.0625 GB/s) for a file of size bytes, with 5 ms per RPC and a
-// client filling buffers at 1 GB/s.
+// The paper's Table I (Kraken): a seek time of 0.004 s, which Striping
+// charges per RPC, and a transfer speed of 10 Gbit/s, the client's rate.
+const (
+	PaperSeek     = 0.004
+	PaperTransfer = 10e9 / 8 // bytes per second
+)
+
+// PaperStriping is the Striping objective with the paper's values for a
+// file of size bytes: lambda = 0.1/s, gamma = 0.125/s and V = 0.0625 GB/s,
+// which reproduce its Table III, and its Table I's seek time per RPC and
+// transfer speed for the client.
 func PaperStriping(size int64) Striping {
 	return Striping{
 		Model:           model.Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625},
 		FileSize:        size,
-		RPCOverhead:     0.005,
-		ClientBandwidth: 1e9,
+		RPCOverhead:     PaperSeek,
+		ClientBandwidth: PaperTransfer,
 	}
+}
+
+// Describe says which costs the objective adds to the model, and where
+// their values come from when they are the paper's.
+func (st Striping) Describe() string {
+	rpc := fmt.Sprintf("%g s per RPC", st.RPCOverhead)
+	if st.RPCOverhead == PaperSeek {
+		rpc += " (Table I's seek time)"
+	}
+	client := fmt.Sprintf("client at %g GB/s", st.ClientBandwidth/1e9)
+	if st.ClientBandwidth == PaperTransfer {
+		client += " (Table I's 10 Gbit/s)"
+	}
+	return "strips round robin, " + rpc + ", " + client
 }
 
 // ID describes the objective and its settings, for a results database key.

@@ -16,7 +16,12 @@ func WriteText(w io.Writer, cfg Config, r Result) error {
 	p := model.Params{Lambda: cfg.Lambda, Gamma: cfg.Gamma, V: cfg.V}
 	size, n := cfg.FileSize, cfg.Stripes
 	lo, hi := r.CI()
-	fmt.Fprintf(&b, "simulated: %g GB on %d targets, %s\n", size, n, p.Describe())
+	if cfg.Groups > 1 {
+		fmt.Fprintf(&b, "simulated: %d files of %g GB (%g GB in all), each on %d of %d targets chosen at random, %s\n",
+			cfg.Groups, size/float64(cfg.Groups), size, n, cfg.Targets, p.Describe())
+	} else {
+		fmt.Fprintf(&b, "simulated: %g GB on %d targets, %s\n", size, n, p.Describe())
+	}
 	fmt.Fprintf(&b, "start: %s queues, job arriving at t = %g s, seed %d\n", cfg.Init, cfg.Time, cfg.Seed)
 	fmt.Fprintf(&b, "mean E(T):     %.4f s\n", r.Mean)
 	fmt.Fprintf(&b, "99%% CI:        [%.4f, %.4f] s (+- %.4f, %.2f%% of the mean)\n", lo, hi, r.CIHalfWidth99, 100*r.CIHalfWidth99/r.Mean)
@@ -37,9 +42,12 @@ func WriteText(w io.Writer, cfg Config, r Result) error {
 		} else {
 			fmt.Fprintln(&b, " (outside the 99% CI)")
 		}
-		if pt, err := model.PaperSystemTime(p, size, n); err == nil {
+		if pt, err := model.PaperSystemTime(p, size, n); err == nil && cfg.Groups <= 1 {
 			fmt.Fprintf(&b, "paper formula: %.4f s, relative error %+.3f%%\n", pt, 100*(r.Mean-pt)/pt)
 		}
+	}
+	if !r.HasModel && cfg.Groups > 1 {
+		fmt.Fprintln(&b, "model:         none for several groups on fewer targets than they use (the paper's future work): the simulator is the model")
 	}
 	if r.BiasBound > 0 {
 		fmt.Fprintf(&b, "empty start: the mean may be up to %.4f s below equilibrium\n", r.BiasBound)

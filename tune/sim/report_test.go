@@ -10,7 +10,7 @@ import (
 
 // TestWriteTextGolden is `pario tune simulate`'s report for results with
 // and without a pilot, a met and a missed precision goal, the model inside
-// and outside the interval, and an empty start.
+// and outside the interval, an empty start, and several groups.
 func TestWriteTextGolden(t *testing.T) {
 	cfg := Config{Lambda: 0.1, Gamma: 0.125, V: 0.0625, FileSize: 10, Stripes: 4, Time: 100, Seed: 1}
 	piloted := Result{Mean: 114.5, StdDev: 20, CIHalfWidth99: 1.5, N: 4000, Pilot: 200, Required: 3900, Converged: true,
@@ -22,11 +22,15 @@ func TestWriteTextGolden(t *testing.T) {
 	emptyCfg := cfg
 	emptyCfg.Init, emptyCfg.Time = Empty, 2
 	empty.HasModel, empty.BiasBound = false, 0.75
+	groupsCfg := cfg
+	groupsCfg.FileSize, groupsCfg.Stripes, groupsCfg.Groups, groupsCfg.Targets = 100, 5, 4, 40
+	groups := piloted
+	groups.Mean, groups.HasModel, groups.Model, groups.RelErr = 251.5, false, 0, 0
 	for _, tc := range []struct {
 		name string
 		cfg  Config
 		r    Result
-	}{{"piloted", cfg, piloted}, {"fixed-outside", cfg, fixed}, {"empty-start", emptyCfg, empty}} {
+	}{{"piloted", cfg, piloted}, {"fixed-outside", cfg, fixed}, {"empty-start", emptyCfg, empty}, {"groups", groupsCfg, groups}} {
 		var b bytes.Buffer
 		if err := WriteText(&b, tc.cfg, tc.r); err != nil {
 			t.Fatal(err)
