@@ -23,7 +23,7 @@ func TestCheckMemory(t *testing.T) {
 		{"fits once, not four times", func(o *Options) { o.TransferSize, o.BlockSize = gib, gib }, 4, 4 * gib, "4 ranks on this host would need 8.0 GiB"},
 		{"random offsets of tiny transfers", func(o *Options) { o.TransferSize, o.BlockSize, o.RandomOffset = 8, 1<<40, true }, 1, 16 * gib,
 			"and -z's offset list"},
-		{"strided calls over tiny blocks", func(o *Options) { o.TransferSize, o.BlockSize, o.Strided = 64 << 20, 8, true }, 1, 200 << 20, "would need 256.0 MiB"},
+		{"strided calls over tiny blocks", func(o *Options) { o.TransferSize, o.BlockSize, o.Strided = 64<<20, 8, true }, 1, 200 << 20, "would need 256.0 MiB"},
 		{"unaddressable", func(o *Options) { o.TransferSize, o.BlockSize = math.MaxInt64, math.MaxInt64 }, 1, 0, "cannot be addressed"},
 	}
 	for _, tc := range cases {
