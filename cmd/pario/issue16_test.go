@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // exitCode runs pario (no cluster needed) and returns its combined output
@@ -50,4 +52,52 @@ func TestBenchRefusesBeforeStarting(t *testing.T) {
 			}
 		}
 	}
+}
+
+// unquotedSemicolon reports whether a shell command line has a ';'
+// outside quotes and before a comment: pasted, it would end the command
+// there.
+func unquotedSemicolon(line string) bool {
+	var quote rune
+	prev := ' '
+	for _, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '#' && (prev == ' ' || prev == '\t'):
+			return false
+		case r == ';':
+			return true
+		}
+		prev = r
+	}
+	return false
+}
+
+// TestHelpExamplesPaste: every example command line in the help texts
+// (a line starting with "pario ") can be pasted into a shell as one
+// command. cp's had an unquoted ';' in a varstrip hint.
+func TestHelpExamplesPaste(t *testing.T) {
+	for _, c := range []string{"a;b", "x 'a;b'", `x "a;b"`, "x # a;b"} {
+		if got, want := unquotedSemicolon(c), c == "a;b"; got != want {
+			t.Fatalf("unquotedSemicolon(%q) = %v", c, got)
+		}
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, line := range strings.Split(c.Long+"\n"+c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if strings.HasPrefix(line, "pario ") && unquotedSemicolon(line) {
+				t.Errorf("pario %s --help: %q has an unquoted ';'", c.CommandPath(), line)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
 }
