@@ -61,6 +61,9 @@ by the mounting user. See docs/mount.md.`,
 				desc string
 			)
 			if embedded {
+				if servers < 1 {
+					return usageError{fmt.Errorf("--servers %d: want at least 1 I/O server", servers)}
+				}
 				l, err := parseOptionalLayout(layout)
 				if err != nil {
 					return usageError{err}

@@ -42,6 +42,11 @@ Data persists: running 'pario up' again on the same --dir brings it back.
   pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
+			// is a mistake, not a request for 4.
+			if servers < 1 {
+				return usageError{fmt.Errorf("--servers %d: want at least 1 I/O server", servers)}
+			}
 			l, err := parseOptionalLayout(layout)
 			if err != nil {
 				return usageError{err}

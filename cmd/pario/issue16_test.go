@@ -1,25 +1,41 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 )
 
-// exitCode runs pario (no cluster needed) and returns its combined output
-// and exit status.
+// exitCode runs pario with its data directory in a fresh temporary
+// directory (a command that wrongly starts a cluster stays out of the
+// user's) and returns its combined output and exit status. A command
+// still running after a minute is killed and fails the test.
 func exitCode(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	out, err := runErr("", args...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, parioBin, args...)
+	cmd.Env = append(os.Environ(), "PARIO_HOME="+t.TempDir(), "PARIO_CLUSTER=")
+	// As Ctrl-C would: a server or a mount cleans up on SIGTERM.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 20 * time.Second
+	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	switch {
+	case ctx.Err() != nil:
+		t.Errorf("pario %v: still running after a minute:\n%s", args, out)
+		return string(out), -1
 	case err == nil:
-		return out, 0
+		return string(out), 0
 	case errors.As(err, &ee):
-		return out, ee.ExitCode()
+		return string(out), ee.ExitCode()
 	}
 	t.Fatalf("pario %v: %v", args, err)
 	return "", -1
@@ -100,4 +116,45 @@ func TestHelpExamplesPaste(t *testing.T) {
 		}
 	}
 	walk(newRootCommand())
+}
+
+// TestUsageErrorsExit2: every mistake in how pario is called exits with
+// status 2, argument counts and unknown subcommands included (they exited
+// 1, or 0 with the group's help); --servers 0 and -1 are refused instead
+// of meaning 4.
+func TestUsageErrorsExit2(t *testing.T) {
+	cases := [][]string{
+		{"frobnicate"},
+		{"tune", "frobnicate"},
+		{"layout", "frob", "/"},
+		{"medic", "x"},
+		{"bench", "extra"},
+		{"cp", "onlyone"},
+		{"secret"},
+		{"mv", "a"},
+		{"viewdist"},
+		{"df", "x"},
+		{"layout", "set", "/"},
+		{"up", "--servers", "0"},
+		{"up", "--servers", "-1"},
+		{"mount", "--embedded", "--servers", "0", t.TempDir()},
+		{"bench", "--servers", "0"},
+	}
+	for _, args := range cases {
+		out, code := exitCode(t, args...)
+		if code != 2 || !strings.HasPrefix(out, "pario: ") {
+			t.Errorf("pario %s: exit %d, want 2 and a message:\n%s", strings.Join(args, " "), code, out)
+		}
+		if strings.Contains(out, "servers 0") || strings.Contains(out, "servers -1") {
+			if !strings.Contains(out, "want at least 1") {
+				t.Errorf("pario %s: %q does not say what is wrong", strings.Join(args, " "), out)
+			}
+		}
+	}
+	// Help is not an error.
+	for _, args := range [][]string{{"tune"}, {"--help"}, {"layout", "--help"}} {
+		if out, code := exitCode(t, args...); code != 0 || !strings.Contains(out, "Usage:") {
+			t.Errorf("pario %s: exit %d, want 0 and the help:\n%s", strings.Join(args, " "), code, out)
+		}
+	}
 }
