@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,4 +158,59 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("pario %s: exit %d, want 0 and the help:\n%s", strings.Join(args, " "), code, out)
 		}
 	}
+}
+
+func TestUsePercent(t *testing.T) {
+	cases := []struct {
+		total, free, avail uint64
+		want               string
+	}{
+		{100, 40, 30, "67%"}, // 60 / 90 rounded up; (total-free)/total said 60%
+		{100, 5, 0, "100%"},  // only reserved blocks left
+		{1000, 1000, 950, "0%"},
+		{1000, 999, 949, "1%"}, // any use rounds up to 1%
+		{0, 0, 0, "-"},
+		{252 << 30, 92 << 30, 76 << 30, "68%"},
+	}
+	for _, tc := range cases {
+		if got := usePercent(tc.total, tc.free, tc.avail); got != tc.want {
+			t.Errorf("usePercent(%d, %d, %d) = %s, want %s", tc.total, tc.free, tc.avail, got, tc.want)
+		}
+	}
+}
+
+// TestDfMatchesDf: pario df's use% of an I/O server is what df(1) prints
+// for the file system of its data directory.
+func TestDfMatchesDf(t *testing.T) {
+	dfPath, err := exec.LookPath("df")
+	if err != nil {
+		t.Skip("no df(1) to compare with")
+	}
+	cf := up(t, "--servers", "1")
+	dir := filepath.Join(filepath.Dir(cf), "data0")
+	var ours, theirs string
+	// Other processes write to the same file system: retry until two
+	// readings agree with each other.
+	for try := 0; try < 5; try++ {
+		out := run(t, cf, "df")
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 2 && f[0] == "data0" {
+				for _, w := range f {
+					if strings.HasSuffix(w, "%") {
+						ours = w
+					}
+				}
+			}
+		}
+		b, err := exec.Command(dfPath, "--output=pcent", dir).Output()
+		if err != nil {
+			t.Skipf("df --output=pcent %s: %v", dir, err)
+		}
+		f := strings.Fields(string(b))
+		theirs = f[len(f)-1]
+		if ours == theirs {
+			return
+		}
+	}
+	t.Fatalf("pario df says use%% %s for data0, df(1) says %s for %s", ours, theirs, dir)
 }
