@@ -189,7 +189,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 			return err
 		}
 		if strings.EqualFold(o.API, "PARIO") {
-			if _, err := loadClusterFile(); err != nil {
+			if _, err := loadClusterFile(ctx); err != nil {
 				return err
 			}
 		}

@@ -146,7 +146,7 @@ by the mounting user. See docs/mount.md.`,
 // dialForMount connects to the cluster of the cluster file with the
 // mount's bounded retries and timeouts.
 func dialForMount(ctx context.Context) (*client.Client, error) {
-	cf, err := loadClusterFile()
+	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -60,11 +60,19 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			if dir == "" {
 				dir = defaultDataDir()
 			}
+			// Commands started with this one (`pario up &` and the next
+			// line of a script) wait for the cluster file instead of
+			// failing, and do not read an old one left by a killed run.
+			started, err := announceStart(filepath.Join(dir, "cluster"))
+			if err != nil {
+				return fmt.Errorf("pario up: %w", err)
+			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(),
 				Limits: limits, Listen: netListen,
 			})
+			started()
 			if err != nil {
 				return err
 			}
@@ -200,7 +208,7 @@ or, without a cluster file:
 					return usageError{err}
 				}
 			}
-			secret, cf, err := serverSecret(secretFile)
+			secret, cf, err := serverSecret(cmd.Context(), secretFile)
 			if err != nil {
 				return err
 			}
@@ -288,7 +296,7 @@ file per pario file under --dir, touching nothing outside it.
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
 			}
-			secret, cf, err := serverSecret(secretFile)
+			secret, cf, err := serverSecret(cmd.Context(), secretFile)
 			if err != nil {
 				return err
 			}
@@ -332,12 +340,12 @@ file per pario file under --dir, touching nothing outside it.
 
 // serverSecret reads the shared secret from --secret-file when given, else
 // from the cluster file, which it then also returns.
-func serverSecret(secretFile string) ([]byte, *cluster.File, error) {
+func serverSecret(ctx context.Context, secretFile string) ([]byte, *cluster.File, error) {
 	if secretFile != "" {
 		secret, err := cluster.ReadSecret(secretFile)
 		return secret, nil, err
 	}
-	cf, err := loadClusterFile()
+	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

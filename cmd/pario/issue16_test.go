@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -213,4 +214,57 @@ func TestDfMatchesDf(t *testing.T) {
 		}
 	}
 	t.Fatalf("pario df says use%% %s for data0, df(1) says %s for %s", ours, theirs, dir)
+}
+
+// TestLoadClusterFileWaitsForUp: a command waits for the cluster file of a
+// `pario up` that says it is starting, and ignores the marker of one that
+// died; with neither it fails after appearWait, telling the user to run
+// pario up.
+func TestLoadClusterFileWaitsForUp(t *testing.T) {
+	const text = "secret-file secret\nmeta 127.0.0.1:7000\ndata data0 127.0.0.1:7001\n"
+	saved := []any{globalClusterFile, appearWait, startWait}
+	t.Cleanup(func() {
+		globalClusterFile, appearWait, startWait = saved[0].(string), saved[1].(time.Duration), saved[2].(time.Duration)
+	})
+	appearWait, startWait = 200*time.Millisecond, 20*time.Second
+	ctx := context.Background()
+
+	globalClusterFile = filepath.Join(t.TempDir(), "cluster")
+	began := time.Now()
+	if _, err := loadClusterFile(ctx); err == nil || !strings.Contains(err.Error(), "pario up") {
+		t.Errorf("no cluster: %v, want one telling to run pario up", err)
+	}
+	if d := time.Since(began); d < appearWait || d > 10*appearWait {
+		t.Errorf("no cluster: gave up after %v, want about %v", d, appearWait)
+	}
+
+	// A starting `pario up` (this process stands for it) writes the file
+	// later than appearWait.
+	globalClusterFile = filepath.Join(t.TempDir(), "cluster")
+	done, err := announceStart(globalClusterFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(4 * appearWait)
+		os.WriteFile(globalClusterFile, []byte(text), 0o644)
+		done()
+	}()
+	cf, err := loadClusterFile(ctx)
+	if err != nil || cf.Meta != "127.0.0.1:7000" {
+		t.Errorf("cluster starting: %v, %+v; want the file it wrote", err, cf)
+	}
+
+	// The marker of a dead `pario up` beside an old file: the old file.
+	globalClusterFile = filepath.Join(t.TempDir(), "cluster")
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(startingFile(globalClusterFile), []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644)
+	os.WriteFile(globalClusterFile, []byte(text), 0o644)
+	began = time.Now()
+	if _, err := loadClusterFile(ctx); err != nil || time.Since(began) > appearWait {
+		t.Errorf("dead pario up's marker: %v after %v, want the file at once", err, time.Since(began))
+	}
 }
