@@ -37,6 +37,8 @@ I/O servers (default 4), listening on --host (default 127.0.0.1), with all
 data under --dir. It writes DIR/cluster, which the other commands read, and
 runs until interrupted (Ctrl-C or SIGTERM), syncing data on the way out.
 Data persists: running 'pario up' again on the same --dir brings it back.
+Commands started while it is starting ('pario up &' and the next line of
+a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 
   pario up                          # default data directory, 4 I/O servers
   pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m`,
@@ -96,7 +98,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	}
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "data directory (default $PARIO_HOME, else ~/.local/share/pario)")
-	f.IntVar(&servers, "servers", 4, "number of I/O servers")
+	f.IntVar(&servers, "servers", 4, "number of I/O servers (at least 1)")
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
