@@ -68,9 +68,13 @@ func ParseArgs(o Options, a Args) (Options, error) {
 
 // Check validates o for a run of tasks ranks on drv before any rank
 // starts, so that bad input fails once, with IOR's message, instead of in
-// every rank.
+// every rank. It includes CheckMemory for tasks ranks on this host.
 func Check(o Options, tasks int, drv backend.Driver) error {
 	if err := o.Validate(tasks); err != nil {
+		return err
+	}
+	// The ranks pario launches itself all run on this host.
+	if err := CheckMemory(o, tasks, AvailableMemory()); err != nil {
 		return err
 	}
 	p := o.Pattern(tasks, 1)

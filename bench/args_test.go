@@ -83,6 +83,11 @@ func TestParseArgsAndCheck(t *testing.T) {
 		{"-W without -w", "POSIX", func(o *bench.Options, a *bench.Args) { o.CheckWrite = true }, nil, 1, "-W checks what the write phase wrote: add -w"},
 		{"no repetition", "POSIX", func(o *bench.Options, a *bench.Args) { o.Repetitions = 0 }, nil, 1, "too few test repetitions"},
 		{"directives set the API", "POSIX", func(o *bench.Options, a *bench.Args) { a.Directives = []string{"api=DUMMY,transferSize=64k"} }, nil, 1, ""},
+		// issue 16: -t 1t died with "fatal error: runtime: out of memory".
+		{"transfer larger than memory", "DUMMY", func(o *bench.Options, a *bench.Args) { a.Block, a.Transfer = 1<<40, 1<<40 }, nil, 1,
+			"-t 1t -b 1t: one rank on this host would need 2.0 TiB"},
+		{"ranks together larger than memory", "DUMMY", func(o *bench.Options, a *bench.Args) { a.Block, a.Transfer = 1<<40, 1<<36 }, nil, 64,
+			"64 ranks on this host would need"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

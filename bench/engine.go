@@ -237,6 +237,11 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 			verr = &usageErr{verr.Error()}
 		}
 	}
+	if verr == nil {
+		// Under a launcher nothing checked this host's memory before the
+		// ranks started; node0 ranks share rank 0's host.
+		verr = CheckMemory(*o, node0, AvailableMemory())
+	}
 	if err := r.agree(ctx, "invalid options", verr); err != nil {
 		if verr != nil {
 			return nil, verr

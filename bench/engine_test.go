@@ -329,6 +329,13 @@ func TestBadOptionsFailAlike(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "directory /nonexistent-dir does not exist") {
 		t.Errorf("missing directory: %v", err)
 	}
+	// Under a launcher no Check ran before the ranks: the ranks refuse a
+	// transfer size their host cannot hold, instead of dying in make.
+	o = opts(t, "DUMMY", func(o *bench.Options) { o.TransferSize, o.BlockSize = 1<<40, 1<<40 })
+	_, _, err = runRanks(t, 2, o, func() backend.Driver { return &dummy.Driver{} })
+	if !errors.Is(err, bench.ErrUsage) || !strings.Contains(err.Error(), "2 ranks on this host would need 4.0 TiB") {
+		t.Errorf("-t 1t: %v", err)
+	}
 	o = opts(t, "MMAP", func(o *bench.Options) { o.FsyncPerWrite, o.TransferSize = true, 100<<3 })
 	o.BlockSize = 800 * 4
 	_, _, err = runRanks(t, 1, o, func() backend.Driver { return &mmap.Driver{} })

@@ -370,7 +370,7 @@ func layoutFromPairs(name string, pairs []kv) (Layout, error) {
 		}
 		nd = int(v)
 	}
-	c, err := configFromPairs(name, params)
+	c, err := configFromPairs(name, params, hintNumDatafiles)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -400,7 +400,10 @@ func parseConfig(name, params string) (*config, error) {
 	return configFromPairs(name, pairs)
 }
 
-func configFromPairs(name string, pairs []kv) (*config, error) {
+// configFromPairs validates a distribution's own parameters; extra are the
+// keys the caller takes besides them (num_datafiles in a layout), named
+// with the known keys when one is not.
+func configFromPairs(name string, pairs []kv, extra ...string) (*config, error) {
 	c := &config{name: name, strip: DefaultStripSize, groups: DefaultNumGroups, factor: DefaultGroupStripFactor}
 	var known []string
 	switch name {
@@ -417,7 +420,7 @@ func configFromPairs(name string, pairs []kv) (*config, error) {
 			if len(known) == 0 {
 				return nil, errorf("%s: takes no parameters, got %q", name, p.key)
 			}
-			return nil, errorf("%s: unknown parameter %q (known: %s)", name, p.key, strings.Join(known, ", "))
+			return nil, errorf("%s: unknown parameter %q (known: %s)", name, p.key, strings.Join(append(known, extra...), ", "))
 		}
 		var err error
 		switch p.key {

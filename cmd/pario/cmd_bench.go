@@ -62,6 +62,14 @@ var defaultRunArgs = []struct {
 }
 
 func newBenchCommand() *cobra.Command {
+	cmd, _, _ := benchCommand()
+	cmd.AddCommand(newBenchSweepCommand())
+	return cmd
+}
+
+// benchCommand is `pario bench` without its subcommands, and where its
+// flags land.
+func benchCommand() (*cobra.Command, *bench.Options, *benchFlags) {
 	o := bench.DefaultOptions()
 	bf := &benchFlags{drivers: map[string]backend.Driver{}, block: 1 << 20, xfer: 256 << 10, segs: 1}
 	cmd := &cobra.Command{
@@ -93,7 +101,6 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 			return runBench(cmd, o, bf)
 		},
 	}
-	cmd.AddCommand(newBenchSweepCommand())
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVarP(&o.API, "api", "a", o.API, "API for I/O: "+strings.Join(backend.Names(), ", "))
@@ -144,7 +151,7 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 			}
 		}
 	}
-	return cmd
+	return cmd, &o, bf
 }
 
 // parseOptions turns the flags into Options, with IOR-like errors.
@@ -182,7 +189,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 			return err
 		}
 		if strings.EqualFold(o.API, "PARIO") {
-			if _, err := loadClusterFile(); err != nil {
+			if _, err := loadClusterFile(ctx); err != nil {
 				return err
 			}
 		}
@@ -278,6 +285,33 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 	if bf.servers < 1 {
 		return usageError{fmt.Errorf("--servers %d: want at least 1", bf.servers)}
 	}
+	// The ranks get the explicit form of the default run plus the
+	// user's flags.
+	idx := slices.Index(os.Args, "bench")
+	if idx < 0 {
+		return errors.New("bench: cannot find the bench command in the arguments")
+	}
+	rankArgs := []string{"-a", "PARIO", "-o", defaultRunFile, "--first-last"}
+	for _, d := range defaultRunArgs {
+		if !cmd.Flags().Changed(d.flag) {
+			rankArgs = append(rankArgs, d.args...)
+		}
+	}
+	if !anyChanged(cmd, "write", "read", "check-write", "check-read") {
+		rankArgs = append(rankArgs, "-w", "-r", "-W", "-R")
+	}
+	rankArgs = append(rankArgs, os.Args[idx+1:]...)
+	tasks := defaultRunTasks
+	if cmd.Flags().Changed("num-tasks") {
+		n, _ := cmd.Flags().GetInt("num-tasks")
+		tasks = max(n, 1)
+	}
+	// Bad options fail here, once, before the cluster starts, instead of
+	// once per rank.
+	if err := checkRankArgs(rankArgs, tasks); err != nil {
+		return err
+	}
+
 	dir, err := os.MkdirTemp("", "pario-bench-")
 	if err != nil {
 		return err
@@ -292,28 +326,8 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 	defer c.Close()
 	fmt.Printf("pario bench: embedded cluster with %d I/O servers on loopback (data in %s)\n\n", bf.servers, dir)
 
-	// The ranks get the explicit form of the default run plus the
-	// user's flags.
-	idx := slices.Index(os.Args, "bench")
-	if idx < 0 {
-		return errors.New("bench: cannot find the bench command in the arguments")
-	}
-	args := append(slices.Clone(os.Args[1:idx]), "--cluster", c.ClusterFile, "bench", "-a", "PARIO", "-o", defaultRunFile, "--first-last")
-	for _, d := range defaultRunArgs {
-		if !cmd.Flags().Changed(d.flag) {
-			args = append(args, d.args...)
-		}
-	}
-	if !anyChanged(cmd, "write", "read", "check-write", "check-read") {
-		args = append(args, "-w", "-r", "-W", "-R")
-	}
-	args = append(args, os.Args[idx+1:]...)
-	tasks := defaultRunTasks
-	if cmd.Flags().Changed("num-tasks") {
-		n, _ := cmd.Flags().GetInt("num-tasks")
-		tasks = max(n, 1)
-	}
-	err = launchRanks(ctx, tasks, args, nil)
+	args := append(slices.Clone(os.Args[1:idx]), "--cluster", c.ClusterFile, "bench")
+	err = launchRanks(ctx, tasks, append(args, rankArgs...), nil)
 	if err == nil {
 		if bf.keepCluster {
 			fmt.Printf("\nembedded cluster data kept in %s\n", dir)
@@ -322,6 +336,20 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 		}
 	}
 	return err
+}
+
+// checkRankArgs parses and checks the bench arguments the ranks of a run
+// on this host will get, as each rank will (usage errors).
+func checkRankArgs(args []string, tasks int) error {
+	cmd, o, bf := benchCommand()
+	if err := cmd.ParseFlags(args); err != nil {
+		return usageError{err}
+	}
+	opts, err := parseOptions(cmd, *o, bf)
+	if err != nil {
+		return usageError{err}
+	}
+	return checkOptions(opts, tasks, bf.drivers[strings.ToUpper(opts.API)])
 }
 
 func anyChanged(cmd *cobra.Command, names ...string) bool {

@@ -198,14 +198,11 @@ directory, the bytes held by pario datafiles, and what is still available
 						failed = append(failed, s.Err)
 						continue
 					}
-					pct := 0.0
-					if s.Total > 0 {
-						pct = 100 * float64(s.Total-s.Free) / float64(s.Total)
-					}
 					sumUsed += s.Used
 					sumAvail += s.Avail
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.0f%%\t%d\t\n", s.Name, s.Addr,
-						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)), pct, s.Datafiles)
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Name, s.Addr,
+						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)),
+						usePercent(s.Total, s.Free, s.Avail), s.Datafiles)
 				}
 				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", units.FormatBytes(int64(sumUsed)), units.FormatBytes(int64(sumAvail)))
 				w.Flush()
@@ -219,4 +216,17 @@ directory, the bytes held by pario datafiles, and what is still available
 			})
 		},
 	}
+}
+
+// usePercent is df(1)'s Use%: the used part of the space a user can have,
+// used / (used + available) with used = size - free, rounded up, so a
+// file system whose reserved blocks are all that is left shows 100%.
+func usePercent(total, free, avail uint64) string {
+	used := total - min(free, total)
+	den := used + avail
+	if den == 0 {
+		return "-"
+	}
+	// Integer arithmetic: exact for any size below 2^64/100 bytes.
+	return fmt.Sprintf("%d%%", (used*100+den-1)/den)
 }

@@ -61,6 +61,9 @@ by the mounting user. See docs/mount.md.`,
 				desc string
 			)
 			if embedded {
+				if servers < 1 {
+					return usageError{fmt.Errorf("--servers %d: want at least 1 I/O server", servers)}
+				}
 				l, err := parseOptionalLayout(layout)
 				if err != nil {
 					return usageError{err}
@@ -143,7 +146,7 @@ by the mounting user. See docs/mount.md.`,
 // dialForMount connects to the cluster of the cluster file with the
 // mount's bounded retries and timeouts.
 func dialForMount(ctx context.Context) (*client.Client, error) {
-	cf, err := loadClusterFile()
+	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, err
 	}

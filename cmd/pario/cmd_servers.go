@@ -39,11 +39,18 @@ I/O servers (default 4), listening on --host (default 127.0.0.1), with all
 data under --dir. It writes DIR/cluster, which the other commands read, and
 runs until interrupted (Ctrl-C or SIGTERM), syncing data on the way out.
 Data persists: running 'pario up' again on the same --dir brings it back.
+Commands started while it is starting ('pario up &' and the next line of
+a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 
   pario up                          # default data directory, 4 I/O servers
   pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
+			// is a mistake, not a request for 4.
+			if servers < 1 {
+				return usageError{fmt.Errorf("--servers %d: want at least 1 I/O server", servers)}
+			}
 			l, err := parseOptionalLayout(layout)
 			if err != nil {
 				return usageError{err}
@@ -61,11 +68,19 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			if dir == "" {
 				dir = defaultDataDir()
 			}
+			// Commands started with this one (`pario up &` and the next
+			// line of a script) wait for the cluster file instead of
+			// failing, and do not read an old one left by a killed run.
+			started, err := announceStart(filepath.Join(dir, "cluster"))
+			if err != nil {
+				return fmt.Errorf("pario up: %w", err)
+			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
 				Limits: limits, Listen: netListen, Protection: prot,
 			})
+			started()
 			if err != nil {
 				return err
 			}
@@ -89,7 +104,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	}
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "data directory (default $PARIO_HOME, else ~/.local/share/pario)")
-	f.IntVar(&servers, "servers", 4, "number of I/O servers")
+	f.IntVar(&servers, "servers", 4, "number of I/O servers (at least 1)")
 	f.StringVar(&host, "host", "127.0.0.1", "address to listen on")
 	f.IntVar(&port, "port", 0, "metadata server port; I/O servers take the ports after it (default: any free port)")
 	f.BoolVar(&stuffing, "stuffing", false, "keep small files on one datafile until they outgrow the first strip")
@@ -213,7 +228,7 @@ or, without a cluster file:
 					return usageError{err}
 				}
 			}
-			secret, cf, err := serverSecret(secretFile)
+			secret, cf, err := serverSecret(cmd.Context(), secretFile)
 			if err != nil {
 				return err
 			}
@@ -303,7 +318,7 @@ file per pario file under --dir, touching nothing outside it.
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
 			}
-			secret, cf, err := serverSecret(secretFile)
+			secret, cf, err := serverSecret(cmd.Context(), secretFile)
 			if err != nil {
 				return err
 			}
@@ -347,12 +362,12 @@ file per pario file under --dir, touching nothing outside it.
 
 // serverSecret reads the shared secret from --secret-file when given, else
 // from the cluster file, which it then also returns.
-func serverSecret(secretFile string) ([]byte, *cluster.File, error) {
+func serverSecret(ctx context.Context, secretFile string) ([]byte, *cluster.File, error) {
 	if secretFile != "" {
 		secret, err := cluster.ReadSecret(secretFile)
 		return secret, nil, err
 	}
-	cf, err := loadClusterFile()
+	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -79,5 +80,37 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
 		newMedicCommand(), newFsckCommand(),
 	)
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every mistake in how c and its subcommands are called
+// a usageError (exit status 2): wrong argument counts, and an unknown
+// subcommand of a command group (cobra prints the group's help and exits 0
+// for that, or exits 1 at the top level).
+func usageErrors(c *cobra.Command) {
+	if c.HasSubCommands() && !c.Runnable() {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += " (did you mean " + strings.Join(s, " or ") + "?)"
+			}
+			return errors.New(msg + "; see " + cmd.CommandPath() + " --help")
+		}
+		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return usageError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageErrors(sub)
+	}
 }

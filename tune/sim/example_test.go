@@ -19,6 +19,7 @@ func ExampleRun() {
 	}
 	fmt.Printf("E(T) = %.1f +- %.1f s over %d experiments; model %.1f s; within the interval: %v\n",
 		r.Mean, r.CIHalfWidth99, r.N, r.Model, r.Contains(r.Model))
+	// Output: E(T) = 175.9 +- 1.7 s over 6114 experiments; model 175.0 s; within the interval: true
 }
 
 // Four files of 25 GB, each on 5 of 40 targets picked at random.
@@ -29,4 +30,5 @@ func ExampleRunGroups() {
 		panic(err)
 	}
 	fmt.Printf("E(T) = %.1f +- %.1f s\n", r.Mean, r.CIHalfWidth99)
+	// Output: E(T) = 251.5 +- 2.1 s
 }
