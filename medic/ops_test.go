@@ -100,24 +100,14 @@ func TestOpTable(t *testing.T) {
 func TestOpRoundTrip(t *testing.T) {
 	optest.CheckSamples(t, opSamples)
 	if *updateCorpus {
-		if err := optest.WriteCorpus("testdata/fuzz", opSamples, fuzzTarget); err != nil {
+		if err := optest.WriteCorpus("testdata/fuzz", opSamples); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// fuzzTarget names an op's fuzz target: "probeend" is FuzzOpProbeend.
-func fuzzTarget(op string) string { return "FuzzOp" + string(op[0]-'a'+'A') + op[1:] }
 
-func sample(t testing.TB, op wire.OpInfo) optest.Sample {
-	for _, s := range opSamples {
-		if s.Op.Code == op.Code {
-			return s
-		}
-	}
-	t.Fatalf("no sample of op %q", op.Name)
-	return optest.Sample{}
-}
+func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
 func FuzzOpHello(f *testing.F)    { optest.Fuzz(f, sample(f, opHello.OpInfo)) }
 func FuzzOpAuth(f *testing.F)     { optest.Fuzz(f, sample(f, opAuth.OpInfo)) }

@@ -115,24 +115,14 @@ func TestOpTable(t *testing.T) {
 func TestOpRoundTrip(t *testing.T) {
 	optest.CheckSamples(t, opSamples)
 	if *updateCorpus {
-		if err := optest.WriteCorpus("testdata/fuzz", opSamples, fuzzTarget); err != nil {
+		if err := optest.WriteCorpus("testdata/fuzz", opSamples); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// fuzzTarget names an op's fuzz target: "write" is FuzzOpWrite.
-func fuzzTarget(op string) string { return "FuzzOp" + string(op[0]-'a'+'A') + op[1:] }
 
-func sample(t testing.TB, op wire.OpInfo) optest.Sample {
-	for _, s := range opSamples {
-		if s.Op.Code == op.Code {
-			return s
-		}
-	}
-	t.Fatalf("no sample of op %q", op.Name)
-	return optest.Sample{}
-}
+func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
 func FuzzOpWrite(f *testing.F)    { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
 func FuzzOpRead(f *testing.F)     { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }

@@ -160,13 +160,27 @@ func encode(m wire.Encoder) []byte {
 	return e.Bytes()
 }
 
-// WriteCorpus writes the seeds of each sample to dir/<target>/sample-N in
-// the go fuzz corpus format, target(op name) naming the op's fuzz target.
-// Tests call it under an -update flag, so that the committed corpus
-// follows the samples.
-func WriteCorpus(dir string, samples []Sample, target func(op string) string) error {
+// FuzzName names an op's fuzz target: op "getbyid" is FuzzOpGetbyid.
+func FuzzName(op string) string { return "FuzzOp" + strings.ToUpper(op[:1]) + op[1:] }
+
+// Find returns the sample of op, failing the test if there is none.
+func Find(t testing.TB, samples []Sample, op wire.OpInfo) Sample {
+	t.Helper()
 	for _, s := range samples {
-		d := filepath.Join(dir, target(s.Op.Name))
+		if s.Op.Code == op.Code {
+			return s
+		}
+	}
+	t.Fatalf("no sample of op %q", op.Name)
+	return Sample{}
+}
+
+// WriteCorpus writes the seeds of each sample to dir/<FuzzName>/sample-N
+// in the go fuzz corpus format. Tests call it under an -update-corpus
+// flag, so that the committed corpus follows the samples.
+func WriteCorpus(dir string, samples []Sample) error {
+	for _, s := range samples {
+		d := filepath.Join(dir, FuzzName(s.Op.Name))
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
