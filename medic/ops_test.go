@@ -106,7 +106,6 @@ func TestOpRoundTrip(t *testing.T) {
 	}
 }
 
-
 func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
 func FuzzOpHello(f *testing.F)    { optest.Fuzz(f, sample(f, opHello.OpInfo)) }

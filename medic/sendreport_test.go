@@ -3,7 +3,7 @@ package medic_test
 import (
 	"bytes"
 	"errors"
-	"os"
+	"github.com/pario/pario/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,18 +59,6 @@ func TestSendSummaryWriteTextGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "report", tc.name+".txt")
-		if *update {
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update creates it)", err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, b.Bytes(), want)
-		}
+		golden.Check(t, path, b.Bytes(), *update)
 	}
 }

@@ -121,7 +121,6 @@ func TestOpRoundTrip(t *testing.T) {
 	}
 }
 
-
 func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
 func FuzzOpWrite(f *testing.F)    { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }

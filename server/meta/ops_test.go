@@ -222,7 +222,6 @@ func TestOpRoundTrip(t *testing.T) {
 	}
 }
 
-
 func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
 func FuzzOpServers(f *testing.F)   { optest.Fuzz(f, sample(f, OpServers.OpInfo)) }

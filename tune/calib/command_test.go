@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"github.com/pario/pario/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,7 +155,7 @@ func TestWriteTextGolden(t *testing.T) {
 		if err := WriteText(&b, rep, "2 results file(s)"); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, filepath.Join("testdata", "report", tc.name+".txt"), b.Bytes())
+		checkGolden(t, filepath.Join("testdata", "report", tc.name+".txt"), b.Bytes())
 	}
 	if err := WriteText(failWriter{}, exampleReport(true), "x"); err == nil {
 		t.Error("WriteText to a failing writer: no error")
@@ -191,26 +192,8 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
-	}
-}
+// checkGolden compares got with the file at path, or rewrites it with -update.
+func checkGolden(t *testing.T, path string, got []byte) { golden.Check(t, path, got, *update) }
 
 func TestSavePlot(t *testing.T) {
 	dir := t.TempDir()

@@ -73,7 +73,7 @@ func TestSearchGroupsGolden(t *testing.T) {
 	if err := WriteGroupsText(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "groups", "40gb-12-targets.txt"), out.Bytes())
+	checkGolden(t, filepath.Join("testdata", "groups", "40gb-12-targets.txt"), out.Bytes())
 	again, err := SearchGroups(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/pario/pario/internal/golden"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -183,7 +183,7 @@ func TestRecommendGolden(t *testing.T) {
 			if err := WriteText(&out, rec, tc.dir); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "recommend", tc.name+".txt"), out.Bytes())
+			checkGolden(t, filepath.Join("testdata", "recommend", tc.name+".txt"), out.Bytes())
 
 			again, err := Recommend(context.Background(), req)
 			if err != nil {
@@ -264,26 +264,8 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, got, want)
-	}
-}
+// checkGolden compares got with the file at path, or rewrites it with -update.
+func checkGolden(t *testing.T, path string, got []byte) { golden.Check(t, path, got, *update) }
 
 // TestRecommendExhaustive checks that --method exhaustive evaluates the
 // whole space whatever --budget says (it is the reference), and refuses a

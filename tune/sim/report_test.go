@@ -2,7 +2,7 @@ package sim
 
 import (
 	"bytes"
-	"os"
+	"github.com/pario/pario/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,21 +36,6 @@ func TestWriteTextGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		path := filepath.Join("testdata", "report", tc.name+".txt")
-		if *update {
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update creates it)", err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%s differs (go test -update rewrites it); got:\n%s\nwant:\n%s", path, b.Bytes(), want)
-		}
+		golden.Check(t, path, b.Bytes(), *update)
 	}
 }
