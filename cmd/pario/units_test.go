@@ -21,6 +21,7 @@ var unitFlagName = regexp.MustCompile(`(^|[-.])(size|sizes|strip-size|chunk|read
 var notUnitFlags = map[string]string{
 	"pario tune model --size":           "the model's M in GB (a float, the paper's unit)",
 	"pario tune simulate --size":        "the model's M in GB (a float, the paper's unit)",
+	"pario tune groups --size":          "the model's M in GB (a float, the paper's unit)",
 	"pario tune search --strip-size":    "a MIN:MAX range; each bound is read by units.ParseSize (TestTuneSearchRangesUseUnits)",
 	"pario tune search --transfer-size": "a MIN:MAX range; each bound is read by units.ParseSize (TestTuneSearchRangesUseUnits)",
 	"pario bench sweep --vary":          "not a size",
