@@ -35,6 +35,13 @@ type Options struct {
 	MaxRequest int
 }
 
+// The modes callers pass for "a usual file/directory": Create and Mkdir
+// take the mode as given, so 0 is mode 0, as open(2) and mkdir(2) do.
+const (
+	DefaultFileMode = 0o644
+	DefaultDirMode  = 0o755
+)
+
 // Client is a connection to one pario cluster. It is safe for concurrent use.
 type Client struct {
 	opts    Options

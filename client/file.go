@@ -38,7 +38,8 @@ var (
 
 // CreateOptions say how to create a file.
 type CreateOptions struct {
-	// Mode is the permission bits (default 0644).
+	// Mode is the permission bits, as given: 0 makes a file of mode 0, as
+	// open(2) does. Callers that want the usual mode pass DefaultFileMode.
 	Mode uint32
 	// Layout chooses the distribution; zero means inherit from the
 	// directory, else the server's default.
@@ -63,9 +64,6 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 		if l, err = dist.ParseHints(opts.Hints); err != nil {
 			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
-	}
-	if opts.Mode == 0 {
-		opts.Mode = 0o644
 	}
 	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {

@@ -135,7 +135,7 @@ func run() error {
 			} else {
 				path = "/storebench.dat"
 				_ = cl.Remove(ctx, path)
-				opts := client.CreateOptions{}
+				opts := client.CreateOptions{Mode: client.DefaultFileMode}
 				if c.layout != "" {
 					if opts.Layout, err = dist.ParseLayout(c.layout); err != nil {
 						return err
