@@ -42,6 +42,15 @@ func (c *Client) SizeOf(ctx context.Context, a meta.Attr) (int64, error) {
 	return c.fileSize(ctx, a)
 }
 
+// UsageOf returns the logical size of the file described by a and the
+// bytes its datafiles hold (zero for a directory).
+func (c *Client) UsageOf(ctx context.Context, a meta.Attr) (Usage, error) {
+	if a.Kind != meta.KindFile {
+		return Usage{}, nil
+	}
+	return c.fileUsage(ctx, a)
+}
+
 // RemoveEntry removes a file's name (or an empty directory) from the
 // namespace and returns its attributes, but leaves a file's datafiles on
 // the I/O servers: call RemoveData when the last user of the data is gone.

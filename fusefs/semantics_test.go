@@ -2,7 +2,9 @@ package fusefs_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,6 +34,38 @@ func TestPOSIXSemantics(t *testing.T) {
 			}
 		}
 		sh(t, "touch "+m.path(strings.Repeat("c", 255)))
+	})
+
+	t.Run("df counts the shared disk once", func(t *testing.T) {
+		// The 4 I/O servers keep their data on the disk of the test's
+		// temporary directory.
+		var disk, mnt syscall.Statfs_t
+		if err := syscall.Statfs(t.TempDir(), &disk); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Statfs(m.Dir, &mnt); err != nil {
+			t.Fatal(err)
+		}
+		want, got := disk.Blocks*uint64(disk.Bsize), mnt.Blocks*uint64(mnt.Bsize)
+		if got > want || got < want-uint64(mnt.Bsize) {
+			t.Errorf("statfs of the mount: %d bytes, want the shared disk's %d", got, want)
+		}
+		out := sh(t, "df -B1 --output=size "+m.Dir+" | tail -1")
+		if strings.TrimSpace(out) != strconv.FormatUint(got, 10) {
+			t.Errorf("df on the mount: %q, want %d", out, got)
+		}
+	})
+
+	t.Run("st_blocks counts what the datafiles hold", func(t *testing.T) {
+		sh(t, "dd if=/dev/urandom of="+m.path("sparse")+" bs=1M count=1 seek=6143 status=none")
+		out := sh(t, "stat -c '%s %b %B' "+m.path("sparse"))
+		var size, blocks, unit int64
+		if _, err := fmt.Sscan(out, &size, &blocks, &unit); err != nil {
+			t.Fatalf("stat: %q: %v", out, err)
+		}
+		if size != 6<<30 || blocks*unit < 1<<20 || blocks*unit > 4<<20 {
+			t.Errorf("6 GiB sparse file with 1 MiB of data: stat says %q, want about 1 MiB of blocks", out)
+		}
 	})
 
 	t.Run("mode 0 is mode 0", func(t *testing.T) {
