@@ -60,7 +60,14 @@ var opSamples = []optest.Sample{
 		Op:       OpStatfs.OpInfo,
 		Requests: []optest.Value{optest.V(&StatfsRequest{}, func(*wire.Enc) {})},
 		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6, FSID: 0xfeed}},
-			func(e *wire.Enc) { e.U64(1 << 40); e.U64(1 << 39); e.U64(1 << 38); e.U64(12345); e.U64(6); e.U64(0xfeed) })},
+			func(e *wire.Enc) {
+				e.U64(1 << 40)
+				e.U64(1 << 39)
+				e.U64(1 << 38)
+				e.U64(12345)
+				e.U64(6)
+				e.U64(0xfeed)
+			})},
 	},
 	{
 		Op: OpList.OpInfo,
