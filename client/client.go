@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/data"
@@ -253,6 +254,30 @@ func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
 	req.Mtime = &mtime
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
+}
+
+// SetTimes records access and modification times (unix nanoseconds; nil
+// leaves one as it is), as utimensat(2) does: ctime moves too.
+func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64) error {
+	req := meta.SetAttrRequest{Path: path}
+	req.Atime, req.Mtime = atime, mtime
+	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
+	return err
+}
+
+// Accessed records a read of path at atime (unix nanoseconds) without
+// moving its ctime: what relatime does on a read.
+func (c *Client) Accessed(ctx context.Context, path string, atime int64) (meta.Attr, error) {
+	req := meta.SetAttrRequest{Path: path}
+	req.Atime, req.Access = &atime, true
+	return metaAttr(ctx, c, meta.OpSetAttr, req)
+}
+
+// NeedsAtime says whether a read at now should record a new atime under
+// relatime's rule (Linux's default mount option): when the atime is not
+// after the last change of data or attributes, or is a day old.
+func NeedsAtime(a meta.Attr, now int64) bool {
+	return a.Atime <= a.Mtime || a.Atime <= a.Ctime || now-a.Atime >= int64(24*time.Hour)
 }
 
 // ServerStat is one I/O server's answer to Statfs.

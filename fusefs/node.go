@@ -107,7 +107,7 @@ func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 }
 
 // fillAttr turns pario's attributes into the kernel's. Owners are the
-// mounting user's; atime reads as mtime; blocks are what the datafiles
+// mounting user's; blocks are what the datafiles
 // hold on the I/O servers' disks, so holes take none.
 func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
@@ -120,9 +120,8 @@ func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 		out.Size = uint64(u.Size)
 		out.Blocks = uint64(u.Allocated+511) / 512
 	}
-	mt := time.Unix(0, a.Mtime)
-	ct := time.Unix(0, a.Ctime)
-	out.SetTimes(&mt, &mt, &ct)
+	at, mt, ct := time.Unix(0, a.Atime), time.Unix(0, a.Mtime), time.Unix(0, a.Ctime)
+	out.SetTimes(&at, &mt, &ct)
 	out.Uid, out.Gid = fsys.uid, fsys.gid
 	out.Blksize = MaxIO
 }
@@ -193,8 +192,8 @@ func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut
 	return 0
 }
 
-// Setattr changes size (truncate), mode and mtime. Owners cannot be kept
-// and are ignored; atime is not kept.
+// Setattr changes size (truncate), mode, atime and mtime. Owners cannot be
+// kept and are ignored.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
@@ -202,6 +201,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	of := n.fsys.openFile(n.id)
 	_, orphan := n.fsys.orphan(n.id)
 	mtime, setMtime := in.GetMTime()
+	atime, setAtime := in.GetATime()
 	if size, ok := in.GetSize(); ok {
 		if n.dir {
 			return syscall.EISDIR
@@ -223,12 +223,19 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return n.fsys.errno("chmod", p, err)
 		}
 	}
-	if setMtime && orphan == nil {
-		if of != nil {
-			// An explicit time wins over the one close would record.
-			of.dirty.Store(false)
+	if (setMtime || setAtime) && orphan == nil {
+		var at, mt *int64
+		if setMtime {
+			if of != nil {
+				// An explicit time wins over the one close would record.
+				of.dirty.Store(false)
+			}
+			mt = new(mtime.UnixNano())
 		}
-		if err := n.fsys.c.SetMtime(ctx, p, mtime.UnixNano()); err != nil {
+		if setAtime {
+			at = new(atime.UnixNano())
+		}
+		if err := n.fsys.c.SetTimes(ctx, p, at, mt); err != nil {
 			return n.fsys.errno("utimens", p, err)
 		}
 	}

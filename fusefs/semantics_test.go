@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/fusefs"
 )
@@ -65,6 +66,75 @@ func TestPOSIXSemantics(t *testing.T) {
 		}
 		if size != 6<<30 || blocks*unit < 1<<20 || blocks*unit > 4<<20 {
 			t.Errorf("6 GiB sparse file with 1 MiB of data: stat says %q, want about 1 MiB of blocks", out)
+		}
+	})
+
+	t.Run("times", func(t *testing.T) {
+		f := m.path("times")
+		writeFile(t, f, []byte("data"))
+		st := func() *syscall.Stat_t {
+			t.Helper()
+			var s syscall.Stat_t
+			if err := syscall.Stat(f, &s); err != nil {
+				t.Fatal(err)
+			}
+			return &s
+		}
+		ns := func(ts syscall.Timespec) int64 { return ts.Nano() }
+
+		// touch -a and -m with nanoseconds: each time as given, ctime moves.
+		before := st()
+		sh(t, "touch -a -d '2020-01-02 03:04:05.123456789 UTC' "+f)
+		if got := sh(t, "TZ=UTC stat -c %x "+f); !strings.HasPrefix(got, "2020-01-02 03:04:05.123456789") {
+			t.Errorf("atime after touch -a: %q", got)
+		}
+		after := st()
+		if ns(after.Mtim) != ns(before.Mtim) || ns(after.Ctim) <= ns(before.Ctim) {
+			t.Errorf("touch -a: mtime %d -> %d, ctime %d -> %d; want mtime kept, ctime later",
+				ns(before.Mtim), ns(after.Mtim), ns(before.Ctim), ns(after.Ctim))
+		}
+		sh(t, "touch -m -d '2021-05-06 07:08:09.987654321 UTC' "+f)
+		if got := sh(t, "TZ=UTC stat -c %y "+f); !strings.HasPrefix(got, "2021-05-06 07:08:09.987654321") {
+			t.Errorf("mtime after touch -m: %q", got)
+		}
+		if got := st(); ns(got.Atim) != ns(after.Atim) {
+			t.Errorf("touch -m changed atime: %d -> %d", ns(after.Atim), ns(got.Atim))
+		}
+
+		// relatime: a read after a change records the atime, the next does not.
+		writeFile(t, f, []byte("new data"))
+		changed := st()
+		readFile(t, f)
+		read1 := st()
+		if ns(read1.Atim) <= ns(changed.Mtim) || ns(read1.Ctim) != ns(changed.Ctim) {
+			t.Errorf("read after a write: atime %d (mtime %d), ctime %d -> %d; want atime after mtime, ctime kept",
+				ns(read1.Atim), ns(changed.Mtim), ns(changed.Ctim), ns(read1.Ctim))
+		}
+		readFile(t, f)
+		if read2 := st(); ns(read2.Atim) != ns(read1.Atim) {
+			t.Errorf("second read moved atime %d -> %d (relatime keeps it)", ns(read1.Atim), ns(read2.Atim))
+		}
+
+		// ctime moves with every change.
+		for what, change := range map[string]func() error{
+			"chmod":    func() error { return os.Chmod(f, 0o600) },
+			"rename":   func() error { return os.Rename(f, f+"2") },
+			"write":    func() error { return os.WriteFile(f, []byte("more"), 0o644) },
+			"truncate": func() error { return os.Truncate(f, 1) },
+		} {
+			before := st()
+			time.Sleep(2 * time.Millisecond)
+			if err := change(); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if what == "rename" {
+				if err := os.Rename(f+"2", f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if after := st(); ns(after.Ctim) <= ns(before.Ctim) {
+				t.Errorf("%s: ctime %d -> %d, want later", what, ns(before.Ctim), ns(after.Ctim))
+			}
 		}
 	})
 

@@ -333,6 +333,13 @@ func (r SetAttrRequest) Encode(e *wire.Enc) {
 	} else {
 		e.I64(0)
 	}
+	e.Bool(r.Atime != nil)
+	if r.Atime != nil {
+		e.I64(*r.Atime)
+	} else {
+		e.I64(0)
+	}
+	e.Bool(r.Access)
 }
 
 func (r *SetAttrRequest) Decode(d *wire.Dec) error {
@@ -355,6 +362,13 @@ func (r *SetAttrRequest) Decode(d *wire.Dec) error {
 	} else {
 		d.I64("size")
 	}
+	if d.Bool("has atime") {
+		t := d.I64("atime")
+		r.Atime = &t
+	} else {
+		d.I64("atime")
+	}
+	r.Access = d.Bool("access")
 	if err := d.Done(); err != nil {
 		*r = SetAttrRequest{}
 		return err

@@ -17,7 +17,7 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/fuzz/Fuzz
 
 var (
 	sampleFile = Attr{
-		ID: 42, Kind: KindFile, Mode: 0o644, Mtime: 1700000000123456789, Ctime: 1700000000987654321,
+		ID: 42, Kind: KindFile, Mode: 0o644, Mtime: 1700000000123456789, Ctime: 1700000000987654321, Atime: 1700000000555555555,
 		Layout:  dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=65536", Datafiles: 3},
 		Servers: []uint32{2, 0, 1}, Stuffed: true, Size: 5000,
 	}
@@ -139,6 +139,9 @@ var opSamples = []optest.Sample{
 				e.I64(-5)
 				e.Bool(false)
 				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mode: ptr(uint32(0o640)), Size: ptr(int64(1 << 40))}}, func(e *wire.Enc) {
 				e.String("/f")
@@ -148,6 +151,21 @@ var opSamples = []optest.Sample{
 				e.I64(0)
 				e.Bool(true)
 				e.I64(1 << 40)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+			}),
+			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Atime: ptr(int64(1700000000123456789)), Access: true}}, func(e *wire.Enc) {
+				e.String("/f")
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(true)
+				e.I64(1700000000123456789)
+				e.Bool(true)
 			}),
 		},
 		Responses: attrResponses(),

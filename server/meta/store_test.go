@@ -854,3 +854,31 @@ func TestStoreCanceledContext(t *testing.T) {
 		t.Errorf("namespace changed under a canceled context:\nbefore %v\nafter  %v", before, after)
 	}
 }
+
+// Atime: set at create, by an access (relatime's update, which leaves
+// ctime) and by utimens (which moves ctime); nanoseconds are kept.
+func TestAtime(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, Options{Servers: 1})
+	f := okAttr(t)(s.Create(ctx, "/f", 0o644, dist.Layout{}))
+	if f.Atime != f.Mtime || f.Atime == 0 {
+		t.Fatalf("Create: atime %d, mtime %d", f.Atime, f.Mtime)
+	}
+	read := f.Mtime + 123456789
+	a := okAttr(t)(s.SetAttr(ctx, "/f", AttrChanges{Atime: &read, Access: true}))
+	if a.Atime != read || a.Ctime != f.Ctime || a.Mtime != f.Mtime {
+		t.Errorf("access: %+v, want atime %d and ctime, mtime unchanged", a, read)
+	}
+	set := int64(1577934245123456789) // 2020-01-02 03:04:05.123456789
+	a = okAttr(t)(s.SetAttr(ctx, "/f", AttrChanges{Atime: &set}))
+	if a.Atime != set || a.Ctime <= f.Ctime || a.Mtime != f.Mtime {
+		t.Errorf("utimens atime: %+v, want atime %d, ctime moved, mtime unchanged", a, set)
+	}
+	if got := okAttr(t)(s.Lookup(ctx, "/f")); got.Atime != set {
+		t.Errorf("stored atime %d, want %d", got.Atime, set)
+	}
+	mode := uint32(0o600)
+	if _, err := s.SetAttr(ctx, "/f", AttrChanges{Atime: &read, Mode: &mode, Access: true}); errnoOf(t, err) != syscall.EINVAL {
+		t.Errorf("access with a mode change: %v, want EINVAL", err)
+	}
+}
