@@ -125,6 +125,12 @@ func (f *File) SetAttr(a meta.Attr) error {
 	return nil
 }
 
+// Mknod creates a FIFO, socket or device node (kind; rdev for a device):
+// metadata only, it has no datafiles.
+func (c *Client) Mknod(ctx context.Context, path string, kind meta.Kind, mode uint32, rdev uint64) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev})
+}
+
 // MkdirAttr creates a directory and returns its attributes.
 func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
 	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode})

@@ -87,11 +87,33 @@ func (n *node) child(name string) string { return path.Join(n.path(), name) }
 // newChild returns the inode for an entry; the kernel tree reuses an
 // existing one with the same FileID.
 func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
-	mode := uint32(syscall.S_IFREG)
-	if a.Kind == meta.KindDir {
-		mode = syscall.S_IFDIR
+	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: typeBits(a.Kind), Ino: uint64(a.ID), Gen: 1})
+}
+
+// The file type bits (S_IFMT) of each kind, and back.
+var kindTypes = map[meta.Kind]uint32{
+	meta.KindDir:      syscall.S_IFDIR,
+	meta.KindFile:     syscall.S_IFREG,
+	meta.KindFIFO:     syscall.S_IFIFO,
+	meta.KindSocket:   syscall.S_IFSOCK,
+	meta.KindCharDev:  syscall.S_IFCHR,
+	meta.KindBlockDev: syscall.S_IFBLK,
+}
+
+func typeBits(k meta.Kind) uint32 {
+	if t, ok := kindTypes[k]; ok {
+		return t
 	}
-	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: mode, Ino: uint64(a.ID), Gen: 1})
+	return syscall.S_IFREG
+}
+
+func kindOf(mode uint32) (meta.Kind, bool) {
+	for k, t := range kindTypes {
+		if mode&syscall.S_IFMT == t {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // entry fills a reply that names an entry: its attributes, and how long
@@ -111,12 +133,10 @@ func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 // hold on the I/O servers' disks, so holes take none.
 func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
-	out.Mode = a.Mode & 0o7777
+	out.Mode = a.Mode&0o7777 | typeBits(a.Kind)
 	out.Nlink = 1
-	if a.Kind == meta.KindDir {
-		out.Mode |= syscall.S_IFDIR
-	} else {
-		out.Mode |= syscall.S_IFREG
+	out.Rdev = uint32(a.Rdev)
+	if a.Kind == meta.KindFile {
 		out.Size = uint64(u.Size)
 		out.Blocks = uint64(u.Allocated+511) / 512
 	}
@@ -290,15 +310,26 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	return n.newChild(ctx, a), 0
 }
 
-// Mknod creates regular files only: the store has no devices, FIFOs or
-// sockets.
-func (n *node) Mknod(ctx context.Context, name string, mode, _ uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if mode&syscall.S_IFMT != syscall.S_IFREG && mode&syscall.S_IFMT != 0 {
-		return nil, syscall.ENOTSUP
-	}
+// Mknod creates a regular file, or a FIFO, socket or device node: those
+// are metadata only (the kernel serves their opens itself), with the
+// device number the kernel gives (its 32-bit encoding).
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	kind, ok := kindOf(mode)
+	switch {
+	case mode&syscall.S_IFMT == 0 || kind == meta.KindFile:
+	case !ok || kind == meta.KindDir:
+		return nil, syscall.EINVAL
+	default:
+		a, err := n.fsys.c.Mknod(ctx, p, kind, mode&0o7777, uint64(rdev))
+		if err != nil {
+			return nil, n.fsys.errno("mknod", p, err)
+		}
+		n.fsys.entry(out, a, client.Usage{})
+		return n.newChild(ctx, a), 0
+	}
 	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		return nil, n.fsys.errno("mknod", p, err)

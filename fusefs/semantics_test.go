@@ -138,6 +138,34 @@ func TestPOSIXSemantics(t *testing.T) {
 		}
 	})
 
+	t.Run("special files", func(t *testing.T) {
+		before := datafiles(t, p)
+		dir := m.path("special")
+		sh(t, "mkdir "+dir+" && cd "+dir+" && mkfifo fifo && mknod null c 1 3 && mknod sda b 8 0")
+		if err := syscall.Mknod(dir+"/sock", syscall.S_IFSOCK|0o600, 0); err != nil {
+			t.Fatal(err)
+		}
+		want := "fifo: fifo 0,0\nnull: character special file 1,3\nsda: block special file 8,0\nsock: socket 0,0\n"
+		if got := sh(t, "cd "+dir+" && stat -c '%n: %F %Hr,%Lr' fifo null sda sock"); got != want {
+			t.Errorf("stat of special files:\n%s\nwant\n%s", got, want)
+		}
+		if got := sh(t, "ls -l "+dir+" | tail -n +2 | cut -c1 | tr -d '\\n'"); got != "pcbs" {
+			t.Errorf("ls -l types: %q, want pcbs", got)
+		}
+		// The FIFO is a pipe (the kernel serves it).
+		if got := sh(t, "cd "+dir+" && (echo through the fifo > fifo &) && cat fifo"); got != "through the fifo\n" {
+			t.Errorf("read from the FIFO: %q", got)
+		}
+		// Device nodes are not opened: the mount is nodev, as FUSE mounts are.
+		if _, err := os.Open(dir + "/null"); !errors.Is(err, syscall.EACCES) {
+			t.Errorf("open of a device node on a nodev mount: %v, want EACCES", err)
+		}
+		if n := datafiles(t, p); n != before {
+			t.Errorf("special files made %d datafiles", n-before)
+		}
+		sh(t, "rm -r "+dir)
+	})
+
 	t.Run("mode 0 is mode 0", func(t *testing.T) {
 		old := syscall.Umask(0)
 		defer syscall.Umask(old)

@@ -32,8 +32,17 @@ func withClient(cmd *cobra.Command, fn func(ctx context.Context, c *client.Clien
 
 func modeString(a meta.Attr) string {
 	m := fs.FileMode(a.Mode & 0o777)
-	if a.Kind == meta.KindDir {
+	switch a.Kind {
+	case meta.KindDir:
 		m |= fs.ModeDir
+	case meta.KindFIFO:
+		m |= fs.ModeNamedPipe
+	case meta.KindSocket:
+		m |= fs.ModeSocket
+	case meta.KindCharDev:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case meta.KindBlockDev:
+		m |= fs.ModeDevice
 	}
 	return m.String()
 }

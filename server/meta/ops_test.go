@@ -176,6 +176,24 @@ var opSamples = []optest.Sample{
 		Responses: attrResponses(),
 	},
 	{
+		Op: OpMknod.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&MknodRequest{Path: "/fifo", Kind: KindFIFO, Mode: 0o644}, func(e *wire.Enc) {
+				e.String("/fifo")
+				e.U8(3)
+				e.U32(0o644)
+				e.U64(0)
+			}),
+			optest.V(&MknodRequest{Path: "/dev/null", Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103}, func(e *wire.Enc) {
+				e.String("/dev/null")
+				e.U8(5)
+				e.U32(0o666)
+				e.U64(0x0103)
+			}),
+		},
+		Responses: attrResponses(),
+	},
+	{
 		Op:        OpStats.OpInfo,
 		Requests:  []optest.Value{optest.V(&StatsRequest{}, empty)},
 		Responses: []optest.Value{optest.V(&StatsResponse{Files: 10, Dirs: 3}, func(e *wire.Enc) { e.I64(10); e.I64(3) })},
@@ -266,6 +284,7 @@ func FuzzOpSetattr(f *testing.F)   { optest.Fuzz(f, sample(f, OpSetAttr.OpInfo))
 func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo)) }
 func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
 func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
+func FuzzOpMknod(f *testing.F)     { optest.Fuzz(f, sample(f, OpMknod.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }
@@ -297,6 +316,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
+		{OpMknod.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U8(2); e.U32(0); e.U64(0) }, `field "kind"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

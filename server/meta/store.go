@@ -529,6 +529,38 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 	return a, nil
 }
 
+// Mknod creates a special file: a FIFO, socket or device node (kind, with
+// rdev for a device). It is metadata only: no layout, no datafiles.
+func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, rdev uint64) (Attr, error) {
+	if !kind.Special() {
+		return Attr{}, wrapErr("mknod", path, fmt.Errorf("kind %d is not a special file: %w", kind, syscall.EINVAL))
+	}
+	if kind != KindCharDev && kind != KindBlockDev {
+		rdev = 0
+	}
+	var a Attr
+	id, err := s.allocID(ctx)
+	if err != nil {
+		return Attr{}, wrapErr("mknod", path, err)
+	}
+	err = s.update(ctx, "mknod", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		a = Attr{ID: id, Kind: kind, Mode: mode & 0o7777, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
+		return t.add(&parent, comps[len(comps)-1], &a)
+	})
+	if err != nil {
+		return Attr{}, err
+	}
+	return a, nil
+}
+
 // add links the new entry a under name in parent (EEXIST if the name is
 // taken) and updates the parent's times and the counters.
 func (t *txn) add(parent *Attr, name string, a *Attr) error {
@@ -957,6 +989,9 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 		a, err = t.lookup(comps)
 		if err != nil {
 			return err
+		}
+		if a.Kind.Special() {
+			return fmt.Errorf("a special file has no layout: %w", syscall.EINVAL)
 		}
 		if l.IsZero() && (l != dist.Layout{} || a.Kind == KindFile) {
 			what := "a layout without a distribution name"
