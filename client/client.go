@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/data"
@@ -34,6 +35,13 @@ type Options struct {
 	// (default 4 MiB): larger transfers become several pipelined requests.
 	MaxRequest int
 }
+
+// The modes callers pass for "a usual file/directory": Create and Mkdir
+// take the mode as given, so 0 is mode 0, as open(2) and mkdir(2) do.
+const (
+	DefaultFileMode = 0o644
+	DefaultDirMode  = 0o755
+)
 
 // Client is a connection to one pario cluster. It is safe for concurrent use.
 type Client struct {
@@ -218,6 +226,8 @@ type FileInfo struct {
 	meta.Attr
 	// Size is the logical size computed from the datafiles, for files.
 	Size int64
+	// Allocated is the bytes the datafiles hold on disk (holes take none).
+	Allocated int64
 }
 
 // Stat returns a path's metadata, with a file's size computed from its
@@ -229,9 +239,11 @@ func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
 	}
 	fi := FileInfo{Path: path, Attr: a}
 	if a.Kind == meta.KindFile {
-		if fi.Size, err = c.fileSize(ctx, a); err != nil {
+		u, err := c.fileUsage(ctx, a)
+		if err != nil {
 			return FileInfo{}, err
 		}
+		fi.Size, fi.Allocated = u.Size, u.Allocated
 	}
 	return fi, nil
 }
@@ -244,13 +256,73 @@ func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
 	return err
 }
 
+// SetTimes records access and modification times (unix nanoseconds; nil
+// leaves one as it is), as utimensat(2) does: ctime moves too.
+func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64) error {
+	req := meta.SetAttrRequest{Path: path}
+	req.Atime, req.Mtime = atime, mtime
+	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
+	return err
+}
+
+// Accessed records a read of path at atime (unix nanoseconds) without
+// moving its ctime: what relatime does on a read.
+func (c *Client) Accessed(ctx context.Context, path string, atime int64) (meta.Attr, error) {
+	req := meta.SetAttrRequest{Path: path}
+	req.Atime, req.Access = &atime, true
+	return metaAttr(ctx, c, meta.OpSetAttr, req)
+}
+
+// NeedsAtime says whether a read at now should record a new atime under
+// relatime's rule (Linux's default mount option): when the atime is not
+// after the last change of data or attributes, or is a day old.
+func NeedsAtime(a meta.Attr, now int64) bool {
+	return a.Atime <= a.Mtime || a.Atime <= a.Ctime || now-a.Atime >= int64(24*time.Hour)
+}
+
 // ServerStat is one I/O server's answer to Statfs.
 type ServerStat struct {
 	meta.ServerInfo
 	Total, Free, Avail uint64 // bytes, of the file system holding its data directory
 	Used               uint64 // bytes held by datafiles
 	Datafiles          uint64
-	Err                error // set if the server did not answer
+	// FSID names the file system of the data directory: servers sharing
+	// one report the same (0: unknown). See Space.
+	FSID uint64
+	Err  error // set if the server did not answer
+}
+
+// Space is the capacity of the file systems under a cluster's I/O
+// servers, each counted once however many servers sit on it (four servers
+// sharing one disk have that disk's size, not four times it), and the
+// bytes datafiles hold on them all.
+type Space struct {
+	Total, Free, Avail uint64
+	Used               uint64
+	FileSystems        int // distinct file systems among the servers that answered
+	Answered           int // servers that answered
+}
+
+// SumSpace adds up the servers that answered, counting the Total, Free
+// and Avail of each file system once. A server with FSID 0 (unknown) is
+// taken to have a file system of its own.
+func SumSpace(stats []ServerStat) Space {
+	var sp Space
+	seen := map[uint64]bool{}
+	for _, s := range stats {
+		if s.Err != nil {
+			continue
+		}
+		sp.Answered++
+		sp.Used += s.Used
+		if s.FSID != 0 && seen[s.FSID] {
+			continue
+		}
+		seen[s.FSID] = true
+		sp.FileSystems++
+		sp.Total, sp.Free, sp.Avail = sp.Total+s.Total, sp.Free+s.Free, sp.Avail+s.Avail
+	}
+	return sp
 }
 
 // Statfs asks every I/O server for its capacity and usage. A server that
@@ -267,7 +339,7 @@ func (c *Client) Statfs(ctx context.Context) []ServerStat {
 				return
 			}
 			out[i].Total, out[i].Free, out[i].Avail = resp.Total, resp.Free, resp.Avail
-			out[i].Used, out[i].Datafiles = resp.Used, resp.Datafiles
+			out[i].Used, out[i].Datafiles, out[i].FSID = resp.Used, resp.Datafiles, resp.FSID
 		})
 	}
 	wg.Wait()

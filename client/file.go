@@ -38,7 +38,8 @@ var (
 
 // CreateOptions say how to create a file.
 type CreateOptions struct {
-	// Mode is the permission bits (default 0644).
+	// Mode is the permission bits, as given: 0 makes a file of mode 0, as
+	// open(2) does. Callers that want the usual mode pass DefaultFileMode.
 	Mode uint32
 	// Layout chooses the distribution; zero means inherit from the
 	// directory, else the server's default.
@@ -63,9 +64,6 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 		if l, err = dist.ParseHints(opts.Hints); err != nil {
 			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
-	}
-	if opts.Mode == 0 {
-		opts.Mode = 0o644
 	}
 	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
@@ -453,25 +451,48 @@ func (c *Client) datafileCall(ctx context.Context, a meta.Attr, fn func(df int, 
 
 // datafileSizes returns the physical size of every datafile of a file.
 func (c *Client) datafileSizes(ctx context.Context, a meta.Attr) ([]int64, error) {
-	sizes := make([]int64, len(a.Servers))
-	err := c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
-		resp, _, err := wire.Call(ctx, ep, data.OpSize, data.SizeRequest{ID: uint64(a.ID)}, nil, nil)
-		sizes[df] = resp.Size
-		return err
-	})
+	sizes, _, err := c.datafileUsage(ctx, a)
 	return sizes, err
 }
 
+// datafileUsage returns the physical size of every datafile of a file and
+// the bytes they hold on disk, summed.
+func (c *Client) datafileUsage(ctx context.Context, a meta.Attr) ([]int64, int64, error) {
+	sizes := make([]int64, len(a.Servers))
+	allocs := make([]int64, len(a.Servers))
+	err := c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
+		resp, _, err := wire.Call(ctx, ep, data.OpSize, data.SizeRequest{ID: uint64(a.ID)}, nil, nil)
+		sizes[df], allocs[df] = resp.Size, resp.Allocated
+		return err
+	})
+	var alloc int64
+	for _, n := range allocs {
+		alloc += n
+	}
+	return sizes, alloc, err
+}
+
+// Usage is a file's logical size and the bytes its datafiles hold on the
+// I/O servers' disks (st_blocks of each, so holes take none).
+type Usage struct {
+	Size, Allocated int64
+}
+
 func (c *Client) fileSize(ctx context.Context, a meta.Attr) (int64, error) {
+	u, err := c.fileUsage(ctx, a)
+	return u.Size, err
+}
+
+func (c *Client) fileUsage(ctx context.Context, a meta.Attr) (Usage, error) {
 	d, err := buildDist(a)
 	if err != nil {
-		return 0, err
+		return Usage{}, err
 	}
-	sizes, err := c.datafileSizes(ctx, a)
+	sizes, alloc, err := c.datafileUsage(ctx, a)
 	if err != nil {
-		return 0, err
+		return Usage{}, err
 	}
-	return d.LogicalSize(sizes), nil
+	return Usage{Size: d.LogicalSize(sizes), Allocated: alloc}, nil
 }
 
 // Size returns the file's logical size, computed from its datafiles.
@@ -487,16 +508,29 @@ func (f *File) Size(ctx context.Context) (int64, error) {
 	return size, nil
 }
 
+// Usage returns the file's logical size and the bytes its datafiles hold.
+func (f *File) Usage(ctx context.Context) (Usage, error) {
+	a, _, err := f.settled(ctx)
+	if err != nil {
+		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
+	}
+	u, err := f.c.fileUsage(ctx, a)
+	if err != nil {
+		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
+	}
+	return u, nil
+}
+
 // Stat returns the file's metadata and current size.
 func (f *File) Stat() (FileInfo, error) { return f.StatContext(context.Background()) }
 
 // StatContext is Stat with a context.
 func (f *File) StatContext(ctx context.Context) (FileInfo, error) {
-	size, err := f.Size(ctx)
+	u, err := f.Usage(ctx)
 	if err != nil {
 		return FileInfo{}, err
 	}
-	return FileInfo{Path: f.path, Attr: f.Attr(), Size: size}, nil
+	return FileInfo{Path: f.path, Attr: f.Attr(), Size: u.Size, Allocated: u.Allocated}, nil
 }
 
 // Truncate sets the file's size, cutting or extending (with a hole) every

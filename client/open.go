@@ -42,6 +42,15 @@ func (c *Client) SizeOf(ctx context.Context, a meta.Attr) (int64, error) {
 	return c.fileSize(ctx, a)
 }
 
+// UsageOf returns the logical size of the file described by a and the
+// bytes its datafiles hold (zero for a directory).
+func (c *Client) UsageOf(ctx context.Context, a meta.Attr) (Usage, error) {
+	if a.Kind != meta.KindFile {
+		return Usage{}, nil
+	}
+	return c.fileUsage(ctx, a)
+}
+
 // RemoveEntry removes a file's name (or an empty directory) from the
 // namespace and returns its attributes, but leaves a file's datafiles on
 // the I/O servers: call RemoveData when the last user of the data is gone.
@@ -114,6 +123,12 @@ func (f *File) SetAttr(a meta.Attr) error {
 	}
 	f.attr, f.d = a, d
 	return nil
+}
+
+// Mknod creates a FIFO, socket or device node (kind; rdev for a device):
+// metadata only, it has no datafiles.
+func (c *Client) Mknod(ctx context.Context, path string, kind meta.Kind, mode uint32, rdev uint64) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev})
 }
 
 // MkdirAttr creates a directory and returns its attributes.

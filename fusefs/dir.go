@@ -83,11 +83,7 @@ func (d *dirStream) Next() (fuse.DirEntry, syscall.Errno) {
 	}
 	e := d.page[d.i]
 	d.i++
-	mode := uint32(syscall.S_IFREG)
-	if e.Attr.Kind == meta.KindDir {
-		mode = syscall.S_IFDIR
-	}
-	return fuse.DirEntry{Name: e.Name, Mode: mode, Ino: uint64(e.Attr.ID), Off: d.base + uint64(d.i)}, 0
+	return fuse.DirEntry{Name: e.Name, Mode: typeBits(e.Attr.Kind), Ino: uint64(e.Attr.ID), Off: d.base + uint64(d.i)}, 0
 }
 
 // Seekdir goes on after the off-th entry (0: from the start).

@@ -258,6 +258,7 @@ type handle struct {
 	of       *openFile
 	direct   bool // FOPEN_DIRECT_IO: the kernel keeps no pages for it
 	wrote    atomic.Bool
+	read     atomic.Bool // a read went through: atime was considered
 	released atomic.Bool
 }
 
@@ -280,7 +281,34 @@ func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadRes
 		return nil, h.fsys.errno("read", h.n.path(), err)
 	}
 	h.fsys.stats.read(n)
+	if !h.read.Swap(true) {
+		h.accessed(ctx)
+	}
 	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// accessed records the first read through a descriptor as the file's
+// atime when relatime asks for it (client.NeedsAtime): once after each
+// change, or after a day, so reading costs no metadata write as a rule. A
+// failure is logged, not returned: the data was read.
+func (h *handle) accessed(ctx context.Context) {
+	f := h.of.file()
+	now := time.Now().UnixNano()
+	if f == nil || !client.NeedsAtime(f.Attr(), now) {
+		return
+	}
+	if _, gone := h.fsys.orphan(h.of.id); gone != nil {
+		return
+	}
+	p := h.n.path()
+	a, err := h.fsys.c.Accessed(ctx, p, now)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		h.fsys.errno("atime", p, err)
+	case a.ID == h.of.id:
+		h.of.refresh(a)
+	}
 }
 
 // Write sends data to the I/O servers: with write-behind (the default) it

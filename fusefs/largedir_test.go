@@ -61,7 +61,7 @@ func makeLargeDir(t *testing.T, c *client.Client, n int) {
 	for range 32 {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				if _, err := c.Create(ctx, "/big/"+largeName(i), client.CreateOptions{Exclusive: true}); err != nil {
+				if _, err := c.Create(ctx, "/big/"+largeName(i), client.CreateOptions{Mode: client.DefaultFileMode, Exclusive: true}); err != nil {
 					errs <- err
 					return
 				}

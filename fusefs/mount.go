@@ -228,6 +228,9 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		UID:             uid,
 		GID:             gid,
 		RootStableAttr:  &fs.StableAttr{Ino: uint64(meta.RootID)},
+		// Mode 0 is mode 0 (open(O_CREAT, 0), chmod 0): go-fuse would
+		// otherwise show it as 0644/0755.
+		NullPermissions: true,
 	}
 	if opts.AllowOther {
 		fopts.MountOptions.Options = append(fopts.MountOptions.Options, "default_permissions")

@@ -87,11 +87,33 @@ func (n *node) child(name string) string { return path.Join(n.path(), name) }
 // newChild returns the inode for an entry; the kernel tree reuses an
 // existing one with the same FileID.
 func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
-	mode := uint32(syscall.S_IFREG)
-	if a.Kind == meta.KindDir {
-		mode = syscall.S_IFDIR
+	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: typeBits(a.Kind), Ino: uint64(a.ID), Gen: 1})
+}
+
+// The file type bits (S_IFMT) of each kind, and back.
+var kindTypes = map[meta.Kind]uint32{
+	meta.KindDir:      syscall.S_IFDIR,
+	meta.KindFile:     syscall.S_IFREG,
+	meta.KindFIFO:     syscall.S_IFIFO,
+	meta.KindSocket:   syscall.S_IFSOCK,
+	meta.KindCharDev:  syscall.S_IFCHR,
+	meta.KindBlockDev: syscall.S_IFBLK,
+}
+
+func typeBits(k meta.Kind) uint32 {
+	if t, ok := kindTypes[k]; ok {
+		return t
 	}
-	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: mode, Ino: uint64(a.ID), Gen: 1})
+	return syscall.S_IFREG
+}
+
+func kindOf(mode uint32) (meta.Kind, bool) {
+	for k, t := range kindTypes {
+		if mode&syscall.S_IFMT == t {
+			return k, true
+		}
+	}
+	return 0, false
 }
 
 // entry fills a reply that names an entry: its attributes, and how long
@@ -99,65 +121,63 @@ func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
 // Options.EntryTimeout; files for no time at all, so that every open and
 // stat of a file looks its name up afresh (close-to-open: the kernel then
 // also has the file's current size before an O_APPEND write).
-func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, size int64) {
-	fsys.fillAttr(&out.Attr, a, size)
+func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
+	fsys.fillAttr(&out.Attr, a, u)
 	if a.Kind == meta.KindDir {
 		out.SetEntryTimeout(fsys.opts.EntryTimeout)
 	}
 }
 
 // fillAttr turns pario's attributes into the kernel's. Owners are the
-// mounting user's; atime reads as mtime; blocks assume no holes.
-func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, size int64) {
+// mounting user's; blocks are what the datafiles
+// hold on the I/O servers' disks, so holes take none.
+func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
-	out.Mode = a.Mode & 0o7777
+	out.Mode = a.Mode&0o7777 | typeBits(a.Kind)
 	out.Nlink = 1
-	if a.Kind == meta.KindDir {
-		out.Mode |= syscall.S_IFDIR
-	} else {
-		out.Mode |= syscall.S_IFREG
-		out.Size = uint64(size)
+	out.Rdev = uint32(a.Rdev)
+	if a.Kind == meta.KindFile {
+		out.Size = uint64(u.Size)
+		out.Blocks = uint64(u.Allocated+511) / 512
 	}
-	mt := time.Unix(0, a.Mtime)
-	ct := time.Unix(0, a.Ctime)
-	out.SetTimes(&mt, &mt, &ct)
+	at, mt, ct := time.Unix(0, a.Atime), time.Unix(0, a.Mtime), time.Unix(0, a.Ctime)
+	out.SetTimes(&at, &mt, &ct)
 	out.Uid, out.Gid = fsys.uid, fsys.gid
 	out.Blksize = MaxIO
-	out.Blocks = (out.Size + 511) / 512
 }
 
 // stat returns the current attributes and size of the entry with this
 // ID. An open file whose name is gone answers from what its last close
 // will remove; any other vanished ID is ESTALE, on which the kernel looks
 // the name up again.
-func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, int64, syscall.Errno) {
+func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, client.Usage, syscall.Errno) {
 	a, err := fsys.c.GetByID(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if gone, f := fsys.orphan(id); f != nil {
 			fsys.settle(id)
-			size, err := f.Size(ctx)
+			u, err := f.Usage(ctx)
 			if err != nil {
-				return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+				return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
 			}
-			return gone, size, 0
+			return gone, u, 0
 		}
-		return meta.Attr{}, 0, syscall.ESTALE
+		return meta.Attr{}, client.Usage{}, syscall.ESTALE
 	}
 	if err != nil {
-		return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+		return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
 	}
 	if a.Kind != meta.KindFile {
-		return a, 0, 0
+		return a, client.Usage{}, 0
 	}
 	if of := fsys.openFile(id); of != nil {
 		of.refresh(a)
 		of.wb.wait()
 	}
-	size, err := fsys.c.SizeOf(ctx, a)
+	u, err := fsys.c.UsageOf(ctx, a)
 	if err != nil {
-		return meta.Attr{}, 0, fsys.errno("getattr", p, err)
+		return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
 	}
-	return a, size, 0
+	return a, u, 0
 }
 
 // Lookup finds a name in the store.
@@ -169,14 +189,14 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if err != nil {
 		return nil, n.fsys.errno("lookup", p, err)
 	}
-	var size int64
+	var u client.Usage
 	if a.Kind == meta.KindFile {
 		n.fsys.settle(a.ID)
-		if size, err = n.fsys.c.SizeOf(ctx, a); err != nil {
+		if u, err = n.fsys.c.UsageOf(ctx, a); err != nil {
 			return nil, n.fsys.errno("lookup", p, err)
 		}
 	}
-	n.fsys.entry(out, a, size)
+	n.fsys.entry(out, a, u)
 	return n.newChild(ctx, a), 0
 }
 
@@ -184,16 +204,16 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
-	a, size, errno := n.fsys.stat(ctx, n.id, n.path())
+	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, size)
+	n.fsys.fillAttr(&out.Attr, a, u)
 	return 0
 }
 
-// Setattr changes size (truncate), mode and mtime. Owners cannot be kept
-// and are ignored; atime is not kept.
+// Setattr changes size (truncate), mode, atime and mtime. Owners cannot be
+// kept and are ignored.
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
@@ -201,6 +221,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	of := n.fsys.openFile(n.id)
 	_, orphan := n.fsys.orphan(n.id)
 	mtime, setMtime := in.GetMTime()
+	atime, setAtime := in.GetATime()
 	if size, ok := in.GetSize(); ok {
 		if n.dir {
 			return syscall.EISDIR
@@ -222,20 +243,27 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return n.fsys.errno("chmod", p, err)
 		}
 	}
-	if setMtime && orphan == nil {
-		if of != nil {
-			// An explicit time wins over the one close would record.
-			of.dirty.Store(false)
+	if (setMtime || setAtime) && orphan == nil {
+		var at, mt *int64
+		if setMtime {
+			if of != nil {
+				// An explicit time wins over the one close would record.
+				of.dirty.Store(false)
+			}
+			mt = new(mtime.UnixNano())
 		}
-		if err := n.fsys.c.SetMtime(ctx, p, mtime.UnixNano()); err != nil {
+		if setAtime {
+			at = new(atime.UnixNano())
+		}
+		if err := n.fsys.c.SetTimes(ctx, p, at, mt); err != nil {
 			return n.fsys.errno("utimens", p, err)
 		}
 	}
-	a, size, errno := n.fsys.stat(ctx, n.id, p)
+	a, u, errno := n.fsys.stat(ctx, n.id, p)
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, size)
+	n.fsys.fillAttr(&out.Attr, a, u)
 	return 0
 }
 
@@ -278,25 +306,36 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err != nil {
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
-	n.fsys.entry(out, a, 0)
+	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
 
-// Mknod creates regular files only: the store has no devices, FIFOs or
-// sockets.
-func (n *node) Mknod(ctx context.Context, name string, mode, _ uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if mode&syscall.S_IFMT != syscall.S_IFREG && mode&syscall.S_IFMT != 0 {
-		return nil, syscall.ENOTSUP
-	}
+// Mknod creates a regular file, or a FIFO, socket or device node: those
+// are metadata only (the kernel serves their opens itself), with the
+// device number the kernel gives (its 32-bit encoding).
+func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	kind, ok := kindOf(mode)
+	switch {
+	case mode&syscall.S_IFMT == 0 || kind == meta.KindFile:
+	case !ok || kind == meta.KindDir:
+		return nil, syscall.EINVAL
+	default:
+		a, err := n.fsys.c.Mknod(ctx, p, kind, mode&0o7777, uint64(rdev))
+		if err != nil {
+			return nil, n.fsys.errno("mknod", p, err)
+		}
+		n.fsys.entry(out, a, client.Usage{})
+		return n.newChild(ctx, a), 0
+	}
 	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		return nil, n.fsys.errno("mknod", p, err)
 	}
 	a := f.Attr()
-	n.fsys.entry(out, a, 0)
+	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
 
@@ -322,12 +361,12 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 			return nil, nil, 0, errno
 		}
 		h.of.wb.wait()
-		size, err := h.of.file().Size(ctx)
+		u, err := h.of.file().Usage(ctx)
 		if err != nil {
 			h.release(ctx)
 			return nil, nil, 0, n.fsys.errno("create", p, err)
 		}
-		n.fsys.entry(out, a, size)
+		n.fsys.entry(out, a, u)
 		return child, h, fuseFlags, 0
 	}
 	if err != nil {
@@ -336,7 +375,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	a := f.Attr()
 	child := n.newChild(ctx, a)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
-	n.fsys.entry(out, a, 0)
+	n.fsys.entry(out, a, client.Usage{})
 	return child, h, openFlags(flags), 0
 }
 
@@ -456,26 +495,24 @@ func (n *node) Symlink(_ context.Context, _, name string, _ *fuse.EntryOut) (*go
 	return nil, syscall.ENOTSUP
 }
 
-// Statfs sums the capacity of the I/O servers; a server that does not
-// answer is left out and logged (EIO only if none answers). File counts
-// come from the metadata server.
+// Statfs sums the capacity of the file systems under the I/O servers,
+// each once however many servers share it (client.SumSpace); a server
+// that does not answer is left out and logged (EIO only if none answers).
+// File counts come from the metadata server.
 func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	const bsize = 4096
-	var total, free, avail uint64
-	answered := 0
+	stats := n.fsys.c.Statfs(ctx)
 	var lastErr error
-	for _, s := range n.fsys.c.Statfs(ctx) {
+	for _, s := range stats {
 		if s.Err != nil {
 			n.fsys.errno("statfs", "/", s.Err)
 			lastErr = s.Err
-			continue
 		}
-		answered++
-		total, free, avail = total+s.Total, free+s.Free, avail+s.Avail
 	}
-	if answered == 0 {
+	sp := client.SumSpace(stats)
+	if sp.Answered == 0 {
 		return n.fsys.errno("statfs", "/", lastErr)
 	}
 	files, dirs, err := n.fsys.c.MetaStats(ctx)
@@ -483,7 +520,7 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 		return n.fsys.errno("statfs", "/", err)
 	}
 	out.Bsize, out.Frsize = bsize, bsize
-	out.Blocks, out.Bfree, out.Bavail = total/bsize, free/bsize, avail/bsize
+	out.Blocks, out.Bfree, out.Bavail = sp.Total/bsize, sp.Free/bsize, sp.Avail/bsize
 	out.Files = uint64(files + dirs)
 	out.Ffree = 1 << 40
 	out.NameLen = meta.MaxNameLen

@@ -162,7 +162,7 @@ func (s *parioStore) Begin(ctx context.Context, name string) (Pending, error) {
 		return nil, fmt.Errorf("pario mkdir %s: %w", path.Dir(final), err)
 	}
 	tmp := path.Join(path.Dir(final), ".medic-"+path.Base(final)+"."+tmpSuffix()+".tmp")
-	f, err := s.c.Create(ctx, tmp, client.CreateOptions{Exclusive: true})
+	f, err := s.c.Create(ctx, tmp, client.CreateOptions{Mode: client.DefaultFileMode, Exclusive: true})
 	if err != nil {
 		return nil, fmt.Errorf("pario create %s: %w", tmp, err)
 	}

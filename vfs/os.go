@@ -1,8 +1,11 @@
 package vfs
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // OS returns the operating system's file system confined to directory dir,
@@ -91,6 +94,27 @@ func (o osFS) DiskUsage() (DiskUsage, error) {
 	}
 	defer d.Close()
 	return fstatfs(d)
+}
+
+// fsid names the file system holding f (see DiskUsage.FSID): its f_fsid if
+// the kernel gives one, else st_dev mixed with the host name, since device
+// numbers repeat from host to host.
+func fsid(f *os.File, statfsID uint64) uint64 {
+	if statfsID != 0 {
+		return statfsID
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	host, _ := os.Hostname()
+	h := fnv.New64a()
+	h.Write(binary.LittleEndian.AppendUint64([]byte(host), uint64(st.Dev)))
+	return h.Sum64() | 1
 }
 
 func (o osFS) Close() error { return o.r.Close() }

@@ -62,5 +62,6 @@ func fstatfs(f *os.File) (DiskUsage, error) {
 		return DiskUsage{}, &os.PathError{Op: "fstatfs", Path: f.Name(), Err: err}
 	}
 	bs := uint64(st.Bsize)
-	return DiskUsage{Total: uint64(st.Blocks) * bs, Free: uint64(st.Bfree) * bs, Avail: uint64(st.Bavail) * bs}, nil
+	id := uint64(uint32(st.Fsid.Val[0])) | uint64(uint32(st.Fsid.Val[1]))<<32
+	return DiskUsage{Total: uint64(st.Blocks) * bs, Free: uint64(st.Bfree) * bs, Avail: uint64(st.Bavail) * bs, FSID: fsid(f, id)}, nil
 }

@@ -141,5 +141,6 @@ func fstatfs(f *os.File) (DiskUsage, error) {
 	if bs == 0 {
 		bs = uint64(st.Bsize)
 	}
-	return DiskUsage{Total: st.Blocks * bs, Free: st.Bfree * bs, Avail: st.Bavail * bs}, nil
+	id := uint64(uint32(st.Fsid.Val[0])) | uint64(uint32(st.Fsid.Val[1]))<<32
+	return DiskUsage{Total: st.Blocks * bs, Free: st.Bfree * bs, Avail: st.Bavail * bs, FSID: fsid(f, id)}, nil
 }

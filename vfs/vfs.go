@@ -101,6 +101,11 @@ type DiskUsage struct {
 	// Total is the file system's size, Free its free bytes and Avail the
 	// free bytes available to unprivileged users.
 	Total, Free, Avail uint64
+	// FSID names the file system, so that several data directories on one
+	// file system (I/O servers sharing a disk) count its space once: its
+	// f_fsid, or where that is 0 (tmpfs on older kernels), the st_dev of
+	// the directory mixed with the host name. 0 means unknown.
+	FSID uint64
 }
 
 // ErrLocked is wrapped by FS.Lock's error when another holder has the

@@ -49,7 +49,7 @@ terminal. A new store file takes --layout, --hint, or its directory's default.
 			if chunkSize > 64<<20 {
 				return usageError{fmt.Errorf("--chunk %s: want a size up to 64m", units.FormatSize(chunk))}
 			}
-			opts := client.CreateOptions{}
+			opts := client.CreateOptions{Mode: client.DefaultFileMode}
 			var err error
 			if opts.Layout, err = parseOptionalLayout(layout); err != nil {
 				return usageError{err}

@@ -94,7 +94,7 @@ func runDemo(ctx context.Context, size int64, servers, writers int, keep bool) e
 			return err
 		}
 		p := fmt.Sprintf("/demo-%d", i)
-		f, err := cl.Create(ctx, p, client.CreateOptions{Layout: l})
+		f, err := cl.Create(ctx, p, client.CreateOptions{Mode: client.DefaultFileMode, Layout: l})
 		if err != nil {
 			return err
 		}

@@ -177,13 +177,22 @@ the bytes stored there (like pvfs2-viewdist).`,
 	}
 }
 
+// fileSystems says how many distinct file systems the df total counts.
+func fileSystems(n int) string {
+	if n == 1 {
+		return "1 file system"
+	}
+	return fmt.Sprintf("%d file systems", n)
+}
+
 func newDfCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "df",
 		Short: "Show capacity and bytes used on every I/O server",
 		Long: `Show, per I/O server, the capacity of the file system holding its data
 directory, the bytes held by pario datafiles, and what is still available
-(like pvfs2-statfs and lfs df). A server that does not answer is named.`,
+(like pvfs2-statfs and lfs df). The total counts each file system once, however
+many servers share it. A server that does not answer is named.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
@@ -191,20 +200,20 @@ directory, the bytes held by pario datafiles, and what is still available
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(w, "server\taddress\tsize\tpario used\tavailable\tuse%\tdatafiles\t")
 				var failed []error
-				var sumUsed, sumAvail uint64
 				for _, s := range stats {
 					if s.Err != nil {
 						fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t-\t\n", s.Name, s.Addr)
 						failed = append(failed, s.Err)
 						continue
 					}
-					sumUsed += s.Used
-					sumAvail += s.Avail
 					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Name, s.Addr,
 						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)),
 						usePercent(s.Total, s.Free, s.Avail), s.Datafiles)
 				}
-				fmt.Fprintf(w, "total\t\t\t%s\t%s\t\t\t\n", units.FormatBytes(int64(sumUsed)), units.FormatBytes(int64(sumAvail)))
+				sp := client.SumSpace(stats)
+				fmt.Fprintf(w, "total\t%s\t%s\t%s\t%s\t%s\t\t\n", fileSystems(sp.FileSystems),
+					units.FormatBytes(int64(sp.Total)), units.FormatBytes(int64(sp.Used)), units.FormatBytes(int64(sp.Avail)),
+					usePercent(sp.Total, sp.Free, sp.Avail))
 				w.Flush()
 				if files, dirs, err := c.MetaStats(ctx); err == nil {
 					fmt.Printf("namespace: %d files, %d directories\n", files, dirs)

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
+	"strings"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -29,8 +32,17 @@ func withClient(cmd *cobra.Command, fn func(ctx context.Context, c *client.Clien
 
 func modeString(a meta.Attr) string {
 	m := fs.FileMode(a.Mode & 0o777)
-	if a.Kind == meta.KindDir {
+	switch a.Kind {
+	case meta.KindDir:
 		m |= fs.ModeDir
+	case meta.KindFIFO:
+		m |= fs.ModeNamedPipe
+	case meta.KindSocket:
+		m |= fs.ModeSocket
+	case meta.KindCharDev:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case meta.KindBlockDev:
+		m |= fs.ModeDevice
 	}
 	return m.String()
 }
@@ -300,14 +312,99 @@ func removeEach(ctx context.Context, c *client.Client, dir string, page []meta.D
 }
 
 func newMvCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "mv OLD NEW",
-		Short: "Rename or move a file or directory within the store",
-		Args:  cobra.ExactArgs(2),
+	var targetDir string
+	var noTarget bool
+	cmd := &cobra.Command{
+		Use:   "mv [-T] SOURCE DEST | mv SOURCE... DIRECTORY | mv -t DIRECTORY SOURCE...",
+		Short: "Rename or move files and directories within the store",
+		Long: `Rename SOURCE to DEST, or move SOURCEs into DIRECTORY, as mv(1) does: a DEST that
+is a directory receives SOURCE under its own name, unless -T. A trailing slash on
+DEST asks for a directory.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if targetDir != "" && noTarget {
+				return usageError{errors.New("-t and -T: give one")}
+			}
+			if targetDir == "" && len(args) < 2 {
+				return usageError{fmt.Errorf("missing destination after %q", args[0])}
+			}
+			if noTarget && len(args) > 2 {
+				return usageError{fmt.Errorf("-T takes one source and one destination, not %d arguments", len(args))}
+			}
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				return c.Rename(ctx, storePath(args[0]), storePath(args[1]))
+				moves, err := mvPlan(ctx, c, args, targetDir, noTarget)
+				if err != nil {
+					return err
+				}
+				// As mv(1): a source that cannot be moved does not stop the others.
+				var errs []error
+				for _, m := range moves {
+					if err := mvOne(ctx, c, m[0], m[1]); err != nil {
+						errs = append(errs, err)
+					}
+				}
+				return errors.Join(errs...)
 			})
 		},
 	}
+	cmd.Flags().StringVarP(&targetDir, "target-directory", "t", "", "move every SOURCE into `DIRECTORY`")
+	cmd.Flags().BoolVarP(&noTarget, "no-target-directory", "T", false, "treat DEST as a name, even if it is a directory")
+	return cmd
+}
+
+// mvPlan turns mv's arguments into renames (from, to), as GNU mv reads
+// them: with -t or more than one source the last argument (or -t's) must
+// be a directory; with one source a DEST that is a directory receives it,
+// unless -T.
+func mvPlan(ctx context.Context, c *client.Client, args []string, targetDir string, noTarget bool) ([][2]string, error) {
+	srcs, dest := args, targetDir
+	if dest == "" {
+		srcs, dest = args[:len(args)-1], args[len(args)-1]
+	}
+	into := false
+	switch {
+	case noTarget:
+	case targetDir != "" || len(srcs) > 1:
+		a, err := c.Lookup(ctx, storePath(dest))
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", dest, err)
+		}
+		if a.Kind != meta.KindDir {
+			return nil, fmt.Errorf("target %s: %w", dest, syscall.ENOTDIR)
+		}
+		into = true
+	default:
+		a, err := c.Lookup(ctx, storePath(dest))
+		switch {
+		case err == nil:
+			into = a.Kind == meta.KindDir
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, err
+		}
+	}
+	moves := make([][2]string, 0, len(srcs))
+	for _, src := range srcs {
+		to := dest
+		if into {
+			to = path.Join(storePath(dest), path.Base(storePath(src)))
+		}
+		moves = append(moves, [2]string{src, to})
+	}
+	return moves, nil
+}
+
+// mvOne renames one source. A trailing slash on either name asks for a
+// directory (ENOTDIR otherwise), which the metadata server, cleaning
+// slashes, would not check.
+func mvOne(ctx context.Context, c *client.Client, from, to string) error {
+	if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
+		a, err := c.Lookup(ctx, storePath(from))
+		if err != nil {
+			return err
+		}
+		if a.Kind != meta.KindDir {
+			return &fs.PathError{Op: "rename", Path: storePath(from) + " to " + storePath(to), Err: syscall.ENOTDIR}
+		}
+	}
+	return c.Rename(ctx, storePath(from), storePath(to))
 }

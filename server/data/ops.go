@@ -122,13 +122,14 @@ func (r *SizeRequest) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// SizeResponse is a datafile's size (0 for one never written).
-type SizeResponse struct{ Size int64 }
+// SizeResponse is a datafile's size and the bytes allocated to it on
+// disk (holes take none); both 0 for one never written.
+type SizeResponse struct{ Size, Allocated int64 }
 
-func (r SizeResponse) Encode(e *wire.Enc) { e.I64(r.Size) }
+func (r SizeResponse) Encode(e *wire.Enc) { e.I64(r.Size); e.I64(r.Allocated) }
 
 func (r *SizeResponse) Decode(d *wire.Dec) error {
-	r.Size = d.Offset("size")
+	r.Size, r.Allocated = d.Offset("size"), d.Offset("allocated")
 	return d.Done()
 }
 
@@ -180,11 +181,12 @@ func (r StatfsResponse) Encode(e *wire.Enc) {
 	e.U64(r.Avail)
 	e.U64(r.Used)
 	e.U64(r.Datafiles)
+	e.U64(r.FSID)
 }
 
 func (r *StatfsResponse) Decode(d *wire.Dec) error {
 	r.Total, r.Free, r.Avail = d.U64("total"), d.U64("free"), d.U64("avail")
-	r.Used, r.Datafiles = d.U64("used"), d.U64("datafiles")
+	r.Used, r.Datafiles, r.FSID = d.U64("used"), d.U64("datafiles"), d.U64("fsid")
 	return d.Done()
 }
 

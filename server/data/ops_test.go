@@ -42,8 +42,8 @@ var opSamples = []optest.Sample{
 		Op:       OpSize.OpInfo,
 		Requests: []optest.Value{optest.V(&SizeRequest{ID: 3}, func(e *wire.Enc) { e.U64(3) })},
 		Responses: []optest.Value{
-			optest.V(&SizeResponse{Size: 1 << 33}, func(e *wire.Enc) { e.I64(1 << 33) }),
-			optest.V(&SizeResponse{}, func(e *wire.Enc) { e.I64(0) }),
+			optest.V(&SizeResponse{Size: 1 << 33, Allocated: 1 << 20}, func(e *wire.Enc) { e.I64(1 << 33); e.I64(1 << 20) }),
+			optest.V(&SizeResponse{}, func(e *wire.Enc) { e.I64(0); e.I64(0) }),
 		},
 	},
 	{
@@ -59,8 +59,15 @@ var opSamples = []optest.Sample{
 	{
 		Op:       OpStatfs.OpInfo,
 		Requests: []optest.Value{optest.V(&StatfsRequest{}, func(*wire.Enc) {})},
-		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6}},
-			func(e *wire.Enc) { e.U64(1 << 40); e.U64(1 << 39); e.U64(1 << 38); e.U64(12345); e.U64(6) })},
+		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6, FSID: 0xfeed}},
+			func(e *wire.Enc) {
+				e.U64(1 << 40)
+				e.U64(1 << 39)
+				e.U64(1 << 38)
+				e.U64(12345)
+				e.U64(6)
+				e.U64(0xfeed)
+			})},
 	},
 	{
 		Op: OpList.OpInfo,

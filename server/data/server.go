@@ -75,8 +75,8 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 
 	case OpSize.Code:
 		return wire.Serve(OpSize, req, func(r SizeRequest) (SizeResponse, error) {
-			size, err := h.Store.Size(ctx, r.ID)
-			return SizeResponse{Size: size}, err
+			size, allocated, err := h.Store.Usage(ctx, r.ID)
+			return SizeResponse{Size: size, Allocated: allocated}, err
 		})
 
 	case OpSync.Code:

@@ -75,6 +75,10 @@ type Statfs struct {
 	// from a walk of df/ that is reused for up to a second.
 	Used      uint64
 	Datafiles uint64
+	// FSID names the file system holding the data directory (see
+	// vfs.DiskUsage.FSID): servers sharing one report the same, and
+	// clients count its space once. 0 means unknown.
+	FSID uint64
 }
 
 // Store is the set of datafiles in one data directory. All methods are safe
@@ -476,23 +480,31 @@ func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
 
 // Size returns the size of datafile id, 0 if it does not exist.
 func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
+	size, _, err := s.Usage(ctx, id)
+	return size, err
+}
+
+// Usage returns datafile id's physical size and the bytes the file system
+// has allocated to it (st_blocks*512: holes take none), both 0 for a
+// datafile never written.
+func (s *Store) Usage(ctx context.Context, id uint64) (size, alloc int64, err error) {
 	if err := s.begin(ctx); err != nil {
-		return 0, dfErr(id, "size", err)
+		return 0, 0, dfErr(id, "size", err)
 	}
 	defer s.ops.Done()
 	h, err := s.acquire(id)
 	if err != nil {
-		return 0, dfErr(id, "size", err)
+		return 0, 0, dfErr(id, "size", err)
 	}
 	if h == nil {
-		return 0, nil
+		return 0, 0, nil
 	}
 	defer s.release(h)
 	fi, err := h.f.Stat()
 	if err != nil {
-		return 0, dfErr(id, "size", err)
+		return 0, 0, dfErr(id, "size", err)
 	}
-	return fi.Size(), nil
+	return fi.Size(), int64(allocated(fi)), nil
 }
 
 // Sync makes datafile id durable: everything written to it before Sync was
@@ -676,7 +688,7 @@ func (s *Store) Statfs(ctx context.Context) (Statfs, error) {
 	var st Statfs
 	var err error
 	du, err := s.root.DiskUsage()
-	st.Total, st.Free, st.Avail = du.Total, du.Free, du.Avail
+	st.Total, st.Free, st.Avail, st.FSID = du.Total, du.Free, du.Avail, du.FSID
 	if err != nil {
 		return Statfs{}, fmt.Errorf("data: statfs: %w", err)
 	}

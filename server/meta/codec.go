@@ -7,8 +7,13 @@ import (
 	"math"
 )
 
-// attrVersion is the leading byte of every encoded Attr.
-const attrVersion = 1
+// attrVersion is the leading byte of every encoded Attr. Version 1 had no
+// Atime and Rdev (it still decodes: Atime reads as Mtime) and only
+// directories and files.
+const (
+	attrVersion   = 2
+	attrVersionV1 = 1
+)
 
 const flagStuffed = 1 << 0
 
@@ -21,6 +26,8 @@ func encodeAttr(a *Attr) []byte {
 	b = binary.AppendUvarint(b, uint64(a.Mode))
 	b = binary.AppendVarint(b, a.Mtime)
 	b = binary.AppendVarint(b, a.Ctime)
+	b = binary.AppendVarint(b, a.Atime)
+	b = binary.AppendUvarint(b, a.Rdev)
 	b = appendString(b, a.Layout.Dist)
 	b = appendString(b, a.Layout.Params)
 	b = binary.AppendUvarint(b, uint64(max(a.Layout.Datafiles, 0)))
@@ -125,17 +132,24 @@ func (d *decoder) string(what string) string {
 func decodeAttr(b []byte) (Attr, error) {
 	d := decoder{b: b}
 	var a Attr
-	if v := d.byte("version"); d.err == nil && v != attrVersion {
+	v := d.byte("version")
+	if d.err == nil && v != attrVersion && v != attrVersionV1 {
 		return Attr{}, fmt.Errorf("%w: unknown version %d", errCorrupt, v)
 	}
 	a.ID = FileID(d.uvarint("id"))
 	a.Kind = Kind(d.byte("kind"))
-	if d.err == nil && a.Kind != KindDir && a.Kind != KindFile {
+	if d.err == nil && (!a.Kind.valid() || v == attrVersionV1 && a.Kind.Special()) {
 		return Attr{}, fmt.Errorf("%w: unknown kind %d", errCorrupt, a.Kind)
 	}
 	a.Mode = d.uint32("mode")
 	a.Mtime = d.varint("mtime")
 	a.Ctime = d.varint("ctime")
+	if v == attrVersionV1 {
+		a.Atime = a.Mtime
+	} else {
+		a.Atime = d.varint("atime")
+		a.Rdev = d.uvarint("rdev")
+	}
 	a.Layout.Dist = d.string("layout name")
 	a.Layout.Params = d.string("layout parameters")
 	if n := d.uvarint("datafile count"); n > math.MaxInt32 {

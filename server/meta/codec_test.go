@@ -19,6 +19,49 @@ var codecSamples = []Attr{
 		Servers: []uint32{3, math.MaxUint32}, Stuffed: true, Size: math.MaxInt64},
 	{ID: 42, Kind: KindFile, Mode: 0o644, Layout: dist.Layout{Dist: "basic", Datafiles: 1},
 		Servers: []uint32{0}, Size: 288664},
+	{ID: 43, Kind: KindFile, Mode: 0o600, Mtime: 1700000000123456789, Ctime: 1700000001000000001,
+		Atime: 1700000002999999999, Layout: dist.Layout{Dist: "basic", Datafiles: 1}, Servers: []uint32{1}},
+	{ID: 44, Kind: KindFIFO, Mode: 0o644, Mtime: 3, Ctime: 3, Atime: 3},
+	{ID: 45, Kind: KindSocket, Mode: 0o755},
+	{ID: 46, Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103},
+	{ID: 47, Kind: KindBlockDev, Mode: 0o660, Rdev: math.MaxUint64},
+}
+
+// encodeAttrV1 writes the version 1 form (no Atime, no Rdev), as stores
+// made before version 2 hold it.
+func encodeAttrV1(a *Attr) []byte {
+	b := encodeAttr(a)
+	b[0] = attrVersionV1
+	// Cut Atime and Rdev, which follow ID, Kind, Mode, Mtime and Ctime.
+	d := decoder{b: b[1:]}
+	d.uvarint("id")
+	d.byte("kind")
+	d.uvarint("mode")
+	d.varint("mtime")
+	d.varint("ctime")
+	at := len(b) - len(d.b)
+	d.varint("atime")
+	d.uvarint("rdev")
+	return append(b[:at:at], d.b...)
+}
+
+// Records of version 1 decode: Atime reads as Mtime, Rdev as 0.
+func TestAttrDecodesVersion1(t *testing.T) {
+	for _, a := range codecSamples[1:6] {
+		got, err := decodeAttr(encodeAttrV1(&a))
+		if err != nil {
+			t.Fatalf("decode v1 of %+v: %v", a, err)
+		}
+		want := a
+		want.Atime, want.Rdev = a.Mtime, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("v1 record:\n got %+v\nwant %+v", got, want)
+		}
+	}
+	// A special file cannot be in a version 1 record.
+	if _, err := decodeAttr(encodeAttrV1(&codecSamples[7])); !errors.Is(err, errCorrupt) {
+		t.Errorf("v1 FIFO: %v, want errCorrupt", err)
+	}
 }
 
 func TestAttrRoundTrip(t *testing.T) {
@@ -42,30 +85,36 @@ func TestDecodeAttrRejects(t *testing.T) {
 			t.Errorf("prefix of %d/%d bytes: err = %v, want errCorrupt", n, len(good), err)
 		}
 	}
+	v1 := byte(attrVersionV1)
 	bad := map[string][]byte{
 		"trailing byte":  append(append([]byte(nil), good...), 0),
 		"version 0":      append([]byte{0}, good[1:]...),
-		"version 2":      append([]byte{2}, good[1:]...),
+		"version 3":      append([]byte{3}, good[1:]...),
 		"kind 0":         {attrVersion, 5, 0},
-		"kind 3":         {attrVersion, 5, 3},
+		"kind 7":         {attrVersion, 5, 7},
+		"v1 kind 3":      {v1, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 		"huge mode":      {attrVersion, 5, 2, 0x80, 0x80, 0x80, 0x80, 0x10},
 		"overlong int":   {attrVersion, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
-		"string too big": {attrVersion, 5, 2, 0, 0, 0, 0xff, 0x01, 'a'},
-		"servers too many": {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0,
+		"overlong rdev":  {attrVersion, 5, 5, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		"string too big": {v1, 5, 2, 0, 0, 0, 0xff, 0x01, 'a'},
+		"servers too many": {v1, 5, 2, 0, 0, 0, 0, 0, 0,
 			0xff, 0xff, 0xff, 0xff, 0x0f, 0},
-		"server > uint32": {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0,
+		"server > uint32": {v1, 5, 2, 0, 0, 0, 0, 0, 0,
 			1, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0},
-		"datafiles too big": {attrVersion, 5, 2, 0, 0, 0, 0, 0,
+		"datafiles too big": {v1, 5, 2, 0, 0, 0, 0, 0,
 			0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0},
-		"unknown flag": {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0},
+		"unknown flag": {v1, 5, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0},
 	}
 	for name, b := range bad {
 		if a, err := decodeAttr(b); !errors.Is(err, errCorrupt) {
 			t.Errorf("%s: decode = %+v, %v; want errCorrupt", name, a, err)
 		}
 	}
-	// The minimal valid record, for contrast.
-	if _, err := decodeAttr([]byte{attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
+	// The minimal valid records, for contrast.
+	if _, err := decodeAttr([]byte{v1, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
+		t.Errorf("minimal v1 record: %v", err)
+	}
+	if _, err := decodeAttr([]byte{attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
 		t.Errorf("minimal record: %v", err)
 	}
 }
@@ -76,6 +125,7 @@ func TestDecodeAttrRejects(t *testing.T) {
 func FuzzDecodeAttr(f *testing.F) {
 	for _, a := range codecSamples {
 		f.Add(encodeAttr(&a))
+		f.Add(encodeAttrV1(&a))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := decodeAttr(b)

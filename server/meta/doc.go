@@ -21,12 +21,16 @@
 // The encoding is compact and versioned (all integers are encoding/binary
 // varints; "uv" = unsigned, "sv" = signed zig-zag):
 //
-//	byte   version (1)
+//	byte   version (2; 1 still decodes: it has no Atime and Rdev, Atime
+//	       then reads as Mtime, and only kinds 1 and 2)
 //	uv     ID
-//	byte   Kind (1 = dir, 2 = file)
+//	byte   Kind (1 = dir, 2 = file, 3 = FIFO, 4 = socket, 5 = character
+//	       device, 6 = block device)
 //	uv     Mode (permission bits, < 2^32)
 //	sv     Mtime (unix ns)
 //	sv     Ctime (unix ns)
+//	sv     Atime (unix ns)                          (version 2)
+//	uv     Rdev (device number of a device node)    (version 2)
 //	uv+b   Layout.Dist    (length, then bytes)
 //	uv+b   Layout.Params  (length, then bytes)
 //	uv     Layout.Datafiles

@@ -1,6 +1,8 @@
 package meta
 
 import (
+	"fmt"
+
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/wire"
 )
@@ -29,6 +31,7 @@ var (
 	// OpUnlinkDangling is idempotent in effect (a second try finds the
 	// entry gone), but the answer differs (ENOENT), so it is not retried.
 	OpUnlinkDangling = wire.NewOp[UnlinkDanglingRequest, UnlinkDanglingResponse](14, "unlinkdangling", false)
+	OpMknod          = wire.NewOp[MknodRequest, AttrResponse](15, "mknod", false)
 )
 
 // Ops is the metadata server's op table.
@@ -36,7 +39,7 @@ var Ops = wire.OpTable{
 	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
-	OpScan.OpInfo, OpUnlinkDangling.OpInfo,
+	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -166,6 +169,35 @@ func (r MkdirRequest) Encode(e *wire.Enc) {
 func (r *MkdirRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Mode = d.String("path"), d.U32("mode")
 	return d.Done()
+}
+
+// MknodRequest creates a special file (FIFO, socket, device node).
+type MknodRequest struct {
+	Path string
+	Kind Kind
+	Mode uint32
+	Rdev uint64
+}
+
+func (r MknodRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.U8(uint8(r.Kind))
+	e.U32(r.Mode)
+	e.U64(r.Rdev)
+}
+
+func (r *MknodRequest) Decode(d *wire.Dec) error {
+	r.Path, r.Kind, r.Mode, r.Rdev = d.String("path"), Kind(d.U8("kind")), d.U32("mode"), d.U64("rdev")
+	if err := d.Done(); err != nil {
+		*r = MknodRequest{}
+		return err
+	}
+	if !r.Kind.Special() {
+		k := r.Kind
+		*r = MknodRequest{}
+		return fmt.Errorf("field %q: %d is not a special file", "kind", k)
+	}
+	return nil
 }
 
 // ReaddirRequest asks for one page of the directory Path: the entries
@@ -333,6 +365,13 @@ func (r SetAttrRequest) Encode(e *wire.Enc) {
 	} else {
 		e.I64(0)
 	}
+	e.Bool(r.Atime != nil)
+	if r.Atime != nil {
+		e.I64(*r.Atime)
+	} else {
+		e.I64(0)
+	}
+	e.Bool(r.Access)
 }
 
 func (r *SetAttrRequest) Decode(d *wire.Dec) error {
@@ -355,6 +394,13 @@ func (r *SetAttrRequest) Decode(d *wire.Dec) error {
 	} else {
 		d.I64("size")
 	}
+	if d.Bool("has atime") {
+		t := d.I64("atime")
+		r.Atime = &t
+	} else {
+		d.I64("atime")
+	}
+	r.Access = d.Bool("access")
 	if err := d.Done(); err != nil {
 		*r = SetAttrRequest{}
 		return err

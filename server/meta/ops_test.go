@@ -17,7 +17,7 @@ var updateCorpus = flag.Bool("update-corpus", false, "rewrite testdata/fuzz/Fuzz
 
 var (
 	sampleFile = Attr{
-		ID: 42, Kind: KindFile, Mode: 0o644, Mtime: 1700000000123456789, Ctime: 1700000000987654321,
+		ID: 42, Kind: KindFile, Mode: 0o644, Mtime: 1700000000123456789, Ctime: 1700000000987654321, Atime: 1700000000555555555,
 		Layout:  dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=65536", Datafiles: 3},
 		Servers: []uint32{2, 0, 1}, Stuffed: true, Size: 5000,
 	}
@@ -139,6 +139,9 @@ var opSamples = []optest.Sample{
 				e.I64(-5)
 				e.Bool(false)
 				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mode: ptr(uint32(0o640)), Size: ptr(int64(1 << 40))}}, func(e *wire.Enc) {
 				e.String("/f")
@@ -148,6 +151,21 @@ var opSamples = []optest.Sample{
 				e.I64(0)
 				e.Bool(true)
 				e.I64(1 << 40)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+			}),
+			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Atime: ptr(int64(1700000000123456789)), Access: true}}, func(e *wire.Enc) {
+				e.String("/f")
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(true)
+				e.I64(1700000000123456789)
+				e.Bool(true)
 			}),
 		},
 		Responses: attrResponses(),
@@ -155,6 +173,24 @@ var opSamples = []optest.Sample{
 	{
 		Op:        OpGetByID.OpInfo,
 		Requests:  []optest.Value{optest.V(&GetByIDRequest{ID: 7}, rawID(7))},
+		Responses: attrResponses(),
+	},
+	{
+		Op: OpMknod.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&MknodRequest{Path: "/fifo", Kind: KindFIFO, Mode: 0o644}, func(e *wire.Enc) {
+				e.String("/fifo")
+				e.U8(3)
+				e.U32(0o644)
+				e.U64(0)
+			}),
+			optest.V(&MknodRequest{Path: "/dev/null", Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103}, func(e *wire.Enc) {
+				e.String("/dev/null")
+				e.U8(5)
+				e.U32(0o666)
+				e.U64(0x0103)
+			}),
+		},
 		Responses: attrResponses(),
 	},
 	{
@@ -237,6 +273,7 @@ func FuzzOpSetattr(f *testing.F)   { optest.Fuzz(f, sample(f, OpSetAttr.OpInfo))
 func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo)) }
 func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
 func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
+func FuzzOpMknod(f *testing.F)     { optest.Fuzz(f, sample(f, OpMknod.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }
@@ -268,6 +305,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
+		{OpMknod.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U8(2); e.U32(0); e.U64(0) }, `field "kind"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

@@ -16,7 +16,9 @@ const (
 
 // splitPath validates an absolute slash path and returns its components;
 // "/" gives none. Repeated and trailing slashes are ignored. The error wraps
-// EINVAL and says what is wrong; the caller adds the operation and path.
+// ENAMETOOLONG for a path or component over the limits (as POSIX names it)
+// and EINVAL for anything else, and says what is wrong; the caller adds the
+// operation and path.
 func splitPath(p string) ([]string, error) {
 	switch {
 	case p == "":
@@ -24,7 +26,7 @@ func splitPath(p string) ([]string, error) {
 	case p[0] != '/':
 		return nil, fmt.Errorf("path is not absolute: %w", syscall.EINVAL)
 	case len(p) > MaxPathLen:
-		return nil, fmt.Errorf("path longer than %d bytes: %w", MaxPathLen, syscall.EINVAL)
+		return nil, fmt.Errorf("path longer than %d bytes: %w", MaxPathLen, syscall.ENAMETOOLONG)
 	case strings.IndexByte(p, 0) >= 0:
 		return nil, fmt.Errorf("path contains a NUL byte: %w", syscall.EINVAL)
 	}
@@ -36,7 +38,7 @@ func splitPath(p string) ([]string, error) {
 		case c == "." || c == "..":
 			return nil, fmt.Errorf("path has a %q component: %w", c, syscall.EINVAL)
 		case len(c) > MaxNameLen:
-			return nil, fmt.Errorf("path component longer than %d bytes: %w", MaxNameLen, syscall.EINVAL)
+			return nil, fmt.Errorf("path component longer than %d bytes: %w", MaxNameLen, syscall.ENAMETOOLONG)
 		}
 		comps = append(comps, c)
 	}

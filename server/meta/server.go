@@ -79,6 +79,10 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			p, err := h.Store.Scan(ctx, r.Cookie, int(r.Max))
 			return ScanResponse{p}, err
 		})
+	case OpMknod.Code:
+		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
+			return attrResponse(h.Store.Mknod(ctx, r.Path, r.Kind, r.Mode, r.Rdev))
+		})
 	case OpUnlinkDangling.Code:
 		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {
 			return UnlinkDanglingResponse{}, h.Store.UnlinkDangling(ctx, r.Parent, r.Name, r.Child)

@@ -57,7 +57,11 @@ type Store struct {
 type AttrChanges struct {
 	Mode  *uint32 // permission bits
 	Mtime *int64  // unix nanoseconds
+	Atime *int64  // unix nanoseconds
 	Size  *int64  // size hint of a file (see Attr.Size)
+	// Access marks an Atime that records a read (relatime), which does
+	// not change ctime, unlike utimensat(2). Other fields must be nil.
+	Access bool
 }
 
 // Open opens the metadata database at path, creating it (with the root
@@ -244,7 +248,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		return errors.New("database has inodes but no format record")
 	}
 	now := time.Now().UnixNano()
-	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: now, Ctime: now}
+	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: now, Ctime: now, Atime: now}
 	if err := t.put(&root); err != nil {
 		return err
 	}
@@ -516,7 +520,39 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now}
+		a = Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now, Atime: now}
+		return t.add(&parent, comps[len(comps)-1], &a)
+	})
+	if err != nil {
+		return Attr{}, err
+	}
+	return a, nil
+}
+
+// Mknod creates a special file: a FIFO, socket or device node (kind, with
+// rdev for a device). It is metadata only: no layout, no datafiles.
+func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, rdev uint64) (Attr, error) {
+	if !kind.Special() {
+		return Attr{}, wrapErr("mknod", path, fmt.Errorf("kind %d is not a special file: %w", kind, syscall.EINVAL))
+	}
+	if kind != KindCharDev && kind != KindBlockDev {
+		rdev = 0
+	}
+	var a Attr
+	id, err := s.allocID(ctx)
+	if err != nil {
+		return Attr{}, wrapErr("mknod", path, err)
+	}
+	err = s.update(ctx, "mknod", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		a = Attr{ID: id, Kind: kind, Mode: mode & 0o7777, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
 	if err != nil {
@@ -607,7 +643,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		return Attr{}, wrapErr("create", path, err)
 	}
 	now := time.Now().UnixNano()
-	a.Mtime, a.Ctime = now, now
+	a.Mtime, a.Ctime, a.Atime = now, now, now
 	err = s.update(ctx, "create", path, func(t *txn, comps []string) error {
 		parent, _, err := t.walkDir(comps[:len(comps)-1])
 		if err != nil {
@@ -954,6 +990,9 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 		if err != nil {
 			return err
 		}
+		if a.Kind.Special() {
+			return fmt.Errorf("a special file has no layout: %w", syscall.EINVAL)
+		}
 		if l.IsZero() && (l != dist.Layout{} || a.Kind == KindFile) {
 			what := "a layout without a distribution name"
 			if a.Kind == KindFile {
@@ -1067,8 +1106,9 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 }
 
 // SetAttr changes the attributes set in req: Mode (permission bits), Mtime,
-// and for files the Size hint (negative is EINVAL; on a directory EISDIR).
-// Any change sets Ctime to now; Mtime changes only when given.
+// Atime, and for files the Size hint (negative is EINVAL; on a directory
+// EISDIR). Any change sets Ctime to now, except a read's Atime (Access);
+// times change only when given.
 func (s *Store) SetAttr(ctx context.Context, path string, req AttrChanges) (Attr, error) {
 	var a Attr
 	err := s.update(ctx, "setattr", path, func(t *txn, comps []string) error {
@@ -1084,14 +1124,24 @@ func (s *Store) SetAttr(ctx context.Context, path string, req AttrChanges) (Attr
 				return fmt.Errorf("negative size %d: %w", *req.Size, syscall.EINVAL)
 			}
 		}
-		if req.Mode == nil && req.Mtime == nil && req.Size == nil {
+		if req.Access && (req.Atime == nil || req.Mode != nil || req.Mtime != nil || req.Size != nil) {
+			return fmt.Errorf("an access sets atime alone: %w", syscall.EINVAL)
+		}
+		if req.Mode == nil && req.Mtime == nil && req.Atime == nil && req.Size == nil {
 			return nil
+		}
+		if req.Access {
+			a.Atime = *req.Atime
+			return t.put(&a)
 		}
 		if req.Mode != nil {
 			a.Mode = *req.Mode & 0o7777
 		}
 		if req.Mtime != nil {
 			a.Mtime = *req.Mtime
+		}
+		if req.Atime != nil {
+			a.Atime = *req.Atime
 		}
 		if req.Size != nil {
 			a.Size = *req.Size

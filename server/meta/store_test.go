@@ -376,6 +376,18 @@ func TestAttrsAndTimes(t *testing.T) {
 	}
 }
 
+// Mode 0 is mode 0, as open(O_CREAT, 0) and mkdir(d, 0) make.
+func TestModeZero(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, Options{Servers: 1})
+	if z := okAttr(t)(s.Mkdir(ctx, "/zero", 0)); z.Mode != 0 {
+		t.Errorf("Mkdir mode 0 = %o", z.Mode)
+	}
+	if z := okAttr(t)(s.Create(ctx, "/zero/f", 0, dist.Layout{})); z.Mode != 0 {
+		t.Errorf("Create mode 0 = %o", z.Mode)
+	}
+}
+
 func TestBadPaths(t *testing.T) {
 	ctx := t.Context()
 	s := openT(t, Options{Servers: 1})
@@ -384,6 +396,11 @@ func TestBadPaths(t *testing.T) {
 	huge := strings.Repeat("/"+strings.Repeat("y", 99), 41) // 4100 bytes
 	bad := []string{"", "a", "a/b", "/a/./b", "/a/../b", "/.", "/..", "/a/.", "./a", "/a\x00b", long, huge}
 	for _, p := range bad {
+		// Over the limits is ENAMETOOLONG, as POSIX names it; the rest EINVAL.
+		want := syscall.EINVAL
+		if p == long || p == huge {
+			want = syscall.ENAMETOOLONG
+		}
 		ops := map[string]func() error{
 			"lookup":    func() error { _, err := s.Lookup(ctx, p); return err },
 			"mkdir":     func() error { _, err := s.Mkdir(ctx, p, 0o755); return err },
@@ -397,8 +414,8 @@ func TestBadPaths(t *testing.T) {
 		}
 		for op, fn := range ops {
 			err := fn()
-			if errnoOf(t, err) != syscall.EINVAL {
-				t.Errorf("%s(%.60q): err = %.200v, want EINVAL", op, p, err)
+			if errnoOf(t, err) != want {
+				t.Errorf("%s(%.60q): err = %.200v, want %v", op, p, err, want)
 				continue
 			}
 			var pe *fs.PathError
@@ -411,7 +428,7 @@ func TestBadPaths(t *testing.T) {
 	okName := "/" + strings.Repeat("n", MaxNameLen)
 	okAttr(t)(s.Create(ctx, okName, 0o644, dist.Layout{}))
 	okAttr(t)(s.Lookup(ctx, okName+"/"))
-	if _, err := s.Create(ctx, okName+"x", 0o644, dist.Layout{}); errnoOf(t, err) != syscall.EINVAL {
+	if _, err := s.Create(ctx, okName+"x", 0o644, dist.Layout{}); errnoOf(t, err) != syscall.ENAMETOOLONG {
 		t.Errorf("256-byte name: %v", err)
 	}
 	// Slashes are cleaned: these all name /a/b.
@@ -835,5 +852,33 @@ func TestStoreCanceledContext(t *testing.T) {
 	}
 	if after := snapshot(t, s); !reflect.DeepEqual(after, before) {
 		t.Errorf("namespace changed under a canceled context:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// Atime: set at create, by an access (relatime's update, which leaves
+// ctime) and by utimens (which moves ctime); nanoseconds are kept.
+func TestAtime(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, Options{Servers: 1})
+	f := okAttr(t)(s.Create(ctx, "/f", 0o644, dist.Layout{}))
+	if f.Atime != f.Mtime || f.Atime == 0 {
+		t.Fatalf("Create: atime %d, mtime %d", f.Atime, f.Mtime)
+	}
+	read := f.Mtime + 123456789
+	a := okAttr(t)(s.SetAttr(ctx, "/f", AttrChanges{Atime: &read, Access: true}))
+	if a.Atime != read || a.Ctime != f.Ctime || a.Mtime != f.Mtime {
+		t.Errorf("access: %+v, want atime %d and ctime, mtime unchanged", a, read)
+	}
+	set := int64(1577934245123456789) // 2020-01-02 03:04:05.123456789
+	a = okAttr(t)(s.SetAttr(ctx, "/f", AttrChanges{Atime: &set}))
+	if a.Atime != set || a.Ctime <= f.Ctime || a.Mtime != f.Mtime {
+		t.Errorf("utimens atime: %+v, want atime %d, ctime moved, mtime unchanged", a, set)
+	}
+	if got := okAttr(t)(s.Lookup(ctx, "/f")); got.Atime != set {
+		t.Errorf("stored atime %d, want %d", got.Atime, set)
+	}
+	mode := uint32(0o600)
+	if _, err := s.SetAttr(ctx, "/f", AttrChanges{Atime: &read, Mode: &mode, Access: true}); errnoOf(t, err) != syscall.EINVAL {
+		t.Errorf("access with a mode change: %v, want EINVAL", err)
 	}
 }

@@ -17,15 +17,29 @@ type Kind uint8
 const (
 	KindDir  Kind = 1
 	KindFile Kind = 2
+	// Special files: metadata only, never a layout or datafiles (their
+	// data, if any, lives in the kernel that opens them).
+	KindFIFO     Kind = 3
+	KindSocket   Kind = 4
+	KindCharDev  Kind = 5
+	KindBlockDev Kind = 6
 )
+
+// Special reports whether k is a FIFO, socket or device node.
+func (k Kind) Special() bool { return k >= KindFIFO && k <= KindBlockDev }
+
+func (k Kind) valid() bool { return k == KindDir || k == KindFile || k.Special() }
 
 // Attr is everything the metadata server knows about an entry.
 type Attr struct {
 	ID    FileID
 	Kind  Kind
 	Mode  uint32 // permission bits only (0o755, 0o644)
-	Mtime int64  // unix nanoseconds
-	Ctime int64  // unix nanoseconds
+	Mtime int64  // unix nanoseconds: data (or entries) last changed
+	Ctime int64  // unix nanoseconds: anything about the entry last changed
+	Atime int64  // unix nanoseconds: last read (relatime, see AttrChanges.Access)
+	// Rdev is a device node's device number (Linux encoding); 0 otherwise.
+	Rdev uint64
 	// Layout: for a file, its distribution (never zero); for a directory,
 	// the default its new files inherit (zero when none is set).
 	Layout dist.Layout

@@ -142,7 +142,7 @@ func run() error {
 		},
 		"native": func(write bool) (stream, error) {
 			if write {
-				return cl.Create(ctx, "/bench-native.dat", client.CreateOptions{})
+				return cl.Create(ctx, "/bench-native.dat", client.CreateOptions{Mode: client.DefaultFileMode})
 			}
 			return cl.Open(ctx, "/bench-native.dat")
 		},

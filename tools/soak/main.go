@@ -199,7 +199,7 @@ func honest(c config, clients []*client.Client, phase int, errs *atomic.Int64) f
 // honestOp creates a file, writes it, syncs every fourth, reads it back and
 // checks it, stats and removes it. It returns the bytes moved.
 func honestOp(ctx context.Context, cl *client.Client, path string, k int, wbuf, rbuf []byte) (int64, error) {
-	f, err := cl.Create(ctx, path, client.CreateOptions{})
+	f, err := cl.Create(ctx, path, client.CreateOptions{Mode: client.DefaultFileMode})
 	if err != nil {
 		return 0, err
 	}
@@ -322,7 +322,7 @@ func stall(ctx context.Context, addr string, secret []byte, st *attackStats) {
 // sparseFile creates /soak-sparse of the given size (all holes) and
 // returns its ID, which names its datafile on every I/O server.
 func sparseFile(ctx context.Context, cl *client.Client, size int64) (uint64, error) {
-	f, err := cl.Create(ctx, "/soak-sparse", client.CreateOptions{})
+	f, err := cl.Create(ctx, "/soak-sparse", client.CreateOptions{Mode: client.DefaultFileMode})
 	if err != nil {
 		return 0, fmt.Errorf("misbehaving client: sparse file: %w", err)
 	}

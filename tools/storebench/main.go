@@ -169,7 +169,7 @@ func run() error {
 					servers = append(servers, systems[mode].procs.PID(fmt.Sprintf("data%d", i)))
 				}
 				_ = cl.Remove(ctx, path)
-				opts := client.CreateOptions{}
+				opts := client.CreateOptions{Mode: client.DefaultFileMode}
 				if c.layout != "" {
 					if opts.Layout, err = dist.ParseLayout(c.layout); err != nil {
 						return err

@@ -159,7 +159,7 @@ func Path(name string) string {
 func (b *Backend) Create(ctx context.Context, name string) (backend.File, error) {
 	p := Path(name)
 	create := func() (backend.File, error) {
-		f, err := b.c.Create(ctx, p, client.CreateOptions{Layout: b.layout})
+		f, err := b.c.Create(ctx, p, client.CreateOptions{Mode: client.DefaultFileMode, Layout: b.layout})
 		if err != nil {
 			return nil, err
 		}
