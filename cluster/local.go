@@ -40,6 +40,8 @@ type Config struct {
 	Listen func(network, addr string) (net.Listener, error)
 	// AdoptData: see MetaServerConfig.AdoptData.
 	AdoptData bool
+	// Observe, if set, gives every server's observer (package metrics).
+	Observe Observe
 }
 
 // Local is a cluster running inside this process.
@@ -102,7 +104,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits,
+			Limits: cfg.Limits, Observe: cfg.Observe,
 		})
 		if err != nil {
 			ln.Close()
@@ -119,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
 		Limits:    cfg.Limits,
-		AdoptData: cfg.AdoptData,
+		AdoptData: cfg.AdoptData, Observe: cfg.Observe,
 	})
 	if err != nil {
 		ln.Close()

@@ -34,6 +34,19 @@ type DataServerConfig struct {
 	MemoryBudget int64
 	// Limits caps connections (zero fields: the wire package's defaults).
 	Limits Limits
+	// Observe, if set, gives the server's observer (package metrics).
+	Observe Observe
+}
+
+// Observe makes the observer of one server: service "meta" or "data",
+// the server's name, its op table.
+type Observe func(service, name string, ops wire.OpTable) wire.ServerObserver
+
+func (o Observe) make(service, name string, ops wire.OpTable) wire.ServerObserver {
+	if o == nil {
+		return nil
+	}
+	return o(service, name, ops)
 }
 
 // Limits are the connection caps of one server; see wire.ServerOptions.
@@ -94,6 +107,7 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
 		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
+		Observer: cfg.Observe.make("data", cfg.Name, data.Ops),
 	})
 	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv}
 	ds.what = fmt.Sprintf("I/O server %s (%s)", cfg.Name, ds.Addr)
@@ -120,6 +134,8 @@ type MetaServerConfig struct {
 	// incarnation join this one (only for a database without files); their
 	// old datafiles become orphans for pario fsck. See docs/store.md.
 	AdoptData bool
+	// Observe, if set, gives the server's observer (package metrics).
+	Observe Observe
 }
 
 // MetaServer is a running metadata server.
@@ -170,6 +186,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
+		Observer: cfg.Observe.make("meta", "meta", meta.Ops),
 	})
 	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}
 	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)
