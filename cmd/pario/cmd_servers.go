@@ -29,6 +29,7 @@ func newUpCommand() *cobra.Command {
 		layout   string
 		limits   cluster.Limits
 		adopt    bool
+		mf       metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -56,10 +57,16 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 			if dir == "" {
 				dir = defaultDataDir()
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
-				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
-				Limits: limits, Listen: netListen,
+				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt,
+				Limits: limits, Listen: netListen, Observe: mf.observe(),
 			})
 			if err != nil {
 				return err
@@ -91,6 +98,7 @@ Data persists: running 'pario up' again on the same --dir brings it back.
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
+	mf.add(cmd)
 	return cmd
 }
 
@@ -158,6 +166,7 @@ func newMetaCommand() *cobra.Command {
 		dataFlags  []string
 		limits     cluster.Limits
 		adoptData  bool
+		mf         metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -208,15 +217,20 @@ or, without a cluster file:
 					listen = cf.Meta
 				}
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("metadata server: %w", err)
 			}
-			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
 				Limits:    mergeLimits(limits, cf),
-				AdoptData: adoptData,
+				AdoptData: adoptData, Observe: mf.observe(),
 			})
 			if err != nil {
 				ln.Close()
@@ -236,6 +250,7 @@ or, without a cluster file:
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
+	mf.add(cmd)
 	return cmd
 }
 
@@ -266,6 +281,7 @@ func newDataCommand() *cobra.Command {
 		secretFile string
 		limits     cluster.Limits
 		budget     int64
+		mf         metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "data",
@@ -302,14 +318,19 @@ file per pario file under --dir, touching nothing outside it.
 					return usageError{fmt.Errorf("no I/O server named %q in %s", name, clusterFilePath())}
 				}
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("I/O server %s: %w", name, err)
 			}
-			logger := newLogger()
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
-				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget,
+				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Observe: mf.observe(),
 			})
 			if err != nil {
 				ln.Close()
@@ -327,6 +348,7 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
 	f.Var(units.SizeFlag(&budget), "memory-budget", "memory for request data and read answers in flight, e.g. 1g (default 256m: four of the largest frames)")
 	limitFlags(cmd, &limits)
+	mf.add(cmd)
 	return cmd
 }
 
