@@ -23,6 +23,7 @@ func TestObserverDoesNotAllocate(t *testing.T) {
 	reg := metrics.New()
 	srv := reg.ObserveServer("data", "data0", data.Ops)
 	cl := reg.ObserveClient("data", "data0", data.Ops)
+	mnt := reg.ObserveMount([]string{"read", "write"}, func() metrics.MountStats { return metrics.MountStats{} })
 	for _, tc := range []struct {
 		name string
 		fn   func()
@@ -38,6 +39,8 @@ func TestObserverDoesNotAllocate(t *testing.T) {
 		{"connection", func() { srv.ConnAccepted(); srv.ConnClosed() }},
 		{"frame error", func() { srv.Error(wire.ErrKindCRC) }},
 		{"client call", func() { cl.CallDone(data.OpRead.Code, 40, 1<<20, time.Millisecond, nil) }},
+		{"fuse op", func() { mnt.FuseOp("write", time.Millisecond, 0) }},
+		{"fuse op failed", func() { mnt.FuseOp("read", time.Millisecond, syscall.EIO) }},
 	} {
 		if n := testing.AllocsPerRun(100, tc.fn); n != 0 {
 			t.Errorf("%s: %v allocations per call, want 0", tc.name, n)

@@ -115,10 +115,12 @@ by the mounting user. See docs/mount.md.`,
 			if wb == 0 {
 				opts.WriteBehind = -1
 			}
+			mounted := mf.observeMount(&opts)
 			srv, err := fusefs.Mount(c, args[0], opts)
 			if err != nil {
 				return err
 			}
+			mounted(srv)
 			fmt.Printf("pario mounted on %s: %s, %d I/O servers\n", srv.Dir, desc, len(c.Servers()))
 			fmt.Printf("unmount with Ctrl-C here or: pario umount %s\n", srv.Dir)
 			select {

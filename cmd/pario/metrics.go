@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/fusefs"
 	"github.com/pario/pario/metrics"
 )
 
@@ -57,4 +59,22 @@ func (m *metricsFlags) observeClient(o *client.Options) {
 	if m.reg != nil {
 		o.Observe = m.reg.ObserveClient
 	}
+}
+
+// observeMount sets the mount's observer (nothing without --metrics). The
+// mount's own counters are read through the returned function's argument,
+// once the file system is mounted.
+func (m *metricsFlags) observeMount(opts *fusefs.Options) (mounted func(*fusefs.Server)) {
+	var srv atomic.Pointer[fusefs.Server]
+	if m.reg != nil {
+		opts.Observer = m.reg.ObserveMount(fusefs.FuseOps, func() metrics.MountStats {
+			s := srv.Load()
+			if s == nil {
+				return metrics.MountStats{}
+			}
+			st := s.Stats()
+			return metrics.MountStats{ReadBytes: st.ReadBytes, WriteBytes: st.WriteBytes, WriteBehind: st.WriteBehind}
+		})
+	}
+	return srv.Store
 }
