@@ -236,6 +236,7 @@ func TestConnectionErrors(t *testing.T) {
 	secret := bytes.Repeat([]byte{7}, 32)
 	srv := wire.NewServer(echo{}, wire.ServerOptions{
 		Name: "t", Secret: secret, MaxConns: 1, MaxConnsPerPeer: 1, Logger: slog.New(slog.DiscardHandler),
+		HandshakeTimeout: 200 * time.Millisecond,
 		Observer: reg.ObserveServer("data", "t", nil),
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -253,6 +254,24 @@ func TestConnectionErrors(t *testing.T) {
 	}
 	bad.Close()
 	waitFor(t, ep.Addr, "pario_errors_total", labels("kind", "auth"), 1)
+	waitFor(t, ep.Addr, "pario_connections", labels("server", "t"), 0)
+
+	// A peer that sends junk in place of its proof, and one that sends
+	// nothing until the handshake deadline.
+	junk, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk.Write(bytes.Repeat([]byte{0xff}, 64))
+	waitFor(t, ep.Addr, "pario_errors_total", labels("kind", wire.ErrKindHandshake), 1)
+	junk.Close()
+	waitFor(t, ep.Addr, "pario_connections", labels("server", "t"), 0)
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ep.Addr, "pario_errors_total", labels("kind", wire.ErrKindTimeout), 1)
+	silent.Close()
 	waitFor(t, ep.Addr, "pario_connections", labels("server", "t"), 0)
 
 	// One connection held: the next is over MaxConns.

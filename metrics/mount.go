@@ -30,7 +30,8 @@ type fuseSeries struct {
 // ObserveMount registers a mount's series: FUSE requests by name (ops,
 // fusefs.FuseOps; other names share "other"), their latency and errnos,
 // and the mount's own counters through stats. It returns the observer to
-// give fusefs.Options.Observer.
+// give fusefs.Options.Observer. One mount per registry: a second call
+// panics on the duplicate series.
 func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObserver {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pario_fuse_requests_total", Help: "FUSE requests the mount answered, by request and result (ok, error).",
