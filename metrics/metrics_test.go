@@ -130,7 +130,7 @@ func TestClusterMetrics(t *testing.T) {
 	if _, err := cl.Stat(ctx, "/missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stat of a missing file: %v, want ErrNotExist", err)
 	}
-	after := Scrape(t, ep.Addr)
+	after := Settled(t, ep.Addr)
 
 	delta := func(name string, kv ...string) float64 {
 		t.Helper()
@@ -237,7 +237,7 @@ func TestConnectionErrors(t *testing.T) {
 	srv := wire.NewServer(echo{}, wire.ServerOptions{
 		Name: "t", Secret: secret, MaxConns: 1, MaxConnsPerPeer: 1, Logger: slog.New(slog.DiscardHandler),
 		HandshakeTimeout: 200 * time.Millisecond,
-		Observer: reg.ObserveServer("data", "t", nil),
+		Observer:         reg.ObserveServer("data", "t", nil),
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -289,6 +289,24 @@ func TestConnectionErrors(t *testing.T) {
 	waitFor(t, ep.Addr, "pario_connections", labels("server", "t"), 1)
 	// An op outside the (empty) table is labelled "unknown", not by code.
 	waitFor(t, ep.Addr, "pario_requests_total", labels("op", "unknown", "result", "ok"), 1)
+}
+
+// Settled scrapes until no request is in flight and no memory is held: a
+// server counts a request, and gives its memory back, just after writing
+// the answer, so the client may be ahead of the counters for a moment.
+func Settled(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	for range 200 {
+		fams := Scrape(t, addr)
+		inFlight, _ := Sum(fams, "pario_requests_in_flight", nil)
+		used, _ := Sum(fams, "pario_memory_budget_used_bytes", nil)
+		if inFlight == 0 && used == 0 {
+			return fams
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("requests still in flight, or memory held, after 2 s at rest")
+	return nil
 }
 
 // waitFor scrapes until the series reach want: the server counts a

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/internal/testbin"
@@ -49,15 +50,19 @@ func TestUpMetrics(t *testing.T) {
 		run(t, cf, "mkdir", d)
 	}
 
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatal(err)
+	var fams map[string]*dto.MetricFamily
+	scrape := func() {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p expfmt.TextParser
+		fams, err = p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	value := func(name string, want map[string]string) (float64, bool) {
 		for _, m := range fams[name].GetMetric() {
@@ -73,7 +78,16 @@ func TestUpMetrics(t *testing.T) {
 		}
 		return 0, false
 	}
-	if v, _ := value("pario_requests_total", map[string]string{"service": "meta", "op": "mkdir", "result": "ok"}); v != dirs {
+	// The server counts a request just after answering it: the client
+	// may be a moment ahead.
+	mkdirs := map[string]string{"service": "meta", "op": "mkdir", "result": "ok"}
+	for range 100 {
+		if scrape(); func() bool { v, _ := value("pario_requests_total", mkdirs); return v == dirs }() {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if v, _ := value("pario_requests_total", mkdirs); v != dirs {
 		t.Errorf("metadata server's mkdir requests: %v, want %d", v, dirs)
 	}
 	for _, s := range []string{"meta", "data0", "data1"} {
@@ -81,7 +95,7 @@ func TestUpMetrics(t *testing.T) {
 			t.Errorf("no pario_memory_budget_bytes for server %s", s)
 		}
 	}
-	resp, err = http.Get("http://" + addr + "/debug/pprof/")
+	resp, err := http.Get("http://" + addr + "/debug/pprof/")
 	if err != nil {
 		t.Fatal(err)
 	}
