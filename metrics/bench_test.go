@@ -126,3 +126,16 @@ func BenchmarkCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServerObserver is the cost metrics add to one request on the
+// server: its start and its end.
+func BenchmarkServerObserver(b *testing.B) {
+	o := metrics.New().ObserveServer("data", "data0", data.Ops)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			o.RequestStarted(data.OpWrite.Code)
+			o.RequestDone(data.OpWrite.Code, 1<<20, 0, time.Millisecond, nil)
+		}
+	})
+}
