@@ -200,8 +200,10 @@ func (o *ServerObserver) ConnRefused(reason string) {
 
 func (o *ServerObserver) RequestStarted(uint8) { o.inFlight.Inc() }
 
+// RequestDone counts the request before it leaves the in-flight gauge, so
+// that a scrape showing nothing in flight shows every request counted.
 func (o *ServerObserver) RequestDone(op uint8, in, out int, d time.Duration, err error) {
-	o.inFlight.Dec()
+	defer o.inFlight.Dec()
 	s := o.ops[op]
 	s.duration.Observe(d.Seconds())
 	s.in.Add(float64(in))
