@@ -34,6 +34,10 @@ type Options struct {
 	// MaxRequest caps the bulk data of one request to an I/O server
 	// (default 4 MiB): larger transfers become several pipelined requests.
 	MaxRequest int
+	// Observe, if set, gives the observer of the calls to each server
+	// (service "meta" or "data", the server's name, its op table), for the
+	// client's metrics (package metrics).
+	Observe func(service, server string, ops wire.OpTable) wire.CallObserver
 }
 
 // The modes callers pass for "a usual file/directory": Create and Mkdir
@@ -64,7 +68,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
 	c := &Client{opts: opts}
-	c.meta = wire.NewEndpoint(fmt.Sprintf("metadata server (%s)", opts.Meta), opts.Meta, opts.Secret, opts.Endpoint)
+	c.meta = wire.NewEndpoint(fmt.Sprintf("metadata server (%s)", opts.Meta), opts.Meta, opts.Secret, opts.endpoint("meta", "meta", meta.Ops))
 	resp, _, err := wire.Call(ctx, c.meta, meta.OpServers, meta.ServersRequest{}, nil, nil)
 	if err != nil {
 		c.meta.Close()
@@ -78,9 +82,18 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c.infos = infos
 	for _, s := range infos {
 		name := fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr)
-		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, opts.Endpoint))
+		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, opts.endpoint("data", s.Name, data.Ops)))
 	}
 	return c, nil
+}
+
+// endpoint is the endpoint options for one server, with its observer.
+func (o Options) endpoint(service, server string, ops wire.OpTable) wire.EndpointOptions {
+	e := o.Endpoint
+	if o.Observe != nil {
+		e.Observer = o.Observe(service, server, ops)
+	}
+	return e
 }
 
 // Close closes every connection.

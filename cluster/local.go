@@ -44,6 +44,8 @@ type Config struct {
 	Listen func(network, addr string) (net.Listener, error)
 	// AdoptData: see MetaServerConfig.AdoptData.
 	AdoptData bool
+	// Observe, if set, gives every server's observer (package metrics).
+	Observe Observe
 }
 
 // Local is a cluster running inside this process.
@@ -107,7 +109,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits, Protection: cfg.Protection,
+			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe,
 		})
 		if err != nil {
 			ln.Close()
@@ -123,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
-		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData,
+		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData, Observe: cfg.Observe,
 	})
 	if err != nil {
 		ln.Close()

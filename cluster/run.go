@@ -36,6 +36,19 @@ type DataServerConfig struct {
 	Limits Limits
 	// Protection is the wire protection clients must use (default aead).
 	Protection wire.Protection
+	// Observe, if set, gives the server's observer (package metrics).
+	Observe Observe
+}
+
+// Observe makes the observer of one server: service "meta" or "data",
+// the server's name, its op table.
+type Observe func(service, name string, ops wire.OpTable) wire.ServerObserver
+
+func (o Observe) make(service, name string, ops wire.OpTable) wire.ServerObserver {
+	if o == nil {
+		return nil
+	}
+	return o(service, name, ops)
 }
 
 // Limits are the connection caps of one server; see wire.ServerOptions.
@@ -96,6 +109,7 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
 		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
+		Observer: cfg.Observe.make("data", cfg.Name, data.Ops),
 	})
 	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv}
 	ds.what = fmt.Sprintf("I/O server %s (%s)", cfg.Name, ds.Addr)
@@ -123,6 +137,8 @@ type MetaServerConfig struct {
 	// incarnation join this one (only for a database without files); their
 	// old datafiles become orphans for pario fsck. See docs/store.md.
 	AdoptData bool
+	// Observe, if set, gives the server's observer (package metrics).
+	Observe Observe
 }
 
 // MetaServer is a running metadata server.
@@ -173,6 +189,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
+		Observer: cfg.Observe.make("meta", "meta", meta.Ops),
 	})
 	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}
 	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)

@@ -335,12 +335,14 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		n := len(data)
 		buf := getBuffer(n)
 		copy(buf, data)
+		fsys.stats.writeBehind.Add(int64(n))
 		fsys.slots <- struct{}{}
 		go func() {
 			// The request is answered by now: its context is done with.
 			ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
 			_, err := f.WriteAtContext(ctx, buf, off)
 			cancel()
+			fsys.stats.writeBehind.Add(-int64(n))
 			putBuffer(buf)
 			// The slot goes before the invalidation, which may wait for
 			// the write-back of mmap'd pages, whose writes need slots.

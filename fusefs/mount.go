@@ -68,6 +68,9 @@ type Options struct {
 	AllowOther bool
 	// Debug logs every FUSE request and reply (go-fuse's debug output).
 	Debug bool
+	// Observer, if set, is told about every FUSE request (package
+	// metrics); see OpObserver.
+	Observer OpObserver
 	// UID and GID own every file and directory (default: the mounting
 	// process's user and group); the store keeps no owners.
 	UID, GID *uint32
@@ -123,10 +126,14 @@ type Stats struct {
 	// MaxRead and MaxWrite are the largest single requests seen: with
 	// large application I/O they reach MaxIO.
 	MaxRead, MaxWrite uint64
+	// WriteBehind is the bytes written by write(2) still on their way to
+	// the I/O servers, over all open files.
+	WriteBehind int64
 }
 
 type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
+	writeBehind                                             atomic.Int64
 }
 
 func (s *stats) read(n int) {
@@ -235,7 +242,7 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	if opts.AllowOther {
 		fopts.MountOptions.Options = append(fopts.MountOptions.Options, "default_permissions")
 	}
-	srv, err := fs.Mount(abs, root, fopts)
+	srv, err := mountFS(abs, root, fopts, opts.Observer)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
@@ -276,6 +283,7 @@ func (m *Server) Stats() Stats {
 		Reads: s.reads.Load(), Writes: s.writes.Load(),
 		ReadBytes: s.readBytes.Load(), WriteBytes: s.writeBytes.Load(),
 		MaxRead: s.maxRead.Load(), MaxWrite: s.maxWrite.Load(),
+		WriteBehind: s.writeBehind.Load(),
 	}
 }
 

@@ -32,6 +32,8 @@ type EndpointOptions struct {
 	// Protection is how frames are protected after the handshake; it must
 	// be the server's (default ProtectAEAD).
 	Protection Protection
+	// Observer, if set, is told about every call (package metrics).
+	Observer CallObserver
 }
 
 func (o *EndpointOptions) fill() {
@@ -133,7 +135,11 @@ func (e *Endpoint) conn(ctx context.Context) (*Conn, error) {
 // (connect failures), since the first attempt might have taken effect.
 // Errors from the server itself (a RemoteError) are never retried, nor is a
 // wrong secret.
-func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []byte, data [][]byte, into [][]byte) ([]byte, int, error) {
+func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []byte, data [][]byte, into [][]byte) (resp []byte, n int, err error) {
+	if e.opts.Observer != nil {
+		start := time.Now()
+		defer func() { e.observeCall(op, start, args, data, resp, n, err) }()
+	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)

@@ -81,6 +81,9 @@ type ServerOptions struct {
 	MinFrameRate int64
 	// Logger receives connection-level events (default slog.Default()).
 	Logger *slog.Logger
+	// Observer, if set, is told about connections, requests and errors
+	// (package metrics); see ServerObserver.
+	Observer ServerObserver
 }
 
 // Server accepts connections and dispatches their requests to a Handler.
@@ -136,13 +139,17 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		opts.Logger = slog.Default()
 	}
 	quit, stop := context.WithCancel(context.Background())
-	return &Server{
+	s := &Server{
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget),
 		quit: quit, stop: stop,
 		log:        opts.Logger.With("server", opts.Name),
 		warnAccept: newLogLimiter(), warnRefused: newLogLimiter(), warnHandshake: newLogLimiter(), warnFrame: newLogLimiter(),
 		conns: map[net.Conn]struct{}{}, peers: map[string]int{}, lns: map[net.Listener]struct{}{},
 	}
+	if opts.Observer != nil {
+		opts.Observer.Budget(s.budget.usage)
+	}
+	return s
 }
 
 // Serve accepts connections on ln until ctx is done or Close is called.
@@ -176,6 +183,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			// Descriptors free up as connections end (unauthenticated ones
 			// within the handshake timeout), so wait and try again.
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.observeError(ErrKindAccept)
 			s.warnAccept.warn(s.log, "accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
 			t := time.NewTimer(delay)
 			select {
@@ -196,6 +204,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return nil
 		}
 		if refusal := s.admit(host); refusal != nil {
+			s.observeRefused()
 			s.mu.Unlock()
 			s.warnRefused.warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", refusal)
 			refuse(nc, refusal)
@@ -207,7 +216,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			s.observeConn(true)
 			s.serveConn(ctx, nc)
+			s.observeConn(false)
 			s.mu.Lock()
 			delete(s.conns, nc)
 			if s.peers[host]--; s.peers[host] <= 0 {
@@ -264,6 +275,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}
 	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout)
 	if err != nil {
+		s.observeHandshake(err)
 		s.warnHandshake.warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
@@ -314,6 +326,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		err := sess.send.writeFrame(nc, hb[:], args, data)
 		wmu.Unlock()
 		if err != nil {
+			s.observeTimeout(err)
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				s.warnFrame.warn(s.log, "client does not read its answers, closing connection", "peer", peer, "err", err)
 			}
@@ -327,6 +340,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	// badFrame ends the connection on a frame that did not authenticate,
 	// telling the client why so that its error says so.
 	badFrame := func(err error) {
+		s.observeError(ErrKindFrameAuth)
 		s.warnFrame.warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
 		var hb [HeaderSize]byte
 		args := encodeError(fmt.Errorf("server %s: request from %s: %w: %w", s.opts.Name, peer, err, syscall.EBADMSG))
@@ -355,12 +369,14 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 				return
 			}
 			// The lengths cannot be trusted, so the stream is lost.
+			s.observeError(ErrKindFrame)
 			s.warnFrame.warn(s.log, "bad frame header, closing connection", "peer", peer, "err", err)
 			return
 		}
 		if h.Flags&FlagResponse != 0 || h.Op >= opHello {
 			// A client sends requests of its service's operations only;
 			// anything else means it is confused or hostile.
+			s.observeError(ErrKindFrame)
 			s.warnFrame.warn(s.log, "protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
 			return
 		}
@@ -395,6 +411,7 @@ func (s *Server) readBody(nc net.Conn, br *bufio.Reader, recv *half, h Header, a
 		var crc uint32 // checked by the caller, over args and data together
 		_, err = recv.readData(br, len(data), [][]byte{data}, &crc)
 	}
+	s.observeTimeout(err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		s.warnFrame.warn(s.log, "request frame did not arrive in time, closing connection", "peer", nc.RemoteAddr().String(), "op", h.Op, "bytes", h.ArgLen+h.DataLen)
 	}
@@ -441,6 +458,7 @@ func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader
 	}
 	if c := Checksum(args, [][]byte{data}); c != h.PayloadCRC {
 		release()
+		s.observeError(ErrKindCRC)
 		s.warnFrame.warn(s.log, "rejected corrupted request", "peer", peer, "op", h.Op, "req", h.ReqID)
 		respond(h.ReqID, h.Op, Response{}, fmt.Errorf("request %d rejected: %w: %w", h.ReqID, ErrPayloadCRC, syscall.EBADMSG))
 		return true
@@ -457,8 +475,10 @@ func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader
 		defer func() { <-slots }()
 		defer release()
 		req := Request{Op: h.Op, Args: args, Data: data, Peer: peer}
+		start := s.observeStart(h.Op)
 		resp, herr := s.call(ctx, &req)
 		respond(h.ReqID, h.Op, resp, herr)
+		s.observeDone(h, start, resp, herr)
 	}()
 	return true
 }

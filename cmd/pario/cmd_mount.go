@@ -27,6 +27,7 @@ func newMountCommand() *cobra.Command {
 		debug       bool
 		readAhead   = int64(4 << 20)
 		writeBehind = int64(8 << 20)
+		mf          metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mount MOUNTPOINT",
@@ -55,9 +56,13 @@ by the mounting user. See docs/mount.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			log := newLogger()
+			stopMetrics, err := mf.start(log)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			var (
 				c    *client.Client
-				err  error
 				desc string
 			)
 			if embedded {
@@ -78,12 +83,15 @@ by the mounting user. See docs/mount.md.`,
 				}
 				local, err := cluster.Start(ctx, cluster.Config{
 					Dir: dir, DataServers: servers, Stuffing: stuffing, DefaultLayout: l, Logger: log,
+					Observe: mf.observe(),
 				})
 				if err != nil {
 					return err
 				}
 				defer local.Close()
-				c, err = client.Dial(ctx, client.Options{Meta: local.Meta.Addr, Secret: local.Secret, Endpoint: fusefs.EndpointOptions()})
+				co := client.Options{Meta: local.Meta.Addr, Secret: local.Secret, Endpoint: fusefs.EndpointOptions()}
+				mf.observeClient(&co)
+				c, err = client.Dial(ctx, co)
 				if err != nil {
 					return err
 				}
@@ -92,7 +100,7 @@ by the mounting user. See docs/mount.md.`,
 				if cmd.Flags().Changed("dir") || cmd.Flags().Changed("servers") || cmd.Flags().Changed("stuffing") || cmd.Flags().Changed("layout") {
 					return usageError{fmt.Errorf("--dir, --servers, --stuffing and --layout go with --embedded")}
 				}
-				if c, err = dialForMount(ctx); err != nil {
+				if c, err = dialForMount(ctx, mf.observeClient); err != nil {
 					return err
 				}
 				desc = "cluster of " + clusterFilePath()
@@ -110,10 +118,12 @@ by the mounting user. See docs/mount.md.`,
 			if wb == 0 {
 				opts.WriteBehind = -1
 			}
+			mounted := mf.observeMount(&opts)
 			srv, err := fusefs.Mount(c, args[0], opts)
 			if err != nil {
 				return err
 			}
+			mounted(srv)
 			fmt.Printf("pario mounted on %s: %s, %d I/O servers\n", srv.Dir, desc, len(c.Servers()))
 			fmt.Printf("unmount with Ctrl-C here or: pario umount %s\n", srv.Dir)
 			select {
@@ -140,12 +150,13 @@ by the mounting user. See docs/mount.md.`,
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
 	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
+	mf.add(cmd)
 	return cmd
 }
 
 // dialForMount connects to the cluster of the cluster file with the
 // mount's bounded retries and timeouts.
-func dialForMount(ctx context.Context) (*client.Client, error) {
+func dialForMount(ctx context.Context, opts ...func(*client.Options)) (*client.Client, error) {
 	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, err
@@ -156,9 +167,13 @@ func dialForMount(ctx context.Context) (*client.Client, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	opts := fusefs.EndpointOptions()
-	opts.Protection = cf.Protection
-	return client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: opts})
+	eo := fusefs.EndpointOptions()
+	eo.Protection = cf.Protection
+	co := client.Options{Meta: cf.Meta, Secret: secret, Endpoint: eo}
+	for _, o := range opts {
+		o(&co)
+	}
+	return client.Dial(dctx, co)
 }
 
 func newUmountCommand() *cobra.Command {

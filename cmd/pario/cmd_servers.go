@@ -30,6 +30,7 @@ func newUpCommand() *cobra.Command {
 		limits   cluster.Limits
 		adopt    bool
 		protect  string
+		mf       metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -68,6 +69,12 @@ a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 			if dir == "" {
 				dir = defaultDataDir()
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			// Commands started with this one (`pario up &` and the next
 			// line of a script) wait for the cluster file instead of
 			// failing, and do not read an old one left by a killed run.
@@ -77,8 +84,8 @@ a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
-				Stuffing: stuffing, DefaultLayout: l, Logger: newLogger(), AdoptData: adopt,
-				Limits: limits, Listen: netListen, Protection: prot,
+				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt,
+				Limits: limits, Listen: netListen, Protection: prot, Observe: mf.observe(),
 			})
 			started()
 			if err != nil {
@@ -112,6 +119,7 @@ a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 	f.StringVar(&protect, "wire-protection", "aead", "how frames are protected on the network: aead (encrypted and authenticated) or integrity (authenticated, in the clear: trusted networks only); written into the cluster file")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
+	mf.add(cmd)
 	return cmd
 }
 
@@ -188,6 +196,7 @@ func newMetaCommand() *cobra.Command {
 		dataFlags  []string
 		limits     cluster.Limits
 		adoptData  bool
+		mf         metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -238,15 +247,20 @@ or, without a cluster file:
 					listen = cf.Meta
 				}
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("metadata server: %w", err)
 			}
-			logger := newLogger()
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
 				Limits: mergeLimits(limits, cf), Protection: protectionOf(cf),
-				AdoptData: adoptData,
+				AdoptData: adoptData, Observe: mf.observe(),
 			})
 			if err != nil {
 				ln.Close()
@@ -266,6 +280,7 @@ or, without a cluster file:
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
+	mf.add(cmd)
 	return cmd
 }
 
@@ -296,6 +311,7 @@ func newDataCommand() *cobra.Command {
 		secretFile string
 		limits     cluster.Limits
 		budget     int64
+		mf         metricsFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "data",
@@ -332,14 +348,19 @@ file per pario file under --dir, touching nothing outside it.
 					return usageError{fmt.Errorf("no I/O server named %q in %s", name, clusterFilePath())}
 				}
 			}
+			logger := newLogger()
+			stopMetrics, err := mf.start(logger)
+			if err != nil {
+				return err
+			}
+			defer stopMetrics()
 			ln, err := netListen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("I/O server %s: %w", name, err)
 			}
-			logger := newLogger()
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
-				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Protection: protectionOf(cf),
+				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Protection: protectionOf(cf), Observe: mf.observe(),
 			})
 			if err != nil {
 				ln.Close()
@@ -357,6 +378,7 @@ file per pario file under --dir, touching nothing outside it.
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file; needs --listen)")
 	f.Var(units.SizeFlag(&budget), "memory-budget", "memory for request data and read answers in flight, e.g. 1g (default 256m: four of the largest frames)")
 	limitFlags(cmd, &limits)
+	mf.add(cmd)
 	return cmd
 }
 

@@ -54,6 +54,7 @@ var rules = []rule{
 	{pkg: "client", allow: []string{"wire/...", "dist", "server/meta/...", "server/data/...", "fsck"}},
 	{pkg: "cluster", allow: []string{"client", "wire/...", "dist", "server/meta/...", "server/data/...", "vfs/..."}},
 	{pkg: "fusefs", allow: []string{"client", "wire/...", "dist", "server/meta/..."}},
+	{pkg: "metrics", allow: []string{"wire/..."}},
 	{pkg: "bench", allow: []string{"rank", "pattern", "dist", "bench/backend/..."}},
 	{pkg: "bench/backend"},
 	{pkg: "bench/backend/...", allow: []string{"bench/backend/...", "client", "cluster", "dist", "server/meta/...", "wire/..."}},

@@ -1,0 +1,108 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// TestParioMountMetrics runs `pario mount --embedded --metrics`, writes,
+// reads and stats through the mount, and checks the FUSE, client and
+// server series the one endpoint shows.
+func TestParioMountMetrics(t *testing.T) {
+	dir := t.TempDir()
+	_, out, _ := mountCommand(t, dir, "mount", "--embedded", "--metrics", "127.0.0.1:0")
+	m := regexp.MustCompile(`metrics: http://([^/\s]+)/metrics`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("pario mount printed no metrics address:\n%s", out.String())
+	}
+	addr := m[1]
+	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := os.ReadFile(p)
+	if err != nil || !bytes.Equal(back, data) {
+		t.Fatalf("read back: %v (equal %v)", err, bytes.Equal(back, data))
+	}
+	// A missing name is a successful negative lookup for FUSE (cached by
+	// the kernel), so the error counted is a failing rmdir's.
+	if err := os.MkdirAll(filepath.Join(dir, "d", "e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Rmdir(filepath.Join(dir, "d")); !errors.Is(err, syscall.ENOTEMPTY) {
+		t.Fatalf("rmdir of a directory with an entry: %v, want ENOTEMPTY", err)
+	}
+
+	var fams map[string]*dto.MetricFamily
+	sum := func(name string, want map[string]string) (float64, bool) {
+		var v float64
+		found := false
+	series:
+		for _, m := range fams[name].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if w, ok := want[l.GetName()]; ok && w != l.GetValue() {
+					continue series
+				}
+			}
+			found = true
+			v += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+		}
+		return v, found
+	}
+	checks := []struct {
+		name string
+		want map[string]string
+		min  float64
+	}{
+		{"pario_fuse_requests_total", map[string]string{"op": "create", "result": "ok"}, 1},
+		{"pario_fuse_requests_total", map[string]string{"op": "write", "result": "ok"}, 1},
+		{"pario_fuse_requests_total", map[string]string{"op": "rmdir", "result": "error"}, 1},
+		{"pario_fuse_errors_total", map[string]string{"kind": "ENOTEMPTY"}, 1},
+		{"pario_fuse_request_duration_seconds", map[string]string{"op": "write"}, 1},
+		{"pario_mount_write_bytes_total", nil, float64(len(data))},
+		{"pario_client_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
+		{"pario_client_request_bytes_total", map[string]string{"service": "data", "op": "write", "direction": "out"}, float64(len(data))},
+		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
+		{"pario_mount_write_behind_bytes", nil, 0},
+	}
+	// Closing the file may finish after close(2) returns to the kernel
+	// (release is asynchronous), so the counters are read until they
+	// settle.
+	var failed []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p expfmt.TextParser
+		fams, err = p.TextToMetricFamilies(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed = nil
+		for _, c := range checks {
+			if v, ok := sum(c.name, c.want); !ok || v < c.min {
+				failed = append(failed, c.name)
+				t.Logf("%s%v = %v (present %v), want at least %v", c.name, c.want, v, ok, c.min)
+			}
+		}
+		if len(failed) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(failed) > 0 {
+		t.Fatalf("series below their minimum: %v", failed)
+	}
+}
