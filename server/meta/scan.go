@@ -154,7 +154,7 @@ func (s *Store) UnlinkDangling(ctx context.Context, parent FileID, name string, 
 	if err := ctx.Err(); err != nil {
 		return wrapErr("unlink dangling", path, err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.commit.update(func(tx *bbolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
