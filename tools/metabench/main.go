@@ -167,7 +167,11 @@ func run() error {
 	host, _ := os.Hostname()
 	fmt.Printf("metabench %s  host=%s  %d ranks x %d files, create/stat/remove, %d I/O servers (processes), %d reps\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), host, c.ranks, c.files, c.servers, c.reps)
-	fmt.Printf("local: %s; mount: pario mount %s\n\n", local, c.mount)
+	mountFlags := c.mount
+	if mountFlags == "" {
+		mountFlags = "(default flags)"
+	}
+	fmt.Printf("local: %s; mount: pario mount %s\n\n", local, mountFlags)
 
 	targets := map[string]fsys{"local": osFS(local), "mount": osFS(mnt), "native": nativeFS{ctx, cl}}
 	modes := []string{"local", "mount", "native"}
