@@ -3,13 +3,17 @@ package meta
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.etcd.io/bbolt"
+	"pgregory.net/rapid"
 
 	"github.com/pario/pario/dist"
 )
@@ -37,9 +41,10 @@ func holdWriter(t *testing.T, s *Store) (release func()) {
 // settle waits until the committer's queue has stopped growing (or holds
 // want): the mutations started have reached it, or the group the
 // committer took, which waits for the writer lock.
-func settle(s *Store, want int) {
+// It polls every tick, and five equal polls count as stopped.
+func settle(s *Store, want int, tick time.Duration) {
 	last, same := -1, 0
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(tick) {
 		s.commit.mu.Lock()
 		n := len(s.commit.queue)
 		s.commit.mu.Unlock()
@@ -74,7 +79,7 @@ func TestGroupCommitSharesTransactions(t *testing.T) {
 			_, errs[i] = s.Create(ctx, fmt.Sprintf("/d/f%02d", i), 0o644, dist.Layout{})
 		})
 	}
-	settle(s, n-1)
+	settle(s, n-1, 20*time.Millisecond)
 	release()
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -117,7 +122,7 @@ func TestGroupCommitFailuresAreTheirOwn(t *testing.T) {
 		wg.Go(func() { _, creates[i] = s.Create(ctx, fmt.Sprintf("/u/f%d", i), 0o644, dist.Layout{}) })
 		wg.Go(func() { _, removes[i] = s.Remove(ctx, fmt.Sprintf("/missing%d", i)) })
 	}
-	settle(s, 3*each-1)
+	settle(s, 3*each-1, 20*time.Millisecond)
 	release()
 	wg.Wait()
 	won := 0
@@ -168,7 +173,7 @@ func TestGroupCommitPanicIsTheCallers(t *testing.T) {
 			panic("bug")
 		})
 	})
-	settle(s, len(errs))
+	settle(s, len(errs), 20*time.Millisecond)
 	release()
 	wg.Wait()
 	if recovered != "bug" {
@@ -179,5 +184,160 @@ func TestGroupCommitPanicIsTheCallers(t *testing.T) {
 	}
 	if files, dirs, _ := s.Stats(ctx); files != 0 || dirs != int64(1+len(errs)) {
 		t.Errorf("Stats = %d files, %d dirs; want 0, %d (the panicking mutation's change rolled back)", files, dirs, 1+len(errs))
+	}
+}
+
+// groupOp is one operation of TestModelGroups and what it returned.
+type groupOp struct {
+	kind     string // mkdir, create, remove, rename
+	p, q     string // path, and rename's new path
+	a        Attr   // mkdir, create, remove
+	replaced *Attr  // rename
+	err      error
+}
+
+// apply runs op on m (a copy the caller may discard) and reports whether
+// the result the store gave is the one m gives at this point.
+func (op *groupOp) apply(m model) bool {
+	var want syscall.Errno
+	switch op.kind {
+	case "mkdir", "create":
+		kind := KindDir
+		if op.kind == "create" {
+			kind = KindFile
+		}
+		if want = m.add(op.p, kind); want == 0 && op.err == nil {
+			m[op.p] = modelEntry{kind, op.a.ID}
+		}
+	case "remove":
+		var e modelEntry
+		if e, want = m.remove(op.p); want == 0 && op.err == nil && (op.a.ID != e.id || op.a.Kind != e.kind) {
+			return false
+		}
+	case "rename":
+		var r *modelEntry
+		r, want = m.rename(op.p, op.q)
+		if want == 0 && op.err == nil && ((r == nil) != (op.replaced == nil) || r != nil && (r.id != op.replaced.ID || r.kind != op.replaced.Kind)) {
+			return false
+		}
+	}
+	var got syscall.Errno
+	if op.err != nil && !errors.As(op.err, &got) {
+		return false
+	}
+	return got == want
+}
+
+// TestModelGroups is TestModel for mutations that share transactions:
+// groups of 2 to 5 random mutations run at once while a commit holds the
+// writer lock, so they queue and commit together, failures and all. The
+// results must be those of the mutations run one at a time in some order,
+// and the namespace that order's.
+func TestModelGroups(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	run := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		run++
+		s, err := Open(filepath.Join(dir, fmt.Sprintf("groups%d.db", run)), Options{Servers: 3})
+		if err != nil {
+			rt.Fatalf("Open: %v", err)
+		}
+		defer s.Close()
+		s.db.NoSync = true // speed only: durability is tested elsewhere
+		m := model{"/": {KindDir, RootID}}
+		pathGen := rapid.SampledFrom(modelPaths)
+		kindGen := rapid.SampledFrom([]string{"mkdir", "mkdir", "create", "remove", "rename"})
+		for range rapid.IntRange(1, 6).Draw(rt, "groups") {
+			ops := make([]*groupOp, rapid.IntRange(2, 5).Draw(rt, "size"))
+			for i := range ops {
+				ops[i] = &groupOp{kind: kindGen.Draw(rt, "op"), p: pathGen.Draw(rt, "path"), q: pathGen.Draw(rt, "new")}
+			}
+			held, done, finished := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(finished)
+				_ = s.db.Update(func(*bbolt.Tx) error { close(held); <-done; return nil })
+			}()
+			<-held
+			var wg sync.WaitGroup
+			for _, op := range ops {
+				wg.Go(func() {
+					switch op.kind {
+					case "mkdir":
+						op.a, op.err = s.Mkdir(ctx, op.p, 0o755)
+					case "create":
+						op.a, op.err = s.Create(ctx, op.p, 0o644, dist.Layout{})
+					case "remove":
+						op.a, op.err = s.Remove(ctx, op.p)
+					case "rename":
+						op.replaced, op.err = s.Rename(ctx, op.p, op.q)
+					}
+				})
+			}
+			settle(s, len(ops)-1, time.Millisecond)
+			close(done)
+			<-finished
+			wg.Wait()
+
+			snap := snapshot(rt, s)
+			var found model
+			for perm := range permutations(len(ops)) {
+				c := maps.Clone(m)
+				ok := true
+				for _, i := range perm {
+					if ok = ops[i].apply(c); !ok {
+						break
+					}
+				}
+				if ok && sameNamespace(c, snap) {
+					found = c
+					break
+				}
+			}
+			if found == nil {
+				for _, op := range ops {
+					rt.Logf("%s %s %s: %+v, replaced %v, err %v", op.kind, op.p, op.q, op.a, op.replaced, op.err)
+				}
+				rt.Fatalf("no order of the group gives its results and the namespace %v", snap)
+			}
+			m = found
+		}
+	})
+}
+
+func sameNamespace(m model, snap map[string]Attr) bool {
+	if len(m) != len(snap) {
+		return false
+	}
+	for p, e := range m {
+		if a, ok := snap[p]; !ok || a.ID != e.id || a.Kind != e.kind {
+			return false
+		}
+	}
+	return true
+}
+
+// permutations yields every order of 0..n-1.
+func permutations(n int) iter.Seq[[]int] {
+	return func(yield func([]int) bool) {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = i
+		}
+		var gen func(k int) bool
+		gen = func(k int) bool {
+			if k == n {
+				return yield(slices.Clone(p))
+			}
+			for i := k; i < n; i++ {
+				p[k], p[i] = p[i], p[k]
+				if !gen(k + 1) {
+					return false
+				}
+				p[k], p[i] = p[i], p[k]
+			}
+			return true
+		}
+		gen(0)
 	}
 }
