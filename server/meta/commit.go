@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,8 @@ type committer struct {
 }
 
 type mutation struct {
+	ctx   context.Context
+	ran   bool // fn has run (in a transaction that may have been rolled back)
 	fn    func(*bbolt.Tx) error
 	err   error
 	panic any // what fn panicked with, raised again in its caller
@@ -48,8 +51,14 @@ var errFailedInGroup = errors.New("a mutation of the group failed")
 // may run more than once (when another mutation of its transaction fails,
 // the transaction is rolled back and run again without it), so fn must
 // set its results afresh on every run and have no effect outside tx.
-func (c *committer) update(fn func(*bbolt.Tx) error) error {
-	m := &mutation{fn: fn, done: make(chan struct{})}
+//
+// ctx is checked when fn is about to run for the first time, since waiting
+// for the commit before is where a mutation blocks: one whose caller has
+// gone is not executed. Once it has run it is not dropped for a
+// cancellation, since later mutations of its group may have seen its
+// change.
+func (c *committer) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	m := &mutation{ctx: ctx, fn: fn, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
 	if !c.running {
@@ -72,6 +81,12 @@ func (m *mutation) call(tx *bbolt.Tx) (err error) {
 			m.panic, err = r, errFailedInGroup
 		}
 	}()
+	if !m.ran {
+		if err := m.ctx.Err(); err != nil {
+			return err
+		}
+		m.ran = true
+	}
 	return m.fn(tx)
 }
 
@@ -95,12 +110,15 @@ func (c *committer) loop() {
 	}
 }
 
-// run commits group in one transaction. A mutation that fails is answered
-// with its error, as if it had run alone right after the mutations before
-// it (it saw their changes, which are committed), and the transaction is
-// run again without it.
+// run commits group in one transaction. A mutation that fails is taken
+// out and the transaction run again without it; its error stands as if it
+// had run alone right after the mutations before it (it saw their
+// changes). It is answered only once those changes have committed, so
+// that no answer, not even a failure such as EEXIST, reveals a change that
+// a crash could still undo; if the commit fails, it gets the commit's error.
 func (c *committer) run(group []*mutation) {
-	for len(group) > 0 {
+	var failures []*mutation
+	for {
 		failed := -1
 		c.commits.Add(1)
 		err := c.db.Update(func(tx *bbolt.Tx) error {
@@ -113,12 +131,21 @@ func (c *committer) run(group []*mutation) {
 			return nil
 		})
 		if failed >= 0 && errors.Is(err, errFailedInGroup) {
-			close(group[failed].done)
+			failures = append(failures, group[failed])
 			group = append(group[:failed:failed], group[failed+1:]...)
-			continue
+			if len(group) > 0 {
+				continue
+			}
+			err = nil
 		}
 		for _, m := range group {
 			m.err = err
+			close(m.done)
+		}
+		for _, m := range failures {
+			if err != nil && m.panic == nil {
+				m.err = err
+			}
 			close(m.done)
 		}
 		return

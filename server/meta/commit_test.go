@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -166,7 +167,7 @@ func TestGroupCommitPanicIsTheCallers(t *testing.T) {
 	var recovered any
 	wg.Go(func() {
 		defer func() { recovered = recover() }()
-		_ = s.commit.update(func(tx *bbolt.Tx) error {
+		_ = s.commit.update(ctx, func(tx *bbolt.Tx) error {
 			if err := newTxn(tx).setCounter(keyFiles, 1000); err != nil {
 				return err
 			}
@@ -339,5 +340,26 @@ func permutations(n int) iter.Seq[[]int] {
 			return true
 		}
 		gen(0)
+	}
+}
+
+// A mutation whose caller gives up while it waits behind a commit is not
+// executed: it fails with the context's error and changes nothing.
+func TestGroupCommitCanceledWhileQueued(t *testing.T) {
+	s := openT(t, Options{Servers: 2})
+	release := holdWriter(t, s)
+	ctx, cancel := context.WithCancel(t.Context())
+	var err error
+	var wg sync.WaitGroup
+	wg.Go(func() { _, err = s.Mkdir(ctx, "/late", 0o755) })
+	settle(s, 1, 20*time.Millisecond)
+	cancel()
+	release()
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("mkdir canceled while queued: %v, want context.Canceled", err)
+	}
+	if _, err := s.Lookup(t.Context(), "/late"); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("lookup of the canceled mkdir's directory: %v, want ENOENT", err)
 	}
 }

@@ -467,10 +467,7 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.commit.update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	return wrapErr(op, path, s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		return fn(newTxn(tx), comps)
 	}))
 }
@@ -837,11 +834,8 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
-	err = s.commit.update(func(tx *bbolt.Tx) error {
+	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		replaced = nil
-		if err := ctx.Err(); err != nil {
-			return wrapErr(op, oldpath, err)
-		}
 		t := newTxn(tx)
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
@@ -1042,10 +1036,7 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 		return Attr{}, wrapErr("unstuff", idPath(id), err)
 	}
 	servers := a.Servers
-	err = s.commit.update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		var err error
 		if a, err = t.get(id); err != nil {
