@@ -1,5 +1,6 @@
 // Package benchutil holds what pario's benchmark programs (tools/storebench,
-// tools/mountbench) share: making reads cold, medians, and size labels.
+// tools/mountbench, tools/metabench) share: making reads cold, medians,
+// size labels, and mounting pario as its own process.
 package benchutil
 
 import (

@@ -95,10 +95,7 @@ func (s *Store) allocID(ctx context.Context) (FileID, error) {
 	defer s.ids.mu.Unlock()
 	if s.ids.next >= s.ids.reserved {
 		to := s.ids.next + idBlock
-		err := s.db.Update(func(tx *bbolt.Tx) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 			return newTxn(tx).setCounter(keyNextID, to)
 		})
 		if err != nil {

@@ -154,10 +154,7 @@ func (s *Store) UnlinkDangling(ctx context.Context, parent FileID, name string, 
 	if err := ctx.Err(); err != nil {
 		return wrapErr("unlink dangling", path, err)
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		got, ok, err := t.child(parent, name)
 		if err != nil {

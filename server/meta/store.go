@@ -41,10 +41,12 @@ var (
 
 // Store is the metadata store: the namespace, attributes and layouts of one
 // pario file system in a bbolt database. All methods are safe for concurrent
-// use; each mutating method is one atomic, durable transaction.
+// use; each mutating method is atomic and durable when it returns (its
+// transaction may be shared with concurrent ones: see committer).
 type Store struct {
-	db   *bbolt.DB
-	opts Options
+	db     *bbolt.DB
+	commit committer // every mutation but initTx goes through it
+	opts   Options
 
 	incarnation       uint64
 	created, upgraded bool
@@ -170,6 +172,7 @@ func (s *Store) open(path string) (err error) {
 		return fmt.Errorf("meta: open %s: %w", path, err)
 	}
 	s.db = db
+	s.commit.db = db
 	if err := db.View(checkTx); err != nil {
 		db.Close()
 		return damaged(err)
@@ -446,8 +449,9 @@ func (t *txn) touchDir(dir *Attr, now int64) error {
 }
 
 // view and update check ctx before they start: a request whose caller
-// has gone is not executed. update checks again once it holds bbolt's
-// writer lock, since waiting for it is where a mutation blocks.
+// has gone is not executed. update checks again once its transaction
+// runs, since waiting for the commit before it is where a mutation blocks.
+// update's fn may run more than once (see committer.update).
 func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps []string) error) error {
 	if err := ctx.Err(); err != nil {
 		return wrapErr(op, path, err)
@@ -467,10 +471,7 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.db.Update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	return wrapErr(op, path, s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		return fn(newTxn(tx), comps)
 	}))
 }
@@ -811,6 +812,7 @@ func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int)
 func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 	var a Attr
 	err := s.update(ctx, "remove", path, func(t *txn, comps []string) error {
+		a = Attr{}
 		if len(comps) == 0 {
 			return fmt.Errorf("cannot remove the root directory: %w", syscall.EBUSY)
 		}
@@ -868,10 +870,8 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return wrapErr(op, oldpath, err)
-		}
+	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
+		replaced = nil
 		t := newTxn(tx)
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
@@ -1075,10 +1075,7 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 		return Attr{}, wrapErr("unstuff", idPath(id), err)
 	}
 	servers := a.Servers
-	err = s.db.Update(func(tx *bbolt.Tx) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		var err error
 		if a, err = t.get(id); err != nil {

@@ -12,25 +12,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/pario/pario/internal/benchutil"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
@@ -121,7 +116,7 @@ func run() error {
 	defer cl.Close()
 
 	mnt := filepath.Join(c.dir, "mnt")
-	unmount, err := mount(c.pario, procs.ClusterFile, mnt, strings.Fields(c.mount))
+	unmount, err := benchutil.Mount(c.pario, procs.ClusterFile, mnt, strings.Fields(c.mount))
 	if err != nil {
 		return err
 	}
@@ -234,58 +229,6 @@ func phase(c config, open func(write bool) (stream, error), write bool) (float64
 		return 0, err
 	}
 	return float64(c.size) / (1 << 20) / time.Since(start).Seconds(), nil
-}
-
-// mount runs `pario mount` as its own process, as users do, and returns
-// once the mount is in place; the function it returns unmounts it.
-func mount(bin, clusterFile, dir string, flags []string) (func(), error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	args := append(append([]string{"--cluster", clusterFile, "--log-level", "warn", "mount"}, flags...), dir)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Signal(unix.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = exec.Command(bin, "umount", "--lazy", dir).Run()
-			_ = cmd.Process.Kill()
-		}
-	}
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-		if mounted(dir) {
-			return stop, nil
-		}
-		select {
-		case err := <-exited:
-			return nil, fmt.Errorf("pario mount exited: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	stop()
-	return nil, fmt.Errorf("pario mount: %s not mounted after 15 s", dir)
-}
-
-func mounted(dir string) bool {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) > 4 && fields[4] == dir {
-			return true
-		}
-	}
-	return false
 }
 
 func orDefault(s, def string) string {
