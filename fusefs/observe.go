@@ -32,92 +32,70 @@ type observedFS struct {
 	obs OpObserver
 }
 
-func (o *observedFS) done(op string, start time.Time, st fuse.Status) {
-	o.obs.FuseOp(op, time.Since(start), syscall.Errno(st))
+// done reports an operation that began at start and ended with *st; it
+// is deferred, so it takes the status by pointer.
+func (o *observedFS) done(op string, start time.Time, st *fuse.Status) {
+	o.obs.FuseOp(op, time.Since(start), syscall.Errno(*st))
 }
 
-func (o *observedFS) Lookup(c <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Lookup(c, h, name, out)
-	o.done("lookup", t, st)
-	return st
+func (o *observedFS) Lookup(c <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) (st fuse.Status) {
+	defer o.done("lookup", time.Now(), &st)
+	return o.RawFileSystem.Lookup(c, h, name, out)
 }
 
-func (o *observedFS) GetAttr(c <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.GetAttr(c, in, out)
-	o.done("getattr", t, st)
-	return st
+func (o *observedFS) GetAttr(c <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) (st fuse.Status) {
+	defer o.done("getattr", time.Now(), &st)
+	return o.RawFileSystem.GetAttr(c, in, out)
 }
 
-func (o *observedFS) SetAttr(c <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.SetAttr(c, in, out)
-	o.done("setattr", t, st)
-	return st
+func (o *observedFS) SetAttr(c <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) (st fuse.Status) {
+	defer o.done("setattr", time.Now(), &st)
+	return o.RawFileSystem.SetAttr(c, in, out)
 }
 
-func (o *observedFS) Mknod(c <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Mknod(c, in, name, out)
-	o.done("mknod", t, st)
-	return st
+func (o *observedFS) Mknod(c <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) (st fuse.Status) {
+	defer o.done("mknod", time.Now(), &st)
+	return o.RawFileSystem.Mknod(c, in, name, out)
 }
 
-func (o *observedFS) Mkdir(c <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Mkdir(c, in, name, out)
-	o.done("mkdir", t, st)
-	return st
+func (o *observedFS) Mkdir(c <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) (st fuse.Status) {
+	defer o.done("mkdir", time.Now(), &st)
+	return o.RawFileSystem.Mkdir(c, in, name, out)
 }
 
-func (o *observedFS) Unlink(c <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Unlink(c, h, name)
-	o.done("unlink", t, st)
-	return st
+func (o *observedFS) Unlink(c <-chan struct{}, h *fuse.InHeader, name string) (st fuse.Status) {
+	defer o.done("unlink", time.Now(), &st)
+	return o.RawFileSystem.Unlink(c, h, name)
 }
 
-func (o *observedFS) Rmdir(c <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Rmdir(c, h, name)
-	o.done("rmdir", t, st)
-	return st
+func (o *observedFS) Rmdir(c <-chan struct{}, h *fuse.InHeader, name string) (st fuse.Status) {
+	defer o.done("rmdir", time.Now(), &st)
+	return o.RawFileSystem.Rmdir(c, h, name)
 }
 
-func (o *observedFS) Rename(c <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Rename(c, in, oldName, newName)
-	o.done("rename", t, st)
-	return st
+func (o *observedFS) Rename(c <-chan struct{}, in *fuse.RenameIn, oldName, newName string) (st fuse.Status) {
+	defer o.done("rename", time.Now(), &st)
+	return o.RawFileSystem.Rename(c, in, oldName, newName)
 }
 
-func (o *observedFS) Create(c <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Create(c, in, name, out)
-	o.done("create", t, st)
-	return st
+func (o *observedFS) Create(c <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) (st fuse.Status) {
+	defer o.done("create", time.Now(), &st)
+	return o.RawFileSystem.Create(c, in, name, out)
 }
 
-func (o *observedFS) Open(c <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Open(c, in, out)
-	o.done("open", t, st)
-	return st
+func (o *observedFS) Open(c <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) (st fuse.Status) {
+	defer o.done("open", time.Now(), &st)
+	return o.RawFileSystem.Open(c, in, out)
 }
 
-func (o *observedFS) Read(c <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	t := time.Now()
-	r, st := o.RawFileSystem.Read(c, in, buf)
-	o.done("read", t, st)
-	return r, st
+func (o *observedFS) Read(c <-chan struct{}, in *fuse.ReadIn, buf []byte) (r fuse.ReadResult, st fuse.Status) {
+	defer o.done("read", time.Now(), &st)
+	return o.RawFileSystem.Read(c, in, buf)
 }
 
-func (o *observedFS) Write(c <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
-	t := time.Now()
-	n, st := o.RawFileSystem.Write(c, in, data)
-	o.done("write", t, st)
-	return n, st
+func (o *observedFS) Write(c <-chan struct{}, in *fuse.WriteIn, data []byte) (n uint32, st fuse.Status) {
+	defer o.done("write", time.Now(), &st)
+	return o.RawFileSystem.Write(c, in, data)
 }
 
 // Writev is tried first by go-fuse; ENOSYS sends the request to Write,
@@ -126,91 +104,71 @@ func (o *observedFS) Writev(c <-chan struct{}, in *fuse.WriteIn, data [][]byte) 
 	t := time.Now()
 	n, st := o.RawFileSystem.Writev(c, in, data)
 	if st != fuse.ENOSYS {
-		o.done("write", t, st)
+		o.done("write", t, &st)
 	}
 	return n, st
 }
 
-func (o *observedFS) Flush(c <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Flush(c, in)
-	o.done("flush", t, st)
-	return st
+func (o *observedFS) Flush(c <-chan struct{}, in *fuse.FlushIn) (st fuse.Status) {
+	defer o.done("flush", time.Now(), &st)
+	return o.RawFileSystem.Flush(c, in)
 }
 
-func (o *observedFS) Fsync(c <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.Fsync(c, in)
-	o.done("fsync", t, st)
-	return st
+func (o *observedFS) Fsync(c <-chan struct{}, in *fuse.FsyncIn) (st fuse.Status) {
+	defer o.done("fsync", time.Now(), &st)
+	return o.RawFileSystem.Fsync(c, in)
 }
 
 func (o *observedFS) Release(c <-chan struct{}, in *fuse.ReleaseIn) {
-	t := time.Now()
+	ok := fuse.OK
+	defer o.done("release", time.Now(), &ok)
 	o.RawFileSystem.Release(c, in)
-	o.done("release", t, fuse.OK)
 }
 
-func (o *observedFS) OpenDir(c <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.OpenDir(c, in, out)
-	o.done("opendir", t, st)
-	return st
+func (o *observedFS) OpenDir(c <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) (st fuse.Status) {
+	defer o.done("opendir", time.Now(), &st)
+	return o.RawFileSystem.OpenDir(c, in, out)
 }
 
-func (o *observedFS) ReadDir(c <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.ReadDir(c, in, out)
-	o.done("readdir", t, st)
-	return st
+func (o *observedFS) ReadDir(c <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) (st fuse.Status) {
+	defer o.done("readdir", time.Now(), &st)
+	return o.RawFileSystem.ReadDir(c, in, out)
 }
 
-func (o *observedFS) ReadDirPlus(c <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.ReadDirPlus(c, in, out)
-	o.done("readdir", t, st)
-	return st
+func (o *observedFS) ReadDirPlus(c <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) (st fuse.Status) {
+	defer o.done("readdir", time.Now(), &st)
+	return o.RawFileSystem.ReadDirPlus(c, in, out)
 }
 
 func (o *observedFS) ReleaseDir(in *fuse.ReleaseIn) {
-	t := time.Now()
+	ok := fuse.OK
+	defer o.done("releasedir", time.Now(), &ok)
 	o.RawFileSystem.ReleaseDir(in)
-	o.done("releasedir", t, fuse.OK)
 }
 
-func (o *observedFS) StatFs(c <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.StatFs(c, h, out)
-	o.done("statfs", t, st)
-	return st
+func (o *observedFS) StatFs(c <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) (st fuse.Status) {
+	defer o.done("statfs", time.Now(), &st)
+	return o.RawFileSystem.StatFs(c, h, out)
 }
 
-func (o *observedFS) GetXAttr(c <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	t := time.Now()
-	n, st := o.RawFileSystem.GetXAttr(c, h, attr, dest)
-	o.done("getxattr", t, st)
-	return n, st
+func (o *observedFS) GetXAttr(c <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (n uint32, st fuse.Status) {
+	defer o.done("getxattr", time.Now(), &st)
+	return o.RawFileSystem.GetXAttr(c, h, attr, dest)
 }
 
-func (o *observedFS) SetXAttr(c <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.SetXAttr(c, in, attr, data)
-	o.done("setxattr", t, st)
-	return st
+func (o *observedFS) SetXAttr(c <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) (st fuse.Status) {
+	defer o.done("setxattr", time.Now(), &st)
+	return o.RawFileSystem.SetXAttr(c, in, attr, data)
 }
 
-func (o *observedFS) ListXAttr(c <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	t := time.Now()
-	n, st := o.RawFileSystem.ListXAttr(c, h, dest)
-	o.done("listxattr", t, st)
-	return n, st
+func (o *observedFS) ListXAttr(c <-chan struct{}, h *fuse.InHeader, dest []byte) (n uint32, st fuse.Status) {
+	defer o.done("listxattr", time.Now(), &st)
+	return o.RawFileSystem.ListXAttr(c, h, dest)
 }
 
-func (o *observedFS) RemoveXAttr(c <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
-	t := time.Now()
-	st := o.RawFileSystem.RemoveXAttr(c, h, attr)
-	o.done("removexattr", t, st)
-	return st
+func (o *observedFS) RemoveXAttr(c <-chan struct{}, h *fuse.InHeader, attr string) (st fuse.Status) {
+	defer o.done("removexattr", time.Now(), &st)
+	return o.RawFileSystem.RemoveXAttr(c, h, attr)
 }
 
 // mountFS is fs.Mount, with the raw file system wrapped for obs if set.
