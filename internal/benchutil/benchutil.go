@@ -53,3 +53,26 @@ func Median(v []float64) float64 {
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
+
+// WorkDir returns the absolute path of a benchmark's working directory:
+// dir if given, else a new directory tmp/PREFIX-* under the current one
+// (the repository's ignored tmp/, on the disk being measured rather than
+// a tmpfs /tmp). Unless keep, remove removes it when the run is done.
+func WorkDir(dir, prefix string, keep bool) (abs string, remove func(), err error) {
+	if dir == "" {
+		if err := os.MkdirAll("tmp", 0o755); err != nil {
+			return "", nil, err
+		}
+		if dir, err = os.MkdirTemp("tmp", prefix+"-"); err != nil {
+			return "", nil, err
+		}
+	}
+	if abs, err = filepath.Abs(dir); err != nil {
+		return "", nil, err
+	}
+	remove = func() {}
+	if !keep {
+		remove = func() { os.RemoveAll(abs) }
+	}
+	return abs, remove, nil
+}

@@ -126,20 +126,11 @@ func run() error {
 	if c.pario, err = filepath.Abs(c.pario); err != nil {
 		return err
 	}
-	if c.dir == "" {
-		if err := os.MkdirAll("tmp", 0o755); err != nil {
-			return err
-		}
-		if c.dir, err = os.MkdirTemp("tmp", "metabench-"); err != nil {
-			return err
-		}
-	}
-	if c.dir, err = filepath.Abs(c.dir); err != nil {
+	var removeDir func()
+	if c.dir, removeDir, err = benchutil.WorkDir(c.dir, "metabench", c.keep); err != nil {
 		return err
 	}
-	if !c.keep {
-		defer os.RemoveAll(c.dir)
-	}
+	defer removeDir()
 	ctx := context.Background()
 	procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
 		Binary: c.pario, Dir: filepath.Join(c.dir, "pario"), DataServers: c.servers, Output: os.Stderr,

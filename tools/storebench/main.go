@@ -99,20 +99,11 @@ func run() error {
 	if c.pario, err = filepath.Abs(c.pario); err != nil {
 		return err
 	}
-	if c.dir == "" {
-		if err := os.MkdirAll("tmp", 0o755); err != nil {
-			return err
-		}
-		if c.dir, err = os.MkdirTemp("tmp", "storebench-"); err != nil {
-			return err
-		}
-	}
-	if c.dir, err = filepath.Abs(c.dir); err != nil {
+	var removeDir func()
+	if c.dir, removeDir, err = benchutil.WorkDir(c.dir, "storebench", c.keep); err != nil {
 		return err
 	}
-	if !c.keep {
-		defer os.RemoveAll(c.dir)
-	}
+	defer removeDir()
 	ctx := context.Background()
 
 	// One cluster per wire protection mode, named "pario-MODE".
