@@ -45,6 +45,7 @@ var rules = []rule{
 	{pkg: "rank"},
 	{pkg: "pattern", allow: []string{"dist"}, pure: true},
 	{pkg: "mfg", allow: []string{"dist"}, pure: true},
+	{pkg: "mfg/mcmc", allow: []string{"mfg", "dist"}, pure: true},
 	{pkg: "template", allow: []string{"rank", "template/annot", "template/seg"}},
 	{pkg: "template/annot", pure: true},
 	{pkg: "template/seg", pure: true},
