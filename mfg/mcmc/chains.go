@@ -58,7 +58,9 @@ type Params struct {
 }
 
 // Config is the chain distribution of p.
-func (p Params) Config() mfg.Config { return mfg.Config{Runs: p.Runs, Chains: p.Chains, Procs: p.Procs} }
+func (p Params) Config() mfg.Config {
+	return mfg.Config{Runs: p.Runs, Chains: p.Chains, Procs: p.Procs}
+}
 
 // Validate reports parameters MrBayes (or the map) would refuse.
 func (p Params) Validate() error {

@@ -181,8 +181,8 @@ func (p Params) Desc() mfg.Desc {
 // rng is a splitmix64 stream.
 type rng struct{ s uint64 }
 
-func (r *rng) next() uint64 { r.s += 0x9e3779b97f4a7c15; return splitmix64(r.s) }
-func (r *rng) unit() float64 { return unit(r.next()) }
+func (r *rng) next() uint64   { r.s += 0x9e3779b97f4a7c15; return splitmix64(r.s) }
+func (r *rng) unit() float64  { return unit(r.next()) }
 func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
 
 // AppendLine appends run r's section s line at generation gen, written by
