@@ -374,3 +374,43 @@ func TestMatrix(t *testing.T) {
 		t.Errorf("3 taxa: %v", err)
 	}
 }
+
+func TestLambda(t *testing.T) {
+	p := Params{Runs: 8, Chains: 4, Procs: 8, Taxa: 16, Gens: 100, SampleFreq: 1, SwapFreq: 1, Seed: 1, Format: MB31}
+	// One node of 1 GiB with 8 ranks of one run each.
+	node := p.NodeOf("n0", 1<<30, 64<<20, 256<<20, []int{0, 1, 2, 3, 4, 5, 6, 7}, false)
+	limit, err := mfg.LambdaLimit([]mfg.Node{node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if node.LocalRuns != 8 || node.LineMemory != 405 { // 401 B at 16 taxa, 2 more digits of generation in each line
+		t.Fatalf("node %+v", node)
+	}
+	for _, tc := range []struct {
+		req      int64
+		auto     bool
+		limit    int64
+		swapping bool
+		want     int64
+		err      error
+	}{
+		{4, false, limit, false, 4, nil},
+		{1000, false, limit, false, 100, nil}, // cut to the samples
+		{5, false, 4, false, 0, mfg.ErrLambda},
+		{2, false, limit, true, 0, mfg.ErrLambda},
+		{0, false, limit, false, 0, ErrInvalid},
+		{0, true, limit, false, 16, nil}, // 3.2 KB a generation: tiny lines, lambda 16
+		{0, true, limit, true, 1, nil},   // a node swaps: 1
+		{0, true, 3, false, 3, nil},      // within the limit
+	} {
+		got, err := p.Lambda(tc.req, tc.auto, 8, tc.limit, tc.swapping)
+		if !errors.Is(err, tc.err) || got != tc.want {
+			t.Errorf("Lambda(%d, auto %v, limit %d, swapping %v) = %d, %v; want %d, %v", tc.req, tc.auto, tc.limit, tc.swapping, got, err, tc.want, tc.err)
+		}
+	}
+	// Big lines (delta_ioz > 4 on 1 server): auto gives 1.
+	p.Taxa, p.Runs, p.Procs = 4096, 16, 8
+	if got, err := p.Lambda(0, true, 1, Unlimited, false); err != nil || got != 1 {
+		t.Errorf("auto lambda at %d taxa x %d runs on 1 server = %d, %v; want 1", p.Taxa, p.Runs, got, err)
+	}
+}

@@ -1,0 +1,63 @@
+package mcmc
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/pario/pario/mfg"
+)
+
+// NodeOf is equation 6.1's view of a node for p: memory as given, the
+// lines of one run and generation (M_Line), and the runs whose lines the
+// node's ranks keep (R_l): the runs of ranks, the ranks on the node.
+func (p Params) NodeOf(name string, memory, swapThreshold, procMemory int64, ranks []int, swapping bool) mfg.Node {
+	runs := 0
+	for _, k := range ranks {
+		lo, hi := p.Config().RunsOf(k)
+		runs += hi - lo
+	}
+	return mfg.Node{Name: name, Memory: memory, SwapThreshold: swapThreshold, ProcMemory: procMemory,
+		LineMemory: p.TWidth() + p.PWidth(), LocalRuns: runs, Swapping: swapping}
+}
+
+// Lambda is the lambda of a run: requested, if it is within limit
+// (mfg.LambdaLimit over all nodes); with auto, the thesis' rule
+// (mfg.AutoLambda) for p's data per generation over servers. A lambda
+// larger than the samples is cut to them: a buffer never holds more than
+// the whole run.
+func (p Params) Lambda(requested int64, auto bool, servers int, limit int64, swapping bool) (int64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return 0, fmt.Errorf("mcmc: %w", err)
+	}
+	if limit < 1 {
+		return 0, invalid("lambda limit %d: want at least 1", limit)
+	}
+	if auto {
+		depth, err := mfg.DepthIOZ(m.DataGen(), servers)
+		if err != nil {
+			return 0, fmt.Errorf("mcmc: %w", err)
+		}
+		l, err := mfg.AutoLambda(depth, swapping, limit, m.Samples())
+		if err != nil {
+			return 0, fmt.Errorf("mcmc: %w", err)
+		}
+		return l, nil
+	}
+	switch {
+	case requested < 1:
+		return 0, invalid("lambda must be at least 1, got %d", requested)
+	case swapping && requested > 1:
+		return 0, fmt.Errorf("%w: lambda %d: a node swapped in the first generation, so lambda is 1", mfg.ErrLambda, requested)
+	case requested > limit:
+		return 0, fmt.Errorf("%w: lambda %d: at most %d here (75%% of the smallest lambda_max, eq. 6.1: %d generations of %d B per run)",
+			mfg.ErrLambda, requested, limit, requested, p.TWidth()+p.PWidth())
+	}
+	return min(requested, m.Samples()), nil
+}
+
+// Unlimited is the limit of nodes that keep no lines.
+const Unlimited = math.MaxInt64
