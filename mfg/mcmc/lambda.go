@@ -47,16 +47,18 @@ func (p Params) Lambda(requested int64, auto bool, servers int, limit int64, swa
 		}
 		return l, nil
 	}
-	switch {
-	case requested < 1:
+	if requested < 1 {
 		return 0, invalid("lambda must be at least 1, got %d", requested)
+	}
+	requested = min(requested, m.Samples())
+	switch {
 	case swapping && requested > 1:
 		return 0, fmt.Errorf("%w: lambda %d: a node swapped in the first generation, so lambda is 1", mfg.ErrLambda, requested)
 	case requested > limit:
-		return 0, fmt.Errorf("%w: lambda %d: at most %d here (75%% of the smallest lambda_max, eq. 6.1: %d generations of %d B per run)",
-			mfg.ErrLambda, requested, limit, requested, p.TWidth()+p.PWidth())
+		return 0, fmt.Errorf("%w: lambda %d: at most %d generations of %d B per run fit in memory (75%% of the smallest lambda_max, eq. 6.1)",
+			mfg.ErrLambda, requested, limit, p.TWidth()+p.PWidth())
 	}
-	return min(requested, m.Samples()), nil
+	return requested, nil
 }
 
 // Unlimited is the limit of nodes that keep no lines.

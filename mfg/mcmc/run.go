@@ -96,7 +96,7 @@ type Stats struct {
 	Writes   int64 // writes of a batch of lambda generations with something to write
 	Extents  int64 // extents in those writes
 	Bytes    int64 // bytes this rank wrote (serial: rank 0 writes all)
-	Moves    int64 // I/O swaps seen on this rank's runs: cold chain to another rank
+	Moves    int64 // I/O swaps seen on the runs whose first chain is on this rank
 	MaxShare int   // the most runs this rank wrote in one generation
 }
 
@@ -208,7 +208,10 @@ func (w *worker) run(ctx context.Context, lambda int64) error {
 				}
 				h := u.Holder()
 				if h != prev[k] {
-					w.st.Moves++
+					// Counted once, by the rank of the run's first chain.
+					if w.p.Config().RankOf(u.r*w.p.Chains) == w.rank {
+						w.st.Moves++
+					}
 					prev[k] = h
 				}
 				holders[i][u.r], colds[i][u.r] = h, u.Cold()
@@ -366,4 +369,58 @@ func (w *worker) closeFiles(trailers bool) error {
 		}
 	}
 	return errors.Join(slices.DeleteFunc(errs, func(e error) bool { return e == nil })...)
+}
+
+// Summary is a run's result over all ranks, for the report.
+type Summary struct {
+	Params  Params
+	Mode    IO
+	Lambda  int64
+	Target  string  // the parallel file, the serial files' base, or ""
+	Layout  string  // the parallel file's distribution, if a pario file
+	Seconds float64 // the slowest rank's time
+	Bytes   int64   // bytes written by all ranks
+	Writes  int64   // list writes (MFG) of all ranks
+	Extents int64   // extents in those writes
+	Moves   int64   // I/O swaps seen
+}
+
+// Report is the summary as text.
+func (s Summary) Report(w io.Writer) error {
+	p := s.Params
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return fmt.Errorf("mcmc: %w", err)
+	}
+	pat, err := p.Config().Classify(p.Config().Initial())
+	if err != nil {
+		return fmt.Errorf("mcmc: %w", err)
+	}
+	rate := 0.0
+	if s.Seconds > 0 {
+		rate = float64(s.Bytes) / s.Seconds / 1e6
+	}
+	_, err = fmt.Fprintf(w, "p(MC)^3 %d runs x %d chains on %d processes, %d taxa, MrBayes %s lines (%d B per run and sample)\n"+
+		"generations    %d, %d sampled; first pattern %s, %d I/O swaps possible (Tsio_1), %d seen\n"+
+		"output         %s%s%s, lambda %d\n"+
+		"file           %d B (data per generation %d B)\n"+
+		"written        %d B in %d list writes of %d extents\n"+
+		"time           %.3f s (slowest rank), %.2f MB/s\n",
+		p.Runs, p.Chains, p.Procs, p.Taxa, p.Format, p.TWidth()+p.PWidth(),
+		p.Gens, m.Samples(), pat, p.Config().IOSwaps(), s.Moves,
+		s.Mode, prefixed(" ", s.Target), prefixed(" ", s.Layout), s.Lambda,
+		m.Size(), m.DataGen(),
+		s.Bytes, s.Writes, s.Extents,
+		s.Seconds, rate)
+	if err != nil {
+		return fmt.Errorf("mcmc: report: %w", err)
+	}
+	return nil
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

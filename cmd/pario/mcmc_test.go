@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// concatFiles is base's serial files in format order: per run .t then .p.
+func concatFiles(t *testing.T, base string, runs int) []byte {
+	t.Helper()
+	var b []byte
+	for r := 1; r <= runs; r++ {
+		for _, ext := range []string{".t", ".p"} {
+			name := base + ext
+			if runs > 1 {
+				name = base + ".run" + strconv.Itoa(r) + ext
+			}
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = append(b, data...)
+		}
+	}
+	return b
+}
+
+// pario mcmc: serial and MFG runs as local rank processes give the same
+// bytes (the MFG file is the serial files end to end, into a POSIX file
+// and into pario files under simple_stripe and varstrip), and split gives
+// the serial files back.
+func TestMcmcSerialEqualsMFG(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		shape  []string
+		runs   int
+		target string
+		extra  []string
+	}{
+		{"pi_1 varstrip", []string{"--runs", "8", "--chains", "2", "--np", "4"}, 8, "pario:/pi1.mfg", []string{"--layout", "varstrip", "--lambda", "auto"}},
+		{"partial-1 simple_stripe", []string{"--runs", "3", "--chains", "5", "--np", "4"}, 3, "pario:/p1.mfg", []string{"--layout", "simple_stripe:strip_size=1k", "--lambda", "3"}},
+		{"posix 3.2.7", []string{"--runs", "2", "--chains", "3", "--np", "3", "--format", "3.2.7"}, 2, filepath.Join(dir, "posix.mfg"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			common := append([]string{"--taxa", "12", "--gens", "40", "--samplefreq", "2", "--seed", "5"}, tc.shape...)
+			base := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_"))
+			run(t, cf, append([]string{"mcmc", "--io", "serial", "-o", base + ".ser"}, common...)...)
+			mfgArgs := append(append([]string{"mcmc", "--io", "mfg", "-o", tc.target}, common...), tc.extra...)
+			out := run(t, cf, mfgArgs...)
+			if !strings.Contains(out, "list writes") {
+				t.Errorf("no report:\n%s", out)
+			}
+			want := concatFiles(t, base+".ser", tc.runs)
+			splitArgs := []string{"mcmc", "split", tc.target, "-o", base + ".split"}
+			for i, a := range common {
+				if a == "--runs" || a == "--taxa" || a == "--gens" || a == "--samplefreq" || a == "--format" {
+					splitArgs = append(splitArgs, a, common[i+1])
+				}
+			}
+			run(t, cf, splitArgs...)
+			if got := concatFiles(t, base+".split", tc.runs); !bytes.Equal(got, want) {
+				t.Errorf("split's files differ from the serial run's (%d B, want %d)", len(got), len(want))
+			}
+			if !strings.HasPrefix(tc.target, "pario:") {
+				if got, err := os.ReadFile(tc.target); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("the parallel file is not the serial files end to end (%v)", err)
+				}
+			}
+		})
+	}
+	// varstrip: each of the 4 datafiles holds the same share, one per
+	// rank (viewdist).
+	out := run(t, cf, "viewdist", "/pi1.mfg")
+	var sizes []string
+	for _, line := range strings.Split(out, "\n")[1:] {
+		if f := strings.Fields(line); len(f) == 4 && f[0] != "datafile" {
+			sizes = append(sizes, f[3])
+		}
+	}
+	if !strings.Contains(out, "varstrip") || len(sizes) != 4 || sizes[0] == "0" || strings.Count(strings.Join(sizes, " "), sizes[0]) != 4 {
+		t.Errorf("viewdist /pi1.mfg: want 4 datafiles of one rank's bytes each:\n%s", out)
+	}
+}
+
+// Bad input gets a clear error and writes nothing.
+func TestMcmcBadInput(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.mfg")
+	run(t, cf, "mcmc", "--runs", "2", "--taxa", "8", "--gens", "4", "-o", good)
+	bad := filepath.Join(dir, "bad.mfg")
+	b, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] = '\n'
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcmc", "--runs", "0", "-o", filepath.Join(dir, "x")}, "runs must be at least 1"},
+		{[]string{"mcmc", "--runs", "2", "--chains", "2", "--np", "5", "-o", filepath.Join(dir, "x")}, "every process needs a chain"},
+		{[]string{"mcmc", "--io", "serial", "--runs", "0", "-o", filepath.Join(dir, "x")}, "runs must be at least 1"},
+		{[]string{"mcmc", "--runs", "64", "--taxa", "65536", "--gens", "100000", "--lambda", "100000", "-o", filepath.Join(dir, "x")}, "does not fit in memory"},
+		{[]string{"mcmc", "--runs", "3", "--chains", "5", "--np", "4", "--layout", "varstrip", "-o", "pario:/x"}, "use simple_stripe"},
+		{[]string{"mcmc", "--lambda", "two", "-o", filepath.Join(dir, "x")}, "--lambda"},
+		{[]string{"mcmc", "split", bad, "--runs", "2", "--taxa", "8", "--gens", "4", "-o", filepath.Join(dir, "x")}, "split"},
+		{[]string{"mcmc", "split", good, "--runs", "3", "--taxa", "8", "--gens", "4", "-o", filepath.Join(dir, "x")}, "the file has"},
+	} {
+		out, err := runErr(cf, tc.args...)
+		if err == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("pario %s: %v %q, want an error saying %q", strings.Join(tc.args, " "), err, out, tc.want)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "x*")); len(m) > 0 {
+		t.Errorf("bad input wrote %v", m)
+	}
+	if _, err := runErr(cf, "stat", "/x"); err == nil {
+		t.Error("a refused varstrip created pario:/x")
+	}
+}
