@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"syscall"
 
 	"github.com/pario/pario/dist"
@@ -17,11 +19,11 @@ type Span struct{ Off, Len int64 }
 // WriteList writes p to the spans of the file, in order (p holds the
 // spans' bytes one after the other): a noncontiguous view written at
 // once, as MPI_File_write through an hindexed view. The spans must be in
-// increasing order and must not overlap. Pieces that follow each other on
-// a datafile go in one request, whichever span they come from, so a view
-// whose pieces are contiguous on each server costs one request per server;
-// the requests to all servers go out at once. On error some spans may have
-// been written.
+// increasing order and must not overlap. Each server gets one request
+// (data.OpWriteList) with all of the view's ranges on it, up to the
+// client's MaxRequest bytes a request; the requests to all servers go out
+// at once. A server that does not know the op gets one write per range.
+// On error some spans may have been written.
 func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
 	var n, end int64
 	for i, s := range spans {
@@ -42,12 +44,20 @@ func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
 		return err
 	}
 	a, d := f.snapshot()
-	xs := listExtents(d, spans, p, int64(f.c.opts.MaxRequest))
-	err := f.each(ctx, a, xs, func(_ int, ep *wire.Endpoint, x *extent) error {
-		_, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: uint64(a.ID), Offset: x.physical}, x.bufs, nil)
-		return err
-	})
-	if err != nil {
+	max := int64(f.c.opts.MaxRequest)
+	reqs := listRequests(listExtents(d, spans, p, max), max)
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, r := range reqs {
+		ep, err := f.c.server(a.Servers[r[0].datafile])
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		wg.Go(func() { errs[i] = writeRanges(ctx, ep, uint64(a.ID), r) })
+	}
+	wg.Wait()
+	if err := joinUnique(errs); err != nil {
 		return fmt.Errorf("list write %s of %d spans: %w", f.path, len(spans), f.stale(err))
 	}
 	return nil
@@ -79,4 +89,47 @@ func listExtents(d dist.Distribution, spans []Span, p []byte, max int64) []exten
 		}
 	}
 	return out
+}
+
+// listRequests groups extents into requests: per datafile, in file order,
+// at most max bytes and data.MaxWriteRanges ranges each.
+func listRequests(xs []extent, max int64) [][]extent {
+	var out [][]extent
+	open := map[int]int{} // datafile -> index in out of its growing request
+	size := map[int]int64{}
+	for _, x := range xs {
+		if i, ok := open[x.datafile]; ok && size[x.datafile]+x.length <= max && len(out[i]) < data.MaxWriteRanges {
+			out[i] = append(out[i], x)
+			size[x.datafile] += x.length
+			continue
+		}
+		open[x.datafile] = len(out)
+		size[x.datafile] = x.length
+		out = append(out, []extent{x})
+	}
+	return out
+}
+
+// writeRanges sends one request's extents of one datafile: a plain write
+// for one, a list write for more, or a write each if the server predates
+// the list write (ENOSYS).
+func writeRanges(ctx context.Context, ep *wire.Endpoint, id uint64, xs []extent) error {
+	if len(xs) > 1 {
+		req := data.WriteListRequest{ID: id, Ranges: make([]data.Range, len(xs))}
+		var bufs [][]byte
+		for i, x := range xs {
+			req.Ranges[i] = data.Range{Offset: x.physical, Length: x.length}
+			bufs = append(bufs, x.bufs...)
+		}
+		_, _, err := wire.Call(ctx, ep, data.OpWriteList, req, bufs, nil)
+		if !errors.Is(err, syscall.ENOSYS) {
+			return err
+		}
+	}
+	for _, x := range xs {
+		if _, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: id, Offset: x.physical}, x.bufs, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

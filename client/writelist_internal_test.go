@@ -83,3 +83,26 @@ func TestListExtentsCoverExactly(t *testing.T) {
 		}
 	})
 }
+
+// Ranges of a datafile that do not touch still go in one request, up to
+// the request size.
+func TestListRequestsOnePerServer(t *testing.T) {
+	d, err := dist.New(dist.SimpleStripe, "strip_size=100", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Strips 0, 4 and 8 (datafile 0 at 0, 200, 400) and 3 (datafile 1 at 100).
+	spans := []Span{{0, 100}, {300, 100}, {400, 100}, {800, 100}}
+	p := make([]byte, 400)
+	xs := listExtents(d, spans, p, 1<<20)
+	if len(xs) != 4 {
+		t.Fatalf("%d extents, want 4", len(xs))
+	}
+	reqs := listRequests(xs, 1<<20)
+	if len(reqs) != 2 || len(reqs[0]) != 3 || len(reqs[1]) != 1 {
+		t.Fatalf("requests %v, want one of 3 ranges (datafile 0) and one of 1 (datafile 1)", reqs)
+	}
+	if reqs := listRequests(xs, 200); len(reqs) != 3 {
+		t.Errorf("at 200 B a request: %d requests, want 3", len(reqs))
+	}
+}

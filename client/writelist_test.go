@@ -17,9 +17,9 @@ func TestWriteList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spans := []client.Span{{0, 10}, {100, 300}, {1000, 1}, {1001, 64}, {5000, 7}}
+	spans := []client.Span{{0, 10}, {100, 300}, {1000, 1}, {1001, 64}, {5000, 7}, {5100, 3}, {5300, 2}}
 	var p []byte
-	want := make([]byte, 5007)
+	want := make([]byte, 5302)
 	for _, s := range spans {
 		for i := range s.Len {
 			p = append(p, byte(s.Off+i)|1) // never 0: holes read as 0

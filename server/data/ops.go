@@ -15,23 +15,24 @@ import (
 // attempt succeeded would fail with EEXIST: the metadata server does not
 // retry it but treats the ID as spent.
 var (
-	OpWrite    = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
-	OpRead     = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
-	OpTruncate = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
-	OpSize     = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
-	OpSync     = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
-	OpRemove   = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
-	OpStatfs   = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
-	OpCreate   = wire.NewOp[CreateRequest, CreateResponse](8, "create", false)
-	OpList     = wire.NewOp[ListRequest, ListResponse](9, "list", true)
-	OpClaim    = wire.NewOp[ClaimRequest, ClaimResponse](10, "claim", true)
+	OpWrite     = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
+	OpRead      = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
+	OpTruncate  = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
+	OpSize      = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
+	OpSync      = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
+	OpRemove    = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
+	OpStatfs    = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
+	OpCreate    = wire.NewOp[CreateRequest, CreateResponse](8, "create", false)
+	OpList      = wire.NewOp[ListRequest, ListResponse](9, "list", true)
+	OpClaim     = wire.NewOp[ClaimRequest, ClaimResponse](10, "claim", true)
+	OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", true)
 )
 
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
 	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpCreate.OpInfo,
-	OpList.OpInfo, OpClaim.OpInfo,
+	OpList.OpInfo, OpClaim.OpInfo, OpWriteList.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -50,6 +51,40 @@ func (r WriteRequest) Encode(e *wire.Enc) {
 
 func (r *WriteRequest) Decode(d *wire.Dec) error {
 	r.ID, r.Offset = d.U64("id"), d.Offset("offset")
+	return d.Done()
+}
+
+// MaxWriteRanges bounds the ranges of one list write.
+const MaxWriteRanges = 1 << 14
+
+// Range is a byte range of a datafile.
+type Range struct{ Offset, Length int64 }
+
+// WriteListRequest writes the frame's data section to Ranges of datafile
+// ID, in order: the data holds the ranges' bytes one after the other, and
+// their lengths must add up to it. It is a client's noncontiguous view of
+// one datafile in one request (the MPI_File_write of an hindexed view).
+type WriteListRequest struct {
+	ID     uint64
+	Ranges []Range
+}
+
+func (r WriteListRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.Uvarint(uint64(len(r.Ranges)))
+	for _, x := range r.Ranges {
+		e.I64(x.Offset)
+		e.I64(x.Length)
+	}
+}
+
+func (r *WriteListRequest) Decode(d *wire.Dec) error {
+	r.ID = d.U64("id")
+	n := d.Int("range count", MaxWriteRanges)
+	r.Ranges = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Ranges = append(r.Ranges, Range{Offset: d.Offset("range offset"), Length: d.Offset("range length")})
+	}
 	return d.Done()
 }
 

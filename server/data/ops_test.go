@@ -26,6 +26,22 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&WriteResponse{}, func(*wire.Enc) {})},
 	},
 	{
+		Op: OpWriteList.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&WriteListRequest{ID: 0x1ab, Ranges: []Range{{Offset: 0, Length: 401}, {Offset: 1 << 40, Length: 7}}},
+				func(e *wire.Enc) {
+					e.U64(0x1ab)
+					e.Uvarint(2)
+					e.I64(0)
+					e.I64(401)
+					e.I64(1 << 40)
+					e.I64(7)
+				}),
+			optest.V(&WriteListRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.Uvarint(0) }),
+		},
+		Responses: []optest.Value{optest.V(&WriteResponse{}, func(*wire.Enc) {})},
+	},
+	{
 		Op: OpRead.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&ReadRequest{ID: 7, Offset: 4096, Length: 1 << 20}, func(e *wire.Enc) { e.U64(7); e.I64(4096); e.I64(1 << 20) }),
@@ -130,16 +146,17 @@ func TestOpRoundTrip(t *testing.T) {
 
 func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
-func FuzzOpWrite(f *testing.F)    { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
-func FuzzOpRead(f *testing.F)     { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }
-func FuzzOpTruncate(f *testing.F) { optest.Fuzz(f, sample(f, OpTruncate.OpInfo)) }
-func FuzzOpSize(f *testing.F)     { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
-func FuzzOpSync(f *testing.F)     { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
-func FuzzOpRemove(f *testing.F)   { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
-func FuzzOpStatfs(f *testing.F)   { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
-func FuzzOpList(f *testing.F)     { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
-func FuzzOpCreate(f *testing.F)   { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
-func FuzzOpClaim(f *testing.F)    { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
+func FuzzOpWrite(f *testing.F)     { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
+func FuzzOpWriteList(f *testing.F) { optest.Fuzz(f, sample(f, OpWriteList.OpInfo)) }
+func FuzzOpRead(f *testing.F)      { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }
+func FuzzOpTruncate(f *testing.F)  { optest.Fuzz(f, sample(f, OpTruncate.OpInfo)) }
+func FuzzOpSize(f *testing.F)      { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
+func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
+func FuzzOpRemove(f *testing.F)    { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
+func FuzzOpStatfs(f *testing.F)    { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
+func FuzzOpList(f *testing.F)      { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
+func FuzzOpCreate(f *testing.F)    { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
+func FuzzOpClaim(f *testing.F)     { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and executes nothing; an unknown op is
@@ -164,6 +181,9 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
 		{OpCreate.OpInfo, id, `"incarnation"`},
 		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3) }, `"adopt": unknown value 3`},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(0); e.I64(5) }, "ranges of 5 bytes or more for 1 bytes"},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(-1); e.I64(1) }, `"range offset": negative value -1`},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(MaxWriteRanges + 1) }, `"range count"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

@@ -55,6 +55,13 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		}
 		return wire.Response{}, h.Store.WriteAt(ctx, r.ID, req.Data, r.Offset)
 
+	case OpWriteList.Code:
+		var r WriteListRequest
+		if err := r.Decode(wire.NewDec(req.Args)); err != nil {
+			return wire.Response{}, OpWriteList.BadRequest(err)
+		}
+		return wire.Response{}, h.writeList(ctx, r, req.Data)
+
 	case OpRead.Code:
 		var r ReadRequest
 		if err := r.Decode(wire.NewDec(req.Args)); err != nil {
@@ -96,4 +103,26 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	}
 	return wire.Response{}, fmt.Errorf("unknown I/O server operation %d: %w", req.Op, syscall.ENOSYS)
+}
+
+// writeList writes data to r's ranges of one datafile, in order. The
+// ranges must account for data exactly; nothing is written otherwise.
+func (h *Handler) writeList(ctx context.Context, r WriteListRequest, data []byte) error {
+	var n int64
+	for _, x := range r.Ranges {
+		n += x.Length
+		if n > int64(len(data)) {
+			break
+		}
+	}
+	if n != int64(len(data)) {
+		return OpWriteList.BadRequest(fmt.Errorf("ranges of %d bytes or more for %d bytes of data", n, len(data)))
+	}
+	for _, x := range r.Ranges {
+		if err := h.Store.WriteAt(ctx, r.ID, data[:x.Length], x.Offset); err != nil {
+			return err
+		}
+		data = data[x.Length:]
+	}
+	return nil
 }
