@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -126,5 +127,30 @@ func TestMcmcBadInput(t *testing.T) {
 	}
 	if _, err := runErr(cf, "stat", "/x"); err == nil {
 		t.Error("a refused varstrip created pario:/x")
+	}
+}
+
+// The serial baseline keeps 2 x runs files open at rank 0, as MrBayes, and
+// fails under `ulimit -n 1024` with 512 runs, as the thesis' did; MFG
+// writes one file and does not.
+func TestMcmcOpenFileLimit(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("no bash: %v", err)
+	}
+	dir := t.TempDir()
+	limited := func(args ...string) (string, error) {
+		script := "ulimit -n 1024 && exec \"$0\" \"$@\""
+		cmd := exec.Command(bash, append([]string{"-c", script, parioBin, "mcmc", "--runs", "512", "--chains", "1", "--taxa", "4", "--gens", "2"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := limited("--io", "serial", "-o", filepath.Join(dir, "s"))
+	if err == nil || !strings.Contains(out, "too many open files") {
+		t.Errorf("serial, 512 runs, ulimit -n 1024: %v\n%s\nwant too many open files", err, out)
+	}
+	out, err = limited("--io", "mfg", "-o", filepath.Join(dir, "m.mfg"))
+	if err != nil {
+		t.Errorf("mfg, 512 runs, ulimit -n 1024: %v\n%s", err, out)
 	}
 }

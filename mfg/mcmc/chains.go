@@ -55,6 +55,9 @@ type Params struct {
 	SwapFreq            int64 // heat swaps are tried every SwapFreq generations
 	Seed                uint64
 	Format              Format
+	// FileID is the files' "[ID: N]"; 0 takes ten digits from the seed.
+	// Split sets it from the file (MrBayes' IDs need not be ten digits).
+	FileID uint64
 }
 
 // Config is the chain distribution of p.

@@ -53,9 +53,14 @@ const (
 // named them (the translate table of A.5 reads "1 1, 2 2, ...").
 func Name(i int) string { return strconv.Itoa(i + 1) }
 
-// ID is the "[ID: N]" of the files' headers: ten digits from the seed, so
-// the headers' size does not depend on it.
-func (p Params) ID() uint64 { return 1_000_000_000 + hash(p.Seed, 0)%9_000_000_000 }
+// ID is the "[ID: N]" of the files' headers: FileID, else ten digits
+// from the seed, so the headers' size does not depend on it.
+func (p Params) ID() uint64 {
+	if p.FileID != 0 {
+		return p.FileID
+	}
+	return 1_000_000_000 + hash(p.Seed, 0)%9_000_000_000
+}
 
 // THeader is the .t file's header.
 func (p Params) THeader() string { return tHeader(p.Format, p.Taxa, p.ID()) }
@@ -162,8 +167,10 @@ func (p Params) TWidth() int64 {
 func (p Params) lnlMin() float64 { return -1000 - 500*float64(p.Taxa) }
 
 // PWidth is the fixed size of a .p line: the line of the widest values.
+// LnPr is taken negative (a sign more) so that MrBayes' own lines, whose
+// prior can be either, fit too.
 func (p Params) PWidth() int64 {
-	return int64(len(p.pLine(nil, p.Gens, p.lnlMin(), 10*float64(p.Taxa), 2*float64(p.Taxa), [4]float64{1, 1, 1, 1})) + 1)
+	return int64(len(p.pLine(nil, p.Gens, p.lnlMin(), -10*float64(p.Taxa), 2*float64(p.Taxa), [4]float64{1, 1, 1, 1})) + 1)
 }
 
 // Desc is the parallel file's description for mfg: per run the .t

@@ -19,6 +19,11 @@ import (
 // Chains play no part.
 func Split(p Params, r io.ReaderAt, size int64, base string, create func(name string) (io.WriteCloser, error)) error {
 	p.Procs, p.Chains = 1, 1
+	id, err := readID(r)
+	if err != nil {
+		return err
+	}
+	p.FileID = id
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -29,10 +34,6 @@ func Split(p Params, r io.ReaderAt, size int64, base string, create func(name st
 	if size != m.Size() {
 		return invalid("split: the file has %d bytes, %d runs of %d taxa (%s, %d generations, sample frequency %d) make %d",
 			size, p.Runs, p.Taxa, p.Format, p.Gens, p.SampleFreq, m.Size())
-	}
-	id, err := readID(r)
-	if err != nil {
-		return err
 	}
 	want := [2][2]string{
 		{tHeader(p.Format, p.Taxa, id), pHeader(p.Format, id)},
