@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // concatFiles is base's serial files in format order: per run .t then .p.
@@ -152,5 +154,34 @@ func TestMcmcOpenFileLimit(t *testing.T) {
 	out, err = limited("--io", "mfg", "-o", filepath.Join(dir, "m.mfg"))
 	if err != nil {
 		t.Errorf("mfg, 512 runs, ulimit -n 1024: %v\n%s", err, out)
+	}
+}
+
+// Under mpirun every process is one rank, the count the launcher's: the
+// MFG file equals a local serial run's files end to end.
+func TestMcmcMpirun(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		testenv.SkipOrFail(t, "mpirun not found (Debian: apt-get install openmpi-bin)")
+		return
+	}
+	dir := t.TempDir()
+	common := []string{"--runs", "6", "--chains", "2", "--taxa", "8", "--gens", "20", "--seed", "9"}
+	cmd := exec.Command(mpirun, append([]string{"--allow-run-as-root", "--oversubscribe", "-np", "4", parioBin, "mcmc", "--io", "mfg", "-o", filepath.Join(dir, "m.mfg")}, common...)...)
+	cmd.Env = append(os.Environ(),
+		"OMPI_MCA_btl_vader_single_copy_mechanism=none", // containers: no CMA
+		"OMPI_MCA_plm_rsh_agent=",                       // one host: never ssh
+		"OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "on 4 processes") {
+		t.Fatalf("mpirun pario mcmc: %v\n%s", err, out)
+	}
+	run(t, "", append([]string{"mcmc", "--io", "serial", "--np", "4", "-o", filepath.Join(dir, "s")}, common...)...)
+	got, err := os.ReadFile(filepath.Join(dir, "m.mfg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, concatFiles(t, filepath.Join(dir, "s"), 6)) {
+		t.Error("the MFG file written under mpirun is not the serial files end to end")
 	}
 }
