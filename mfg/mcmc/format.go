@@ -192,9 +192,9 @@ func (r *rng) next() uint64   { r.s += 0x9e3779b97f4a7c15; return splitmix64(r.s
 func (r *rng) unit() float64  { return unit(r.next()) }
 func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
 
-// AppendLine appends run r's section s line at generation gen, written by
+// appendLine appends run r's section s line at generation gen, written by
 // its cold chain c, padded with spaces to the section's width.
-func (p Params) AppendLine(b []byte, s, r, c int, gen int64) []byte {
+func (p Params) appendLine(b []byte, s, r, c int, gen int64) []byte {
 	start := len(b)
 	width := p.PWidth()
 	if s == SectionT {

@@ -71,7 +71,7 @@ func TestRealMrBayes(t *testing.T) {
 			if int64(len(lines)) != m.Samples() {
 				t.Fatalf("run %d %s: %d lines, want %d samples (generation 0 too)", r+1, ext, len(lines), m.Samples())
 			}
-			ours := p.AppendLine(nil, s, r, 0, p.Gens)
+			ours := p.appendLine(nil, s, r, 0, p.Gens)
 			width := m.Desc().Sections[s].Record
 			padded[s] = append(padded[s], head...)
 			for i, l := range lines {

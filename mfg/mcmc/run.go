@@ -251,7 +251,7 @@ func (w *worker) mfg(ctx context.Context, first int64, holders []mfg.Assignment,
 			w.buf = append(w.buf, w.p.Trailer(pc.Section)...)
 		case mfg.Records:
 			for s := pc.First; s < pc.First+pc.Count; s++ {
-				w.buf = w.p.AppendLine(w.buf, pc.Section, pc.Run, colds[s-first][pc.Run], w.m.Gen(s))
+				w.buf = w.p.appendLine(w.buf, pc.Section, pc.Run, colds[s-first][pc.Run], w.m.Gen(s))
 			}
 		}
 	}
@@ -286,7 +286,7 @@ func (w *worker) serial(ctx context.Context, i int64, holders mfg.Assignment, co
 			start := len(w.msg)
 			w.msg = append(w.msg, make([]byte, 10)...) // room for the length
 			body := len(w.msg)
-			w.msg = w.p.AppendLine(w.msg, s, r, colds[r], gen)
+			w.msg = w.p.appendLine(w.msg, s, r, colds[r], gen)
 			n := binary.PutUvarint(w.msg[start:], uint64(len(w.msg)-body))
 			w.msg = append(w.msg[:start+n], w.msg[body:]...)
 		}
