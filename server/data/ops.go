@@ -15,7 +15,21 @@ import (
 // attempt succeeded would fail with EEXIST: the metadata server does not
 // retry it but treats the ID as spent.
 var (
-	OpWrite     = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
+	OpWrite    = wire.NewOp[WriteRequest, WriteResponse](1, "write", true)
+	OpRead     = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
+	OpTruncate = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
+	OpSize     = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
+	OpSync     = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
+	OpRemove   = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
+	OpStatfs   = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
+	OpCreate   = wire.NewOp[CreateRequest, CreateResponse](8, "create", false)
+	OpList     = wire.NewOp[ListRequest, ListResponse](9, "list", true)
+	OpClaim    = wire.NewOp[ClaimRequest, ClaimResponse](10, "claim", true)
+)
+
+// OpWriteList writes many ranges of one datafile in one request (a
+// client's noncontiguous view, client.File.WriteList).
+var OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", true)
 	OpRead      = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
 	OpTruncate  = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
 	OpSize      = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
