@@ -30,17 +30,6 @@ var (
 // OpWriteList writes many ranges of one datafile in one request (a
 // client's noncontiguous view, client.File.WriteList).
 var OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", true)
-	OpRead      = wire.NewOp[ReadRequest, ReadResponse](2, "read", true)
-	OpTruncate  = wire.NewOp[TruncateRequest, TruncateResponse](3, "truncate", true)
-	OpSize      = wire.NewOp[SizeRequest, SizeResponse](4, "size", true)
-	OpSync      = wire.NewOp[SyncRequest, SyncResponse](5, "sync", true)
-	OpRemove    = wire.NewOp[RemoveRequest, RemoveResponse](6, "remove", true)
-	OpStatfs    = wire.NewOp[StatfsRequest, StatfsResponse](7, "statfs", true)
-	OpCreate    = wire.NewOp[CreateRequest, CreateResponse](8, "create", false)
-	OpList      = wire.NewOp[ListRequest, ListResponse](9, "list", true)
-	OpClaim     = wire.NewOp[ClaimRequest, ClaimResponse](10, "claim", true)
-	OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", true)
-)
 
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
