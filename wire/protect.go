@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"net"
@@ -67,14 +66,23 @@ var ErrFrameAuth = errors.New("wire: frame authentication failed (frame changed,
 // of a whole 64 MiB frame. Each record's nonce is the number of records
 // sent before it in that direction: a record out of place fails to open.
 //
-// The sizes bound what a connection holds outside the server's memory
-// budget, as its 64 KiB read buffer does: one record's scratch buffer
-// while it reads a frame, and the sealing buffer while it writes one
-// (larger only for an argument section larger than it).
+// The header's payload CRC32C field is zero and not checked: the tags
+// already authenticate every byte of the payload, and a second pass over
+// it cost as much CPU as the cipher (protocol version 3). The header's own
+// CRC32C stays, as part of the header record.
+//
+// A connection holds, besides the request and answer data its server
+// counts in the memory budget: its read buffer (readBufSize; small, so
+// that records larger than it are read past it, straight into place), one
+// record's scratch buffer while it reads a data section whose last record
+// has no room for its tag in the destination, and the sealing buffer while
+// it writes a frame (larger only for an argument section larger than it).
+// The server counts these in its budget too (see sessionMemory).
 const (
 	tagSize     = 16
 	recordSize  = 64 << 10
 	sealBufSize = 256<<10 + 8*tagSize
+	readBufSize = 8 << 10
 )
 
 // sealedSize is the size on the wire of a frame with sections of n1 and
@@ -384,8 +392,9 @@ func (h *half) readClear(r io.Reader, p []byte) error {
 
 // readData reads the records of an n-byte data section, putting the bytes
 // into the slices of into in order and dropping what does not fit. It
-// returns how many bytes it put, and updates *crc with every byte.
-func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, error) {
+// returns how many bytes it put. The records' tags are the only check of
+// the payload: a frame after the handshake carries no CRC32C of it.
+func (h *half) readData(r io.Reader, n int, into [][]byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
@@ -402,13 +411,28 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 		for i < len(into) && len(into[i]) == off {
 			i, off = i+1, 0
 		}
-		if !h.encrypt && i < len(into) && len(into[i])-off >= k {
+		fits := i < len(into) && len(into[i])-off >= k
+		if fits && !h.encrypt {
 			// In the clear, the record is read straight into place.
-			out := into[i][off : off+k]
-			if err := h.readClear(r, out); err != nil {
+			if err := h.readClear(r, into[i][off:off+k]); err != nil {
 				return placed, fmt.Errorf("data section: %w", err)
 			}
-			*crc = crc32.Update(*crc, castagnoli, out)
+			off += k
+			placed += k
+			continue
+		}
+		if fits && len(into[i])-off >= k+tagSize && left >= tagSize {
+			// Room for the tag behind the record in the caller's slice,
+			// where the next record goes (every record but the last of a
+			// slice): read it there and open it in place. The tag's bytes
+			// are overwritten when the next record arrives.
+			rec := into[i][off : off+k+tagSize]
+			if _, err := io.ReadFull(r, rec); err != nil {
+				return placed, noEOF(err)
+			}
+			if err := h.open(rec[:k], rec); err != nil {
+				return placed, fmt.Errorf("data section: %w", err)
+			}
 			off += k
 			placed += k
 			continue
@@ -420,14 +444,11 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 		if _, err := io.ReadFull(r, rec); err != nil {
 			return placed, noEOF(err)
 		}
-		if i < len(into) && len(into[i])-off >= k {
-			// The usual case: the record opens straight into the
-			// caller's slice.
-			out := into[i][off : off+k]
-			if err := h.open(out, rec); err != nil {
+		if fits {
+			// The record opens straight into the caller's slice.
+			if err := h.open(into[i][off:off+k], rec); err != nil {
 				return placed, fmt.Errorf("data section: %w", err)
 			}
-			*crc = crc32.Update(*crc, castagnoli, out)
 			off += k
 			placed += k
 			continue
@@ -436,7 +457,6 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 		if err := h.open(p, rec); err != nil {
 			return placed, fmt.Errorf("data section: %w", err)
 		}
-		*crc = crc32.Update(*crc, castagnoli, p)
 		for len(p) > 0 && i < len(into) {
 			c := copy(into[i][off:], p)
 			p, off, placed = p[c:], off+c, placed+c

@@ -316,7 +316,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			flags |= FlagError
 			args, data = encodeError(herr), nil
 		}
-		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data)), PayloadCRC: Checksum(args, data)}
+		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data))}
 		var hb [HeaderSize]byte
 		h.Encode(hb[:])
 		wmu.Lock()
@@ -344,14 +344,14 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		s.warnFrame.warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
 		var hb [HeaderSize]byte
 		args := encodeError(fmt.Errorf("server %s: request from %s: %w: %w", s.opts.Name, peer, err, syscall.EBADMSG))
-		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args)), PayloadCRC: Checksum(args, nil)}
+		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args))}
 		h.Encode(hb[:])
 		wmu.Lock()
 		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
 		_ = sess.send.writeFrame(nc, hb[:], args, nil)
 		wmu.Unlock()
 	}
-	br := bufio.NewReaderSize(nc, 64<<10)
+	br := bufio.NewReaderSize(nc, readBufSize)
 	for ctx.Err() == nil {
 		// No deadline between frames: pooled client connections stay
 		// open, idle, for as long as their client runs.
@@ -408,8 +408,7 @@ func (s *Server) readBody(nc net.Conn, br *bufio.Reader, recv *half, h Header, a
 	_ = nc.SetReadDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+len(data)))
 	err := recv.readArgs(br, args)
 	if err == nil {
-		var crc uint32 // checked by the caller, over args and data together
-		_, err = recv.readData(br, len(data), [][]byte{data}, &crc)
+		_, err = recv.readData(br, len(data), [][]byte{data})
 	}
 	s.observeTimeout(err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -455,13 +454,6 @@ func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader
 		}
 		s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 		return false
-	}
-	if c := Checksum(args, [][]byte{data}); c != h.PayloadCRC {
-		release()
-		s.observeError(ErrKindCRC)
-		s.warnFrame.warn(s.log, "rejected corrupted request", "peer", peer, "op", h.Op, "req", h.ReqID)
-		respond(h.ReqID, h.Op, Response{}, fmt.Errorf("request %d rejected: %w: %w", h.ReqID, ErrPayloadCRC, syscall.EBADMSG))
-		return true
 	}
 	select {
 	case slots <- struct{}{}:
