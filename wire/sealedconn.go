@@ -1,9 +1,9 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"io"
-	"encoding/binary"
 	"net"
 	"sync"
 )
