@@ -122,7 +122,7 @@ func (s *Server) observeDone(h Header, start time.Time, resp Response, err error
 func (b *Budget) usage() (total, used int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.total, b.total - b.avail
+	return b.total, b.used + b.charged
 }
 
 // CallObserver is told about every call an Endpoint makes, retries

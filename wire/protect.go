@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"sync"
 )
 
 // Protection is what a connection does to its frames after the handshake.
@@ -81,9 +82,85 @@ var ErrFrameAuth = errors.New("wire: frame authentication failed (frame changed,
 const (
 	tagSize     = 16
 	recordSize  = 64 << 10
-	sealBufSize = 256<<10 + 8*tagSize
+	sealBufSize = 256 << 10 // a size class of GetBuffer: no rounding up
 	readBufSize = 8 << 10
 )
+
+// recordPool holds the scratch buffers of one record and its tag: from
+// GetBuffer's size classes, 64 KiB and 16 bytes would take 128 KiB.
+var recordPool = sync.Pool{New: func() any { b := make([]byte, recordSize+tagSize); return &b }}
+
+func getRecordBuf() []byte {
+	pooledOut.Add(recordSize + tagSize)
+	return *recordPool.Get().(*[]byte)
+}
+
+func putRecordBuf(b []byte) {
+	pooledOut.Add(-(recordSize + tagSize))
+	recordPool.Put(&b)
+}
+
+// pooledSize is the memory GetBuffer(n) takes from its pools.
+func pooledSize(n int) int64 {
+	if c := bufClass(n); c < len(bufPools) {
+		return 1 << c
+	}
+	return int64(n)
+}
+
+// sealBufLen is the length of the buffer writeFrame seals a frame into in
+// ProtectAEAD: the whole frame if it is small, else sealBufSize (or the
+// header and argument records, if larger).
+func sealBufLen(argLen, dataLen int) int {
+	return min(sealedSize(argLen, dataLen), max(sealBufSize, HeaderSize+argLen+2*tagSize))
+}
+
+// spans reports whether some record of a data section cut into the
+// slices of data would span two of them (and be gathered first): whether
+// a slice ends inside a record.
+func spans(data [][]byte) bool {
+	n, at := totalLen(data), 0
+	for _, d := range data {
+		at += len(d)
+		if len(d) > 0 && at < n && at%recordSize != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeMemory is the most memory writeFrame takes from the pools to write
+// a frame with these sections: a server counts it in its memory budget.
+func (h *half) writeMemory(argLen int, data [][]byte) int64 {
+	dataLen := totalLen(data)
+	records := 2 + (dataLen+recordSize-1)/recordSize
+	if !h.encrypt {
+		m := int64(records * (tagSize + 24)) // the tags and the net.Buffers entries
+		if spans(data) {
+			m += pooledSize(dataLen)
+		}
+		return m
+	}
+	m := pooledSize(sealBufLen(argLen, dataLen))
+	if spans(data) {
+		m += pooledSize(recordSize)
+	}
+	return m
+}
+
+// readMemory is the most memory reading a frame's sections of these sizes
+// takes besides the buffers they go to: the argument record (sealed) and
+// one data record's scratch buffer.
+func (h *half) readMemory(argLen, dataLen int) int64 {
+	var m int64
+	if h.encrypt && argLen > 0 {
+		m += pooledSize(argLen + tagSize)
+	}
+	if dataLen > 0 {
+		m += recordSize + tagSize
+	}
+	return m
+}
 
 // sealedSize is the size on the wire of a frame with sections of n1 and
 // n2 bytes.
@@ -204,7 +281,7 @@ func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
 		return h.writeFrameClear(w, hb, args, data)
 	}
 	dataLen := totalLen(data)
-	buf := GetBuffer(min(sealedSize(len(args), dataLen), max(sealBufSize, HeaderSize+len(args)+2*tagSize)))
+	buf := GetBuffer(sealBufLen(len(args), dataLen))
 	defer PutBuffer(buf)
 	out := buf[:0]
 	var err error
@@ -401,7 +478,7 @@ func (h *half) readData(r io.Reader, n int, into [][]byte) (int, error) {
 	var scratch []byte
 	defer func() {
 		if scratch != nil {
-			PutBuffer(scratch)
+			putRecordBuf(scratch)
 		}
 	}()
 	i, off, placed := 0, 0, 0
@@ -438,7 +515,7 @@ func (h *half) readData(r io.Reader, n int, into [][]byte) (int, error) {
 			continue
 		}
 		if scratch == nil {
-			scratch = GetBuffer(min(n, recordSize) + tagSize)
+			scratch = getRecordBuf()
 		}
 		rec := scratch[:k+tagSize]
 		if _, err := io.ReadFull(r, rec); err != nil {

@@ -788,11 +788,24 @@ func TestResponseRelease(t *testing.T) {
 	waitFor(t, "releases", func() bool { return released.Load() == 3 })
 }
 
-// The memory budget bounds the request data held by handlers: with 8 MiB
-// and 1 MiB requests, at most 8 run at once, across connections.
+// budgetFor is the smallest MemoryBudget whose part for requests (less
+// the part kept for sealing answers) is n bytes or more.
+func budgetFor(n int64) int64 {
+	b := n
+	for b-sealingShare(b) < n {
+		b += max((n-(b-sealingShare(b)))/2, 1)
+	}
+	return b
+}
+
+// The memory budget bounds the memory held by handlers: their request
+// data (1 MiB each here), the buffer a record is opened in, and what every
+// connection holds. With room for 8 and a half such requests, at most 8
+// run at once, across connections.
 func TestServerMemoryBound(t *testing.T) {
 	h := newTestHandler()
-	s := startServer(t, h, ServerOptions{MemoryBudget: 8 << 20})
+	need := int64(1<<20) + recordSize + tagSize
+	s := startServer(t, h, ServerOptions{MemoryBudget: budgetFor(4*connMemory + 8*need + need/2)})
 	conns := []*Conn{dialTest(t, s.Addr), dialTest(t, s.Addr), dialTest(t, s.Addr), dialTest(t, s.Addr)}
 	data := [][]byte{make([]byte, 1<<20)}
 	var wg sync.WaitGroup
@@ -821,7 +834,8 @@ func TestServerMemoryBound(t *testing.T) {
 // handlers, waiting for their context, will not give back on their own.
 func TestServerCloseWithBudgetExhausted(t *testing.T) {
 	h := newTestHandler()
-	s := startServer(t, h, ServerOptions{MemoryBudget: 2 << 20})
+	need := int64(512<<10) + recordSize + tagSize
+	s := startServer(t, h, ServerOptions{MemoryBudget: budgetFor(5*connMemory + 4*need)})
 	// One connection holds at most a quarter of the budget, so four
 	// connections take it all and a fifth waits for memory.
 	data := [][]byte{make([]byte, 512<<10)}
