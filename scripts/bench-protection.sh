@@ -9,18 +9,24 @@
 # next to it, and its cost is that ratio over the "off" build's. Prints the
 # medians over the rounds.
 #
-#   scripts/bench-protection.sh [-rounds N] [-size SIZE] [REV ...]   e.g. -rounds 5 -size 1g 1f460bc 9414dff .
+#   scripts/bench-protection.sh [-rounds N] [-size SIZE] [-modes aead,integrity] [REV ...]
+#   e.g. scripts/bench-protection.sh -rounds 5 -size 1g 1f460bc 9414dff .
 #
-# "." is the working tree. Other storebench flags go in STOREBENCH_FLAGS.
+# "." is the working tree. -modes: the wire protection modes measured in
+# builds that have them (default aead: every run is then POSIX and one
+# pario cluster, so that the runs' CPU times compare). Other storebench
+# flags go in STOREBENCH_FLAGS. The CPU time of each whole run is measured
+# too: on a shared machine it varies far less than bandwidth does.
 # Run as root for real cold reads (drop_caches). BENCH_DIR picks the disk.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=5 size=1g
+rounds=5 size=1g modes=aead
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-rounds) rounds="$2"; shift 2 ;;
 	-size) size="$2"; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+	-modes) modes="$2"; shift 2 ;;
+	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
 	-*) echo "bench-protection.sh: unknown flag $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -64,17 +70,21 @@ for ((r = 0; r < rounds; r++)); do
 		b="$work/b$i"
 		flags=(-size "$size" -reps 1)
 		if "$b/storebench" -h 2>&1 | grep -q -- -wire-protection; then
-			flags+=(-wire-protection aead,integrity)
+			flags+=(-wire-protection "$modes")
 		fi
-		out="$("$b/storebench" -pario "$b/pario" -dir "$(mktemp -d "$work/run.XXXXXX")" "${flags[@]}" ${STOREBENCH_FLAGS:-} 2>"$work/stderr")" || { echo "storebench of build $i failed:" >&2; tail -20 "$work/stderr" >&2; exit 1; }
+		# The CPU time of the whole run (storebench, its ranks and its
+		# servers, all waited for): the same POSIX work in every build, so
+		# the differences are pario's.
+		out="$(/usr/bin/time -f '%U %S' -o "$work/cpu" "$b/storebench" -pario "$b/pario" -dir "$(mktemp -d "$work/run.XXXXXX")" "${flags[@]}" ${STOREBENCH_FLAGS:-} 2>"$work/stderr")" || { echo "storebench of build $i failed:" >&2; tail -20 "$work/stderr" >&2; exit 1; }
+		cpu="$(awk '{ print $1 + $2 }' "$work/cpu")"
 		# rep 1  MODE  write+sync W MiB/s   cold read R MiB/s [CPU s/GiB write CW read CR]
-		echo "$out" | awk -v build="$i" -v round="$r" '
+		echo "$out" | awk -v build="$i" -v round="$r" -v cpu="$cpu" '
 			$1 == "rep" {
 				w = $5; rd = $9; cw = "-"; cr = "-"
 				for (k = 1; k <= NF; k++) if ($k == "s/GiB") { cw = $(k+2); cr = $(k+4) }
-				print round, build, $3, w, rd, cw, cr
+				print round, build, $3, w, rd, cw, cr, cpu
 			}' >>"$results"
-		echo "round $((r + 1)) build $i: $(echo "$out" | grep '^rep' | sed 's/  */ /g' | tr '\n' ';')"
+		echo "round $((r + 1)) build $i: $(echo "$out" | grep '^rep' | sed 's/  */ /g' | tr '\n' ';') run CPU ${cpu}s"
 	done
 done
 
@@ -96,12 +106,14 @@ awk -v revs="${revs[*]}" '
 			w[sys] = w[sys] " " f[4]; rd[sys] = rd[sys] " " f[5]
 			rw[sys] = rw[sys] " " f[4] / pw[f[1] " " f[2]]; rr[sys] = rr[sys] " " f[5] / pr[f[1] " " f[2]]
 			if (f[6] != "-") { cw[sys] = cw[sys] " " f[6]; cr[sys] = cr[sys] " " f[7] }
+			cpu[sys] = cpu[sys] " " f[8]
 		}
 		base = names[1]
-		printf "\n%-40s %10s %10s %12s %12s %10s %10s %8s %8s\n", "medians", "write", "read", "write/POSIX", "read/POSIX", "write/off", "read/off", "CPU w", "CPU r"
+		printf "\n%-36s %8s %8s %12s %11s %10s %9s %7s %7s %8s\n", "medians", "write", "read", "write/POSIX", "read/POSIX", "write/off", "read/off", "CPU w", "CPU r", "run CPU"
 		for (k = 1; k <= m; k++) {
 			s = names[k]
-			printf "%-40s %10.1f %10.1f %12.2f %12.2f %10.2f %10.2f %8s %8s\n", s, median(w[s]), median(rd[s]), median(rw[s]), median(rr[s]), median(rw[s]) / median(rw[base]), median(rr[s]) / median(rr[base]), cw[s] == "" ? "-" : median(cw[s]), cr[s] == "" ? "-" : median(cr[s])
+			printf "%-36s %8.1f %8.1f %12.2f %11.2f %10.2f %9.2f %7s %7s %7.1fs\n", s, median(w[s]), median(rd[s]), median(rw[s]), median(rr[s]), median(rw[s]) / median(rw[base]), median(rr[s]) / median(rr[base]), cw[s] == "" ? "-" : median(cw[s]), cr[s] == "" ? "-" : median(cr[s]), median(cpu[s])
 		}
-		print "(MiB/s; ratios are medians of each run paired with its own POSIX run; /off divides by the first system; CPU s/GiB of ranks and servers)"
+		print "(MiB/s; ratios are medians of each run paired with its own POSIX run; /off divides by the first system;"
+		print " CPU w/r: s/GiB of ranks and servers, where storebench reports it; run CPU: the whole run, POSIX included)"
 	}' "$results"
