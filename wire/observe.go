@@ -43,7 +43,7 @@ const (
 	ErrKindHandshake = "handshake"  // any other failed handshake
 	ErrKindFrame     = "frame"      // bad header or protocol violation
 	ErrKindFrameAuth = "frame_auth" // a frame that failed authentication (tampered, replayed, dropped)
-	ErrKindCRC       = "crc"        // a request whose payload checksum failed
+	ErrKindCRC       = "crc"        // a request whose payload checksum failed (not counted since protocol version 3: tags check the payload)
 	ErrKindTimeout   = "timeout"    // a frame that did not arrive or leave in time
 )
 
