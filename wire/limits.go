@@ -34,6 +34,11 @@ const maxSizedArgs = 4 << 10
 // before its request's memory is taken (with its sealed record).
 var connMemory = readBufSize + maxSizedArgs + pooledSize(maxSizedArgs+tagSize)
 
+// ConnMemory is the memory every authenticated connection holds while it
+// lives, idle or not, and that its server counts in its memory budget
+// (and in the budget's use, at rest too).
+func ConnMemory() int64 { return connMemory }
+
 // sealingShare is the part of a memory budget kept for sealing answers as
 // they are written: a sixteenth, room for one sealing buffer at least
 // (half the budget at most).
