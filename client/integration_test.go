@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -683,9 +685,10 @@ func peakRSS(t *testing.T, pid int) int64 {
 }
 
 // TestCorruptedFramesRejected speaks raw frames to a real I/O server
-// process: a request whose payload fails its checksum is refused with
-// EBADMSG and not carried out; a frame with a damaged header, or one that
-// is not a request, ends the connection; the server keeps serving.
+// process: a request one bit of which flips on the way fails to
+// authenticate, is not carried out, and the server says why (EBADMSG) as
+// it hangs up; a frame with a damaged header, or one that is not a
+// request, ends the connection; the server keeps serving.
 func TestCorruptedFramesRejected(t *testing.T) {
 	p := spawn(t)
 	c := dial(t, p)
@@ -702,14 +705,18 @@ func TestCorruptedFramesRejected(t *testing.T) {
 		return wire.AppendFrame(nil, 1 /* data.OpWrite */, 0, 7, e.Bytes(), [][]byte{[]byte("corrupted payload")})
 	}
 
-	nc, err := wire.DialRaw(ctx, addr, p.Secret)
+	tcp, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip := &flipConn{Conn: tcp}
+	nc, err := wire.AuthenticateRaw(ctx, flip, p.Secret)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	frame := write()
-	frame[len(frame)-1] ^= 0x40 // one bit of the data section flips in transit
-	if _, err := nc.Write(frame); err != nil {
+	flip.armed.Store(true) // one bit of the sealed data record flips in transit
+	if _, err := nc.Write(write()); err != nil {
 		t.Fatal(err)
 	}
 	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -717,19 +724,28 @@ func TestCorruptedFramesRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Flags&wire.FlagError == 0 || resp.ReqID != 7 {
-		t.Fatalf("corrupted request answered with flags %#x id %d, want an error for request 7", resp.Flags, resp.ReqID)
+	if resp.Flags&wire.FlagError == 0 {
+		t.Fatalf("corrupted request answered with flags %#x id %d, want an error", resp.Flags, resp.ReqID)
 	}
 	d := wire.NewDec(resp.Args)
 	if errno := syscall.Errno(d.U32("errno")); errno != syscall.EBADMSG {
 		t.Fatalf("corrupted request: errno %v, want EBADMSG", errno)
 	}
+	if _, err := wire.ReadFrame(nc); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("after a corrupted request: %v, want the connection closed", err)
+	}
 	if size, err := f.Size(ctx); err != nil || size != 0 {
 		t.Fatalf("a rejected write changed the file: size %d, %v", size, err)
 	}
 
+	nc, err = wire.DialRaw(ctx, addr, p.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+
 	// A damaged header: the server cannot trust the lengths and hangs up.
-	frame = write()
+	frame := write()
 	frame[13] ^= 0x01 // argLen
 	nc.Write(frame)
 	if _, err := wire.ReadFrame(nc); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
@@ -755,6 +771,20 @@ func TestCorruptedFramesRejected(t *testing.T) {
 	if size, _ := f.Size(ctx); size != 4 {
 		t.Fatalf("size %d after a good write, want 4", size)
 	}
+}
+
+// flipConn flips the last bit of the first write made once it is armed.
+type flipConn struct {
+	net.Conn
+	armed atomic.Bool
+}
+
+func (c *flipConn) Write(p []byte) (int, error) {
+	if len(p) > 0 && c.armed.CompareAndSwap(true, false) {
+		p = append([]byte(nil), p...)
+		p[len(p)-1] ^= 1
+	}
+	return c.Conn.Write(p)
 }
 
 // TestStuffedFileSeenByAnotherClient: a handle opened while the file was

@@ -89,7 +89,7 @@ func New() *Registry {
 		Name: "pario_memory_budget_bytes", Help: "The server's memory budget for request data and announced answers.",
 	}, server)
 	r.budgetUsed = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "pario_memory_budget_used_bytes", Help: "Bytes of the memory budget held by requests right now.",
+		Name: "pario_memory_budget_used_bytes", Help: "Bytes of the memory budget held right now: by requests, their answers and the buffers they go through, and by every authenticated connection.",
 	}, server)
 	r.clientRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pario_client_requests_total", Help: "Calls this client made to each server, retries included in one call, by op and result.",

@@ -189,8 +189,9 @@ func TestClusterMetrics(t *testing.T) {
 		if v, ok := Sum(after, "pario_memory_budget_bytes", labels("server", s)); !ok || v != wire.DefaultMemoryBudget {
 			t.Errorf("pario_memory_budget_bytes{server=%q} = %v (present %v), want %d", s, v, ok, wire.DefaultMemoryBudget)
 		}
-		if v, ok := Sum(after, "pario_memory_budget_used_bytes", labels("server", s)); !ok || v != 0 {
-			t.Errorf("pario_memory_budget_used_bytes{server=%q} = %v (present %v), want 0 at rest", s, v, ok)
+		conns, _ := Sum(after, "pario_connections", labels("server", s))
+		if v, ok := Sum(after, "pario_memory_budget_used_bytes", labels("server", s)); !ok || v != conns*float64(wire.ConnMemory()) {
+			t.Errorf("pario_memory_budget_used_bytes{server=%q} = %v (present %v), want what its %v connections hold at rest", s, v, ok, conns)
 		}
 		if v, _ := Sum(after, "pario_connections", labels("server", s)); v < 1 {
 			t.Errorf("pario_connections{server=%q} = %v, want the client's (at least 1)", s, v)
@@ -291,16 +292,18 @@ func TestConnectionErrors(t *testing.T) {
 	waitFor(t, ep.Addr, "pario_requests_total", labels("op", "unknown", "result", "ok"), 1)
 }
 
-// Settled scrapes once no request is in flight and no memory is held: a
-// server counts a request, and gives its memory back, just after writing
-// the answer, so the client may be ahead of the counters for a moment.
+// Settled scrapes once no request is in flight and no memory is held but
+// what the open connections hold: a server counts a request, and gives its
+// memory back, just after writing the answer, so the client may be ahead
+// of the counters for a moment.
 func Settled(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
 	for range 200 {
 		fams := Scrape(t, addr)
 		inFlight, _ := Sum(fams, "pario_requests_in_flight", nil)
 		used, _ := Sum(fams, "pario_memory_budget_used_bytes", nil)
-		if inFlight == 0 && used == 0 {
+		conns, _ := Sum(fams, "pario_connections", nil)
+		if inFlight == 0 && used == conns*float64(wire.ConnMemory()) {
 			// A scrape is not a snapshot (collectors run one after
 			// another), so the counters are read by the next one.
 			return Scrape(t, addr)

@@ -24,8 +24,10 @@ const (
 )
 
 // protocolVersion 2 added frame protection: the hello and auth frames
-// carry the mode, and every frame after them is sealed.
-const protocolVersion = 2
+// carry the mode, and every frame after them is sealed. Version 3 dropped
+// the payload CRC32C of sealed frames (the field is zero): the records'
+// tags cover the payload.
+const protocolVersion = 3
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

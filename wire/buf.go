@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // Buffers for bulk data come from size-classed pools (powers of two from
@@ -15,6 +16,10 @@ const (
 )
 
 var bufPools [maxBufShift + 1]sync.Pool
+
+// pooledOut counts the bytes of pooled buffers handed out and not given
+// back: tests hold it against what a server's memory budget counts.
+var pooledOut atomic.Int64
 
 func bufClass(n int) int {
 	if n <= 1<<minBufShift {
@@ -30,6 +35,7 @@ func GetBuffer(n int) []byte {
 	if c >= len(bufPools) {
 		return make([]byte, n)
 	}
+	pooledOut.Add(1 << c)
 	if p, ok := bufPools[c].Get().(*[]byte); ok {
 		return (*p)[:n]
 	}
@@ -42,6 +48,7 @@ func PutBuffer(b []byte) {
 	if c >= len(bufPools) || cap(b) != 1<<c {
 		return
 	}
+	pooledOut.Add(-int64(cap(b)))
 	b = b[:cap(b)]
 	bufPools[c].Put(&b)
 }
@@ -50,23 +57,29 @@ func PutBuffer(b []byte) {
 // reading a request's data and gives back after answering, so the memory
 // held by requests in flight stays bounded whatever the clients send;
 // a reader that must wait simply stops reading, and TCP pushes back.
+//
+// Memory that must be had without waiting (what each connection holds
+// while it lives) is charged to it too: it makes requests wait, but never
+// waits itself.
 type Budget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	avail int64
-	total int64
+	mu      sync.Mutex
+	cond    *sync.Cond
+	used    int64 // taken with Acquire
+	charged int64 // taken with Charge
+	total   int64
 }
 
 // NewBudget returns a budget of n bytes.
 func NewBudget(n int64) *Budget {
-	b := &Budget{avail: n, total: n}
+	b := &Budget{total: n}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
 // Acquire takes n bytes, waiting while they are not available. A request
-// larger than the whole budget waits for the budget to be entirely free, so
-// it still runs, alone.
+// larger than what is left when no other request holds any (the whole
+// budget, less what is charged) waits until none does, so it still runs,
+// alone.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	if n > b.total {
 		n = b.total
@@ -79,13 +92,13 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 	defer stop()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.avail < n {
+	for b.used > 0 && b.used+b.charged+n > b.total {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		b.cond.Wait()
 	}
-	b.avail -= n
+	b.used += n
 	return nil
 }
 
@@ -95,7 +108,23 @@ func (b *Budget) Release(n int64) {
 		n = b.total
 	}
 	b.mu.Lock()
-	b.avail += n
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// Charge takes n bytes at once, even beyond the budget: later requests
+// wait until there is room again.
+func (b *Budget) Charge(n int64) {
+	b.mu.Lock()
+	b.charged += n
+	b.mu.Unlock()
+}
+
+// Refund gives back n bytes taken with Charge.
+func (b *Budget) Refund(n int64) {
+	b.mu.Lock()
+	b.charged -= n
 	b.mu.Unlock()
 	b.cond.Broadcast()
 }

@@ -10,7 +10,7 @@ import (
 func (b *Budget) available() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.avail
+	return b.total - b.used - b.charged
 }
 
 // acquireAsync starts an Acquire and returns a channel with its result.

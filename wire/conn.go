@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"net"
 	"sync"
 	"syscall"
@@ -141,7 +140,8 @@ func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, i
 		c.forget(id)
 		return nil, 0, fmt.Errorf("%s: %w: request of %d+%d bytes", c.server, ErrFrameTooLarge, len(args), dataLen)
 	}
-	h := Header{Op: op, ReqID: id, ArgLen: uint32(len(args)), DataLen: uint32(dataLen), PayloadCRC: Checksum(args, data)}
+	// No payload CRC32C: the records' tags cover every byte (see protect.go).
+	h := Header{Op: op, ReqID: id, ArgLen: uint32(len(args)), DataLen: uint32(dataLen)}
 	var hb [HeaderSize]byte
 	h.Encode(hb[:])
 	c.wmu.Lock()
@@ -206,7 +206,7 @@ func (c *Conn) forget(id uint64) bool {
 }
 
 func (c *Conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.nc, readBufSize)
 	for {
 		h, err := c.recv.readHeader(br)
 		if err != nil {
@@ -251,18 +251,18 @@ func (c *Conn) readLoop() {
 }
 
 // readBody reads one response's sections into cl (or discards them when
-// the caller has gone away), checking the payload CRC as it goes.
+// the caller has gone away); the data goes straight into the caller's
+// slices, opened there.
 func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
 	args := make([]byte, h.ArgLen)
 	if err := c.recv.readArgs(br, args); err != nil {
 		return err
 	}
-	crc := crc32.Update(0, castagnoli, args)
 	var into [][]byte
 	if cl != nil && h.Flags&FlagError == 0 {
 		into = cl.into
 	}
-	n, err := c.recv.readData(br, int(h.DataLen), into, &crc)
+	n, err := c.recv.readData(br, int(h.DataLen), into)
 	if err != nil {
 		return err
 	}
@@ -270,8 +270,6 @@ func (c *Conn) readBody(br *bufio.Reader, h Header, cl *call) error {
 		return nil
 	}
 	switch overflow := int(h.DataLen) - n; {
-	case crc != h.PayloadCRC:
-		cl.err = fmt.Errorf("%s: response to request %d: %w", c.server, h.ReqID, ErrPayloadCRC)
 	case h.Flags&FlagError != 0:
 		cl.err = decodeError(c.server, args)
 	case overflow > 0:

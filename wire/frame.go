@@ -1,10 +1,10 @@
 // Package wire is pario's framed protocol between clients and servers:
 // length-prefixed binary frames over TCP carrying a request id (so many
 // requests can be in flight on one connection and answered out of order), a
-// CRC32C of the header and another of the payload, a small argument section
-// and a bulk data section. Bulk data is kept apart from the arguments so that
-// it can be written from, and read into, the caller's own buffers with no
-// extra copy.
+// CRC32C of the header and (in the clear) another of the payload, a small
+// argument section and a bulk data section. Bulk data is kept apart from
+// the arguments so that it can be written from, and read into, the
+// caller's own buffers with no extra copy.
 //
 // A connection starts with a mutual challenge-response on a shared secret
 // (HMAC-SHA256); nothing else is accepted before it succeeds. After it,
@@ -25,6 +25,10 @@
 //
 // A bad header CRC or an oversized length desynchronises the stream, so the
 // connection is closed; a bad payload CRC fails only that request.
+//
+// Only the handshake's frames travel in the clear with their payload
+// CRC32C. In the sealed frames after it the payloadCRC field is zero and
+// not checked: the records' authentication tags cover every byte already.
 package wire
 
 import (

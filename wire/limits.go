@@ -23,6 +23,37 @@ const (
 	DefaultMinFrameRate = 1 << 20
 )
 
+// maxSizedArgs bounds the argument section a server reads before it
+// takes a request's memory from the budget, to ask an AnswerSizer the
+// answer's size; larger ones are read after.
+const maxSizedArgs = 4 << 10
+
+// connMemory is what every authenticated connection holds whatever it
+// does, counted in the server's memory budget for as long as it lives: its
+// read buffer, and one argument section of up to maxSizedArgs bytes read
+// before its request's memory is taken (with its sealed record).
+var connMemory = readBufSize + maxSizedArgs + pooledSize(maxSizedArgs+tagSize)
+
+// ConnMemory is the memory every authenticated connection holds while it
+// lives, idle or not, and that its server counts in its memory budget
+// (and in the budget's use, at rest too).
+func ConnMemory() int64 { return connMemory }
+
+// sealingShare is the part of a memory budget kept for sealing answers as
+// they are written: a sixteenth, room for one sealing buffer at least
+// (half the budget at most).
+func sealingShare(budget int64) int64 {
+	return min(max(budget/16, sealBufSize), budget/2)
+}
+
+// memoryUsage reports the memory budget's size and the bytes taken from
+// it, its two parts together.
+func (s *Server) memoryUsage() (total, used int64) {
+	t1, u1 := s.budget.usage()
+	t2, u2 := s.sealing.usage()
+	return t1 + t2, u1 + u2
+}
+
 // frameDeadline is how long one frame of n bytes may take to cross the
 // network: a fixed allowance plus n bytes at the slowest accepted rate.
 func frameDeadline(fixed time.Duration, rate int64, n int) time.Time {

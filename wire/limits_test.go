@@ -243,9 +243,9 @@ func TestUnreadAnswersCountAgainstBudget(t *testing.T) {
 		t.Fatalf("another client is not served while two stall: %v", err)
 	}
 	waitFor(t, "the stalled connections to be dropped", func() bool { return s.connCount() == 1 })
-	if avail := s.budget.avail; avail != s.budget.total {
-		// Read without the lock: the connections are gone, nothing moves.
-		t.Fatalf("%d of %d budget bytes still taken", s.budget.total-avail, s.budget.total)
+	// Only the connection left holds anything: what every connection holds.
+	if total, used := s.memoryUsage(); used != connMemory {
+		t.Fatalf("%d of %d budget bytes still taken, want %d (one connection)", used, total, connMemory)
 	}
 }
 
@@ -301,4 +301,133 @@ func TestEndpointTimeoutBoundsRetries(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("call against a hung server failed after %v, want about its 300ms timeout", d)
 	}
+}
+
+// sampler records the most pooled memory out at any Read or Write through
+// it (above base): while a frame is written or read, what the code holds
+// is held across those calls.
+type sampler struct {
+	r    io.Reader
+	w    io.Writer
+	base int64
+	peak int64
+}
+
+func (s *sampler) sample() { s.peak = max(s.peak, pooledOut.Load()-s.base) }
+func (s *sampler) Read(p []byte) (int, error) {
+	s.sample()
+	return s.r.Read(p)
+}
+func (s *sampler) Write(p []byte) (int, error) {
+	s.sample()
+	return s.w.Write(p)
+}
+
+// What a server counts in its memory budget for the buffers a frame is
+// sealed and opened through (writeMemory, readMemory) covers what writing
+// and reading the frame take from the pools, for every mode, size and
+// cut of the data into slices.
+func TestSessionBufferAccounting(t *testing.T) {
+	cuts := map[string]func(n int) [][]byte{
+		"one slice": func(n int) [][]byte { return [][]byte{make([]byte, n)} },
+		"strips": func(n int) [][]byte { // 64 KiB pieces, as a striped read
+			var out [][]byte
+			for b := make([]byte, n); len(b) > 0; b = b[min(len(b), 64<<10):] {
+				out = append(out, b[:min(len(b), 64<<10)])
+			}
+			return out
+		},
+		"odd": func(n int) [][]byte {
+			b := make([]byte, n)
+			return [][]byte{b[:n/3], nil, b[n/3 : n/2], b[n/2:]}
+		},
+	}
+	for _, mode := range []Protection{ProtectAEAD, ProtectIntegrity} {
+		for _, argLen := range []int{0, 17, 4 << 10, MaxArgLen} {
+			for _, n := range []int{0, 1, recordSize + 1, 1<<20 + 5} {
+				for cn, cut := range cuts {
+					c, s := sessionPair(t, mode)
+					args, data := make([]byte, argLen), cut(n)
+					var hb [HeaderSize]byte
+					(&Header{Op: 1, ArgLen: uint32(argLen), DataLen: uint32(n)}).Encode(hb[:])
+					var buf bytes.Buffer
+					ws := &sampler{w: &buf, base: pooledOut.Load()}
+					if err := c.send.writeFrame(ws, hb[:], args, data); err != nil {
+						t.Fatal(err)
+					}
+					if want := c.send.writeMemory(argLen, data); ws.peak > want {
+						t.Errorf("%s: writing %d+%d bytes (%s) took %d bytes of buffers, counted %d", mode, argLen, n, cn, ws.peak, want)
+					}
+					rs := &sampler{r: &buf, base: pooledOut.Load()}
+					h, err := s.recv.readHeader(rs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := s.recv.readArgs(rs, make([]byte, h.ArgLen)); err != nil {
+						t.Fatal(err)
+					}
+					// The server reads a data section into one buffer.
+					if _, err := s.recv.readData(rs, n, [][]byte{make([]byte, n)}); err != nil {
+						t.Fatal(err)
+					}
+					if want := s.recv.readMemory(argLen, n); rs.peak > want {
+						t.Errorf("%s: reading %d+%d bytes took %d bytes of buffers, counted %d", mode, argLen, n, rs.peak, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// While a server holds a request, the budget counts its data, the
+// buffers it was opened through, and the connection; while an answer waits
+// for a client that does not read it, the answer and its sealing buffer.
+// Once all is done only the connections are counted, and the total never
+// exceeds the budget's size.
+func TestBudgetCountsRequestsAnswersAndSessions(t *testing.T) {
+	h := sizedHandler{newTestHandler()}
+	const budget = 64 << 20
+	s := startServer(t, h, ServerOptions{MemoryBudget: budget, FrameTimeout: 2 * time.Second, MinFrameRate: 1 << 40})
+	if total, used := s.memoryUsage(); total != budget || used != 0 {
+		t.Fatalf("budget %d, %d used before any connection", total, used)
+	}
+	c := dialTest(t, s.Addr)
+	waitFor(t, "the connection to be counted", func() bool { _, used := s.memoryUsage(); return used == connMemory })
+
+	// A 1 MiB write held in its handler.
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := c.Call(context.Background(), opBlock, nil, [][]byte{make([]byte, 1<<20)}, nil)
+		done <- err
+	}()
+	waitFor(t, "the handler", func() bool { return h.running.Load() == 1 })
+	if _, used := s.memoryUsage(); used < connMemory+1<<20+recordSize {
+		t.Fatalf("a 1 MiB request held: %d bytes counted, want at least the data, a record buffer and the connection", used)
+	}
+	close(h.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request's memory to come back", func() bool { _, used := s.memoryUsage(); return used == connMemory })
+
+	// A client that asks for 16 MiB answers and never reads them: the
+	// answer being written holds its sealing buffer too.
+	nc := rawConn(t, s.Addr)
+	var b []byte
+	for i := range 8 {
+		b = AppendFrame(b, opData, 0, uint64(i+1), u64(16<<20), nil)
+	}
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "an answer stuck in writing", func() bool { _, used := s.sealing.usage(); return used > 0 })
+	_, sealing := s.sealing.usage()
+	if sealing < sealBufSize {
+		t.Fatalf("an answer stuck in writing holds %d bytes of the sealing budget, want its sealing buffer (%d)", sealing, sealBufSize)
+	}
+	if total, used := s.memoryUsage(); used > total || used < 2*connMemory+16<<20+sealing {
+		t.Fatalf("%d of %d bytes counted with a 16 MiB answer unread", used, total)
+	}
+	waitFor(t, "the stalled connection to be dropped", func() bool { return s.connCount() == 1 })
+	waitFor(t, "its memory to come back", func() bool { _, used := s.memoryUsage(); return used == connMemory })
 }

@@ -43,7 +43,7 @@ const (
 	ErrKindHandshake = "handshake"  // any other failed handshake
 	ErrKindFrame     = "frame"      // bad header or protocol violation
 	ErrKindFrameAuth = "frame_auth" // a frame that failed authentication (tampered, replayed, dropped)
-	ErrKindCRC       = "crc"        // a request whose payload checksum failed
+	ErrKindCRC       = "crc"        // a request whose payload checksum failed (not counted since protocol version 3: tags check the payload)
 	ErrKindTimeout   = "timeout"    // a frame that did not arrive or leave in time
 )
 
@@ -122,7 +122,7 @@ func (s *Server) observeDone(h Header, start time.Time, resp Response, err error
 func (b *Budget) usage() (total, used int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.total, b.total - b.avail
+	return b.total, b.used + b.charged
 }
 
 // CallObserver is told about every call an Endpoint makes, retries

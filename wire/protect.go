@@ -8,10 +8,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math"
 	"net"
+	"sync"
 )
 
 // Protection is what a connection does to its frames after the handshake.
@@ -67,15 +67,100 @@ var ErrFrameAuth = errors.New("wire: frame authentication failed (frame changed,
 // of a whole 64 MiB frame. Each record's nonce is the number of records
 // sent before it in that direction: a record out of place fails to open.
 //
-// The sizes bound what a connection holds outside the server's memory
-// budget, as its 64 KiB read buffer does: one record's scratch buffer
-// while it reads a frame, and the sealing buffer while it writes one
-// (larger only for an argument section larger than it).
+// The header's payload CRC32C field is zero and not checked: the tags
+// already authenticate every byte of the payload, and a second pass over
+// it cost as much CPU as the cipher (protocol version 3). The header's own
+// CRC32C stays, as part of the header record.
+//
+// A connection holds, besides the request and answer data its server
+// counts in the memory budget: its read buffer (readBufSize; small, so
+// that records larger than it are read past it, straight into place), one
+// record's scratch buffer while it reads a data section whose last record
+// has no room for its tag in the destination, and the sealing buffer while
+// it writes a frame (larger only for an argument section larger than it).
+// The server counts these in its budget too (see sessionMemory).
 const (
 	tagSize     = 16
 	recordSize  = 64 << 10
-	sealBufSize = 256<<10 + 8*tagSize
+	sealBufSize = 256 << 10 // a size class of GetBuffer: no rounding up
+	readBufSize = 8 << 10
 )
+
+// recordPool holds the scratch buffers of one record and its tag: from
+// GetBuffer's size classes, 64 KiB and 16 bytes would take 128 KiB.
+var recordPool = sync.Pool{New: func() any { b := make([]byte, recordSize+tagSize); return &b }}
+
+func getRecordBuf() []byte {
+	pooledOut.Add(recordSize + tagSize)
+	return *recordPool.Get().(*[]byte)
+}
+
+func putRecordBuf(b []byte) {
+	pooledOut.Add(-(recordSize + tagSize))
+	recordPool.Put(&b)
+}
+
+// pooledSize is the memory GetBuffer(n) takes from its pools.
+func pooledSize(n int) int64 {
+	if c := bufClass(n); c < len(bufPools) {
+		return 1 << c
+	}
+	return int64(n)
+}
+
+// sealBufLen is the length of the buffer writeFrame seals a frame into in
+// ProtectAEAD: the whole frame if it is small, else sealBufSize (or the
+// header and argument records, if larger).
+func sealBufLen(argLen, dataLen int) int {
+	return min(sealedSize(argLen, dataLen), max(sealBufSize, HeaderSize+argLen+2*tagSize))
+}
+
+// spans reports whether some record of a data section cut into the
+// slices of data would span two of them (and be gathered first): whether
+// a slice ends inside a record.
+func spans(data [][]byte) bool {
+	n, at := totalLen(data), 0
+	for _, d := range data {
+		at += len(d)
+		if len(d) > 0 && at < n && at%recordSize != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeMemory is the most memory writeFrame takes from the pools to write
+// a frame with these sections: a server counts it in its memory budget.
+func (h *half) writeMemory(argLen int, data [][]byte) int64 {
+	dataLen := totalLen(data)
+	records := 2 + (dataLen+recordSize-1)/recordSize
+	if !h.encrypt {
+		m := int64(records * (tagSize + 24)) // the tags and the net.Buffers entries
+		if spans(data) {
+			m += pooledSize(dataLen)
+		}
+		return m
+	}
+	m := pooledSize(sealBufLen(argLen, dataLen))
+	if spans(data) {
+		m += pooledSize(recordSize)
+	}
+	return m
+}
+
+// readMemory is the most memory reading a frame's sections of these sizes
+// takes besides the buffers they go to: the argument record (sealed) and
+// one data record's scratch buffer.
+func (h *half) readMemory(argLen, dataLen int) int64 {
+	var m int64
+	if h.encrypt && argLen > 0 {
+		m += pooledSize(argLen + tagSize)
+	}
+	if dataLen > 0 {
+		m += recordSize + tagSize
+	}
+	return m
+}
 
 // sealedSize is the size on the wire of a frame with sections of n1 and
 // n2 bytes.
@@ -196,7 +281,7 @@ func (h *half) writeFrame(w io.Writer, hb, args []byte, data [][]byte) error {
 		return h.writeFrameClear(w, hb, args, data)
 	}
 	dataLen := totalLen(data)
-	buf := GetBuffer(min(sealedSize(len(args), dataLen), max(sealBufSize, HeaderSize+len(args)+2*tagSize)))
+	buf := GetBuffer(sealBufLen(len(args), dataLen))
 	defer PutBuffer(buf)
 	out := buf[:0]
 	var err error
@@ -384,15 +469,16 @@ func (h *half) readClear(r io.Reader, p []byte) error {
 
 // readData reads the records of an n-byte data section, putting the bytes
 // into the slices of into in order and dropping what does not fit. It
-// returns how many bytes it put, and updates *crc with every byte.
-func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, error) {
+// returns how many bytes it put. The records' tags are the only check of
+// the payload: a frame after the handshake carries no CRC32C of it.
+func (h *half) readData(r io.Reader, n int, into [][]byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
 	var scratch []byte
 	defer func() {
 		if scratch != nil {
-			PutBuffer(scratch)
+			putRecordBuf(scratch)
 		}
 	}()
 	i, off, placed := 0, 0, 0
@@ -402,32 +488,44 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 		for i < len(into) && len(into[i]) == off {
 			i, off = i+1, 0
 		}
-		if !h.encrypt && i < len(into) && len(into[i])-off >= k {
+		fits := i < len(into) && len(into[i])-off >= k
+		if fits && !h.encrypt {
 			// In the clear, the record is read straight into place.
-			out := into[i][off : off+k]
-			if err := h.readClear(r, out); err != nil {
+			if err := h.readClear(r, into[i][off:off+k]); err != nil {
 				return placed, fmt.Errorf("data section: %w", err)
 			}
-			*crc = crc32.Update(*crc, castagnoli, out)
+			off += k
+			placed += k
+			continue
+		}
+		if fits && len(into[i])-off >= k+tagSize && left >= tagSize {
+			// Room for the tag behind the record in the caller's slice,
+			// where the next record goes (every record but the last of a
+			// slice): read it there and open it in place. The tag's bytes
+			// are overwritten when the next record arrives.
+			rec := into[i][off : off+k+tagSize]
+			if _, err := io.ReadFull(r, rec); err != nil {
+				return placed, noEOF(err)
+			}
+			if err := h.open(rec[:k], rec); err != nil {
+				return placed, fmt.Errorf("data section: %w", err)
+			}
 			off += k
 			placed += k
 			continue
 		}
 		if scratch == nil {
-			scratch = GetBuffer(min(n, recordSize) + tagSize)
+			scratch = getRecordBuf()
 		}
 		rec := scratch[:k+tagSize]
 		if _, err := io.ReadFull(r, rec); err != nil {
 			return placed, noEOF(err)
 		}
-		if i < len(into) && len(into[i])-off >= k {
-			// The usual case: the record opens straight into the
-			// caller's slice.
-			out := into[i][off : off+k]
-			if err := h.open(out, rec); err != nil {
+		if fits {
+			// The record opens straight into the caller's slice.
+			if err := h.open(into[i][off:off+k], rec); err != nil {
 				return placed, fmt.Errorf("data section: %w", err)
 			}
-			*crc = crc32.Update(*crc, castagnoli, out)
 			off += k
 			placed += k
 			continue
@@ -436,7 +534,6 @@ func (h *half) readData(r io.Reader, n int, into [][]byte, crc *uint32) (int, er
 		if err := h.open(p, rec); err != nil {
 			return placed, fmt.Errorf("data section: %w", err)
 		}
-		*crc = crc32.Update(*crc, castagnoli, p)
 		for len(p) > 0 && i < len(into) {
 			c := copy(into[i][off:], p)
 			p, off, placed = p[c:], off+c, placed+c

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"sync"
@@ -9,7 +10,7 @@ import (
 
 // sealedConn is what DialRaw hands out: a connection whose user writes and
 // reads plain frames (AppendFrame, ReadFrame) while the records on the
-// socket are sealed. It works as the bytes stream, so that a test can send
+// socket are sealed. It writes as the bytes stream, so that a test can send
 // half a frame and stall, as a misbehaving client does. It trusts nothing
 // in what it is given to write: a header announcing lengths over the
 // limits is sealed and sent alone, and the server hangs up on it.
@@ -23,8 +24,7 @@ type sealedConn struct {
 
 	rmu  sync.Mutex
 	recv *half
-	rout []byte     // plain bytes opened, not yet read
-	rsec sealCursor // where the reader is in the frame being read
+	rout []byte // the plain frame opened last, what is not yet read of it
 }
 
 // sealCursor follows the sections of a frame: the size of the record that
@@ -85,20 +85,29 @@ func (c *sealedConn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Read hands out the frames that arrive as plain frames, with the payload
+// CRC32C that ReadFrame checks filled in (sealed frames carry none): it
+// opens a whole frame before it gives out its first byte.
 func (c *sealedConn) Read(p []byte) (int, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if len(c.rout) == 0 {
-		k := c.rsec.next()
-		rec := make([]byte, k+tagSize)
-		if _, err := io.ReadFull(c.Conn, rec); err != nil {
+		h, err := c.recv.readHeader(c.Conn)
+		if errors.Is(err, io.EOF) {
+			return 0, io.EOF // the peer closed between frames: a clean end
+		}
+		if err != nil {
 			return 0, err
 		}
-		if err := c.recv.open(rec[:k], rec); err != nil {
+		args := make([]byte, h.ArgLen)
+		if err := c.recv.readArgs(c.Conn, args); err != nil {
 			return 0, err
 		}
-		c.rsec.advance(rec[:k])
-		c.rout = rec[:k]
+		data := make([]byte, h.DataLen)
+		if _, err := c.recv.readData(c.Conn, len(data), [][]byte{data}); err != nil {
+			return 0, err
+		}
+		c.rout = AppendFrame(nil, h.Op, h.Flags, h.ReqID, args, [][]byte{data})
 	}
 	n := copy(p, c.rout)
 	c.rout = c.rout[n:]

@@ -41,7 +41,8 @@ type Handler interface {
 // how much bulk data its answer may carry (a read's length). The server
 // takes that much from its memory budget before running the handler and
 // gives it back once the answer is written, so that answers waiting for a
-// client that does not read them count against the budget too.
+// client that does not read them count against the budget too. The answer
+// is counted as the size class GetBuffer takes it from.
 type AnswerSizer interface {
 	AnswerSize(op uint8, args []byte) int64
 }
@@ -58,11 +59,15 @@ type ServerOptions struct {
 	// MaxInFlight bounds the requests one connection may have running at
 	// once (default 32).
 	MaxInFlight int
-	// MemoryBudget bounds the bytes of request data, and of answers a
-	// handler announces with AnswerSizer, held in memory by all connections
-	// together (default 256 MiB: four of the largest frames). One
-	// connection holds at most a quarter of it at a time (or one frame,
-	// alone), so that a client that stalls cannot take it all.
+	// MemoryBudget bounds the memory all connections together hold for
+	// their requests (default 256 MiB: four of the largest frames): each
+	// request's sections and the answer a handler announces with
+	// AnswerSizer, the buffers they are read and sealed through, and each
+	// connection's read buffer. A sixteenth of it is kept for sealing
+	// answers as they are written. One connection holds at most a quarter
+	// of the rest at a time (or one frame, alone), so that a client that
+	// stalls cannot take it all. Goroutine stacks and the runtime's own
+	// memory are not counted.
 	MemoryBudget int64
 	// MaxConns caps the connections served at once (default: three
 	// quarters of the descriptor limit, at most 65536); MaxConnsPerPeer
@@ -88,10 +93,14 @@ type ServerOptions struct {
 
 // Server accepts connections and dispatches their requests to a Handler.
 type Server struct {
-	h      Handler
-	opts   ServerOptions
-	budget *Budget
-	log    *slog.Logger
+	h    Handler
+	opts ServerOptions
+	// The memory budget in two parts: sealing is for the buffers answers
+	// are sealed in as they are written (a sixteenth), budget for the
+	// rest. They are apart so that a handler holding its request's memory
+	// never waits for memory held by handlers waiting for it.
+	budget, sealing *Budget
+	log             *slog.Logger
 
 	// One limiter per kind of warning a peer can cause without the secret
 	// (or with it, by misbehaving), so that a flood is logged only a few
@@ -139,15 +148,16 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		opts.Logger = slog.Default()
 	}
 	quit, stop := context.WithCancel(context.Background())
+	sealing := sealingShare(opts.MemoryBudget)
 	s := &Server{
-		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget),
+		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget - sealing), sealing: NewBudget(sealing),
 		quit: quit, stop: stop,
 		log:        opts.Logger.With("server", opts.Name),
 		warnAccept: newLogLimiter(), warnRefused: newLogLimiter(), warnHandshake: newLogLimiter(), warnFrame: newLogLimiter(),
 		conns: map[net.Conn]struct{}{}, peers: map[string]int{}, lns: map[net.Listener]struct{}{},
 	}
 	if opts.Observer != nil {
-		opts.Observer.Budget(s.budget.usage)
+		opts.Observer.Budget(s.memoryUsage)
 	}
 	return s
 }
@@ -284,6 +294,11 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	defer stopQuit()
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
+	// What the connection holds whatever it does, counted for as long as
+	// it lives: its read buffer, and the small argument section it reads
+	// before it knows a request's size (see connMemory).
+	s.budget.Charge(connMemory)
+	defer s.budget.Refund(connMemory)
 
 	var (
 		wmu     sync.Mutex // one response frame at a time on the socket
@@ -292,7 +307,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		// share bounds what this connection holds of the server's budget,
 		// so that one that stops reading its answers, or stalls in the
 		// middle of a request, leaves memory for the others.
-		share = NewBudget(max(s.opts.MemoryBudget/4, 1))
+		share = NewBudget(max(s.budget.total/4, 1))
 	)
 	sizer, _ := s.h.(AnswerSizer)
 	// Once the reader stops, the connection is gone: no answer can reach
@@ -316,9 +331,14 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			flags |= FlagError
 			args, data = encodeError(herr), nil
 		}
-		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data)), PayloadCRC: Checksum(args, data)}
+		h := Header{Op: op, Flags: flags, ReqID: reqID, ArgLen: uint32(len(args)), DataLen: uint32(totalLen(data))}
 		var hb [HeaderSize]byte
 		h.Encode(hb[:])
+		sealMem := sess.send.writeMemory(len(args), data)
+		if s.sealing.Acquire(ctx, sealMem) != nil {
+			return // the connection is ending: no answer can reach the client
+		}
+		defer s.sealing.Release(sealMem)
 		wmu.Lock()
 		// A client that stops reading its answers is dropped once a frame
 		// has waited longer than its size allows; its memory comes back.
@@ -344,14 +364,20 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		s.warnFrame.warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
 		var hb [HeaderSize]byte
 		args := encodeError(fmt.Errorf("server %s: request from %s: %w: %w", s.opts.Name, peer, err, syscall.EBADMSG))
-		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args)), PayloadCRC: Checksum(args, nil)}
+		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args))}
 		h.Encode(hb[:])
+		sealMem := sess.send.writeMemory(len(args), nil)
+		if s.sealing.Acquire(ctx, sealMem) != nil {
+			return
+		}
+		defer s.sealing.Release(sealMem)
 		wmu.Lock()
 		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
 		_ = sess.send.writeFrame(nc, hb[:], args, nil)
 		wmu.Unlock()
 	}
-	br := bufio.NewReaderSize(nc, 64<<10)
+	br := bufio.NewReaderSize(nc, readBufSize)
+	recv := sess.recv
 	for ctx.Err() == nil {
 		// No deadline between frames: pooled client connections stay
 		// open, idle, for as long as their client runs.
@@ -380,9 +406,15 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			s.warnFrame.warn(s.log, "protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
 			return
 		}
-		need := int64(h.DataLen)
+		// The memory the request holds until it is answered: its sections
+		// as they are read (GetBuffer's size class for the data) and the
+		// buffers reading them takes.
+		need := int64(h.ArgLen) + recv.readMemory(int(h.ArgLen), int(h.DataLen))
+		if h.DataLen > 0 {
+			need += pooledSize(int(h.DataLen))
+		}
 		var args []byte // nil: serveRequest reads them
-		if sizer != nil && h.ArgLen <= 4<<10 {
+		if sizer != nil && h.ArgLen <= maxSizedArgs {
 			// The answer's size is known from the arguments, which are read
 			// first for that; they are small for every operation that
 			// answers with bulk data.
@@ -394,7 +426,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 				s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 				return
 			}
-			need += min(max(sizer.AnswerSize(h.Op, args), 0), MaxDataLen)
+			if n := min(max(sizer.AnswerSize(h.Op, args), 0), MaxDataLen); n > 0 {
+				need += pooledSize(int(n))
+			}
 		}
 		if !s.serveRequest(ctx, nc, br, sess.recv, h, args, need, share, slots, &running, peer, respond, badFrame) {
 			return
@@ -408,8 +442,7 @@ func (s *Server) readBody(nc net.Conn, br *bufio.Reader, recv *half, h Header, a
 	_ = nc.SetReadDeadline(frameDeadline(s.opts.FrameTimeout, s.opts.MinFrameRate, len(args)+len(data)))
 	err := recv.readArgs(br, args)
 	if err == nil {
-		var crc uint32 // checked by the caller, over args and data together
-		_, err = recv.readData(br, len(data), [][]byte{data}, &crc)
+		_, err = recv.readData(br, len(data), [][]byte{data})
 	}
 	s.observeTimeout(err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -455,13 +488,6 @@ func (s *Server) serveRequest(ctx context.Context, nc net.Conn, br *bufio.Reader
 		}
 		s.log.Debug("connection ended mid-frame", "peer", peer, "err", err)
 		return false
-	}
-	if c := Checksum(args, [][]byte{data}); c != h.PayloadCRC {
-		release()
-		s.observeError(ErrKindCRC)
-		s.warnFrame.warn(s.log, "rejected corrupted request", "peer", peer, "op", h.Op, "req", h.ReqID)
-		respond(h.ReqID, h.Op, Response{}, fmt.Errorf("request %d rejected: %w: %w", h.ReqID, ErrPayloadCRC, syscall.EBADMSG))
-		return true
 	}
 	select {
 	case slots <- struct{}{}:
