@@ -51,6 +51,7 @@ import (
 	"github.com/pario/pario/template"
 	"github.com/pario/pario/template/annot"
 	"github.com/pario/pario/template/seg"
+	"github.com/pario/pario/units"
 )
 
 // The annotation lines farm reads: streams In and Out, in the function
@@ -756,4 +757,18 @@ func (t *tailBuffer) String() string {
 		return "..." + string(t.buf)
 	}
 	return string(t.buf)
+}
+
+// String is one line of progress for a terminal.
+func (p Progress) String() string {
+	pct := 100.0
+	if p.Total > 0 {
+		pct = 100 * float64(p.Bytes) / float64(p.Total)
+	}
+	verb := "handed out"
+	if p.Done {
+		verb = "done:"
+	}
+	return fmt.Sprintf("farm: %s %d segments, %.0f%% of the input (%s of %s), %.1fs",
+		verb, p.Segments, pct, units.FormatBytes(p.Bytes), units.FormatBytes(p.Total), p.Elapsed.Seconds())
 }
