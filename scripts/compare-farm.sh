@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# compare-farm.sh: `pario farm` against GNU parallel --pipepart doing the
+# same job: the same tool (HMMER's hmmscan, BLAST's blastp), the same FASTA
+# input, the same number of jobs and the same block size, ordered output
+# (--keep-order / `out NEWSPAPER rc wo b farm=0`). Prints a markdown table:
+# median wall time of REPS runs, the ratio to GNU parallel measured in the
+# same run, and the sha256 of each output beside the sequential run's.
+#
+#   scripts/compare-farm.sh                    # defaults below
+#   JOBS=4 HMM_COPIES=400 BLAST_COPIES=20 REPS=5 scripts/compare-farm.sh
+#   TOOLS=hmmscan scripts/compare-farm.sh
+#
+# The input is HMMER's tutorial globins45.fa, HMM_COPIES (hmmscan) or
+# BLAST_COPIES (blastp) times with the names
+# made unique; hmmscan searches it against globins4 + fn3 + Pkinase
+# (hmmpress'd here), blastp against a database of globins45 (makeblastdb).
+# The tools' whole-run comment lines (with the date) are dropped by grep in
+# every run. A `pario up` on loopback gives the pario:/ row (farm writing a
+# striped file from every rank's segments). Needs Debian's hmmer,
+# hmmer-examples, ncbi-blast+ and parallel. BENCH_DIR picks the disk
+# (default ./tmp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+JOBS=${JOBS:-4}
+HMM_COPIES=${HMM_COPIES:-200}
+BLAST_COPIES=${BLAST_COPIES:-12}
+REPS=${REPS:-3}
+TOOLS=${TOOLS:-"hmmscan blastp"}
+tut=/usr/share/doc/hmmer/examples/tutorial
+for t in hmmscan hmmpress blastp makeblastdb parallel; do
+	command -v "$t" >/dev/null || { echo "compare-farm: $t missing (apt-get install hmmer hmmer-examples ncbi-blast+ parallel)" >&2; exit 1; }
+done
+mkdir -p bin
+go build -o bin/pario ./cmd/pario
+pario=$root/bin/pario
+dir="${BENCH_DIR:-tmp}"
+mkdir -p "$dir"
+w=$(cd "$(mktemp -d "$dir/farm.XXXXXX")" && pwd)
+up_pid=""
+cleanup() {
+	if [ -n "$up_pid" ]; then kill "$up_pid" 2>/dev/null || true; wait "$up_pid" 2>/dev/null || true; fi
+	rm -rf "$w"
+}
+trap cleanup EXIT
+cd "$w"
+
+for i in $(seq 1 "$HMM_COPIES"); do sed "s/^>\([^ ]*\)/>\1_$i/" "$tut/globins45.fa"; done > hmmscan.fa
+for i in $(seq 1 "$BLAST_COPIES"); do sed "s/^>\([^ ]*\)/>\1_$i/" "$tut/globins45.fa"; done > blastp.fa
+cat "$tut/globins4.hmm" "$tut/fn3.hmm" "$tut/Pkinase.hmm" > mini.hmm
+hmmpress mini.hmm >/dev/null
+makeblastdb -in "$tut/globins45.fa" -dbtype prot -out glob >/dev/null
+cat > hmmscan.sh <<'EOF'
+#!/bin/sh
+exec hmmscan --cpu 1 --tblout /dev/stdout -o /dev/null mini.hmm - | grep -v '^#'
+EOF
+cat > blastp.sh <<'EOF'
+#!/bin/sh
+exec blastp -db glob -outfmt 6 -num_threads 1
+EOF
+chmod +x hmmscan.sh blastp.sh
+printf 'in  NEWSPAPER ro wo b farm=FASTA\nout NEWSPAPER rc wo b farm=0\n' > io.ann
+
+"$pario" up --dir "$w/cluster" >"$w/up.log" 2>&1 &
+up_pid=$!
+for _ in $(seq 200); do [ -e "$w/cluster/cluster" ] && break; sleep 0.05; done
+export PARIO_CLUSTER=$w/cluster/cluster
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# run NAME CMD...: REPS timed runs; prints "median sha256"
+run() {
+	local name=$1; shift
+	local times=()
+	for _ in $(seq "$REPS"); do
+		local t0; t0=$(now)
+		"$@"
+		times+=("$(echo "$(now) - $t0" | bc -l)")
+	done
+	printf '%s\n' "${times[@]}" | median
+}
+
+echo "# compare-farm: $(date -u +%Y-%m-%dT%H:%MZ), $(hostname), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+echo "# JOBS=$JOBS REPS=$REPS; block: BLOCK, else the input / (4 x JOBS), the same for both"
+echo
+echo "| tool | input | run | median wall s | vs parallel | sha256 (first 12) | identical to sequential |"
+echo "|---|---|---|---|---|---|---|"
+for tool in $TOOLS; do
+	ln -sf "$tool.fa" q.fa
+	size=$(stat -L -c %s q.fa)
+	block=${BLOCK:-$(( size / (4 * JOBS) ))}
+	input="$(grep -c '>' q.fa) records, $size B, block $block"
+	s_seq=$(run seq sh -c "./$tool.sh < q.fa > seq.out")
+	h_seq=$(sha256sum seq.out | cut -c1-12)
+	s_par=$(run parallel sh -c "parallel --will-cite --pipepart -a q.fa --block $block --recstart '>' --keep-order -j $JOBS ./$tool.sh > par.out")
+	h_par=$(sha256sum par.out | cut -c1-12)
+	s_farm=$(run farm "$pario" farm -q -N "$JOBS" --block "$block" --in q.fa --out farm.out --annotations io.ann -- "./$tool.sh")
+	h_farm=$(sha256sum farm.out | cut -c1-12)
+	s_pf=$(run farm-pario "$pario" farm -q -N "$JOBS" --block "$block" --layout simple_stripe:strip_size=64k \
+		--in q.fa --out pario:/farm.out --annotations io.ann -- "./$tool.sh")
+	"$pario" cp -q pario:/farm.out pf.out
+	h_pf=$(sha256sum pf.out | cut -c1-12)
+	same() { cmp -s "$1" seq.out && echo yes || echo NO; }
+	ratio() { printf '%.2f' "$(echo "$1 / $s_par" | bc -l)"; }
+	printf '| %s | %s | sequential | %.2f | %s | %s | - |\n' "$tool" "$input" "$s_seq" "$(ratio "$s_seq")" "$h_seq"
+	printf '| %s | | GNU parallel --pipepart --keep-order -j %s | %.2f | 1.00 | %s | %s |\n' "$tool" "$JOBS" "$s_par" "$h_par" "$(same par.out)"
+	printf '| %s | | pario farm -N %s (local file) | %.2f | %s | %s | %s |\n' "$tool" "$JOBS" "$s_farm" "$(ratio "$s_farm")" "$h_farm" "$(same farm.out)"
+	printf '| %s | | pario farm -N %s (pario:/, 4 I/O servers) | %.2f | %s | %s | %s |\n' "$tool" "$JOBS" "$s_pf" "$(ratio "$s_pf")" "$h_pf" "$(same pf.out)"
+done
