@@ -156,6 +156,16 @@ func TestFarmToParioFile(t *testing.T) {
 		t.Errorf("temporary output left in the store:\n%s", out)
 	}
 
+	// A pario input: segments read across the store's strips.
+	msg, err = farmCLI(t, dir, cf, "farm", "-N", "2", "--block", "700", "--in", "pario:/hits.fa", "--out", "lower.fa",
+		"--annotations", "io.ann", "--", "tr", "A-Z", "a-z")
+	if err != nil {
+		t.Fatalf("pario farm from a pario input: %v\n%s", err, msg)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "lower.fa")); !bytes.Equal(b, in.Bytes()) {
+		t.Fatalf("output from a pario input differs from the sequential run's")
+	}
+
 	msg, err = farmCLI(t, dir, cf, "farm", "-N", "4", "--group", "2", "--in", "q.fa", "--out", "pario:/g",
 		"--annotations", "io.ann", "--", "tr", "a-z", "A-Z")
 	if err != nil {
