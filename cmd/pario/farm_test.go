@@ -228,3 +228,54 @@ func TestFarmFailingSegment(t *testing.T) {
 		t.Fatalf("bad annotation: %v, want exit 2 naming bad.ann:2\n%s", err, msg)
 	}
 }
+
+// TestFarmUnderMpirun: launched by Open MPI's mpirun, each process is a
+// rank (OMPI_COMM_WORLD_*); four ranks in groups of two write two files,
+// which concatenated are the sequential output.
+func TestFarmUnderMpirun(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		testenv.SkipOrFail(t, "mpirun not found (Debian: apt-get install openmpi-bin)")
+	}
+	dir := t.TempDir()
+	var in bytes.Buffer
+	for i := range 100 {
+		fmt.Fprintf(&in, ">r%d\n%s\n", i, strings.Repeat("acgt", 1+i%13))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "q.fa"), in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "io.ann"), []byte(farmOrdered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4",
+		parioBin, "farm", "--group", "2", "--block", "100", "--in", "q.fa", "--out", "out", "--", "tr", "a-z", "A-Z")
+	cmd.Dir = dir
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PARIO_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "PARIO_ANNOTATIONS=io.ann",
+		"OMPI_MCA_btl_vader_single_copy_mechanism=none", "OMPI_MCA_plm_rsh_agent=", "OMPI_MCA_rmaps_base_oversubscribe=1",
+		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun pario farm: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "on 4 ranks") {
+		t.Errorf("no summary from rank 0:\n%s", out)
+	}
+	var got []byte
+	for g := range 2 {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprint("out.", g)))
+		if err != nil || len(b) == 0 {
+			t.Fatalf("group %d's file: %v (%d bytes)", g, err, len(b))
+		}
+		got = append(got, b...)
+	}
+	if !bytes.Equal(got, bytes.ToUpper(in.Bytes())) {
+		t.Fatalf("the groups' files, concatenated, differ from the sequential output")
+	}
+}
