@@ -170,6 +170,14 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	if show != nil {
 		show.clear()
 	}
+	if ctx.Err() != nil && err != nil {
+		// Interrupted: the temporary output is gone; the launcher, if
+		// pario's, says so once for all ranks.
+		if info.Launcher == rank.LauncherPario {
+			return exitStatus{code: 130}
+		}
+		return exitStatus{code: 130, msg: "farm: interrupted; " + ff.out + " not written"}
+	}
 	if errors.Is(err, farm.ErrFailedElsewhere) {
 		return exitStatus{code: 1} // rank 0 says why
 	}
@@ -204,8 +212,18 @@ func launchFarm(ctx context.Context, n int, tty bool) error {
 	if tty {
 		opts.Env = append(os.Environ(), envFarmProgress+"=1")
 	}
-	err = rank.Launch(ctx, n, append([]string{self}, os.Args[1:]...), opts)
+	// Ctrl-C reaches the ranks too (one process group): give them time to
+	// stop their commands and remove their temporary output before Launch
+	// kills them.
+	launchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })
+	defer stop()
+	err = rank.Launch(launchCtx, n, append([]string{self}, os.Args[1:]...), opts)
 	show.clear()
+	if ctx.Err() != nil && err != nil {
+		return exitStatus{code: 130, msg: "farm: interrupted; its output was not written"}
+	}
 	var le *rank.LaunchError
 	if errors.As(err, &le) {
 		// The ranks have said why (rank 0 for the run); exit with rank 0's
