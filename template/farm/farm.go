@@ -439,52 +439,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	werr := w.run(ctx)
 	stopProgress()
 
-	// Every rank's outcome reaches world rank 0; a rank that only saw
-	// another's abort says so, and rank 0 reports the failures themselves.
-	report := make([]byte, 17)
-	binary.LittleEndian.PutUint64(report, uint64(w.segments))
-	binary.LittleEndian.PutUint64(report[8:], uint64(w.bytes))
-	switch {
-	case werr == nil:
-	case w.aborted && ctx.Err() == nil:
-		report[16] = 'A'
-	default:
-		report[16] = 'E'
-		report = append(report, werr.Error()...)
-	}
-	all, err := world.Gather(ctx, 0, report)
+	res, failure, err := outcome(ctx, world, w, werr)
 	if err != nil {
-		return Result{}, errors.Join(werr, fmt.Errorf("farm: %w", err))
+		return Result{}, err
 	}
-	var res Result
-	var verdict []byte
-	if world.Rank() == 0 {
-		var fails []string
-		anyFailed := false
-		for _, m := range all {
-			if len(m) < 17 {
-				continue
-			}
-			res.Segments += int(binary.LittleEndian.Uint64(m))
-			res.Bytes += int64(binary.LittleEndian.Uint64(m[8:]))
-			anyFailed = anyFailed || m[16] != 0
-			if m[16] == 'E' {
-				fails = append(fails, string(m[17:]))
-			}
-		}
-		if anyFailed && len(fails) == 0 {
-			fails = append(fails, "a rank saw the run aborted, and none said why")
-		}
-		verdict = []byte(strings.Join(fails, "\n"))
-		verdict = append(encodeInt64s([]int64{int64(res.Segments), res.Bytes}), verdict...)
-	}
-	v, err := world.Broadcast(ctx, 0, verdict)
-	if err != nil {
-		return Result{}, errors.Join(werr, fmt.Errorf("farm: %w", err))
-	}
-	sums := decodeInt64s(v[:16])
-	res.Segments, res.Bytes = int(sums[0]), sums[1]
-	failed := len(v) > 16
+	failed := failure != ""
 	cerr := grp.Close(ctx)
 
 	// The group's rank 0 commits (or removes) its output file.
@@ -506,7 +465,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	ferr = errors.Join(ferr, cerr)
 	if failed {
 		if world.Rank() == 0 {
-			return res, fmt.Errorf("farm: %s", v[16:])
+			return res, fmt.Errorf("farm: %s", failure)
 		}
 		return res, ErrFailedElsewhere
 	}
@@ -517,6 +476,57 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.Outputs = append(res.Outputs, OutputName(cfg.Out, cfg.Group, g))
 	}
 	return res, nil
+}
+
+// outcome brings every rank's outcome to world rank 0 and its verdict back
+// to all: the totals, and on failure what failed (the failures themselves,
+// not the aborts other ranks saw because of them), "" on success.
+func outcome(ctx context.Context, world *rank.Comm, w *worker, werr error) (Result, string, error) {
+	report := make([]byte, 17)
+	binary.LittleEndian.PutUint64(report, uint64(w.segments))
+	binary.LittleEndian.PutUint64(report[8:], uint64(w.bytes))
+	switch {
+	case werr == nil:
+	case w.aborted && ctx.Err() == nil:
+		report[16] = 'A'
+	default:
+		report[16] = 'E'
+		report = append(report, werr.Error()...)
+	}
+	all, err := world.Gather(ctx, 0, report)
+	if err != nil {
+		return Result{}, "", errors.Join(werr, fmt.Errorf("farm: %w", err))
+	}
+	var verdict []byte
+	if world.Rank() == 0 {
+		var segments, bytes int64
+		var fails []string
+		anyFailed := false
+		for _, m := range all {
+			if len(m) < 17 {
+				continue
+			}
+			segments += int64(binary.LittleEndian.Uint64(m))
+			bytes += int64(binary.LittleEndian.Uint64(m[8:]))
+			anyFailed = anyFailed || m[16] != 0
+			if m[16] == 'E' {
+				fails = append(fails, string(m[17:]))
+			}
+		}
+		if anyFailed && len(fails) == 0 {
+			fails = append(fails, "a rank saw the run aborted, and none said why")
+		}
+		verdict = append(encodeInt64s([]int64{segments, bytes}), strings.Join(fails, "\n")...)
+	}
+	v, err := world.Broadcast(ctx, 0, verdict)
+	if err == nil && len(v) < 16 {
+		err = fmt.Errorf("%d bytes, want at least 16", len(v))
+	}
+	if err != nil {
+		return Result{}, "", errors.Join(werr, fmt.Errorf("farm: the verdict: %w", err))
+	}
+	sums := decodeInt64s(v[:16])
+	return Result{Segments: int(sums[0]), Bytes: sums[1]}, string(v[16:]), nil
 }
 
 func progress(cfg Config, ins *template.Stream, total int64) (stop func()) {
