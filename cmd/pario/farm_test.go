@@ -279,3 +279,18 @@ func TestFarmUnderMpirun(t *testing.T) {
 		t.Fatalf("the groups' files, concatenated, differ from the sequential output")
 	}
 }
+
+// TestFarmProgressOnTerminal: rank 0's progress lines are drawn in place,
+// and a line of other output first clears the progress line.
+func TestFarmProgressOnTerminal(t *testing.T) {
+	var b bytes.Buffer
+	w := farmStderr{&progressLine{w: &b}}
+	w.Write([]byte(farmProgressMark + "farm: handed out 1 segments\n"))
+	w.Write([]byte(farmProgressMark + "farm: handed out 2 segments\n"))
+	w.Write([]byte("[rank 1] a warning\n"))
+	w.show.clear()
+	want := "\rfarm: handed out 1 segments\x1b[K\rfarm: handed out 2 segments\x1b[K\r\x1b[K[rank 1] a warning\n"
+	if b.String() != want {
+		t.Fatalf("terminal got %q, want %q", b.String(), want)
+	}
+}

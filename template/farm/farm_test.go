@@ -395,3 +395,49 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 }
+
+// TestProgress: world rank 0 hears how far the parent has got, never
+// going back, and last of all that it is done with the whole input.
+func TestProgress(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	data := fasta(30)
+	if err := os.WriteFile(input, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []Progress
+	af := parse(t, ordered)
+	err := rank.RunLocal(testCtx(t), 2, func(ctx context.Context, c *rank.Comm) error {
+		cfg := Config{Comm: c, Annotations: af, In: input, Out: filepath.Join(dir, "out"), InFS: Local{}, OutFS: Local{},
+			Argv: []string{"sh", "-c", "sleep 0.02; cat"}, Block: 1, ProgressEvery: 5 * time.Millisecond,
+			Progress: func(p Progress) {
+				if c.Rank() != 0 {
+					t.Errorf("progress on rank %d", c.Rank())
+				}
+				mu.Lock()
+				seen = append(seen, p)
+				mu.Unlock()
+			}}
+		_, err := Run(ctx, cfg)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("%d progress reports, want several", len(seen))
+	}
+	for i := 1; i < len(seen); i++ {
+		if seen[i].Bytes < seen[i-1].Bytes || seen[i].Segments < seen[i-1].Segments || seen[i-1].Done {
+			t.Fatalf("progress went back or went on after done: %+v then %+v", seen[i-1], seen[i])
+		}
+	}
+	last := seen[len(seen)-1]
+	if !last.Done || last.Bytes != int64(len(data)) || last.Total != int64(len(data)) || last.Segments != 30 {
+		t.Fatalf("last report %+v, want done with 30 segments and %d of %d bytes", last, len(data), len(data))
+	}
+	if s := last.String(); !strings.Contains(s, "done: 30 segments, 100%") {
+		t.Errorf("the progress line %q", s)
+	}
+}
