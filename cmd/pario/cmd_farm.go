@@ -70,11 +70,15 @@ else its directory's default (which 'pario tune search --apply DIR' sets).
 The output appears under its name only when every segment succeeded; a
 failing segment is reported with its command's exit status and stderr.
 
+A command that prints something once per run (hmmscan's --tblout header
+and its footer with the date) repeats it once per segment: filter it out, as
+in the first example, to compare with a sequential run.
+
 Without mpirun or srun, pario starts -N local rank processes; under them,
 each launched process is one rank.
 
   pario farm -N 8 --in queries.fa --out hits.txt --annotations io.ann -- \
-      hmmscan --cpu 1 --tblout /dev/stdout -o /dev/null Pfam.hmm -
+      sh -c "hmmscan --cpu 1 --tblout /dev/stdout -o /dev/null Pfam.hmm - | grep -v '^#'"
   pario farm -N 4 --in q.fa --out pario:/runs/hits.tsv --annotations io.ann -- \
       blastp -db nr -outfmt 6
   mpirun -np 64 pario farm --group 16 --in q.fa --out hits --annotations io.ann -- CMD`,
