@@ -9,6 +9,7 @@
 #   scripts/compare-farm.sh                    # defaults below
 #   JOBS=4 HMM_COPIES=400 BLAST_COPIES=20 REPS=5 scripts/compare-farm.sh
 #   TOOLS=hmmscan scripts/compare-farm.sh
+#   TOOLS=cat CAT_MB=64 scripts/compare-farm.sh   # output-heavy: where the output goes
 #
 # The input is HMMER's tutorial globins45.fa, HMM_COPIES (hmmscan) or
 # BLAST_COPIES (blastp) times with the names
@@ -16,7 +17,11 @@
 # (hmmpress'd here), blastp against a database of globins45 (makeblastdb).
 # The tools' whole-run comment lines (with the date) are dropped by grep in
 # every run. A `pario up` on loopback gives the pario:/ row (farm writing a
-# striped file from every rank's segments). Needs Debian's hmmer,
+# striped file from every rank's segments). TOOLS=cat is output-heavy (the
+# output is the input, CAT_MB MiB of records): its extra rows put the output
+# in the store, GNU parallel's through `pario cp` afterwards, the farm's
+# directly, ordered through each group's rank 0 (--group 1: one file per
+# rank) or appended by every rank to one chaotic log. Needs Debian's hmmer,
 # hmmer-examples, ncbi-blast+ and parallel. BENCH_DIR picks the disk
 # (default ./tmp).
 set -euo pipefail
@@ -58,7 +63,13 @@ cat > blastp.sh <<'EOF'
 #!/bin/sh
 exec blastp -db glob -outfmt 6 -num_threads 1
 EOF
-chmod +x hmmscan.sh blastp.sh
+printf '#!/bin/sh\nexec cat\n' > cat.sh
+chmod +x hmmscan.sh blastp.sh cat.sh
+if [[ " $TOOLS " == *" cat "* ]]; then
+	awk -v mb="${CAT_MB:-64}" 'BEGIN { srand(1); line = "ACDEFGHIKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWYACDEFGHIKLMNPQRSTVWY"
+		while (n < mb * 1048576) { r = ">s" i++ " synthetic\n"; for (k = 0; k < 1 + int(rand() * 20); k++) r = r line "\n"; printf "%s", r; n += length(r) } }' > cat.fa
+fi
+printf 'in  NEWSPAPER ro wo b farm=FASTA\nout LOG rc wc b farm=0\n' > log.ann
 printf 'in  NEWSPAPER ro wo b farm=FASTA\nout NEWSPAPER rc wo b farm=0\n' > io.ann
 
 "$pario" up --dir "$w/cluster" >"$w/up.log" 2>&1 &
@@ -107,4 +118,17 @@ for tool in $TOOLS; do
 	printf '| %s | | GNU parallel --pipepart --keep-order -j %s | %.2f | 1.00 | %s | %s |\n' "$tool" "$JOBS" "$s_par" "$h_par" "$(same par.out)"
 	printf '| %s | | pario farm -N %s (local file) | %.2f | %s | %s | %s |\n' "$tool" "$JOBS" "$s_farm" "$(ratio "$s_farm")" "$h_farm" "$(same farm.out)"
 	printf '| %s | | pario farm -N %s (pario:/, 4 I/O servers) | %.2f | %s | %s | %s |\n' "$tool" "$JOBS" "$s_pf" "$(ratio "$s_pf")" "$h_pf" "$(same pf.out)"
+	if [ "$tool" = cat ]; then
+		s_pcp=$(run parallel-cp sh -c "parallel --will-cite --pipepart -a q.fa --block $block --recstart '>' --keep-order -j $JOBS ./cat.sh > par.out && '$pario' cp -q par.out pario:/par.out")
+		s_g1=$(run farm-group1 "$pario" farm -q -N "$JOBS" --group 1 --block "$block" --layout simple_stripe:strip_size=64k \
+			--in q.fa --out pario:/g --annotations io.ann -- ./cat.sh)
+		rm -f g.out; for g in $(seq 0 $((JOBS - 1))); do "$pario" cp -q "pario:/g.$g" g.part && cat g.part >> g.out; done
+		s_log=$(run farm-log "$pario" farm -q -N "$JOBS" --block "$block" --layout simple_stripe:strip_size=64k \
+			--in q.fa --out pario:/log.out --annotations log.ann -- ./cat.sh)
+		"$pario" cp -q pario:/log.out log.out
+		whole() { [ "$(grep -c '>' "$1")" = "$(grep -c '>' seq.out)" ] && cmp -s <(sort "$1") <(sort seq.out) && echo "records whole, any order" || echo NO; }
+		printf '| %s | | GNU parallel ... > local, then pario cp to pario:/ | %.2f | %s | - | %s |\n' "$tool" "$s_pcp" "$(ratio "$s_pcp")" "$(same par.out)"
+		printf '| %s | | pario farm -N %s --group 1 (pario:/, one file per rank) | %.2f | %s | - | %s |\n' "$tool" "$JOBS" "$s_g1" "$(ratio "$s_g1")" "$(same g.out)"
+		printf '| %s | | pario farm -N %s, out LOG rc wc b (pario:/, every rank appends) | %.2f | %s | - | %s |\n' "$tool" "$JOBS" "$s_log" "$(ratio "$s_log")" "$(whole log.out)"
+	fi
 done
