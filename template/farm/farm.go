@@ -183,6 +183,7 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 // grouped makes segments of at least block bytes out of fn's records.
 func grouped(fn seg.Func, block int64) seg.Func {
 	return func(r io.ReaderAt, pmin, pmax, cur int64) (int64, error) {
+		r = &window{r: r}
 		var n int64
 		for n < block {
 			e, err := fn(r, pmin, pmax, cur+n)
@@ -199,6 +200,50 @@ func grouped(fn seg.Func, block int64) seg.Func {
 		}
 		return n, nil
 	}
+}
+
+// windowSize is what a window reads at a time.
+const windowSize = 1 << 20
+
+// window serves the many small reads of a segmentation function walking
+// forward through a file, one record at a time, from few large ones: on a
+// pario file each read is a round trip to the I/O servers.
+type window struct {
+	r   io.ReaderAt
+	off int64
+	buf []byte
+	eof bool // the file ends at the end of buf
+}
+
+func (w *window) ReadAt(p []byte, off int64) (int, error) {
+	end := off + int64(len(p))
+	if off < w.off || (end > w.off+int64(len(w.buf)) && !w.eof) {
+		if err := w.fill(off, len(p)); err != nil {
+			return 0, err
+		}
+	}
+	if off >= w.off+int64(len(w.buf)) {
+		return 0, io.EOF
+	}
+	n := copy(p, w.buf[off-w.off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (w *window) fill(off int64, want int) error {
+	size := max(want, windowSize)
+	if cap(w.buf) < size {
+		w.buf = make([]byte, size)
+	}
+	n, err := w.r.ReadAt(w.buf[:size], off)
+	w.off, w.buf, w.eof = off, w.buf[:n], n < size
+	if err != nil && !errors.Is(err, io.EOF) {
+		w.buf = w.buf[:0]
+		return err
+	}
+	return nil
 }
 
 // recordFunc is the input annotation's segmentation: one record.
@@ -239,7 +284,7 @@ func parts(fn seg.Func, r io.ReaderAt, size int64, n int) ([]int64, error) {
 	if n == 1 {
 		return b, nil
 	}
-	recs, err := seg.All(fn, r, 0, size)
+	recs, err := seg.All(fn, &window{r: r}, 0, size)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -439,5 +440,31 @@ func TestProgress(t *testing.T) {
 	}
 	if s := last.String(); !strings.Contains(s, "done: 30 segments, 100%") {
 		t.Errorf("the progress line %q", s)
+	}
+}
+
+// TestWindow: a window answers every read as the file itself does, short
+// reads and io.EOF at the end included, whatever the order of the reads.
+func TestWindow(t *testing.T) {
+	data := make([]byte, 3*windowSize+123)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	file := bytes.NewReader(data)
+	w := &window{r: file}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		off := rng.Int64N(int64(len(data)) + 10)
+		n := rng.IntN(2 * windowSize)
+		if i%3 != 0 {
+			n = rng.IntN(2000)
+		}
+		want := make([]byte, n)
+		wn, werr := file.ReadAt(want, off)
+		got := make([]byte, n)
+		gn, gerr := w.ReadAt(got, off)
+		if gn != wn || !bytes.Equal(got[:gn], want[:wn]) || (gerr == nil) != (werr == nil) {
+			t.Fatalf("ReadAt(%d bytes, %d): got %d, %v; the file gives %d, %v", n, off, gn, gerr, wn, werr)
+		}
 	}
 }
