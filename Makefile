@@ -16,9 +16,11 @@ build:
 # deps installs what the tests need beyond Go, when missing: iproute2 (ip netns, the multi-host
 # test), openmpi-bin (mpirun tests), fuse3 + rsync + attr + mrbayes (the mount tests and the
 # MrBayes run), ncbi-blast+ and mmseqs2-examples (the BLAST plugin on real data). Needs root
-# (or sudo); `.ci/run` installs the same list.
+# (or sudo); `.ci/run` installs the same list. hmmer, hmmer-examples and parallel: `pario farm`'s
+# real-tool tests and scripts/compare-farm.sh.
 DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin mpicc:libopenmpi-dev fusermount3:fuse3 rsync:rsync getfattr:attr mb:mrbayes \
-	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples
+	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples \
+	hmmscan:hmmer /usr/share/doc/hmmer/examples/tutorial/globins45.fa:hmmer-examples parallel:parallel
 
 deps:
 	@missing=""; \

@@ -29,6 +29,7 @@ const (
 	opSegment            // segment Index (report: ask the parent)
 	opPlace              // write Data as segment Index of an unknown extent
 	opWrite              // photocopy: the owner writes Data at Off
+	opAbort              // fail the stream: every waiting and later call gets Data
 )
 
 type request struct {
@@ -67,6 +68,8 @@ type stream struct {
 	segEnd bool
 	next   int           // the next segment to hand out
 	staged []stagedWrite // photocopy writes of a block, applied at End
+	failed string        // why a rank aborted the stream; "" while it works
+	handed int64         // bytes of the segments handed out by Next
 }
 
 type stagedWrite struct {
@@ -190,10 +193,14 @@ func (co *coordinator) changedLocked() {
 	co.changed = make(chan struct{})
 }
 
-// wait blocks until ok holds (checked with co.mu held) or c goes away;
+// wait blocks until ok holds (checked with co.mu held), c goes away or a
+// rank aborts s;
 // co.mu is held on entry and on return.
-func (co *coordinator) wait(c *conn, ok func() bool) error {
+func (co *coordinator) wait(c *conn, s *stream, ok func() bool) error {
 	for !ok() {
+		if s.failed != "" {
+			return errors.New("stream aborted: " + s.failed)
+		}
 		ch := co.changed
 		co.mu.Unlock()
 		select {
@@ -214,10 +221,20 @@ func (co *coordinator) handle(c *conn, r request) response {
 		return response{Err: fmt.Sprintf("no stream %d", r.Stream)}
 	}
 	s := co.streams[r.Stream]
+	if r.Op == opAbort {
+		if s.failed == "" {
+			s.failed = string(r.Data)
+		}
+		co.changedLocked()
+		return response{}
+	}
+	if s.failed != "" {
+		return response{Err: "stream aborted: " + s.failed}
+	}
 	free := func() bool { return s.held == nil || s.held == c }
 	switch r.Op {
 	case opAcquire:
-		if err := co.wait(c, func() bool { return (!r.Lock || free()) && s.turns[r.Key] >= r.MinTurn }); err != nil {
+		if err := co.wait(c, s, func() bool { return (!r.Lock || free()) && s.turns[r.Key] >= r.MinTurn }); err != nil {
 			return response{Err: err.Error()}
 		}
 		if r.Lock {
@@ -252,6 +269,7 @@ func (co *coordinator) handle(c *conn, r request) response {
 			return response{Done: true}
 		}
 		s.next++
+		s.handed += s.segs[s.next-1].Extent
 		return response{Seg: s.segs[s.next-1]}
 	case opSegment:
 		if err := co.segmentLocked(s, r.Index); err != nil {
@@ -262,7 +280,7 @@ func (co *coordinator) handle(c *conn, r request) response {
 		}
 		return response{Seg: s.segs[r.Index]}
 	case opPlace:
-		if err := co.wait(c, func() bool { return free() && s.turns['p'] >= r.MinTurn }); err != nil {
+		if err := co.wait(c, s, func() bool { return free() && s.turns['p'] >= r.MinTurn }); err != nil {
 			return response{Err: err.Error()}
 		}
 		base := s.value
@@ -274,7 +292,7 @@ func (co *coordinator) handle(c *conn, r request) response {
 		co.changedLocked()
 		return response{Value: base}
 	case opWrite:
-		if err := co.wait(c, free); err != nil {
+		if err := co.wait(c, s, free); err != nil {
 			return response{Err: err.Error()}
 		}
 		if s.held == c && s.ann.Tx == annot.Block {
@@ -287,6 +305,17 @@ func (co *coordinator) handle(c *conn, r request) response {
 		return response{}
 	}
 	return response{Err: fmt.Sprintf("unknown op %d", r.Op)}
+}
+
+// handed is what Next has handed out of stream id so far.
+func (co *coordinator) handed(id int) (segments int, bytes int64) {
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if id < 0 || id >= len(co.streams) {
+		return 0, 0
+	}
+	s := co.streams[id]
+	return s.next, s.handed
 }
 
 func (co *coordinator) applyStagedLocked(s *stream) error {

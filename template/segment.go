@@ -130,6 +130,13 @@ func (sc *Scratch) Write(p []byte) (int, error) {
 	return n, sc.err
 }
 
+// Discard removes the scratch file without placing the segment: its
+// worker failed, and the stream is to be aborted.
+func (sc *Scratch) Discard() {
+	sc.tmp.Close()
+	os.Remove(sc.tmp.Name())
+}
+
 // Close sends the segment to the parent, which writes it in one piece (in
 // index order under an ordered write order), and returns where it went.
 // The scratch file is removed either way.

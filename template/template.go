@@ -129,7 +129,7 @@ type Bounds struct{ Min, Max int64 }
 func (g *Group) Open(ctx context.Context, a annot.Annotation, f File, b Bounds) (*Stream, error) {
 	id := g.count
 	g.count++
-	s := &Stream{g: g, ann: a, f: f, me: int64(g.comm.Rank()), size: int64(g.comm.Size())}
+	s := &Stream{g: g, id: id, ann: a, f: f, me: int64(g.comm.Rank()), size: int64(g.comm.Size())}
 	var oerr error
 	if g.co != nil {
 		st := &stream{ann: a, file: f, pmin: b.Min, pmax: b.Max, turns: map[byte]int64{}, cur: b.Min}
@@ -182,6 +182,7 @@ func (g *Group) Open(ctx context.Context, a annot.Annotation, f File, b Bounds) 
 // used by one goroutine at a time.
 type Stream struct {
 	g        *Group
+	id       int
 	ann      annot.Annotation
 	f        File
 	cl       *parentConn
@@ -197,6 +198,38 @@ func (s *Stream) Annotation() annot.Annotation { return s.ann }
 
 // Close closes this rank's connection to the parent.
 func (s *Stream) Close() error { return s.cl.close() }
+
+// Dup returns another handle on the same stream over a connection of its
+// own, for another goroutine of this rank: a Scratch placed through it
+// waits for its turn without holding up this handle's calls. It shares the
+// stream's state at the parent, not this handle's operation counts.
+func (s *Stream) Dup(ctx context.Context) (*Stream, error) {
+	cl, err := dialCoordinator(ctx, s.g.addr, s.id)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{g: s.g, id: s.id, ann: s.ann, f: s.f, cl: cl, me: s.me, size: s.size}, nil
+}
+
+// Abort fails the stream for every rank: each call waiting at the parent
+// and every later one returns an error carrying reason, so ranks waiting
+// for a turn that will never come (an ordered placement after a segment
+// whose worker failed) stop instead of hanging. The first reason wins.
+func (s *Stream) Abort(ctx context.Context, reason string) error {
+	_, err := s.cl.call(ctx, request{Op: opAbort, Data: []byte(reason)})
+	return wrapErr(s, "abort", err)
+}
+
+// Handed reports, at the parent's rank (rank 0 of the group), how many
+// segments Next has handed out and their bytes; ok is false elsewhere.
+// It does not go over the network, so a progress display may poll it.
+func (s *Stream) Handed() (segments int, bytes int64, ok bool) {
+	if s.g.co == nil {
+		return 0, 0, false
+	}
+	n, b := s.g.co.handed(s.id)
+	return n, b, true
+}
 
 func (s *Stream) want(op string, ts ...annot.Template) error {
 	for _, t := range ts {

@@ -78,7 +78,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
 		newBenchCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
-		newMedicCommand(), newFsckCommand(), newMcmcCommand(),
+		newMedicCommand(), newFsckCommand(), newMcmcCommand(), newFarmCommand(),
 	)
 	usageErrors(root)
 	return root

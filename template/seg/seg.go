@@ -114,13 +114,23 @@ func Fixed(n int64) Func {
 	}
 }
 
-const chunk = 64 << 10
+// scan reads the first firstChunk bytes, then chunks twice as large each
+// time up to maxChunk: records are often a few hundred bytes, and the
+// parent calls a segmentation function once per record, so reading 64 KiB
+// for each would read the file hundreds of times over.
+const (
+	firstChunk = 1 << 10
+	maxChunk   = 64 << 10
+)
 
 // scan reads from cur to pmax a chunk at a time and returns the offset at
 // which stop says a segment ends (relative to cur), or pmax-cur.
 func scan(r io.ReaderAt, pmax, cur int64, stop func(buf []byte, at int64) int) (int64, error) {
-	buf := make([]byte, chunk)
+	buf := make([]byte, firstChunk)
 	for at := cur; at < pmax; {
+		if at > cur && len(buf) < maxChunk {
+			buf = make([]byte, min(2*len(buf), maxChunk))
+		}
 		n, err := r.ReadAt(buf[:min(int64(len(buf)), pmax-at)], at)
 		if n > 0 {
 			if i := stop(buf[:n], at-cur); i >= 0 {

@@ -1,0 +1,135 @@
+package farm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/pario/pario/client"
+)
+
+// Handle is an open input or output file.
+type Handle interface {
+	ReadAt(p []byte, off int64) (int, error)
+	WriteAt(p []byte, off int64) (int, error)
+	Sync() error
+	Close() error
+}
+
+// FS is where the input is read and the output written: the local file
+// system (Local) or a pario store (Pario). The output is written under a
+// temporary name and renamed over its own at the end, so that a failed or
+// interrupted run leaves nothing half-written under the output's name.
+type FS interface {
+	// Open opens an existing file for reading and returns its size.
+	Open(ctx context.Context, name string) (Handle, int64, error)
+	// CreateTemp creates an empty file next to final, under a name no
+	// other run uses.
+	CreateTemp(ctx context.Context, final string) (Handle, string, error)
+	// OpenRW opens a file made by CreateTemp, on another rank.
+	OpenRW(ctx context.Context, name string) (Handle, error)
+	Rename(ctx context.Context, from, to string) error
+	Remove(ctx context.Context, name string) error
+}
+
+// tempName is a hidden name next to the output, unique to this run.
+func tempName(join func(elem ...string) string, dir, base string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return join(dir, "."+base+".farm-"+hex.EncodeToString(b[:]))
+}
+
+// Local is the local file system.
+type Local struct{}
+
+// Open implements FS.
+func (Local) Open(_ context.Context, name string) (Handle, int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s is not a regular file: the parent reads segments at offsets", name)
+	}
+	return f, st.Size(), nil
+}
+
+// CreateTemp implements FS.
+func (Local) CreateTemp(_ context.Context, final string) (Handle, string, error) {
+	name := tempName(filepath.Join, filepath.Dir(final), filepath.Base(final))
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, name, nil
+}
+
+// OpenRW implements FS.
+func (Local) OpenRW(_ context.Context, name string) (Handle, error) {
+	return os.OpenFile(name, os.O_RDWR, 0)
+}
+
+// Rename implements FS.
+func (Local) Rename(_ context.Context, from, to string) error { return os.Rename(from, to) }
+
+// Remove implements FS.
+func (Local) Remove(_ context.Context, name string) error { return os.Remove(name) }
+
+// Pario is a pario store; names are the store's absolute paths. Create
+// is how the output is made: a zero Layout takes the directory's default,
+// which `pario tune search --apply DIR` sets.
+type Pario struct {
+	Client *client.Client
+	Create client.CreateOptions
+}
+
+// Open implements FS.
+func (p Pario) Open(ctx context.Context, name string) (Handle, int64, error) {
+	f, err := p.Client.Open(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	size, err := f.Size(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// CreateTemp implements FS.
+func (p Pario) CreateTemp(ctx context.Context, final string) (Handle, string, error) {
+	name := tempName(path.Join, path.Dir(final), path.Base(final))
+	opts := p.Create
+	opts.Exclusive = true
+	if opts.Mode == 0 {
+		opts.Mode = client.DefaultFileMode
+	}
+	f, err := p.Client.Create(ctx, name, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return f, name, nil
+}
+
+// OpenRW implements FS.
+func (p Pario) OpenRW(ctx context.Context, name string) (Handle, error) {
+	return p.Client.Open(ctx, name)
+}
+
+// Rename implements FS.
+func (p Pario) Rename(ctx context.Context, from, to string) error {
+	return p.Client.Rename(ctx, from, to)
+}
+
+// Remove implements FS.
+func (p Pario) Remove(ctx context.Context, name string) error { return p.Client.Remove(ctx, name) }
