@@ -59,7 +59,7 @@ var rules = []rule{
 	{pkg: "metrics", allow: []string{"wire/..."}},
 	{pkg: "bench", allow: []string{"rank", "pattern", "dist", "bench/backend/..."}},
 	{pkg: "bench/backend"},
-	{pkg: "bench/backend/...", allow: []string{"bench/backend/...", "client", "cluster", "dist", "server/meta/...", "wire/..."}},
+	{pkg: "bench/backend/...", allow: []string{"bench/backend/...", "client", "cluster", "dist", "server/meta/...", "wire/...", "hdf5"}},
 	{pkg: "bench/sweep", allow: []string{"bench", "internal/heatmap"}},
 	{pkg: "tune/model", pure: true},
 	{pkg: "tune/sim", allow: []string{"tune/model"}, pure: true},
