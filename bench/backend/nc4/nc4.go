@@ -246,7 +246,9 @@ func (b *Backend) data() int64 {
 	return b.p.BlockSize * b.p.Segments * int64(b.p.Tasks)
 }
 
-func ncError(rc C.int) error { return fmt.Errorf("%s (NetCDF error %d)", C.GoString(C.nc_strerror(rc)), int(rc)) }
+func ncError(rc C.int) error {
+	return fmt.Errorf("%s (NetCDF error %d)", C.GoString(C.nc_strerror(rc)), int(rc))
+}
 
 func (b *Backend) open(ctx context.Context, name string, create bool) (backend.File, error) {
 	if err := ctx.Err(); err != nil {
