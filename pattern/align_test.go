@@ -140,6 +140,12 @@ func TestAnalyzeShiftedOneOST(t *testing.T) {
 	if !s.Changed() {
 		t.Error("Changed() = false")
 	}
+	if s.Actual.Configured != "interleaved, 1-OST" {
+		t.Errorf("Report.Configured = %q", s.Actual.Configured)
+	}
+	if want := "Configured: interleaved, 1-OST at data start 0; the 2048-byte header shifts it to interleaved, 2-OST"; !strings.Contains(s.Actual.Text(), want) {
+		t.Errorf("report text lacks %q:\n%s", want, s.Actual.Text())
+	}
 	txt := s.Text()
 	for _, want := range []string{"configured interleaved, 1-OST; 0 of 80", "at +2048   interleaved, 2-OST; 80 of 80 requests straddle a strip (100%), 2.00 pieces"} {
 		if !strings.Contains(txt, want) {
