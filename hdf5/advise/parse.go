@@ -35,16 +35,17 @@ func ParseDims(what, s string) ([]uint64, error) {
 	if s == "" {
 		return nil, fmt.Errorf("%s: no dimensions given (want e.g. 1024x1024)", what)
 	}
-	parts := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == 'X' || r == ',' || r == '*' })
-	if len(parts) == 0 || strings.HasSuffix(s, "x") || strings.HasPrefix(s, "x") || strings.Contains(s, "xx") || strings.Contains(s, ",,") {
-		return nil, fmt.Errorf("%s: %q: want lengths separated by x, e.g. 1024x1024", what, s)
-	}
+	parts := strings.Split(strings.NewReplacer("X", "x", ",", "x", "*", "x").Replace(s), "x")
 	if len(parts) > maxDims {
 		return nil, fmt.Errorf("%s: %d dimensions, at most %d", what, len(parts), maxDims)
 	}
 	dims := make([]uint64, len(parts))
 	for i, p := range parts {
-		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, fmt.Errorf("%s: %q: dimension %d is empty (want lengths separated by x, e.g. 1024x1024)", what, s, i)
+		}
+		n, err := strconv.ParseUint(p, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%s: dimension %d %q is not a decimal length", what, i, p)
 		}
