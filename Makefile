@@ -57,9 +57,9 @@ race:
 # test-hdf5 vets the cgo back ends and writes a file with each under mpirun, checked with
 # h5dump and ncdump.
 test-hdf5:
-	$(GO) vet -tags hdf5 ./bench/backend/... ./cmd/pario
-	$(GO) run $(STATICCHECK) -tags hdf5 ./bench/backend/...
-	$(GO) test -tags hdf5 -count=1 ./bench/backend/hdf5/
+	$(GO) vet -tags hdf5 ./bench/backend/... ./hdf5/... ./cmd/pario
+	$(GO) run $(STATICCHECK) -tags hdf5 ./bench/backend/... ./hdf5/...
+	$(GO) test -tags hdf5 -count=1 ./bench/backend/hdf5/ ./hdf5/inspect/
 
 test: deps lint unit race test-hdf5
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/hdf5/advise"
+	"github.com/pario/pario/hdf5/inspect"
 	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/units"
 )
@@ -18,6 +19,7 @@ func newAdviseCommand() *cobra.Command {
 		api, pat, lay string
 		dims, chunk   string
 		applyDir      string
+		file, varName string
 	)
 	cmd := &cobra.Command{
 		Use:   "advise",
@@ -42,6 +44,10 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
   pario advise --api netcdf4 --dims 10485760 --unlimited --type byte --ranks 1 \
       --transfer 1m --strip-size 1m --stripe-count 1
 
+  # an existing file (needs pario built with make build-hdf5)
+  pario-hdf5 advise --file out.nc --var data --ranks 10 --transfer 1m \
+      --strip-size 1m --stripe-count 10
+
   # set the advised layout on a pario directory (needs a running cluster)
   pario advise --dims 1024x1024 --type double --ranks 4 --strip-size 64k \
       --stripe-count 4 --apply /runs`,
@@ -49,12 +55,21 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.API, a.Pattern, a.Layout = advise.API(api), advise.Pattern(pat), advise.Layout(lay)
 			var err error
-			if a.Dims, err = advise.ParseDims("--dims", dims); err != nil {
-				return usageError{err}
-			}
-			if chunk != "" {
-				if a.Chunk, err = advise.ParseDims("--chunk", chunk); err != nil {
+			if file != "" {
+				if err := adviseFromFile(cmd, &a, file, varName); err != nil {
+					return err
+				}
+			} else {
+				if varName != "" {
+					return usageError{fmt.Errorf("--var names a dataset of --file")}
+				}
+				if a.Dims, err = advise.ParseDims("--dims", dims); err != nil {
 					return usageError{err}
+				}
+				if chunk != "" {
+					if a.Chunk, err = advise.ParseDims("--chunk", chunk); err != nil {
+						return usageError{err}
+					}
 				}
 			}
 			ad, err := advise.Advise(a)
@@ -89,7 +104,9 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	}
 	f := cmd.Flags()
 	f.StringVar(&api, "api", "hdf5", "library: hdf5 or netcdf4")
-	f.StringVar(&dims, "dims", "", "dataset dimensions in elements, e.g. 1024x1024 (required)")
+	f.StringVar(&dims, "dims", "", "dataset dimensions in elements, e.g. 1024x1024 (required without --file)")
+	f.StringVar(&file, "file", "", "read the dataset (dimensions, type, layout, chunks, fill, data address) from an existing HDF5 or NetCDF-4 file (pario built with make build-hdf5)")
+	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on (default: the only one)")
 	f.BoolVar(&a.Unlimited, "unlimited", false, "the first dimension is unlimited (its --dims length is the records written)")
 	f.StringVar(&a.Type, "type", "double", "element type: byte, short, int, float, int64, double")
 	f.IntVar(&a.Ranks, "ranks", 1, "number of ranks (MPI processes) writing")
@@ -109,6 +126,29 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
 	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count)")
 	f.StringVar(&applyDir, "apply", "", "set the advised layout on this pario directory")
-	_ = cmd.MarkFlagRequired("dims")
 	return cmd
+}
+
+// adviseFromFile fills a from a dataset of an existing file; the flags
+// that describe the dataset conflict with it.
+func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) error {
+	for _, fl := range []string{"dims", "type", "chunk", "layout", "unlimited", "fill", "api", "alignment", "header"} {
+		if cmd.Flags().Changed(fl) {
+			return usageError{fmt.Errorf("--%s comes from --file %s; drop it", fl, path)}
+		}
+	}
+	f, err := inspect.Open(path)
+	if err != nil {
+		return err
+	}
+	d, err := f.Find(name)
+	if err != nil {
+		return err
+	}
+	s := advise.Stored{Path: path, Name: d.Name, NetCDF4: f.NetCDF4, Dims: d.Dims, Unlimited: d.Unlimited,
+		ElemSize: d.ElemSize, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime}
+	if err := advise.FromStored(a, s); err != nil {
+		return usageError{err}
+	}
+	return nil
 }

@@ -70,6 +70,9 @@ type Access struct {
 	Alignment  int64 // HDF5's alignment now; 1 = none (HDF5's default)
 	Header     int64 // bytes before the data when unaligned; 0 = DefaultHeader
 
+	// stored: Header is the data's address read from a file (FromStored).
+	stored bool
+
 	StripSize   int64 // the target directory's strip size
 	StripeCount int   // its stripe count (datafiles per file)
 	Servers     int   // I/O servers available; 0 = StripeCount
@@ -208,7 +211,7 @@ func (a *Access) fill() error {
 		return errorf("a chunk shape (%s) needs a chunked layout", FormatDims(a.Chunk))
 	}
 	if len(a.Dims) == 0 {
-		return errorf("no dimensions given")
+		return errorf("no dimensions given (--dims or --file)")
 	}
 	for i, d := range a.Dims {
 		if d == 0 {
@@ -316,10 +319,11 @@ func (ad *Advice) ior() (pattern.IOR, error) {
 	return p, nil
 }
 
-// dataAddr is where the data starts now: NetCDF-4 (before 4.9's
-// nc_set_alignment, the thesis' finding) ignores the alignment.
+// dataAddr is where the data starts now: read from the file, or NetCDF-4
+// (before 4.9's nc_set_alignment, the thesis' finding) ignores the
+// alignment.
 func (ad *Advice) dataAddr() int64 {
-	if ad.Access.API == NetCDF4 {
+	if ad.Access.API == NetCDF4 || ad.Access.stored {
 		return ad.Access.header()
 	}
 	return alignUp(ad.Access.header(), ad.Access.Alignment)

@@ -239,3 +239,56 @@ func mustStrip(t *rapid.T, ad *Advice) int64 {
 	}
 	return n
 }
+
+func TestFromStored(t *testing.T) {
+	base := func() Access {
+		return Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
+	}
+	nc := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
+		ElemSize: 1, Layout: "contiguous", Addr: 33556480, FillTime: "never"}
+	a := base()
+	if err := FromStored(&a, nc); err != nil {
+		t.Fatal(err)
+	}
+	ad, err := Advise(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := ad.Items[0]; !it.Change || !strings.Contains(it.Now, "data at byte 33556480 (read from the file)") || !strings.Contains(it.Advice, "nc_set_alignment") {
+		t.Errorf("alignment item %+v", it)
+	}
+	// An aligned HDF5 file: nothing to change about the alignment.
+	h := nc
+	h.NetCDF4, h.Addr, h.Layout, h.Chunk, h.Unlimited, h.FillTime = false, 2*mib, "chunked", []uint64{mib}, []bool{true}, "alloc"
+	a = base()
+	if err := FromStored(&a, h); err != nil {
+		t.Fatal(err)
+	}
+	if a.API != HDF5 || !a.Unlimited || a.Layout != Chunked || !a.Fill {
+		t.Errorf("access from an HDF5 file: %+v", a)
+	}
+	ad, err = Advise(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := ad.Items[0]; it.Change {
+		t.Errorf("aligned file: alignment item %+v", it)
+	}
+	for _, tc := range []struct {
+		edit func(*Stored)
+		want string
+	}{
+		{func(s *Stored) { s.Dims, s.Unlimited = nil, nil }, "is a scalar"},
+		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{4, 4}, []bool{false, true} }, "dimension 1 is unlimited"},
+		{func(s *Stored) { s.ElemSize = 16 }, "elements of 16 bytes"},
+		{func(s *Stored) { s.Layout = "compact" }, "compact layout"},
+		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{0}, []bool{true} }, "no records written yet"},
+	} {
+		s := nc
+		tc.edit(&s)
+		a := base()
+		if err := FromStored(&a, s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want one containing %q", err, tc.want)
+		}
+	}
+}

@@ -38,6 +38,8 @@ func (ad *Advice) alignmentItem(strip int64) Item {
 	it := Item{Topic: "alignment"}
 	addr := ad.dataAddr()
 	switch {
+	case a.stored:
+		it.Now = fmt.Sprintf("data at byte %d (read from the file)", addr)
 	case a.API == NetCDF4:
 		it.Now = fmt.Sprintf("none: NetCDF-4 sets no HDF5 alignment, data at byte %d", addr)
 	case a.Alignment == 1:

@@ -47,6 +47,7 @@ var rules = []rule{
 	{pkg: "mfg", allow: []string{"dist"}, pure: true},
 	{pkg: "hdf5", pure: true},
 	{pkg: "hdf5/advise", allow: []string{"hdf5", "pattern", "dist"}, pure: true},
+	{pkg: "hdf5/inspect"},
 	{pkg: "template", allow: []string{"rank", "template/annot", "template/seg"}},
 	{pkg: "template/annot", pure: true},
 	{pkg: "template/seg", pure: true},

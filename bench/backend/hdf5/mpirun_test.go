@@ -265,3 +265,36 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("reading a file that is not HDF5: %v\n%s", err, out)
 	}
 }
+
+// pario advise --file reads the dataset through the library: the
+// unaligned NetCDF-4 file gets the alignment advice with the data's real
+// address; the aligned HDF5 one does not. Bad input: a variable the file
+// does not have, a file that is not HDF5.
+func TestAdviseFile(t *testing.T) {
+	need(t, "mpirun")
+	nc := mpirunBench(t, "-a", "NC4", "-O", "noFill=1")
+	h5 := mpirunBench(t, "-a", "HDF5", "-O", "setAlignment=64k,noFill=1")
+	target := []string{"--ranks", "2", "--pattern", "interleaved", "--block", "64k", "--transfer", "16k", "--strip-size", "64k", "--stripe-count", "2"}
+	out := run(t, parioBin, append([]string{"advise", "--file", nc}, target...)...)
+	contains(t, "advise --file (NetCDF-4)", out, "access:  netcdf4 dataset 524288 of byte", "(read from the file)", "* 1. alignment", "nc_set_alignment(0, 65536)")
+	out = run(t, parioBin, append([]string{"advise", "--file", h5, "--var", "data"}, target...)...)
+	contains(t, "advise --file (HDF5)", out, "access:  hdf5 dataset 524288 of byte", "advice:  keep: the data starts on a strip boundary")
+
+	bad := filepath.Join(t.TempDir(), "not.h5")
+	if err := os.WriteFile(bad, []byte("not HDF5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--file", nc, "--var", "temperature"}, `has no dataset "temperature" (it has: data, x)`},
+		{[]string{"--file", bad}, "not.h5: not an HDF5 or NetCDF-4 file"},
+		{[]string{"--file", nc, "--dims", "4"}, "--dims comes from --file"},
+	} {
+		out, err := exec.Command(parioBin, append([]string{"advise"}, tc.args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("pario advise %s: %v, %q; want an error containing %q", strings.Join(tc.args, " "), err, out, tc.want)
+		}
+	}
+}
