@@ -347,6 +347,7 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 	n := int64(len(p))
 	var step *C.char
 	var err error
+	short := false // a read across the end of /data: what is there, then io.EOF
 	mpi.Do(func() {
 		if write && f.b.d.Unlimited {
 			// The ranks agree on the new length: MPI_MAX over 64 bits.
@@ -360,9 +361,13 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 				}
 			}
 		}
-		if !write && off >= int64(f.h.extent) {
-			err = io.EOF
-			return
+		if !write {
+			if ext := int64(f.h.extent); off >= ext {
+				err = io.EOF
+				return
+			} else if off+n > ext {
+				n, short = ext-off, true
+			}
 		}
 		step = C.pario_h5_io(&f.h, cbool(write), unsafe.Pointer(&p[0]), C.longlong(off), C.longlong(n))
 	})
@@ -374,6 +379,9 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 	}
 	if s := C.GoString(step); s != "" {
 		return 0, fmt.Errorf("hdf5: %s: %s of %d bytes at %d failed", f.name, s, n, off)
+	}
+	if short {
+		return int(n), io.EOF
 	}
 	return len(p), nil
 }

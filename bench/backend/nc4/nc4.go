@@ -361,19 +361,23 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("nc4: %s: offset %d is before the variable", f.name, off+f.start)
 	}
 	var rc C.int
-	var eof bool
+	var eof, short bool // a read at or across the end: what is there, then io.EOF
+	n := int64(len(p))
 	mpi.Do(func() {
 		if !write {
 			var l C.ulonglong
 			if rc = C.pario_nc_len(&f.n, &l); rc != C.NC_NOERR {
 				return
 			}
-			if off+int64(len(p)) > int64(l) {
+			switch ext := int64(l); {
+			case off >= ext:
 				eof = true
 				return
+			case off+n > ext:
+				n, short = ext-off, true
 			}
 		}
-		rc = C.pario_nc_io(&f.n, cbool(write), (*C.uchar)(unsafe.Pointer(&p[0])), C.longlong(off), C.longlong(len(p)))
+		rc = C.pario_nc_io(&f.n, cbool(write), (*C.uchar)(unsafe.Pointer(&p[0])), C.longlong(off), C.longlong(n))
 	})
 	if eof {
 		return 0, io.EOF
@@ -383,7 +387,10 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 		if write {
 			op = "nc_put_vara"
 		}
-		return 0, fmt.Errorf("nc4: %s: %s of %d bytes at %d: %w", f.name, op, len(p), off, ncError(rc))
+		return 0, fmt.Errorf("nc4: %s: %s of %d bytes at %d: %w", f.name, op, n, off, ncError(rc))
+	}
+	if short {
+		return int(n), io.EOF
 	}
 	return len(p), nil
 }
