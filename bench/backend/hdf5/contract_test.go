@@ -31,6 +31,7 @@ func TestContract(t *testing.T) {
 		{"HDF5", &hdf5.Driver{}},
 		{"HDF5 aligned chunked collective", &hdf5.Driver{Alignment: 64 << 10, ChunkSize: 64 << 10, Collective: true, NoFill: true}},
 		{"HDF5 unlimited", &hdf5.Driver{Unlimited: true, ChunkSize: 32 << 10}},
+		{"HDF5 2-D", &hdf5.Driver{DimY: 128 << 10, ChunkX: 1, ChunkY: 32 << 10}},
 		{"NC4", &nc4.Driver{NoFill: true}},
 		{"NC4 unlimited thesis rule", &nc4.Driver{Unlimited: true, Collective: true, ChunkRule: "thesis"}},
 	} {

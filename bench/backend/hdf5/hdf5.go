@@ -11,8 +11,17 @@ package hdf5
 
 typedef struct {
 	hid_t file, dset, dxpl;
-	hsize_t extent;
+	hsize_t extent; // bytes (elements) in the dataset
+	hsize_t row;    // 0: one dimension; else the length of the second (dimy)
 } pario_h5;
+
+// pario_h5_shape is the dataset's shape for n elements.
+static int pario_h5_shape(pario_h5 *h, hsize_t n, hsize_t *d) {
+	if (!h->row) { d[0] = n; return 1; }
+	d[0] = (n + h->row - 1) / h->row;
+	d[1] = h->row;
+	return 2;
+}
 
 static MPI_Comm pario_comm(int self) { return self ? MPI_COMM_SELF : MPI_COMM_WORLD; }
 
@@ -35,10 +44,11 @@ static MPI_Info pario_info(const char *hints) {
 // pario_h5_open creates (create=1) or opens a file and its dataset. It
 // returns the step that failed ("" on success).
 static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int self,
-		const char *hints, long long align, long long chunk, int fill, int unlimited,
-		long long extent, int collective) {
+		const char *hints, long long align, long long chunkx, long long chunky, int fill, int unlimited,
+		long long extent, long long row, int collective) {
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	h->file = h->dset = h->dxpl = -1;
+	h->row = (hsize_t)row;
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 	MPI_Info info = pario_info(hints);
 	if (H5Pset_fapl_mpio(fapl, pario_comm(self), info) < 0) { MPI_Info_free(&info); H5Pclose(fapl); return "H5Pset_fapl_mpio"; }
@@ -49,13 +59,15 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 	H5Pclose(fapl);
 	if (h->file < 0) return create ? "H5Fcreate" : "H5Fopen";
 	if (create) {
-		hsize_t dims[1] = {unlimited ? 0 : (hsize_t)extent};
-		hsize_t maxdims[1] = {unlimited ? H5S_UNLIMITED : (hsize_t)extent};
-		hid_t space = H5Screate_simple(1, dims, maxdims);
+		hsize_t dims[2], maxdims[2];
+		int nd = pario_h5_shape(h, unlimited ? 0 : (hsize_t)extent, dims);
+		pario_h5_shape(h, (hsize_t)extent, maxdims);
+		if (unlimited) maxdims[0] = H5S_UNLIMITED;
+		hid_t space = H5Screate_simple(nd, dims, maxdims);
 		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-		if (chunk > 0) {
-			hsize_t c[1] = {(hsize_t)chunk};
-			if (H5Pset_chunk(dcpl, 1, c) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_chunk"; }
+		if (chunkx > 0) {
+			hsize_t c[2] = {(hsize_t)chunkx, (hsize_t)chunky};
+			if (H5Pset_chunk(dcpl, nd, c) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_chunk"; }
 		}
 		if (fill < 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(NEVER)"; }
 		if (fill > 0) {
@@ -73,10 +85,13 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 		h->dset = H5Dopen2(h->file, "data", H5P_DEFAULT);
 		if (h->dset < 0) return "H5Dopen2 /data";
 		hid_t space = H5Dget_space(h->dset);
-		hsize_t dims[1] = {0};
-		H5Sget_simple_extent_dims(space, dims, NULL);
+		hsize_t dims[2] = {0, 0};
+		int nd = H5Sget_simple_extent_ndims(space);
+		if (nd == 1 || nd == 2) H5Sget_simple_extent_dims(space, dims, NULL);
 		H5Sclose(space);
-		h->extent = dims[0];
+		if (nd != 1 && nd != 2) return "/data is not one- or two-dimensional";
+		h->row = nd == 2 ? dims[1] : 0;
+		h->extent = nd == 2 ? dims[0] * dims[1] : dims[0];
 	}
 	h->dxpl = H5Pcreate(H5P_DATASET_XFER);
 	if (H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0) return "H5Pset_dxpl_mpio";
@@ -84,18 +99,30 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 }
 
 static const char *pario_h5_extend(pario_h5 *h, unsigned long long extent) {
-	hsize_t d[1] = {(hsize_t)extent};
+	hsize_t d[2];
+	pario_h5_shape(h, (hsize_t)extent, d);
 	if (H5Dset_extent(h->dset, d) < 0) return "H5Dset_extent";
-	h->extent = extent;
+	h->extent = h->row ? d[0] * d[1] : d[0];
 	return "";
 }
 
 static const char *pario_h5_io(pario_h5 *h, int write, void *buf, long long off, long long n) {
-	hsize_t start[1] = {(hsize_t)off}, count[1] = {(hsize_t)n};
+	hsize_t start[2] = {(hsize_t)off, 0}, count[2] = {(hsize_t)n, 0};
+	int nd = 1;
+	if (h->row) {
+		// Whole rows, or a piece of one row (the driver checks that
+		// transfers are one or the other).
+		nd = 2;
+		if (off % h->row == 0 && n % h->row == 0) {
+			start[0] = off / h->row; start[1] = 0; count[0] = n / h->row; count[1] = h->row;
+		} else {
+			start[0] = off / h->row; start[1] = off % h->row; count[0] = 1; count[1] = n;
+		}
+	}
 	hid_t fspace = H5Dget_space(h->dset);
 	if (fspace < 0) return "H5Dget_space";
 	if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0) { H5Sclose(fspace); return "H5Sselect_hyperslab"; }
-	hid_t mspace = H5Screate_simple(1, count, NULL);
+	hid_t mspace = H5Screate_simple(nd, count, NULL);
 	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf)
 	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf);
 	H5Sclose(mspace);
@@ -113,14 +140,14 @@ static const char *pario_h5_extent(const char *name, unsigned long long *n) {
 	hid_t dset = H5Dopen2(file, "data", H5P_DEFAULT);
 	if (dset < 0) { H5Fclose(file); return "H5Dopen2 /data"; }
 	hid_t space = H5Dget_space(dset);
-	hsize_t dims[1] = {0};
+	hsize_t dims[2] = {0, 1};
 	int nd = H5Sget_simple_extent_ndims(space);
-	if (nd == 1) H5Sget_simple_extent_dims(space, dims, NULL);
+	if (nd == 1 || nd == 2) H5Sget_simple_extent_dims(space, dims, NULL);
 	H5Sclose(space);
 	H5Dclose(dset);
 	H5Fclose(file);
-	if (nd != 1) return "/data is not one-dimensional";
-	*n = dims[0];
+	if (nd != 1 && nd != 2) return "/data is not one- or two-dimensional";
+	*n = nd == 2 ? dims[0] * dims[1] : dims[0];
 	return "";
 }
 
@@ -164,6 +191,9 @@ type Driver struct {
 	Collective bool
 	Unlimited  bool
 	Hints      string
+	// DimY makes /data two-dimensional, rows of DimY bytes (the thesis'
+	// dimx/dimy); ChunkX x ChunkY is then the chunk shape.
+	DimY, ChunkX, ChunkY int64
 }
 
 // Name implements backend.Driver.
@@ -184,12 +214,66 @@ func (d *Driver) Options() []backend.Option {
 		backend.BoolOption(&d.Collective, "hdf5.collective", "HDF5: collective I/O (IOR -c; H5FD_MPIO_COLLECTIVE)"),
 		backend.BoolOption(&d.Unlimited, "hdf5.unlimited", "HDF5: an extendible dataset (unlimited dimension, chunked), grown before each write"),
 		backend.StringOption(&d.Hints, "hdf5.hints", "HDF5: MPI-IO hints key=value[,key=value...] (e.g. romio_cb_write=enable)"),
+		backend.SizeOption(&d.DimY, "hdf5.dimy", "HDF5: a 2-D dataset of rows of this many bytes (the thesis' dimy; dimx follows from the size)"),
+		backend.SizeOption(&d.ChunkX, "hdf5.chunkx", "HDF5 with --hdf5.dimy: chunk rows"),
+		backend.SizeOption(&d.ChunkY, "hdf5.chunky", "HDF5 with --hdf5.dimy: chunk columns"),
 	}
 }
 
 // Validate implements backend.Driver.
 func (d *Driver) Validate(p backend.Params) error {
-	return validate("hdf5", d.NoFill, d.Fill, d.ChunkSize, d.Unlimited, d.Collective, p)
+	if err := validate2D("hdf5", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
+		return err
+	}
+	chunk := d.ChunkSize
+	if d.ChunkX > 0 {
+		chunk = d.ChunkX * d.ChunkY
+	}
+	return validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p)
+}
+
+// validate2D checks the thesis' two-dimensional layout: rows of dimY
+// bytes, and transfers that are whole rows or lie inside one.
+func validate2D(api string, dimY, chunk, chunkX, chunkY int64, unlimited bool, p backend.Params) error {
+	if dimY == 0 {
+		if chunkX != 0 || chunkY != 0 {
+			return fmt.Errorf("--%s.chunkx and --%s.chunky need --%s.dimy", api, api, api)
+		}
+		return nil
+	}
+	data := dataBytes(p)
+	rows := data / dimY
+	switch {
+	case data%dimY != 0:
+		return fmt.Errorf("--%s.dimy %d does not divide the dataset's %d bytes", api, dimY, data)
+	case !(p.TransferSize%dimY == 0 && p.BlockSize%dimY == 0) && dimY%p.TransferSize != 0:
+		return fmt.Errorf("--%s.dimy %d: a transfer (%d bytes) must be whole rows or fit in one (-t dividing the row, or -t and -b multiples of it)", api, dimY, p.TransferSize)
+	case (chunkX == 0) != (chunkY == 0):
+		return fmt.Errorf("--%s.chunkx and --%s.chunky go together", api, api)
+	case chunkX > 0 && chunk > 0:
+		return fmt.Errorf("give --%s.chunksize or --%s.chunkx/chunky, not both", api, api)
+	case chunk > 0 && chunk%dimY != 0:
+		return fmt.Errorf("--%s.chunksize %d with --%s.dimy %d: a chunk of whole rows (or use --%s.chunkx/chunky)", api, chunk, api, dimY, api)
+	case chunkY > dimY:
+		return fmt.Errorf("--%s.chunky %d is wider than a row (--%s.dimy %d)", api, chunkY, api, dimY)
+	case chunkX > rows && !unlimited:
+		return fmt.Errorf("--%s.chunkx %d is more rows than the dataset's %d", api, chunkX, rows)
+	}
+	return nil
+}
+
+// chunkShape is the chunk's (rows, columns) for a 2-D dataset, or
+// (bytes, 0) for a 1-D one; (0, 0) is contiguous.
+func chunkShape(dimY, chunk, chunkX, chunkY int64) (int64, int64) {
+	switch {
+	case dimY == 0:
+		return chunk, 0
+	case chunkX > 0:
+		return chunkX, chunkY
+	case chunk > 0:
+		return chunk / dimY, dimY
+	}
+	return 0, 0
 }
 
 func validate(api string, noFill, fill bool, chunk int64, unlimited, collective bool, p backend.Params) error {
@@ -253,9 +337,11 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 		fill = 1
 	}
 	var step *C.char
+	cx, cy := chunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY)
 	mpi.Do(func() {
 		step = C.pario_h5_open(&f.h, cname, cbool(create), cbool(f.self), chints, C.longlong(b.d.Alignment),
-			C.longlong(b.d.ChunkSize), C.int(fill), cbool(b.d.Unlimited), C.longlong(dataBytes(b.p)), cbool(b.d.Collective))
+			C.longlong(cx), C.longlong(cy), C.int(fill), cbool(b.d.Unlimited), C.longlong(dataBytes(b.p)),
+			C.longlong(b.d.DimY), cbool(b.d.Collective))
 	})
 	if s := C.GoString(step); s != "" {
 		mpi.Do(func() { C.pario_h5_close(&f.h) })
@@ -312,8 +398,14 @@ func (b *Backend) Close() error { return mpi.Close() }
 // Describe implements backend.Describer.
 func (b *Backend) Describe() [][2]string {
 	layout := "contiguous"
-	if b.d.ChunkSize > 0 {
-		layout = fmt.Sprintf("chunked (%d bytes)", b.d.ChunkSize)
+	switch cx, cy := chunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY); {
+	case cy > 0:
+		layout = fmt.Sprintf("chunked (%d x %d)", cx, cy)
+	case cx > 0:
+		layout = fmt.Sprintf("chunked (%d bytes)", cx)
+	}
+	if b.d.DimY > 0 {
+		layout += fmt.Sprintf(", 2-D rows of %d bytes", b.d.DimY)
 	}
 	mode := "independent"
 	if b.d.Collective {

@@ -168,6 +168,12 @@ func TestHDF5(t *testing.T) {
 			[]string{"CHUNKED ( 65536 )"}, 0},
 		{"unlimited", []string{"-a", "HDF5", "-c", "--hdf5.unlimited", "--hdf5.chunksize", "32k"},
 			[]string{"SIMPLE { ( 524288 ) / ( H5S_UNLIMITED ) }", "CHUNKED ( 32768 )"}, 0},
+		// The thesis' 2-D layout: transfers of whole rows, and inside rows.
+		{"2-D rows of 16 KiB", []string{"-a", "HDF5", "--hdf5.dimy", "16k"},
+			[]string{"SIMPLE { ( 32, 16384 ) / ( 32, 16384 ) }", "CONTIGUOUS"}, 0},
+		{"2-D rows of 64 KiB, 2x32k chunks, unlimited", []string{"-a", "HDF5", "-c", "--hdf5.dimy", "64k", "--hdf5.unlimited",
+			"--hdf5.chunkx", "2", "--hdf5.chunky", "32k"},
+			[]string{"SIMPLE { ( 8, 65536 ) / ( H5S_UNLIMITED, 65536 ) }", "CHUNKED ( 2, 32768 )"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,6 +254,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-a", "NC4", "--nc4.unlimited", "-c", "--nc4.chunk-rule", "best"}, `--nc4.chunk-rule "best": want library, original or thesis`},
 		{[]string{"-a", "HDF5", "--hdf5.chunksize", "4m"}, "--hdf5.chunksize 4194304 is larger than the dataset's 1048576 bytes"},
 		{[]string{"-a", "NC4", "--nc4.unlimited"}, "--nc4.unlimited needs --nc4.collective"},
+		{[]string{"-a", "HDF5", "--hdf5.dimy", "96k"}, "--hdf5.dimy 98304 does not divide the dataset's 1048576 bytes"},
+		{[]string{"-a", "HDF5", "--hdf5.dimy", "128k", "--hdf5.chunky", "1k"}, "--hdf5.chunkx and --hdf5.chunky go together"},
+		{[]string{"-a", "HDF5", "--hdf5.chunkx", "2", "--hdf5.chunky", "1k"}, "need --hdf5.dimy"},
 	} {
 		out, err := exec.Command(parioBin, append([]string{"bench", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "f")}, tc.args...)...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
