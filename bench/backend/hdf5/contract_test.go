@@ -34,6 +34,7 @@ func TestContract(t *testing.T) {
 		{"HDF5 2-D", &hdf5.Driver{DimY: 128 << 10, ChunkX: 1, ChunkY: 32 << 10}},
 		{"NC4", &nc4.Driver{NoFill: true}},
 		{"NC4 unlimited thesis rule", &nc4.Driver{Unlimited: true, Collective: true, ChunkRule: "thesis"}},
+		{"NC4 2-D", &nc4.Driver{DimY: 64 << 10, ChunkX: 2, ChunkY: 16 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			backendtest.Run(t, tc.drv, backend.Env{}, filepath.Join(t.TempDir(), "f"))

@@ -222,7 +222,7 @@ func (d *Driver) Options() []backend.Option {
 
 // Validate implements backend.Driver.
 func (d *Driver) Validate(p backend.Params) error {
-	if err := validate2D("hdf5", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
+	if err := Validate2D("hdf5", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
 		return err
 	}
 	chunk := d.ChunkSize
@@ -232,9 +232,9 @@ func (d *Driver) Validate(p backend.Params) error {
 	return validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p)
 }
 
-// validate2D checks the thesis' two-dimensional layout: rows of dimY
+// Validate2D checks the thesis' two-dimensional layout: rows of dimY
 // bytes, and transfers that are whole rows or lie inside one.
-func validate2D(api string, dimY, chunk, chunkX, chunkY int64, unlimited bool, p backend.Params) error {
+func Validate2D(api string, dimY, chunk, chunkX, chunkY int64, unlimited bool, p backend.Params) error {
 	if dimY == 0 {
 		if chunkX != 0 || chunkY != 0 {
 			return fmt.Errorf("--%s.chunkx and --%s.chunky need --%s.dimy", api, api, api)
@@ -262,9 +262,9 @@ func validate2D(api string, dimY, chunk, chunkX, chunkY int64, unlimited bool, p
 	return nil
 }
 
-// chunkShape is the chunk's (rows, columns) for a 2-D dataset, or
+// ChunkShape is the chunk's (rows, columns) for a 2-D dataset, or
 // (bytes, 0) for a 1-D one; (0, 0) is contiguous.
-func chunkShape(dimY, chunk, chunkX, chunkY int64) (int64, int64) {
+func ChunkShape(dimY, chunk, chunkX, chunkY int64) (int64, int64) {
 	switch {
 	case dimY == 0:
 		return chunk, 0
@@ -337,7 +337,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 		fill = 1
 	}
 	var step *C.char
-	cx, cy := chunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY)
+	cx, cy := ChunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY)
 	mpi.Do(func() {
 		step = C.pario_h5_open(&f.h, cname, cbool(create), cbool(f.self), chints, C.longlong(b.d.Alignment),
 			C.longlong(cx), C.longlong(cy), C.int(fill), cbool(b.d.Unlimited), C.longlong(dataBytes(b.p)),
@@ -398,7 +398,7 @@ func (b *Backend) Close() error { return mpi.Close() }
 // Describe implements backend.Describer.
 func (b *Backend) Describe() [][2]string {
 	layout := "contiguous"
-	switch cx, cy := chunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY); {
+	switch cx, cy := ChunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY); {
 	case cy > 0:
 		layout = fmt.Sprintf("chunked (%d x %d)", cx, cy)
 	case cx > 0:

@@ -208,6 +208,10 @@ func TestNC4(t *testing.T) {
 			[]string{"x = UNLIMITED ; // (524288 currently)", "data:_ChunkSizes = 4194304 ;"}, 0},
 		{"chunked", []string{"-a", "NC4", "--nc4.chunksize", "64k"},
 			[]string{"data:_ChunkSizes = 65536 ;"}, 0},
+		{"2-D rows of 16 KiB", []string{"-a", "NC4", "--nc4.dimy", "16k"},
+			[]string{"x = 32 ;", "y = 16384 ;", "ubyte data(x, y) ;"}, 0},
+		{"2-D unlimited, 2x32k chunks", []string{"-a", "NC4", "-c", "--nc4.unlimited", "--nc4.dimy", "64k", "--nc4.chunkx", "2", "--nc4.chunky", "32k"},
+			[]string{"x = UNLIMITED ; // (8 currently)", "y = 65536 ;", "data:_ChunkSizes = 2, 32768 ;"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

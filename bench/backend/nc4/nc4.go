@@ -13,7 +13,9 @@ package nc4
 #include <netcdf_par.h>
 
 typedef struct {
-	int ncid, varid, dimid;
+	int ncid, varid, dimid[2];
+	int nd;          // 1, or 2 with rows of row bytes (the thesis' dimy)
+	size_t row;
 	int open;
 } pario_nc;
 
@@ -34,7 +36,8 @@ static MPI_Info pario_info(const char *hints) {
 
 // pario_nc_open returns the NetCDF status; *step names the call.
 static int pario_nc_open(pario_nc *n, const char *name, int create, int self, const char *hints,
-		int align, long long chunk, int fill, int unlimited, long long extent, int collective, const char **step) {
+		int align, long long chunkx, long long chunky, int fill, int unlimited, long long extent, long long row,
+		int collective, const char **step) {
 	MPI_Comm comm = self ? MPI_COMM_SELF : MPI_COMM_WORLD;
 	MPI_Info info = pario_info(hints);
 	int rc;
@@ -54,12 +57,16 @@ static int pario_nc_open(pario_nc *n, const char *name, int create, int self, co
 	if (rc != NC_NOERR) return rc;
 	n->open = 1;
 	if (create) {
+		n->nd = row > 0 ? 2 : 1;
+		n->row = (size_t)row;
+		size_t xlen = row > 0 ? (size_t)(extent / row) : (size_t)extent;
 		*step = "nc_def_dim";
-		if ((rc = nc_def_dim(n->ncid, "x", unlimited ? NC_UNLIMITED : (size_t)extent, &n->dimid)) != NC_NOERR) return rc;
+		if ((rc = nc_def_dim(n->ncid, "x", unlimited ? NC_UNLIMITED : xlen, &n->dimid[0])) != NC_NOERR) return rc;
+		if (n->nd == 2 && (rc = nc_def_dim(n->ncid, "y", n->row, &n->dimid[1])) != NC_NOERR) return rc;
 		*step = "nc_def_var";
-		if ((rc = nc_def_var(n->ncid, "data", NC_UBYTE, 1, &n->dimid, &n->varid)) != NC_NOERR) return rc;
-		if (chunk > 0) {
-			size_t c[1] = {(size_t)chunk};
+		if ((rc = nc_def_var(n->ncid, "data", NC_UBYTE, n->nd, n->dimid, &n->varid)) != NC_NOERR) return rc;
+		if (chunkx > 0) {
+			size_t c[2] = {(size_t)chunkx, (size_t)chunky};
 			*step = "nc_def_var_chunking";
 			if ((rc = nc_def_var_chunking(n->ncid, n->varid, NC_CHUNKED, c)) != NC_NOERR) return rc;
 		}
@@ -75,8 +82,11 @@ static int pario_nc_open(pario_nc *n, const char *name, int create, int self, co
 		int nd = 0;
 		*step = "nc_inq_var data";
 		if ((rc = nc_inq_var(n->ncid, n->varid, NULL, NULL, &nd, NULL, NULL)) != NC_NOERR) return rc;
-		if (nd != 1) { *step = "data is not one-dimensional"; return NC_EINVAL; }
-		if ((rc = nc_inq_vardimid(n->ncid, n->varid, &n->dimid)) != NC_NOERR) return rc;
+		if (nd != 1 && nd != 2) { *step = "data is not one- or two-dimensional"; return NC_EINVAL; }
+		n->nd = nd;
+		if ((rc = nc_inq_vardimid(n->ncid, n->varid, n->dimid)) != NC_NOERR) return rc;
+		n->row = 0;
+		if (nd == 2 && (rc = nc_inq_dimlen(n->ncid, n->dimid[1], &n->row)) != NC_NOERR) return rc;
 	}
 	*step = "nc_var_par_access";
 	return nc_var_par_access(n->ncid, n->varid, collective ? NC_COLLECTIVE : NC_INDEPENDENT);
@@ -84,13 +94,19 @@ static int pario_nc_open(pario_nc *n, const char *name, int create, int self, co
 
 static int pario_nc_len(pario_nc *n, unsigned long long *len) {
 	size_t l = 0;
-	int rc = nc_inq_dimlen(n->ncid, n->dimid, &l);
-	*len = l;
+	int rc = nc_inq_dimlen(n->ncid, n->dimid[0], &l);
+	*len = n->nd == 2 ? l * n->row : l;
 	return rc;
 }
 
 static int pario_nc_io(pario_nc *n, int write, unsigned char *buf, long long off, long long cnt) {
-	size_t start[1] = {(size_t)off}, count[1] = {(size_t)cnt};
+	size_t start[2] = {(size_t)off, 0}, count[2] = {(size_t)cnt, 0};
+	if (n->nd == 2) {
+		// Whole rows, or a piece of one row (the driver checks).
+		size_t r = n->row;
+		if (off % r == 0 && cnt % r == 0) { start[0] = off / r; count[0] = cnt / r; count[1] = r; }
+		else { start[0] = off / r; start[1] = off % r; count[0] = 1; count[1] = cnt; }
+	}
 	return write ? nc_put_vara_uchar(n->ncid, n->varid, start, count, buf)
 	             : nc_get_vara_uchar(n->ncid, n->varid, start, count, buf);
 }
@@ -107,8 +123,12 @@ static int pario_nc_extent(const char *name, unsigned long long *len) {
 	int rc = nc_open(name, NC_NOWRITE, &n.ncid);
 	if (rc != NC_NOERR) return rc;
 	n.open = 1;
+	n.row = 0;
 	if ((rc = nc_inq_varid(n.ncid, "data", &n.varid)) == NC_NOERR &&
-	    (rc = nc_inq_vardimid(n.ncid, n.varid, &n.dimid)) == NC_NOERR)
+	    (rc = nc_inq_varndims(n.ncid, n.varid, &n.nd)) == NC_NOERR &&
+	    (rc = (n.nd == 1 || n.nd == 2) ? NC_NOERR : NC_EINVAL) == NC_NOERR &&
+	    (rc = nc_inq_vardimid(n.ncid, n.varid, n.dimid)) == NC_NOERR &&
+	    (rc = n.nd == 2 ? nc_inq_dimlen(n.ncid, n.dimid[1], &n.row) : NC_NOERR) == NC_NOERR)
 		rc = pario_nc_len(&n, len);
 	nc_close(n.ncid);
 	return rc;
@@ -127,6 +147,7 @@ import (
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
+	h5be "github.com/pario/pario/bench/backend/hdf5"
 	"github.com/pario/pario/bench/backend/mpi"
 	"github.com/pario/pario/hdf5"
 )
@@ -143,6 +164,9 @@ type Driver struct {
 	Unlimited  bool
 	ChunkRule  string
 	Hints      string
+	// DimY makes data two-dimensional, data(x, y) with rows of DimY
+	// bytes (the thesis' dimx/dimy); ChunkX x ChunkY is the chunk shape.
+	DimY, ChunkX, ChunkY int64
 }
 
 // Name implements backend.Driver.
@@ -164,6 +188,9 @@ func (d *Driver) Options() []backend.Option {
 		backend.BoolOption(&d.Unlimited, "nc4.unlimited", "NC4: the dimension is unlimited (extendible, chunked; needs --nc4.collective)"),
 		backend.StringOption(&d.ChunkRule, "nc4.chunk-rule", "NC4 with --nc4.unlimited and no chunk size: library (netCDF's default), original (4.3: one element) or thesis (the default chunk size)"),
 		backend.StringOption(&d.Hints, "nc4.hints", "NC4: MPI-IO hints key=value[,key=value...]"),
+		backend.SizeOption(&d.DimY, "nc4.dimy", "NC4: a 2-D variable data(x, y) with rows of this many bytes (the thesis' dimy)"),
+		backend.SizeOption(&d.ChunkX, "nc4.chunkx", "NC4 with --nc4.dimy: chunk rows"),
+		backend.SizeOption(&d.ChunkY, "nc4.chunky", "NC4 with --nc4.dimy: chunk columns"),
 	}
 }
 
@@ -185,6 +212,9 @@ func (d *Driver) Validate(p backend.Params) error {
 	case d.Collective && p.Random:
 		return errors.New("--nc4.collective needs every rank to make the same calls: not with -z")
 	}
+	if err := h5be.Validate2D("nc4", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
+		return err
+	}
 	if _, err := d.chunk(); err != nil {
 		return err
 	}
@@ -193,9 +223,9 @@ func (d *Driver) Validate(p backend.Params) error {
 
 // chunk is the chunk length to set (0: none, the library decides).
 func (d *Driver) chunk() (int64, error) {
-	if d.ChunkSize > 0 || !d.Unlimited {
+	if d.ChunkSize > 0 || d.ChunkX > 0 || !d.Unlimited || d.DimY > 0 {
 		if d.ChunkRule != "" {
-			return 0, errors.New("--nc4.chunk-rule applies only with --nc4.unlimited and no --nc4.chunksize")
+			return 0, errors.New("--nc4.chunk-rule applies only to a one-dimensional --nc4.unlimited variable without a chunk size")
 		}
 		return d.ChunkSize, nil
 	}
@@ -268,9 +298,11 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	var rc C.int
 	var step *C.char
+	cx, cy := h5be.ChunkShape(b.d.DimY, b.chunk, b.d.ChunkX, b.d.ChunkY)
 	mpi.Do(func() {
 		rc = C.pario_nc_open(&f.n, cname, cbool(create), cbool(b.p.FilePerProc), chints, C.int(b.d.Alignment),
-			C.longlong(b.chunk), C.int(fill), cbool(b.d.Unlimited), C.longlong(b.data()), cbool(b.d.Collective), &step)
+			C.longlong(cx), C.longlong(cy), C.int(fill), cbool(b.d.Unlimited), C.longlong(b.data()), C.longlong(b.d.DimY),
+			cbool(b.d.Collective), &step)
 	})
 	if rc != C.NC_NOERR {
 		mpi.Do(func() { C.pario_nc_close(&f.n) })
@@ -327,11 +359,16 @@ func (b *Backend) Close() error { return mpi.Close() }
 // Describe implements backend.Describer.
 func (b *Backend) Describe() [][2]string {
 	layout := "contiguous"
-	switch {
-	case b.chunk > 0:
-		layout = fmt.Sprintf("chunked (%d bytes)", b.chunk)
+	switch cx, cy := h5be.ChunkShape(b.d.DimY, b.chunk, b.d.ChunkX, b.d.ChunkY); {
+	case cy > 0:
+		layout = fmt.Sprintf("chunked (%d x %d)", cx, cy)
+	case cx > 0:
+		layout = fmt.Sprintf("chunked (%d bytes)", cx)
 	case b.d.Unlimited:
 		layout = "chunked (netCDF's default)"
+	}
+	if b.d.DimY > 0 {
+		layout += fmt.Sprintf(", 2-D rows of %d bytes", b.d.DimY)
 	}
 	mode := "independent"
 	if b.d.Collective {
