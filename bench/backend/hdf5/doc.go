@@ -7,7 +7,8 @@
 // --hdf5.nofill (H5D_FILL_TIME_NEVER), --hdf5.chunksize (chunked layout),
 // --hdf5.collective (IOR -c), --hdf5.hints (MPI-IO hints), and the thesis'
 // --hdf5.unlimited (an extendible dataset grown before each write, the
-// ranks agreeing on its length with a 64-bit MPI_MAX). --hdf5.fill writes
+// ranks agreeing on its length with a 64-bit MPI_MAX), and --hdf5.dimy,
+// chunkx, chunky for the thesis' 2-D dataset. --hdf5.fill writes
 // fill values at allocation, to measure what the thesis only claims.
 //
 // Ranks are MPI processes: run `mpirun -np N pario bench -a HDF5 ...` with

@@ -7,7 +7,8 @@
 // --nc4.chunksize, --nc4.collective (IOR -c), --nc4.unlimited (x is the
 // unlimited dimension; the extension is collective), --nc4.chunk-rule
 // (with --nc4.unlimited and no chunk size: the library's default, the
-// original 4.3 rule's one element, or the thesis' fix), --nc4.hints.
+// original 4.3 rule's one element, or the thesis' fix), --nc4.hints, and
+// --nc4.dimy, chunkx, chunky for the thesis' 2-D variable data(x, y).
 //
 // Ranks are MPI processes (mpirun); built only with the build tag hdf5.
 package nc4
