@@ -29,6 +29,9 @@ type Args struct {
 	// Analyze: the PARIO options describe the layout analysed, whatever
 	// the API.
 	Analyze bool
+	// Collective is IOR's -c: it sets the back end's "<api>.collective"
+	// option (MPIIO, HDF5, NC4).
+	Collective bool
 }
 
 // ParseArgs applies a to o with IOR-like errors: the sizes, the seed, the
@@ -37,13 +40,22 @@ type Args struct {
 func ParseArgs(o Options, a Args) (Options, error) {
 	o.BlockSize, o.TransferSize, o.Segments, o.DataStart = a.Block, a.Transfer, a.Segments, a.DataStart
 	o.RandomSeed = a.Seed
+	// IOR's -O keys of the back ends (setAlignment, noFill, hdf5.hints...)
+	// are the driver's options; the engine's own keys apply first, since
+	// they may name the API.
+	var forDriver [][2]string
 	for _, d := range a.Directives {
-		if err := o.ApplyDirectives(d); err != nil {
+		own, rest := splitDirectives(d)
+		if err := o.ApplyDirectives(own); err != nil {
 			return o, err
 		}
+		forDriver = append(forDriver, rest...)
 	}
 	if _, err := backend.New(o.API); err != nil {
 		return o, fmt.Errorf("-a: %w", err)
+	}
+	if err := driverDirectives(a.Drivers[strings.ToUpper(o.API)], o.API, forDriver, a.Collective); err != nil {
+		return o, err
 	}
 	// A back end's option with another API is a mistake worth naming.
 	api := strings.ToLower(o.API)
@@ -64,6 +76,81 @@ func ParseArgs(o Options, a Args) (Options, error) {
 	}
 	o.Normalize()
 	return o, nil
+}
+
+// splitDirectives separates one -O string into the engine's directives
+// and the key/value pairs it does not know (for the back end).
+func splitDirectives(s string) (own string, rest [][2]string) {
+	if i := strings.IndexByte(s, '#'); i >= 0 {
+		s = s[:i]
+	}
+	var keep []string
+	for _, d := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(d, "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if _, known := directives[strings.ToLower(k)]; ok && k != "" && v != "" && !known {
+			rest = append(rest, [2]string{k, v})
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return strings.Join(keep, ","), rest
+}
+
+// driverDirectives sets the back end's options from IOR's -O keys: key k
+// is the option "<api>.<k>" (lower case, as IOR's keys are
+// case-insensitive), or k itself when it names one ("hdf5.hints"); -c is
+// "<api>.collective".
+func driverDirectives(drv backend.Driver, api string, kvs [][2]string, collective bool) error {
+	opts := map[string]backend.Option{}
+	if drv != nil {
+		for _, opt := range drv.Options() {
+			opts[opt.Name] = opt
+		}
+	}
+	prefix := strings.ToLower(api) + "."
+	if collective {
+		opt, ok := opts[prefix+"collective"]
+		if !ok {
+			return fmt.Errorf("-c: -a %s has no collective I/O (MPIIO, HDF5 and NC4 have)", strings.ToUpper(api))
+		}
+		if err := opt.Value.Set("true"); err != nil {
+			return fmt.Errorf("-c: %w", err)
+		}
+	}
+	for _, kv := range kvs {
+		k := strings.ToLower(kv[0])
+		opt, ok := opts[prefix+k]
+		if !ok {
+			opt, ok = opts[k]
+		}
+		if !ok {
+			var names []string
+			for n := range opts {
+				names = append(names, strings.TrimPrefix(n, prefix))
+			}
+			slices.Sort(names)
+			extra := ""
+			if len(names) > 0 {
+				extra = "; -a " + strings.ToUpper(api) + " takes " + strings.Join(names, ", ")
+			}
+			return fmt.Errorf("-O: unrecognized parameter %q (known: %s%s)", kv[0], knownDirectives(), extra)
+		}
+		v := kv[1]
+		if opt.IsBool() {
+			// IOR writes flags as 0/1.
+			switch v {
+			case "0":
+				v = "false"
+			case "1":
+				v = "true"
+			}
+		}
+		if err := opt.Value.Set(v); err != nil {
+			return fmt.Errorf("-O %s: %w", kv[0], err)
+		}
+	}
+	return nil
 }
 
 // Check validates o for a run of tasks ranks on drv before any rank

@@ -178,3 +178,45 @@ func TestAnalyzeInProcess(t *testing.T) {
 		}
 	}
 }
+
+// IOR's -O keys a back end owns (setAlignment, noFill, hdf5.hints in the
+// cgo ones) set that back end's options; -c sets "<api>.collective".
+func TestParseArgsDriverDirectives(t *testing.T) {
+	o, a := benchArgs(t, "PARIO", func(_ *bench.Options, a *bench.Args) {
+		a.Directives = []string{"strip-size=2m,servers=3", "pario.dist=simple_stripe,blockSize=4m # comment"}
+	})
+	got, err := bench.ParseArgs(o, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.BlockSize != 4<<20 {
+		t.Errorf("blockSize=4m beside a driver key: block %d", got.BlockSize)
+	}
+	d := a.Drivers["PARIO"]
+	want := map[string]string{"pario.strip-size": "2m", "pario.servers": "3", "pario.dist": "simple_stripe"}
+	for _, opt := range d.Options() {
+		if w, ok := want[opt.Name]; ok && opt.Value.String() != w {
+			t.Errorf("--%s = %q, want %q", opt.Name, opt.Value.String(), w)
+		}
+	}
+
+	for _, tc := range []struct {
+		name string
+		edit func(*bench.Options, *bench.Args)
+		want string
+	}{
+		{"unknown key", func(_ *bench.Options, a *bench.Args) { a.Directives = []string{"bogus=1"} },
+			`-O: unrecognized parameter "bogus"`},
+		{"names the driver's keys", func(_ *bench.Options, a *bench.Args) { a.Directives = []string{"setAlignment=1m"} },
+			"-a PARIO takes dist, layout, servers, strip-size, strips"},
+		{"bad value", func(_ *bench.Options, a *bench.Args) { a.Directives = []string{"servers=x"} },
+			"-O servers: "},
+		{"-c without collective I/O", func(_ *bench.Options, a *bench.Args) { a.Collective = true },
+			"-c: -a PARIO has no collective I/O"},
+	} {
+		o, a := benchArgs(t, "PARIO", tc.edit)
+		if _, err := bench.ParseArgs(o, a); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -147,6 +147,11 @@ type Report struct {
 	MaxDeltaIOZ int64
 
 	Bound *Bound // nil without rates
+
+	// Configured is the class of the same pattern with DataStart 0, set
+	// when DataStart is not: what the pattern is called (the thesis'
+	// "1-OST") against what a header makes of it (Class).
+	Configured string
 }
 
 // Class is the one-line classification, e.g. "interleaved, 1-OST" or
@@ -358,6 +363,14 @@ func Analyze(p IOR, c Config) (*Report, error) {
 	}
 	r.MinX = max(r.MinX, 0)
 	r.Bound = bound(r, c, used)
+	if p.DataStart > 0 {
+		p.DataStart = 0
+		r0, err := Analyze(p, c)
+		if err != nil {
+			return nil, err
+		}
+		r.Configured = r0.Class()
+	}
 	return r, nil
 }
 

@@ -29,4 +29,15 @@
 // computes the store thesis' delta_iox and delta_ioz, and, given link and
 // disk rates, a theoretical maximum aggregate bandwidth. Report.Text renders
 // the result as tables for `pario bench --analyze`.
+//
+// # Alignment
+//
+// HDF5 places a dataset's data (or each chunk) after its header, at an
+// address rounded up to the file's alignment (AlignUp); NetCDF-4 never set
+// it, so its data started a few KiB in and every strip-sized request
+// touched two strips (seed 002, section 5.1). AnalyzeAlignment counts the
+// requests that straddle for an address, transfer and strip size;
+// AnalyzeShifted analyses a pattern as configured and once a header
+// shifts it, because the class changes (1-OST becomes 2-OST) while the
+// thesis' name for it does not.
 package pattern

@@ -92,6 +92,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "Aggregate:  %s in %d transfers of %s\n", units.FormatBytes(r.Bytes), r.Transfers, units.FormatBytes(p.Transfer))
 	fmt.Fprintf(&b, "Layout:     %s, %d servers\n", r.Layout, r.Servers)
 	fmt.Fprintf(&b, "Class:      %s\n", r.Class())
+	if r.Configured != "" && r.Configured != r.Class() {
+		fmt.Fprintf(&b, "Configured: %s at data start 0; the %d-byte header shifts it to %s (align the data to the strip)\n",
+			r.Configured, p.DataStart, r.Class())
+	}
 	fmt.Fprintf(&b, "Straddling: %d of %d transfers (%.1f%%) cross a datafile boundary; %d pieces, %.2f per transfer, at most %d\n",
 		r.Straddling, r.Transfers, pct(r.Straddling, r.Transfers), r.Pieces, float64(r.Pieces)/float64(max(r.Transfers, 1)), r.MaxPieces)
 	fmt.Fprintf(&b, "delta_iox:  %.1f%% mean, %.1f%% max (servers one transfer touches / %d available)\n", r.DeltaIOX, r.MaxDeltaIOX, r.Servers)

@@ -31,6 +31,7 @@ import (
 type benchFlags struct {
 	block, xfer, segs, dataStart int64
 	directives                   []string
+	collective                   bool
 	seed                         int64
 	servers                      int
 	rendezvous                   string
@@ -131,6 +132,7 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 	f.Int64VarP(&o.Signature, "signature", "G", 0, "setTimeStampSignature: seed of the written data (a read check needs the writer's value)")
 	f.IntVarP(&o.MaxMinutes, "max-time", "T", 0, "maxTimeDuration: minutes after which no further repetition starts (0: no limit)")
 	f.CountVarP(&o.Verbose, "verbose", "v", "verbose: more output (repeatable)")
+	f.BoolVarP(&bf.collective, "collective", "c", false, "collective I/O (IOR -c): MPIIO, HDF5 and NC4, built with the tag hdf5")
 	f.StringArrayVarP(&bf.directives, "directive", "O", nil, "IOR directives key=value[,...] (repeatable): summaryFormat=default|JSON|CSV, summaryFile=F, rankCSV=F, saveRankPerformanceDetailsCSV=F, stoneWallingWearOut=1, ...")
 	f.Var(units.SizeFlag(&bf.dataStart, units.AllowZero), "data-start", "bytes before the data in each file (an unaligned container header)")
 	f.BoolVar(&o.Strided, "strided", false, "strided mode: one call covers t bytes of the rank's blocks (t may exceed b)")
@@ -157,7 +159,8 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 // parseOptions turns the flags into Options, with IOR-like errors.
 func parseOptions(cmd *cobra.Command, o bench.Options, bf *benchFlags) (bench.Options, error) {
 	return bench.ParseArgs(o, bench.Args{Block: bf.block, Transfer: bf.xfer, Segments: bf.segs, DataStart: bf.dataStart,
-		Seed: bf.seed, Directives: bf.directives, Drivers: bf.drivers, Set: cmd.Flags().Changed, Analyze: bf.analyze})
+		Seed: bf.seed, Directives: bf.directives, Drivers: bf.drivers, Set: cmd.Flags().Changed, Analyze: bf.analyze,
+		Collective: bf.collective})
 }
 
 func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {

@@ -25,6 +25,7 @@ var notUnitFlags = map[string]string{
 	"pario tune search --strip-size":    "a MIN:MAX range; each bound is read by units.ParseSize (TestTuneSearchRangesUseUnits)",
 	"pario tune search --transfer-size": "a MIN:MAX range; each bound is read by units.ParseSize (TestTuneSearchRangesUseUnits)",
 	"pario bench sweep --vary":          "not a size",
+	"pario advise --chunk":              "a chunk shape in elements (16x1024), read by advise.ParseDims",
 	"pario medic send --measure":        "not a size",
 	"pario medic plan --measure":        "not a size",
 }

@@ -1,0 +1,505 @@
+//go:build hdf5
+
+package hdf5
+
+/*
+#cgo pkg-config: hdf5-openmpi ompi-c
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include <hdf5.h>
+
+typedef struct {
+	hid_t file, dset, dxpl;
+	hsize_t extent; // bytes (elements) in the dataset
+	hsize_t row;    // 0: one dimension; else the length of the second (dimy)
+} pario_h5;
+
+// pario_h5_shape is the dataset's shape for n elements.
+static int pario_h5_shape(pario_h5 *h, hsize_t n, hsize_t *d) {
+	if (!h->row) { d[0] = n; return 1; }
+	d[0] = (n + h->row - 1) / h->row;
+	d[1] = h->row;
+	return 2;
+}
+
+static MPI_Comm pario_comm(int self) { return self ? MPI_COMM_SELF : MPI_COMM_WORLD; }
+
+static MPI_Info pario_info(const char *hints) {
+	// hints: "key=value\nkey=value"
+	MPI_Info info;
+	MPI_Info_create(&info);
+	if (!hints || !*hints) return info;
+	char *s = strdup(hints), *save = NULL;
+	for (char *kv = strtok_r(s, "\n", &save); kv; kv = strtok_r(NULL, "\n", &save)) {
+		char *eq = strchr(kv, '=');
+		if (!eq) continue;
+		*eq = 0;
+		MPI_Info_set(info, kv, eq + 1);
+	}
+	free(s);
+	return info;
+}
+
+// pario_h5_open creates (create=1) or opens a file and its dataset. It
+// returns the step that failed ("" on success).
+static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int self,
+		const char *hints, long long align, long long chunkx, long long chunky, int fill, int unlimited,
+		long long extent, long long row, int collective) {
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	h->file = h->dset = h->dxpl = -1;
+	h->row = (hsize_t)row;
+	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+	MPI_Info info = pario_info(hints);
+	if (H5Pset_fapl_mpio(fapl, pario_comm(self), info) < 0) { MPI_Info_free(&info); H5Pclose(fapl); return "H5Pset_fapl_mpio"; }
+	MPI_Info_free(&info);
+	if (align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0) { H5Pclose(fapl); return "H5Pset_alignment"; }
+	if (create) h->file = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	else h->file = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+	H5Pclose(fapl);
+	if (h->file < 0) return create ? "H5Fcreate" : "H5Fopen";
+	if (create) {
+		hsize_t dims[2], maxdims[2];
+		int nd = pario_h5_shape(h, unlimited ? 0 : (hsize_t)extent, dims);
+		pario_h5_shape(h, (hsize_t)extent, maxdims);
+		if (unlimited) maxdims[0] = H5S_UNLIMITED;
+		hid_t space = H5Screate_simple(nd, dims, maxdims);
+		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+		if (chunkx > 0) {
+			hsize_t c[2] = {(hsize_t)chunkx, (hsize_t)chunky};
+			if (H5Pset_chunk(dcpl, nd, c) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_chunk"; }
+		}
+		if (fill < 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(NEVER)"; }
+		if (fill > 0) {
+			unsigned char zero = 0;
+			if (H5Pset_fill_value(dcpl, H5T_NATIVE_UCHAR, &zero) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC) < 0) {
+				H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(ALLOC)";
+			}
+		}
+		h->dset = H5Dcreate2(h->file, "data", H5T_NATIVE_UCHAR, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		H5Pclose(dcpl);
+		H5Sclose(space);
+		if (h->dset < 0) return "H5Dcreate2";
+		h->extent = unlimited ? 0 : (hsize_t)extent;
+	} else {
+		h->dset = H5Dopen2(h->file, "data", H5P_DEFAULT);
+		if (h->dset < 0) return "H5Dopen2 /data";
+		hid_t space = H5Dget_space(h->dset);
+		hsize_t dims[2] = {0, 0};
+		int nd = H5Sget_simple_extent_ndims(space);
+		if (nd == 1 || nd == 2) H5Sget_simple_extent_dims(space, dims, NULL);
+		H5Sclose(space);
+		if (nd != 1 && nd != 2) return "/data is not one- or two-dimensional";
+		h->row = nd == 2 ? dims[1] : 0;
+		h->extent = nd == 2 ? dims[0] * dims[1] : dims[0];
+	}
+	h->dxpl = H5Pcreate(H5P_DATASET_XFER);
+	if (H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0) return "H5Pset_dxpl_mpio";
+	return "";
+}
+
+static const char *pario_h5_extend(pario_h5 *h, unsigned long long extent) {
+	hsize_t d[2];
+	pario_h5_shape(h, (hsize_t)extent, d);
+	if (H5Dset_extent(h->dset, d) < 0) return "H5Dset_extent";
+	h->extent = h->row ? d[0] * d[1] : d[0];
+	return "";
+}
+
+static const char *pario_h5_io(pario_h5 *h, int write, void *buf, long long off, long long n) {
+	hsize_t start[2] = {(hsize_t)off, 0}, count[2] = {(hsize_t)n, 0};
+	int nd = 1;
+	if (h->row) {
+		// Whole rows, or a piece of one row (the driver checks that
+		// transfers are one or the other).
+		nd = 2;
+		if (off % h->row == 0 && n % h->row == 0) {
+			start[0] = off / h->row; start[1] = 0; count[0] = n / h->row; count[1] = h->row;
+		} else {
+			start[0] = off / h->row; start[1] = off % h->row; count[0] = 1; count[1] = n;
+		}
+	}
+	hid_t fspace = H5Dget_space(h->dset);
+	if (fspace < 0) return "H5Dget_space";
+	if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0) { H5Sclose(fspace); return "H5Sselect_hyperslab"; }
+	hid_t mspace = H5Screate_simple(nd, count, NULL);
+	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf)
+	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf);
+	H5Sclose(mspace);
+	H5Sclose(fspace);
+	if (rc < 0) return write ? "H5Dwrite" : "H5Dread";
+	return "";
+}
+
+// pario_h5_extent reads /data's length with the serial driver (the file
+// is closed by then): the size a benchmark file "has".
+static const char *pario_h5_extent(const char *name, unsigned long long *n) {
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	hid_t file = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (file < 0) return "H5Fopen";
+	hid_t dset = H5Dopen2(file, "data", H5P_DEFAULT);
+	if (dset < 0) { H5Fclose(file); return "H5Dopen2 /data"; }
+	hid_t space = H5Dget_space(dset);
+	hsize_t dims[2] = {0, 1};
+	int nd = H5Sget_simple_extent_ndims(space);
+	if (nd == 1 || nd == 2) H5Sget_simple_extent_dims(space, dims, NULL);
+	H5Sclose(space);
+	H5Dclose(dset);
+	H5Fclose(file);
+	if (nd != 1 && nd != 2) return "/data is not one- or two-dimensional";
+	*n = nd == 2 ? dims[0] * dims[1] : dims[0];
+	return "";
+}
+
+static const char *pario_h5_flush(pario_h5 *h) {
+	return H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0 ? "H5Fflush" : "";
+}
+
+static const char *pario_h5_close(pario_h5 *h) {
+	const char *err = "";
+	if (h->dxpl >= 0) H5Pclose(h->dxpl);
+	if (h->dset >= 0 && H5Dclose(h->dset) < 0) err = "H5Dclose";
+	if (h->file >= 0 && H5Fclose(h->file) < 0) err = "H5Fclose";
+	h->file = h->dset = h->dxpl = -1;
+	return err;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/bench/backend/mpi"
+)
+
+func init() { backend.Register(func() backend.Driver { return &Driver{} }) }
+
+// Driver holds the HDF5 settings (IOR's names).
+type Driver struct {
+	Alignment  int64
+	NoFill     bool
+	Fill       bool
+	ChunkSize  int64
+	Collective bool
+	Unlimited  bool
+	Hints      string
+	// DimY makes /data two-dimensional, rows of DimY bytes (the thesis'
+	// dimx/dimy); ChunkX x ChunkY is then the chunk shape.
+	DimY, ChunkX, ChunkY int64
+}
+
+// Name implements backend.Driver.
+func (*Driver) Name() string { return "HDF5" }
+
+// Summary implements backend.Driver.
+func (*Driver) Summary() string {
+	return "parallel HDF5 over MPI-IO, one dataset for every segment (cgo; ranks under mpirun)"
+}
+
+// Options implements backend.Driver.
+func (d *Driver) Options() []backend.Option {
+	return []backend.Option{
+		backend.SizeOption(&d.Alignment, "hdf5.setalignment", "HDF5: align objects of at least this size to it (IOR -O setAlignment; H5Pset_alignment), e.g. 1m"),
+		backend.BoolOption(&d.NoFill, "hdf5.nofill", "HDF5: never write fill values (IOR -O noFill; H5D_FILL_TIME_NEVER)"),
+		backend.BoolOption(&d.Fill, "hdf5.fill", "HDF5: write fill values when space is allocated (H5D_FILL_TIME_ALLOC), to measure their cost"),
+		backend.SizeOption(&d.ChunkSize, "hdf5.chunksize", "HDF5: chunked layout with chunks of this many bytes (default contiguous)"),
+		backend.BoolOption(&d.Collective, "hdf5.collective", "HDF5: collective I/O (IOR -c; H5FD_MPIO_COLLECTIVE)"),
+		backend.BoolOption(&d.Unlimited, "hdf5.unlimited", "HDF5: an extendible dataset (unlimited dimension, chunked), grown before each write"),
+		backend.StringOption(&d.Hints, "hdf5.hints", "HDF5: MPI-IO hints key=value[,key=value...] (e.g. romio_cb_write=enable)"),
+		backend.SizeOption(&d.DimY, "hdf5.dimy", "HDF5: a 2-D dataset of rows of this many bytes (the thesis' dimy; dimx follows from the size)"),
+		backend.SizeOption(&d.ChunkX, "hdf5.chunkx", "HDF5 with --hdf5.dimy: chunk rows"),
+		backend.SizeOption(&d.ChunkY, "hdf5.chunky", "HDF5 with --hdf5.dimy: chunk columns"),
+	}
+}
+
+// Validate implements backend.Driver.
+func (d *Driver) Validate(p backend.Params) error {
+	if err := Validate2D("hdf5", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
+		return err
+	}
+	chunk := d.ChunkSize
+	if d.ChunkX > 0 {
+		chunk = d.ChunkX * d.ChunkY
+	}
+	return validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p)
+}
+
+// Validate2D checks the thesis' two-dimensional layout: rows of dimY
+// bytes, and transfers that are whole rows or lie inside one.
+func Validate2D(api string, dimY, chunk, chunkX, chunkY int64, unlimited bool, p backend.Params) error {
+	if dimY == 0 {
+		if chunkX != 0 || chunkY != 0 {
+			return fmt.Errorf("--%s.chunkx and --%s.chunky need --%s.dimy", api, api, api)
+		}
+		return nil
+	}
+	data := dataBytes(p)
+	rows := data / dimY
+	switch {
+	case data%dimY != 0:
+		return fmt.Errorf("--%s.dimy %d does not divide the dataset's %d bytes", api, dimY, data)
+	case !(p.TransferSize%dimY == 0 && p.BlockSize%dimY == 0) && dimY%p.TransferSize != 0:
+		return fmt.Errorf("--%s.dimy %d: a transfer (%d bytes) must be whole rows or fit in one (-t dividing the row, or -t and -b multiples of it)", api, dimY, p.TransferSize)
+	case (chunkX == 0) != (chunkY == 0):
+		return fmt.Errorf("--%s.chunkx and --%s.chunky go together", api, api)
+	case chunkX > 0 && chunk > 0:
+		return fmt.Errorf("give --%s.chunksize or --%s.chunkx/chunky, not both", api, api)
+	case chunk > 0 && chunk%dimY != 0:
+		return fmt.Errorf("--%s.chunksize %d with --%s.dimy %d: a chunk of whole rows (or use --%s.chunkx/chunky)", api, chunk, api, dimY, api)
+	case chunkY > dimY:
+		return fmt.Errorf("--%s.chunky %d is wider than a row (--%s.dimy %d)", api, chunkY, api, dimY)
+	case chunkX > rows && !unlimited:
+		return fmt.Errorf("--%s.chunkx %d is more rows than the dataset's %d", api, chunkX, rows)
+	}
+	return nil
+}
+
+// ChunkShape is the chunk's (rows, columns) for a 2-D dataset, or
+// (bytes, 0) for a 1-D one; (0, 0) is contiguous.
+func ChunkShape(dimY, chunk, chunkX, chunkY int64) (int64, int64) {
+	switch {
+	case dimY == 0:
+		return chunk, 0
+	case chunkX > 0:
+		return chunkX, chunkY
+	case chunk > 0:
+		return chunk / dimY, dimY
+	}
+	return 0, 0
+}
+
+func validate(api string, noFill, fill bool, chunk int64, unlimited, collective bool, p backend.Params) error {
+	switch {
+	case noFill && fill:
+		return fmt.Errorf("--%s.nofill and --%s.fill contradict each other", api, api)
+	case unlimited && chunk == 0:
+		return fmt.Errorf("--%s.unlimited needs --%s.chunksize (an extendible dataset is chunked)", api, api)
+	case chunk > 0 && !unlimited && chunk > dataBytes(p):
+		return fmt.Errorf("--%s.chunksize %d is larger than the dataset's %d bytes", api, chunk, dataBytes(p))
+	case (collective || unlimited) && p.Random:
+		return fmt.Errorf("--%s.collective and --%s.unlimited need every rank to make the same calls: not with -z", api, api)
+	}
+	return nil
+}
+
+// dataBytes is the dataset's size: one rank's data with a file per
+// process, everyone's in a shared file.
+func dataBytes(p backend.Params) int64 {
+	if p.FilePerProc {
+		return p.BlockSize * p.Segments
+	}
+	return p.BlockSize * p.Segments * int64(p.Tasks)
+}
+
+// Open implements backend.Driver.
+func (d *Driver) Open(_ context.Context, env backend.Env) (backend.Backend, error) {
+	if _, _, err := mpi.Open(); err != nil {
+		return nil, err
+	}
+	if err := mpi.Check(env.Params.Rank, env.Params.Tasks); err != nil {
+		return nil, errors.Join(err, mpi.Close())
+	}
+	return &Backend{d: *d, p: env.Params}, nil
+}
+
+// Backend is one rank's HDF5 back end.
+type Backend struct {
+	d Driver
+	p backend.Params
+}
+
+func hints(s string) *C.char {
+	return C.CString(strings.ReplaceAll(s, ",", "\n"))
+}
+
+func (b *Backend) open(ctx context.Context, name string, create bool) (backend.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f := &File{b: b, name: name, ctx: ctx, self: b.p.FilePerProc}
+	f.start = b.p.FileSize - dataBytes(b.p)
+	cname, chints := C.CString(name), hints(b.d.Hints)
+	defer C.free(unsafe.Pointer(cname))
+	defer C.free(unsafe.Pointer(chints))
+	fill := 0
+	switch {
+	case b.d.NoFill:
+		fill = -1
+	case b.d.Fill:
+		fill = 1
+	}
+	var step *C.char
+	cx, cy := ChunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY)
+	mpi.Do(func() {
+		step = C.pario_h5_open(&f.h, cname, cbool(create), cbool(f.self), chints, C.longlong(b.d.Alignment),
+			C.longlong(cx), C.longlong(cy), C.int(fill), cbool(b.d.Unlimited), C.longlong(dataBytes(b.p)),
+			C.longlong(b.d.DimY), cbool(b.d.Collective))
+	})
+	if s := C.GoString(step); s != "" {
+		mpi.Do(func() { C.pario_h5_close(&f.h) })
+		return nil, fmt.Errorf("hdf5: %s: %s failed", name, s)
+	}
+	return f, nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Create implements backend.Backend: collective on every rank.
+func (b *Backend) Create(ctx context.Context, name string) (backend.File, error) {
+	return b.open(ctx, name, true)
+}
+
+// Open implements backend.Backend.
+func (b *Backend) Open(ctx context.Context, name string) (backend.File, error) {
+	return b.open(ctx, name, false)
+}
+
+// Remove implements backend.Backend.
+func (b *Backend) Remove(_ context.Context, name string) error {
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Size implements backend.Backend: the data start plus /data's length,
+// not the file's (whose header and alignment padding IOR does not count).
+func (b *Backend) Size(_ context.Context, name string) (int64, error) {
+	if _, err := os.Stat(name); err != nil {
+		return 0, err
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var n C.ulonglong
+	var step *C.char
+	mpi.Do(func() { step = C.pario_h5_extent(cname, &n) })
+	if s := C.GoString(step); s != "" {
+		return 0, fmt.Errorf("hdf5: %s: %s failed (not an HDF5 file written by pario bench?)", name, s)
+	}
+	return b.p.FileSize - dataBytes(b.p) + int64(n), nil
+}
+
+// Close implements backend.Backend.
+func (b *Backend) Close() error { return mpi.Close() }
+
+// Describe implements backend.Describer.
+func (b *Backend) Describe() [][2]string {
+	layout := "contiguous"
+	switch cx, cy := ChunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY); {
+	case cy > 0:
+		layout = fmt.Sprintf("chunked (%d x %d)", cx, cy)
+	case cx > 0:
+		layout = fmt.Sprintf("chunked (%d bytes)", cx)
+	}
+	if b.d.DimY > 0 {
+		layout += fmt.Sprintf(", 2-D rows of %d bytes", b.d.DimY)
+	}
+	mode := "independent"
+	if b.d.Collective {
+		mode = "collective"
+	}
+	return [][2]string{{"HDF5 layout", layout}, {"HDF5 I/O", mode}, {"HDF5 alignment", fmt.Sprint(max(b.d.Alignment, 1))}}
+}
+
+// File is an open HDF5 file; offsets are the benchmark's file offsets,
+// element offsets in /data once the data start is taken off.
+type File struct {
+	b     *Backend
+	name  string
+	ctx   context.Context
+	h     C.pario_h5
+	self  bool
+	start int64 // the engine's --data-start: the dataset begins there
+}
+
+func (f *File) io(write bool, p []byte, off int64) (int, error) {
+	if err := f.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	off -= f.start
+	if off < 0 {
+		return 0, fmt.Errorf("hdf5: %s: offset %d is before the dataset", f.name, off+f.start)
+	}
+	n := int64(len(p))
+	var step *C.char
+	var err error
+	short := false // a read across the end of /data: what is there, then io.EOF
+	mpi.Do(func() {
+		if write && f.b.d.Unlimited {
+			// The ranks agree on the new length: MPI_MAX over 64 bits.
+			var ext uint64
+			if ext, err = mpi.MaxUint64(uint64(off+n), f.self); err != nil {
+				return
+			}
+			if ext > uint64(f.h.extent) {
+				if step = C.pario_h5_extend(&f.h, C.ulonglong(ext)); C.GoString(step) != "" {
+					return
+				}
+			}
+		}
+		if !write {
+			if ext := int64(f.h.extent); off >= ext {
+				err = io.EOF
+				return
+			} else if off+n > ext {
+				n, short = ext-off, true
+			}
+		}
+		step = C.pario_h5_io(&f.h, cbool(write), unsafe.Pointer(&p[0]), C.longlong(off), C.longlong(n))
+	})
+	if err != nil {
+		if err == io.EOF {
+			return 0, err
+		}
+		return 0, fmt.Errorf("hdf5: %s: %w", f.name, err)
+	}
+	if s := C.GoString(step); s != "" {
+		return 0, fmt.Errorf("hdf5: %s: %s of %d bytes at %d failed", f.name, s, n, off)
+	}
+	if short {
+		return int(n), io.EOF
+	}
+	return len(p), nil
+}
+
+// WriteAt implements io.WriterAt.
+func (f *File) WriteAt(p []byte, off int64) (int, error) { return f.io(true, p, off) }
+
+// ReadAt implements io.ReaderAt.
+func (f *File) ReadAt(p []byte, off int64) (int, error) { return f.io(false, p, off) }
+
+// Sync implements backend.File: H5Fflush, collective.
+func (f *File) Sync(ctx context.Context) error {
+	var step *C.char
+	mpi.Do(func() { step = C.pario_h5_flush(&f.h) })
+	if s := C.GoString(step); s != "" {
+		return fmt.Errorf("hdf5: %s: %s failed", f.name, s)
+	}
+	return nil
+}
+
+// Close implements backend.File: collective.
+func (f *File) Close(ctx context.Context) error {
+	var step *C.char
+	mpi.Do(func() { step = C.pario_h5_close(&f.h) })
+	if s := C.GoString(step); s != "" {
+		return fmt.Errorf("hdf5: %s: %s failed", f.name, s)
+	}
+	return nil
+}

@@ -1,0 +1,313 @@
+//go:build hdf5
+
+package hdf5_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pario/pario/bench"
+	"github.com/pario/pario/internal/testenv"
+)
+
+// parioBin is pario built with the tag hdf5 (the cgo back ends).
+var parioBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pario-hdf5-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	parioBin = filepath.Join(dir, "pario")
+	out, err := exec.Command("go", "build", "-tags", "hdf5", "-o", parioBin, "github.com/pario/pario/cmd/pario").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build -tags hdf5: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func need(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.SkipOrFail(t, "%s not found (Debian: apt-get install openmpi-bin hdf5-tools netcdf-bin)", tool)
+		}
+	}
+}
+
+const (
+	ranks    = 2
+	block    = 64 << 10
+	transfer = 16 << 10
+	segments = 4
+	dataSize = ranks * block * segments
+)
+
+// mpirunBench writes (and reads back and verifies: -W -R) a file with
+// pario bench under mpirun and returns its path.
+func mpirunBench(t *testing.T, args ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.dat")
+	full := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(ranks), parioBin, "bench",
+		"-b", strconv.Itoa(block), "-t", strconv.Itoa(transfer), "-s", strconv.Itoa(segments), "-w", "-r", "-W", "-R", "-k", "-o", path}, args...)
+	cmd := exec.Command("mpirun", full...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mpirun %s: %v\n%s\n%s", strings.Join(full, " "), err, stdout.String(), stderr.String())
+	}
+	if strings.Contains(stdout.String()+stderr.String(), "WARNING") {
+		t.Errorf("warnings:\n%s\n%s", stdout.String(), stderr.String())
+	}
+	return path
+}
+
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// checkData checks the benchmark's stamps in the bytes of the dataset:
+// one per 4 KiB, naming the offset and the rank that owns it.
+func checkData(t *testing.T, data []byte) {
+	t.Helper()
+	if len(data) != dataSize {
+		t.Fatalf("dataset holds %d bytes, want %d", len(data), dataSize)
+	}
+	for off := 0; off < len(data); off += 4096 {
+		w := binary.LittleEndian.Uint64(data[off:])
+		gotOff, gotRank, rep := bench.DecodeStamp(w)
+		wantRank := (off / block) % ranks
+		if gotOff != int64(off) || gotRank != wantRank || rep != 0 {
+			t.Fatalf("stamp at %d says offset %d, rank %d, repetition %d; want %d, %d, 0", off, gotOff, gotRank, rep, off, wantRank)
+		}
+	}
+}
+
+// dumpData extracts /data with h5dump (NetCDF-4 files are HDF5 files).
+func dumpData(t *testing.T, path string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "data.bin")
+	run(t, "h5dump", "-d", "/data", "-b", "LE", "-o", out, path)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var offsetRE = regexp.MustCompile(`OFFSET (\d+)`)
+
+// dataOffset is the address of /data's contiguous storage.
+func dataOffset(t *testing.T, path string) int64 {
+	t.Helper()
+	out := run(t, "h5dump", "-p", "-H", "-d", "/data", path)
+	m := offsetRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no OFFSET in h5dump -p -H:\n%s", out)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
+
+func contains(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, out)
+		}
+	}
+}
+
+func TestMPIIO(t *testing.T) {
+	need(t, "mpirun")
+	for _, args := range [][]string{{"-a", "MPIIO"}, {"-a", "MPIIO", "-c", "--mpiio.hints", "romio_cb_write=enable"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			path := mpirunBench(t, args...)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkData(t, b)
+		})
+	}
+}
+
+func TestHDF5(t *testing.T) {
+	need(t, "mpirun", "h5dump")
+	cases := []struct {
+		name   string
+		args   []string
+		header []string // in h5dump -p -H
+		align  int64    // the data's address is a multiple of it
+	}{
+		{"contiguous independent", []string{"-a", "HDF5"},
+			[]string{`DATASET "data"`, "H5T_STD_U8LE", "SIMPLE { ( 524288 ) / ( 524288 ) }", "CONTIGUOUS"}, 0},
+		{"aligned, no fill", []string{"-a", "HDF5", "-O", "setAlignment=64k,noFill=1"},
+			[]string{"CONTIGUOUS", "H5D_FILL_TIME_NEVER"}, 64 << 10},
+		{"fill at allocation", []string{"-a", "HDF5", "--hdf5.fill"},
+			[]string{"H5D_FILL_TIME_ALLOC"}, 0},
+		{"chunked collective", []string{"-a", "HDF5", "-c", "-O", "chunkSize=64k"},
+			[]string{"CHUNKED ( 65536 )"}, 0},
+		{"unlimited", []string{"-a", "HDF5", "-c", "--hdf5.unlimited", "--hdf5.chunksize", "32k"},
+			[]string{"SIMPLE { ( 524288 ) / ( H5S_UNLIMITED ) }", "CHUNKED ( 32768 )"}, 0},
+		// The thesis' 2-D layout: transfers of whole rows, and inside rows.
+		{"2-D rows of 16 KiB", []string{"-a", "HDF5", "--hdf5.dimy", "16k"},
+			[]string{"SIMPLE { ( 32, 16384 ) / ( 32, 16384 ) }", "CONTIGUOUS"}, 0},
+		{"2-D rows of 64 KiB, 2x32k chunks, unlimited", []string{"-a", "HDF5", "-c", "--hdf5.dimy", "64k", "--hdf5.unlimited",
+			"--hdf5.chunkx", "2", "--hdf5.chunky", "32k"},
+			[]string{"SIMPLE { ( 8, 65536 ) / ( H5S_UNLIMITED, 65536 ) }", "CHUNKED ( 2, 32768 )"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := mpirunBench(t, tc.args...)
+			contains(t, "h5dump -p -H", run(t, "h5dump", "-p", "-H", path), tc.header...)
+			checkData(t, dumpData(t, path))
+			if tc.align > 0 {
+				if off := dataOffset(t, path); off%tc.align != 0 {
+					t.Errorf("data at %d, not a multiple of %d", off, tc.align)
+				}
+			}
+		})
+	}
+}
+
+// NetCDF-4: the file opens in ncdump, and the thesis' first two findings
+// show in it: without nc_set_alignment the data starts off the strip, and
+// the chunk rule decides an unlimited-only variable's chunk.
+func TestNC4(t *testing.T) {
+	need(t, "mpirun", "h5dump", "ncdump")
+	cases := []struct {
+		name    string
+		args    []string
+		ncdump  []string // in ncdump -h -s
+		aligned int      // 1: data on a 64 KiB boundary, -1: off it, 0: chunked
+	}{
+		{"contiguous independent", []string{"-a", "NC4", "-O", "noFill=1"},
+			[]string{"x = 524288 ;", "ubyte data(x) ;", `data:_Storage = "contiguous"`, `data:_NoFill = "true"`}, -1},
+		{"aligned collective", []string{"-a", "NC4", "-c", "-O", "setAlignment=64k"},
+			[]string{`data:_Storage = "contiguous"`}, 1},
+		{"unlimited, thesis' chunk rule", []string{"-a", "NC4", "-c", "--nc4.unlimited", "--nc4.chunk-rule", "thesis"},
+			[]string{"x = UNLIMITED ; // (524288 currently)", "data:_ChunkSizes = 4194304 ;"}, 0},
+		{"chunked", []string{"-a", "NC4", "--nc4.chunksize", "64k"},
+			[]string{"data:_ChunkSizes = 65536 ;"}, 0},
+		{"2-D rows of 16 KiB", []string{"-a", "NC4", "--nc4.dimy", "16k"},
+			[]string{"x = 32 ;", "y = 16384 ;", "ubyte data(x, y) ;"}, 0},
+		{"2-D unlimited, 2x32k chunks", []string{"-a", "NC4", "-c", "--nc4.unlimited", "--nc4.dimy", "64k", "--nc4.chunkx", "2", "--nc4.chunky", "32k"},
+			[]string{"x = UNLIMITED ; // (8 currently)", "y = 65536 ;", "data:_ChunkSizes = 2, 32768 ;"}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := mpirunBench(t, tc.args...)
+			contains(t, "ncdump -h -s", run(t, "ncdump", "-h", "-s", path), tc.ncdump...)
+			checkData(t, dumpData(t, path))
+			switch off := int64(0); tc.aligned {
+			case 1:
+				if off = dataOffset(t, path); off%(64<<10) != 0 {
+					t.Errorf("aligned: data at %d", off)
+				}
+			case -1:
+				if off = dataOffset(t, path); off%(64<<10) == 0 {
+					t.Errorf("NetCDF-4 without alignment put the data at %d, on a strip boundary; the finding needs it off", off)
+				}
+			}
+		})
+	}
+}
+
+// The original 4.3 rule gives an unlimited-only variable one-byte chunks:
+// a small write, since each byte is a chunk.
+func TestNC4OriginalChunkRule(t *testing.T) {
+	need(t, "mpirun", "ncdump")
+	path := filepath.Join(t.TempDir(), "orig.nc")
+	out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", parioBin, "bench",
+		"-a", "NC4", "-c", "--nc4.unlimited", "--nc4.chunk-rule", "original", "-b", "8k", "-t", "8k", "-w", "-k", "-o", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	contains(t, "ncdump -h -s", run(t, "ncdump", "-h", "-s", path), "x = UNLIMITED ; // (8192 currently)", "data:_ChunkSizes = 1 ;")
+}
+
+// Bad input gets a clear error: ranks that are not MPI's, an unknown
+// chunk rule, a chunk larger than the dataset, a file that is not HDF5.
+func TestBadInput(t *testing.T) {
+	need(t, "mpirun")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-a", "HDF5", "-N", "2"}, "run the ranks under mpirun -np 2"},
+		{[]string{"-a", "NC4", "--nc4.unlimited", "-c", "--nc4.chunk-rule", "best"}, `--nc4.chunk-rule "best": want library, original or thesis`},
+		{[]string{"-a", "HDF5", "--hdf5.chunksize", "4m"}, "--hdf5.chunksize 4194304 is larger than the dataset's 1048576 bytes"},
+		{[]string{"-a", "NC4", "--nc4.unlimited"}, "--nc4.unlimited needs --nc4.collective"},
+		{[]string{"-a", "HDF5", "--hdf5.dimy", "96k"}, "--hdf5.dimy 98304 does not divide the dataset's 1048576 bytes"},
+		{[]string{"-a", "HDF5", "--hdf5.dimy", "128k", "--hdf5.chunky", "1k"}, "--hdf5.chunkx and --hdf5.chunky go together"},
+		{[]string{"-a", "HDF5", "--hdf5.chunkx", "2", "--hdf5.chunky", "1k"}, "need --hdf5.dimy"},
+	} {
+		out, err := exec.Command(parioBin, append([]string{"bench", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "f")}, tc.args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("pario bench %s: %v, output %q; want an error containing %q", strings.Join(tc.args, " "), err, out, tc.want)
+		}
+	}
+	// Reading a file that is not HDF5.
+	bad := filepath.Join(dir, "not.h5")
+	if err := os.WriteFile(bad, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", parioBin, "bench", "-a", "HDF5",
+		"-b", "1m", "-t", "256k", "-r", "-o", bad).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "H5Fopen failed") {
+		t.Errorf("reading a file that is not HDF5: %v\n%s", err, out)
+	}
+}
+
+// pario advise --file reads the dataset through the library: the
+// unaligned NetCDF-4 file gets the alignment advice with the data's real
+// address; the aligned HDF5 one does not. Bad input: a variable the file
+// does not have, a file that is not HDF5.
+func TestAdviseFile(t *testing.T) {
+	need(t, "mpirun")
+	nc := mpirunBench(t, "-a", "NC4", "-O", "noFill=1")
+	h5 := mpirunBench(t, "-a", "HDF5", "-O", "setAlignment=64k,noFill=1")
+	target := []string{"--ranks", "2", "--pattern", "interleaved", "--block", "64k", "--transfer", "16k", "--strip-size", "64k", "--stripe-count", "2"}
+	out := run(t, parioBin, append([]string{"advise", "--file", nc}, target...)...)
+	contains(t, "advise --file (NetCDF-4)", out, "access:  netcdf4 dataset 524288 of byte", "(read from the file)", "* 1. alignment", "nc_set_alignment(0, 65536)")
+	out = run(t, parioBin, append([]string{"advise", "--file", h5, "--var", "data"}, target...)...)
+	contains(t, "advise --file (HDF5)", out, "access:  hdf5 dataset 524288 of byte", "advice:  keep: the data starts on a strip boundary")
+
+	bad := filepath.Join(t.TempDir(), "not.h5")
+	if err := os.WriteFile(bad, []byte("not HDF5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--file", nc, "--var", "temperature"}, `has no dataset "temperature" (it has: data, x)`},
+		{[]string{"--file", bad}, "not.h5: not an HDF5 or NetCDF-4 file"},
+		{[]string{"--file", nc, "--dims", "4"}, "--dims comes from --file"},
+	} {
+		out, err := exec.Command(parioBin, append([]string{"advise"}, tc.args...)...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("pario advise %s: %v, %q; want an error containing %q", strings.Join(tc.args, " "), err, out, tc.want)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+//go:build hdf5
+
+package mpi
+
+/*
+#cgo pkg-config: ompi-c
+#include <mpi.h>
+#include <stdint.h>
+
+static int pario_mpi_init(int *rank, int *size) {
+	int inited = 0, provided = 0, rc;
+	MPI_Initialized(&inited);
+	if (!inited) {
+		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+		if (rc != MPI_SUCCESS) return rc;
+	}
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, rank);
+	MPI_Comm_size(MPI_COMM_WORLD, size);
+	return MPI_SUCCESS;
+}
+
+static int pario_mpi_max_u64(uint64_t *v, int self) {
+	return MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_UINT64_T, MPI_MAX, self ? MPI_COMM_SELF : MPI_COMM_WORLD);
+}
+
+static void pario_mpi_error(int code, char *buf, int n) {
+	int len = 0;
+	if (MPI_Error_string(code, buf, &len) != MPI_SUCCESS || len >= n) len = 0;
+	buf[len] = 0;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+var (
+	mu        sync.Mutex
+	users     int
+	finalized bool
+	calls     chan func()
+	world     struct{ rank, size int }
+)
+
+// Open initialises MPI on its thread (the first time) and counts a user;
+// every Open needs a Close. It fails once MPI has been finalized: MPI
+// starts once per process.
+func Open() (rank, size int, err error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if finalized {
+		return 0, 0, errors.New("mpi: MPI was finalized in this process; run one MPI test per process")
+	}
+	if calls == nil {
+		calls = make(chan func())
+		ready := make(chan error)
+		go func() {
+			// Every library call runs here: MPI_THREAD_FUNNELED.
+			runtime.LockOSThread()
+			var r, s C.int
+			if rc := C.pario_mpi_init(&r, &s); rc != C.MPI_SUCCESS {
+				ready <- fmt.Errorf("mpi: MPI_Init_thread: %w", Error(int(rc)))
+				return
+			}
+			world.rank, world.size = int(r), int(s)
+			ready <- nil
+			for f := range calls {
+				f()
+			}
+		}()
+		if err := <-ready; err != nil {
+			calls = nil
+			finalized = true
+			return 0, 0, err
+		}
+	}
+	users++
+	return world.rank, world.size, nil
+}
+
+// Close drops a user; the last one finalizes MPI.
+func Close() error {
+	mu.Lock()
+	defer mu.Unlock()
+	if users == 0 {
+		return nil
+	}
+	users--
+	if users > 0 {
+		return nil
+	}
+	var rc C.int
+	Do(func() { rc = C.MPI_Finalize() })
+	close(calls)
+	finalized = true
+	if rc != C.MPI_SUCCESS {
+		return fmt.Errorf("mpi: MPI_Finalize: %w", Error(int(rc)))
+	}
+	return nil
+}
+
+// Do runs f on the MPI thread and waits for it.
+func Do(f func()) {
+	done := make(chan struct{})
+	calls <- func() { f(); close(done) }
+	<-done
+}
+
+// MaxUint64 is MPI_Allreduce(MPI_MAX) of v in 64 bits over the world (or
+// only this process with self): how ranks agree on the length of a
+// dimension they extend (the thesis' third finding, done right). Call it
+// from inside Do.
+func MaxUint64(v uint64, self bool) (uint64, error) {
+	x := C.uint64_t(v)
+	s := C.int(0)
+	if self {
+		s = 1
+	}
+	if rc := C.pario_mpi_max_u64(&x, s); rc != C.MPI_SUCCESS {
+		return 0, fmt.Errorf("MPI_Allreduce(MPI_MAX): %w", Error(int(rc)))
+	}
+	return uint64(x), nil
+}
+
+// Error is an MPI error code with its text.
+func Error(code int) error {
+	buf := make([]byte, C.MPI_MAX_ERROR_STRING+1)
+	C.pario_mpi_error(C.int(code), (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf)))
+	msg := C.GoString((*C.char)(unsafe.Pointer(&buf[0])))
+	if msg == "" {
+		msg = "unknown MPI error"
+	}
+	return fmt.Errorf("%s (MPI error %d)", msg, code)
+}
+
+// Check fails unless this process is rank `rank` of `tasks` MPI ranks: a
+// back end that calls collectives needs the benchmark's ranks to be MPI's.
+func Check(rank, tasks int) error {
+	if world.size != tasks || world.rank != rank {
+		return fmt.Errorf("this process is MPI rank %d of %d but benchmark rank %d of %d: run the ranks under mpirun -np %d (not pario bench -N)",
+			world.rank, world.size, rank, tasks, tasks)
+	}
+	return nil
+}

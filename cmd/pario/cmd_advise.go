@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/hdf5/advise"
+	"github.com/pario/pario/hdf5/inspect"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/units"
+)
+
+func newAdviseCommand() *cobra.Command {
+	var (
+		a             advise.Access
+		api, pat, lay string
+		dims, chunk   string
+		applyDir      string
+		file, varName string
+	)
+	cmd := &cobra.Command{
+		Use:   "advise",
+		Short: "Best practices for an HDF5 or NetCDF-4 program's writes to a striped directory",
+		Long: `Describe how a parallel program writes one HDF5 or NetCDF-4 dataset and how
+the target directory is striped; advise prints what the HDF5/NetCDF-4 thesis'
+best practices say for it (alignment to the strip, contiguous or chunked and
+which chunk shape, fill values off, independent or collective I/O, transfer
+size, stripe count and strip size), each with its expected effect: how the
+requests land on the strips now and with the advice taken (pattern's x-OST
+analysis), beside the thesis' measurements. See docs/hdf5.md.
+
+The dataset is split among the ranks along its first dimension: --pattern
+disjoint gives each rank one contiguous part, interleaved makes them take
+turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
+
+  # NetCDF-4, 10 ranks taking 1 MiB turns on 10 servers with 1 MiB strips
+  pario advise --api netcdf4 --dims 10240x1048576 --type byte --ranks 10 \
+      --pattern interleaved --block 1m --transfer 1m --strip-size 1m --stripe-count 10
+
+  # an unlimited-only NetCDF-4 variable (the default-chunk finding)
+  pario advise --api netcdf4 --dims 10485760 --unlimited --type byte --ranks 1 \
+      --transfer 1m --strip-size 1m --stripe-count 1
+
+  # an existing file (needs pario built with make build-hdf5)
+  pario-hdf5 advise --file out.nc --var data --ranks 10 --transfer 1m \
+      --strip-size 1m --stripe-count 10
+
+  # set the advised layout on a pario directory (needs a running cluster)
+  pario advise --dims 1024x1024 --type double --ranks 4 --strip-size 64k \
+      --stripe-count 4 --apply /runs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a.API, a.Pattern, a.Layout = advise.API(api), advise.Pattern(pat), advise.Layout(lay)
+			var err error
+			if file != "" {
+				if err := adviseFromFile(cmd, &a, file, varName); err != nil {
+					return err
+				}
+			} else {
+				if varName != "" {
+					return usageError{fmt.Errorf("--var names a dataset of --file")}
+				}
+				if a.Dims, err = advise.ParseDims("--dims", dims); err != nil {
+					return usageError{err}
+				}
+				if chunk != "" {
+					if a.Chunk, err = advise.ParseDims("--chunk", chunk); err != nil {
+						return usageError{err}
+					}
+				}
+			}
+			ad, err := advise.Advise(a)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := ad.WriteText(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if applyDir == "" {
+				return nil
+			}
+			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				dir := storePath(applyDir)
+				at, err := c.Lookup(ctx, dir)
+				if err != nil {
+					return err
+				}
+				if at.Kind != meta.KindDir {
+					return fmt.Errorf("--apply %s: not a directory", dir)
+				}
+				if err := c.SetLayout(ctx, dir, ad.Layout); err != nil {
+					return fmt.Errorf("--apply %s: %w", dir, err)
+				}
+				if at, err = c.Lookup(ctx, dir); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "applied: %s: %s\n", dir, layoutOf(at))
+				return nil
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&api, "api", "hdf5", "library: hdf5 or netcdf4")
+	f.StringVar(&dims, "dims", "", "dataset dimensions in elements, e.g. 1024x1024 (required without --file)")
+	f.StringVar(&file, "file", "", "read the dataset (dimensions, type, layout, chunks, fill, data address) from an existing HDF5 or NetCDF-4 file (pario built with make build-hdf5)")
+	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on (default: the only one)")
+	f.BoolVar(&a.Unlimited, "unlimited", false, "the first dimension is unlimited (its --dims length is the records written)")
+	f.StringVar(&a.Type, "type", "double", "element type: byte, short, int, float, int64, double")
+	f.IntVar(&a.Ranks, "ranks", 1, "number of ranks (MPI processes) writing")
+	f.StringVar(&pat, "pattern", "disjoint", "disjoint (one contiguous part per rank) or interleaved (turns of --block)")
+	f.Var(units.SizeFlag(&a.Block, units.AllowZero), "block", "interleaved: bytes per rank per turn (default: the transfer size)")
+	a.Transfer = 1 << 20
+	f.Var(units.SizeFlag(&a.Transfer), "transfer", "bytes per write call")
+	f.StringVar(&lay, "layout", "", "contiguous or chunked (default: contiguous, chunked with --unlimited or --chunk)")
+	f.StringVar(&chunk, "chunk", "", "chunk shape in elements, e.g. 16x1024 (default: NetCDF-4's rule; HDF5 needs one)")
+	f.BoolVar(&a.Collective, "collective", false, "the program uses collective I/O")
+	f.BoolVar(&a.Fill, "fill", false, "the program leaves fill values on")
+	a.Alignment = 1
+	f.Var(units.SizeFlag(&a.Alignment), "alignment", "HDF5 alignment the program sets now (1 = none)")
+	f.Var(units.SizeFlag(&a.Header, units.AllowZero), "header", "bytes before the data when unaligned (default 2k)")
+	a.StripSize = 1 << 20
+	f.Var(units.SizeFlag(&a.StripSize), "strip-size", "the target directory's strip size")
+	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
+	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count)")
+	f.StringVar(&applyDir, "apply", "", "set the advised layout on this pario directory")
+	return cmd
+}
+
+// adviseFromFile fills a from a dataset of an existing file; the flags
+// that describe the dataset conflict with it.
+func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) error {
+	for _, fl := range []string{"dims", "type", "chunk", "layout", "unlimited", "fill", "api", "alignment", "header"} {
+		if cmd.Flags().Changed(fl) {
+			return usageError{fmt.Errorf("--%s comes from --file %s; drop it", fl, path)}
+		}
+	}
+	f, err := inspect.Open(path)
+	if err != nil {
+		return err
+	}
+	d, err := f.Find(name)
+	if err != nil {
+		return err
+	}
+	s := advise.Stored{Path: path, Name: d.Name, NetCDF4: f.NetCDF4, Dims: d.Dims, Unlimited: d.Unlimited,
+		ElemSize: d.ElemSize, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime}
+	if err := advise.FromStored(a, s); err != nil {
+		return usageError{err}
+	}
+	return nil
+}

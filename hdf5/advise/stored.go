@@ -1,0 +1,67 @@
+package advise
+
+import "fmt"
+
+// Stored is what an existing file says about a dataset (read by package
+// hdf5/inspect in a build with the HDF5 library).
+type Stored struct {
+	Path, Name string
+	NetCDF4    bool
+	Dims       []uint64
+	Unlimited  []bool
+	ElemSize   uint64
+	Layout     string // contiguous, chunked, compact
+	Chunk      []uint64
+	Addr       int64  // address of the data (first chunk); -1: not allocated
+	FillTime   string // never, alloc, ifset
+}
+
+// typeBySize names an element type of each size (only the size matters).
+var typeBySize = map[uint64]string{1: "byte", 2: "short", 4: "int", 8: "double"}
+
+// FromStored fills a's dataset fields (API, dimensions, type, layout,
+// chunk, fill, and the data's real address as the header) from a stored
+// dataset; ranks, pattern, transfer and target stay a's.
+func FromStored(a *Access, s Stored) error {
+	where := fmt.Sprintf("%s: dataset %q", s.Path, s.Name)
+	if len(s.Dims) == 0 {
+		return fmt.Errorf("%w: %s is a scalar: nothing to advise", ErrInvalid, where)
+	}
+	for i, u := range s.Unlimited {
+		if u && i > 0 {
+			return fmt.Errorf("%w: %s: dimension %d is unlimited; advise handles an unlimited first dimension only", ErrInvalid, where, i)
+		}
+	}
+	typ, ok := typeBySize[s.ElemSize]
+	if !ok {
+		return fmt.Errorf("%w: %s: elements of %d bytes (advise knows 1, 2, 4 and 8)", ErrInvalid, where, s.ElemSize)
+	}
+	switch s.Layout {
+	case "contiguous":
+		a.Layout = Contiguous
+	case "chunked":
+		a.Layout = Chunked
+		a.Chunk = append([]uint64(nil), s.Chunk...)
+	default:
+		return fmt.Errorf("%w: %s has a %s layout: nothing to advise (it is not striped data)", ErrInvalid, where, s.Layout)
+	}
+	a.Dims = append([]uint64(nil), s.Dims...)
+	a.Unlimited = len(s.Unlimited) > 0 && s.Unlimited[0]
+	for i, d := range a.Dims {
+		if d == 0 {
+			return fmt.Errorf("%w: %s: dimension %d is empty (no records written yet)", ErrInvalid, where, i)
+		}
+	}
+	a.Type = typ
+	a.API = HDF5
+	if s.NetCDF4 {
+		a.API = NetCDF4
+	}
+	a.Fill = s.FillTime == "alloc"
+	a.Alignment = 1
+	if s.Addr > 0 {
+		a.Header = s.Addr
+		a.stored = true
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+// Package inspect reads what `pario advise --file` needs from an existing
+// HDF5 or NetCDF-4 file through the HDF5 library: each dataset's
+// dimensions (and which are unlimited), element size, layout, chunk shape,
+// fill time and the address of its data (of the first chunk when
+// chunked), and whether the file is NetCDF-4.
+//
+// The library is called only in a build with the tag hdf5; without it
+// Open returns ErrNoLibrary, so the default build needs no C library.
+package inspect
+
+import "errors"
+
+// ErrNoLibrary is returned by a build without the tag hdf5.
+var ErrNoLibrary = errors.New("reading HDF5 files needs pario built with the HDF5 library (make build-hdf5)")
+
+// Dataset is what the file says about one dataset.
+type Dataset struct {
+	Name      string
+	Dims      []uint64 // current extent
+	Unlimited []bool   // per dimension: maximum is unlimited
+	ElemSize  uint64
+	Layout    string   // "contiguous", "chunked" or "compact"
+	Chunk     []uint64 // chunk shape when chunked
+	// Addr is the file address of the data (the first chunk's when
+	// chunked); -1 when no storage is allocated yet.
+	Addr int64
+	// FillTime is "never", "alloc" or "ifset".
+	FillTime string
+	// Scale marks a dimension scale (how NetCDF-4 stores a dimension):
+	// Find with no name passes over them.
+	Scale bool
+}
+
+// File is the datasets of a file, by name, in the root group.
+type File struct {
+	Path     string
+	NetCDF4  bool // the file has NetCDF-4's _NCProperties attribute
+	Datasets []Dataset
+}
+
+// Find returns the named dataset; with name "" the only one that is not a
+// dimension scale.
+func (f *File) Find(name string) (*Dataset, error) {
+	var names []string
+	var only *Dataset
+	data := 0
+	for i := range f.Datasets {
+		d := &f.Datasets[i]
+		if name != "" && d.Name == name {
+			return d, nil
+		}
+		names = append(names, d.Name)
+		if !d.Scale {
+			only = d
+			data++
+		}
+	}
+	switch {
+	case name == "" && data == 1:
+		return only, nil
+	case name == "":
+		return nil, &notFoundError{path: f.Path, msg: "has no single dataset: pick one with --var", names: names}
+	}
+	return nil, &notFoundError{path: f.Path, msg: "has no dataset " + quote(name), names: names}
+}
+
+type notFoundError struct {
+	path, msg string
+	names     []string
+}
+
+func (e *notFoundError) Error() string {
+	has := "none"
+	if len(e.names) > 0 {
+		has = ""
+		for i, n := range e.names {
+			if i > 0 {
+				has += ", "
+			}
+			has += n
+		}
+	}
+	return e.path + " " + e.msg + " (it has: " + has + ")"
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

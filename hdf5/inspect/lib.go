@@ -1,0 +1,137 @@
+//go:build hdf5
+
+package inspect
+
+/*
+#cgo pkg-config: hdf5-openmpi ompi-c
+#include <stdlib.h>
+#include <hdf5.h>
+
+typedef struct {
+	char name[256];
+	int ndims;
+	unsigned long long dims[32], maxdims[32], chunk[32];
+	unsigned long long elem;
+	int layout;     // 0 contiguous, 1 chunked, 2 compact, -1 other
+	long long addr;
+	int fill;       // 0 never, 1 alloc, 2 ifset
+	int scale;      // a dimension scale (a NetCDF dimension)
+} pario_ds;
+
+typedef struct {
+	pario_ds *ds;
+	int n, cap;
+	const char *err;
+} pario_walk;
+
+static herr_t pario_visit(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+	pario_walk *w = data;
+	H5O_info_t oi;
+	if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET) return 0;
+	if (w->n == w->cap) return 0;
+	pario_ds *d = &w->ds[w->n];
+	hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
+	if (ds < 0) return 0;
+	snprintf(d->name, sizeof d->name, "%s", name);
+	hid_t sp = H5Dget_space(ds);
+	d->ndims = H5Sget_simple_extent_ndims(sp);
+	if (d->ndims > 32 || d->ndims < 0) d->ndims = 0;
+	hsize_t dims[32], maxd[32];
+	H5Sget_simple_extent_dims(sp, dims, maxd);
+	for (int i = 0; i < d->ndims; i++) { d->dims[i] = dims[i]; d->maxdims[i] = maxd[i] == H5S_UNLIMITED ? ~0ULL : maxd[i]; }
+	hid_t t = H5Dget_type(ds);
+	d->elem = H5Tget_size(t);
+	H5Tclose(t);
+	hid_t dcpl = H5Dget_create_plist(ds);
+	H5D_layout_t l = H5Pget_layout(dcpl);
+	d->layout = l == H5D_CONTIGUOUS ? 0 : l == H5D_CHUNKED ? 1 : l == H5D_COMPACT ? 2 : -1;
+	d->addr = -1;
+	if (l == H5D_CHUNKED) {
+		hsize_t c[32];
+		int n = H5Pget_chunk(dcpl, 32, c);
+		for (int i = 0; i < n && i < 32; i++) d->chunk[i] = c[i];
+		hsize_t nchunks = 0;
+		if (H5Dget_num_chunks(ds, sp, &nchunks) >= 0 && nchunks > 0) {
+			hsize_t off[32]; unsigned mask; haddr_t a; hsize_t sz;
+			if (H5Dget_chunk_info(ds, sp, 0, off, &mask, &a, &sz) >= 0 && a != HADDR_UNDEF) d->addr = (long long)a;
+		}
+	} else if (l == H5D_CONTIGUOUS) {
+		haddr_t a = H5Dget_offset(ds);
+		if (a != HADDR_UNDEF) d->addr = (long long)a;
+	}
+	H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
+	H5Pget_fill_time(dcpl, &ft);
+	d->fill = ft == H5D_FILL_TIME_NEVER ? 0 : ft == H5D_FILL_TIME_ALLOC ? 1 : 2;
+	d->scale = H5Aexists(ds, "CLASS") > 0;
+	H5Pclose(dcpl);
+	H5Sclose(sp);
+	H5Dclose(ds);
+	w->n++;
+	return 0;
+}
+
+// pario_inspect fills up to cap datasets of the root group; returns the
+// step that failed or "".
+static const char *pario_inspect(const char *path, pario_ds *ds, int cap, int *n, int *nc4) {
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if (H5Fis_hdf5(path) <= 0) return "not an HDF5 or NetCDF-4 file";
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	if (f < 0) return "H5Fopen failed";
+	*nc4 = H5Aexists(f, "_NCProperties") > 0;
+	pario_walk w = {ds, 0, cap, NULL};
+	H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, pario_visit, &w);
+	*n = w.n;
+	H5Fclose(f);
+	return "";
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+)
+
+// maxDatasets bounds the datasets read from the root group.
+const maxDatasets = 256
+
+// Open reads the datasets of the root group of path.
+func Open(path string) (*File, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	buf := (*[maxDatasets]C.pario_ds)(C.calloc(maxDatasets, C.size_t(unsafe.Sizeof(C.pario_ds{}))))
+	defer C.free(unsafe.Pointer(buf))
+	var n, nc4 C.int
+	if s := C.GoString(C.pario_inspect(cpath, &buf[0], maxDatasets, &n, &nc4)); s != "" {
+		return nil, fmt.Errorf("%s: %s", path, s)
+	}
+	f := &File{Path: path, NetCDF4: nc4 != 0}
+	for i := 0; i < int(n); i++ {
+		d := &buf[i]
+		ds := Dataset{Name: C.GoString(&d.name[0]), ElemSize: uint64(d.elem), Addr: int64(d.addr), Scale: d.scale != 0}
+		for j := 0; j < int(d.ndims); j++ {
+			ds.Dims = append(ds.Dims, uint64(d.dims[j]))
+			ds.Unlimited = append(ds.Unlimited, uint64(d.maxdims[j]) == ^uint64(0))
+		}
+		switch d.layout {
+		case 0:
+			ds.Layout = "contiguous"
+		case 1:
+			ds.Layout = "chunked"
+			for j := 0; j < int(d.ndims); j++ {
+				ds.Chunk = append(ds.Chunk, uint64(d.chunk[j]))
+			}
+		case 2:
+			ds.Layout = "compact"
+		default:
+			ds.Layout = "virtual"
+		}
+		ds.FillTime = [...]string{"never", "alloc", "ifset"}[d.fill]
+		f.Datasets = append(f.Datasets, ds)
+	}
+	return f, nil
+}
