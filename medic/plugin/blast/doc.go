@@ -30,9 +30,9 @@
 // records apart) the chunks are of about equal weight (the bytes each
 // query took in the original output) and each searches only its own
 // queries' hits (-seqidlist). Searching the whole tiny database instead
-// gains marginal hits (E near the cutoff) that belong to other queries and
-// reorders hits of equal score: BLAST's preliminary cutoffs and its
-// ordering of ties depend on the database searched. Decode then compares
+// gains marginal hits (E near the cutoff) that belong to other queries,
+// and can order hits of equal score differently: BLAST's preliminary
+// cutoffs depend on the database searched. Decode then compares
 // each query's hits with the ones the compute site saw, and a query that
 // still differs is searched again alone, restricted to its own hits, which
 // gives its original section back. Tabular output that cannot be cut

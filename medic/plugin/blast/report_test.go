@@ -275,7 +275,7 @@ func TestSplitTabular(t *testing.T) {
 	recs := []string{">tr|W0FSK4|W0FSK4_9FLAV polyprotein\nMK\n", ">q2 no hits\nMK\n", ">XP_1.2 desc\nMK\n"}
 	for _, tc := range []struct {
 		name, outfmt, out string
-		want             []string // sections; nil: split must fail
+		want              []string // sections; nil: split must fail
 	}{
 		{"std", "6", "tr|W0FSK4|W0FSK4_9FLAV\tA\t1\ntr|W0FSK4|W0FSK4_9FLAV\tB\t2\nXP_1.2\tC\t3\n",
 			[]string{"tr|W0FSK4|W0FSK4_9FLAV\tA\t1\ntr|W0FSK4|W0FSK4_9FLAV\tB\t2\n", "", "XP_1.2\tC\t3\n"}},
