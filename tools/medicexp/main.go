@@ -138,6 +138,7 @@ func run() error {
 	flag.IntVar(&pc.procs, "paper-procs", 76, "--paper: compute processors of figures 5, 7 and 11")
 	flag.Var(units.RateFlag(&pc.link.B), "paper-bandwidth", "--paper: link bandwidth (decimal: 12.5m = 100 Mbit/s)")
 	pRTT := flag.Duration("paper-rtt", 100*time.Millisecond, "--paper: link round-trip time of figures 6, 7 and 11")
+	flag.StringVar(&pc.runs, "paper-runs", "", "--paper: draw the figures from this medic-paper-runs.csv instead of running BLAST")
 	pRTTs := flag.String("paper-rtts", "0,10ms,25ms,50ms,100ms,200ms", "--paper: round-trip times of figure 5")
 	flag.Parse()
 	if *paper {

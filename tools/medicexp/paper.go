@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,7 @@ type paperConfig struct {
 	procs   int       // compute processors of figures 5, 7 and 11
 	link    cost.Link // the link of figures 6, 7 and 11
 	rtts    []float64 // the delays of figure 5, seconds
+	runs    string    // a medic-paper-runs.csv to draw from instead of running BLAST
 }
 
 // measured is one real run of each phase, in CPU seconds on one core.
@@ -230,16 +232,23 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 	}
 	defer os.RemoveAll(dir)
 	t0 := time.Now()
-	b, err := setupBench(ctx, c.data, dir)
-	if err != nil {
+	runs := map[[2]int]measured{}
+	var b *bench
+	if c.runs != "" {
+		if runs, err = readRuns(c.runs); err != nil {
+			return err
+		}
+	} else if b, err = setupBench(ctx, c.data, dir); err != nil {
 		return err
 	}
 	fmt.Printf("databases: 20,000 proteins (compute site and replica); links: %s, RTT %.0f ms, window %d KiB; %d post-processing processors\n",
 		units.FormatRate(c.link.B), c.link.RTT*1e3, int(c.link.Window)>>10, c.post)
-	runs := map[[2]int]measured{}
 	get := func(q, h int) (measured, error) {
 		if m, ok := runs[[2]int{q, h}]; ok {
 			return m, nil
+		}
+		if b == nil {
+			return measured{}, fmt.Errorf("%s has no run of %d queries with max_target_seqs %d", c.runs, q, h)
 		}
 		m, err := b.run(ctx, q, h)
 		runs[[2]int{q, h}] = m
@@ -252,10 +261,16 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 
 	// Figure 6: compute processors 16..80 against 4 post-processing
 	// ones; mpiBLAST gets all of them for the search.
+	// At the figure's delay and at a short link too: where the crossover
+	// falls depends on the link, as the cost model says.
 	var split []row
-	for _, n := range c.compute {
-		split = append(split, row{x: float64(n) / float64(c.post), label: fmt.Sprintf("%d:%d", n, c.post),
-			mpi: base.mpiBLAST(n+c.post, c.link), para: base.paraMEDIC(n, c.post, c.link), m: base})
+	for _, rtt := range []float64{0, c.link.RTT / 2, c.link.RTT} {
+		l := c.link
+		l.RTT = rtt
+		for _, n := range c.compute {
+			split = append(split, row{x: float64(n) / float64(c.post), label: fmt.Sprintf("%d:%d", n, c.post), rtt: rtt,
+				mpi: base.mpiBLAST(n+c.post, l), para: base.paraMEDIC(n, c.post, l), m: base})
+		}
 	}
 	// Figure 7a and 11: query size.
 	var query []row
@@ -264,7 +279,7 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 		if err != nil {
 			return err
 		}
-		query = append(query, row{x: float64(m.qbytes) / 1e3, label: fmt.Sprintf("%d (%.0f KB)", q, float64(m.qbytes)/1e3),
+		query = append(query, row{x: float64(m.qbytes) / 1e3, label: fmt.Sprintf("%d (%.0f KB)", q, float64(m.qbytes)/1e3), rtt: c.link.RTT,
 			mpi: m.mpiBLAST(c.procs+c.post, c.link), para: m.paraMEDIC(c.procs, c.post, c.link), m: m})
 	}
 	// Figure 7b: requested hits.
@@ -274,7 +289,7 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 		if err != nil {
 			return err
 		}
-		hits = append(hits, row{x: float64(h), label: strconv.Itoa(h),
+		hits = append(hits, row{x: float64(h), label: strconv.Itoa(h), rtt: c.link.RTT,
 			mpi: m.mpiBLAST(c.procs+c.post, c.link), para: m.paraMEDIC(c.procs, c.post, c.link), m: m})
 	}
 	// Figure 5: the network delay.
@@ -282,10 +297,15 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 	for _, rtt := range c.rtts {
 		l := c.link
 		l.RTT = rtt
-		delay = append(delay, row{x: rtt * 1e3, label: fmt.Sprintf("%.0f ms", rtt*1e3),
+		delay = append(delay, row{x: rtt * 1e3, label: fmt.Sprintf("%.0f ms", rtt*1e3), rtt: rtt,
 			mpi: base.mpiBLAST(c.procs+c.post, l), para: base.paraMEDIC(c.procs, c.post, l), m: base})
 	}
 	fmt.Printf("measured in %v\n", time.Since(t0).Round(time.Second))
+	if c.runs == "" {
+		if err := writeRuns(filepath.Join(c.out, "medic-paper-runs.csv"), runs); err != nil {
+			return err
+		}
+	}
 
 	link := fmt.Sprintf("%s, RTT %.0f ms, %d KiB window", units.FormatRate(c.link.B), c.link.RTT*1e3, int(c.link.Window)>>10)
 	figs := []struct {
@@ -293,7 +313,7 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 		rows                []row
 		bars                bool
 	}{
-		{"split", fmt.Sprintf("processors for the search : post-processing (%d queries; %s)", c.base, link), "compute : post-processing processors", split, false},
+		{"split", fmt.Sprintf("processors for the search : post-processing (%d queries; %s, %d KiB window)", c.base, units.FormatRate(c.link.B), int(c.link.Window)>>10), "compute : post-processing processors", split, false},
 		{"query", fmt.Sprintf("query size (%d+%d processors; %s)", c.procs, c.post, link), "query file (KB)", query, false},
 		{"hits", fmt.Sprintf("requested hits, -max_target_seqs (%d queries, %d+%d processors; %s)", c.base, c.procs, c.post, link), "max_target_seqs", hits, false},
 		{"phases-delay", fmt.Sprintf("phases against the delay (%d queries, %d+%d processors; %s at RTT 0)", c.base, c.procs, c.post, units.FormatRate(c.link.B)), "round-trip time", delay, true},
@@ -316,10 +336,66 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 	return nil
 }
 
+var runsHeader = []string{"queries", "max_target_seqs", "query_bytes", "report_bytes", "metadata_bytes", "search_cpu_s", "encode_cpu_s", "regenerate_cpu_s"}
+
+// writeRuns saves the measurements, so that the figures can be drawn again
+// without BLAST (--paper-runs).
+func writeRuns(path string, runs map[[2]int]measured) error {
+	keys := make([][2]int, 0, len(runs))
+	for k := range runs {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+	})
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(runsHeader)
+	g := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
+	for _, k := range keys {
+		m := runs[k]
+		_ = w.Write([]string{strconv.Itoa(m.queries), strconv.Itoa(m.hits), strconv.FormatInt(m.qbytes, 10), strconv.FormatInt(m.D, 10),
+			strconv.FormatInt(m.x, 10), g(m.search), g(m.f), g(m.g)})
+	}
+	w.Flush()
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// readRuns reads what writeRuns wrote.
+func readRuns(path string) (map[[2]int]measured, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(runsHeader, ",") {
+		return nil, fmt.Errorf("%s: want the header %s", path, strings.Join(runsHeader, ","))
+	}
+	runs := map[[2]int]measured{}
+	for i, r := range recs[1:] {
+		var m measured
+		var v [8]float64
+		for j := range v {
+			if v[j], err = strconv.ParseFloat(r[j], 64); err != nil {
+				return nil, fmt.Errorf("%s line %d, %s: %w", path, i+2, runsHeader[j], err)
+			}
+		}
+		m.queries, m.hits, m.qbytes, m.D, m.x = int(v[0]), int(v[1]), int64(v[2]), int64(v[3]), int64(v[4])
+		m.search, m.f, m.g = v[5], v[6], v[7]
+		runs[[2]int{m.queries, m.hits}] = m
+	}
+	return runs, nil
+}
+
 // row is one point of a figure: both schemes' modeled phases.
 type row struct {
 	x         float64
 	label     string
+	rtt       float64 // the link's round trip, seconds
 	mpi, para phases
 	m         measured
 }
@@ -331,12 +407,12 @@ func writeRows(path string, rows []row) error {
 	}
 	w := csv.NewWriter(f)
 	g := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-	_ = w.Write([]string{"x", "label", "queries", "max_target_seqs", "query_bytes", "report_bytes", "metadata_bytes",
+	_ = w.Write([]string{"x", "label", "rtt_ms", "queries", "max_target_seqs", "query_bytes", "report_bytes", "metadata_bytes",
 		"search_cpu_s", "encode_cpu_s", "regenerate_cpu_s",
 		"mpiblast_compute_s", "mpiblast_io_s", "mpiblast_total_s",
 		"paramedic_compute_s", "paramedic_post_s", "paramedic_io_s", "paramedic_total_s"})
 	for _, r := range rows {
-		_ = w.Write([]string{g(r.x), r.label, strconv.Itoa(r.m.queries), strconv.Itoa(r.m.hits), strconv.FormatInt(r.m.qbytes, 10),
+		_ = w.Write([]string{g(r.x), r.label, g(r.rtt * 1e3), strconv.Itoa(r.m.queries), strconv.Itoa(r.m.hits), strconv.FormatInt(r.m.qbytes, 10),
 			strconv.FormatInt(r.m.D, 10), strconv.FormatInt(r.m.x, 10), g(r.m.search), g(r.m.f), g(r.m.g),
 			g(r.mpi.compute), g(r.mpi.io), g(r.mpi.total()), g(r.para.compute), g(r.para.post), g(r.para.io), g(r.para.total())})
 	}
@@ -357,13 +433,33 @@ func renderLines(path, title, xlabel string, rows []row) error {
 	p.Y.Label.Text = "time (s): compute + post-processing + I/O"
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
-	var mpi, para plotter.XYs
+	// One pair of lines per link delay: mpiBLAST solid, ParaMEDIC dashed.
+	var rtts []float64
+	mpi, para := map[float64]plotter.XYs{}, map[float64]plotter.XYs{}
 	for _, r := range rows {
-		mpi = append(mpi, plotter.XY{X: r.x, Y: r.mpi.total()})
-		para = append(para, plotter.XY{X: r.x, Y: r.para.total()})
+		if _, ok := mpi[r.rtt]; !ok {
+			rtts = append(rtts, r.rtt)
+		}
+		mpi[r.rtt] = append(mpi[r.rtt], plotter.XY{X: r.x, Y: r.mpi.total()})
+		para[r.rtt] = append(para[r.rtt], plotter.XY{X: r.x, Y: r.para.total()})
 	}
-	if err := plotutil.AddLinePoints(p, "mpiBLAST (output over the link)", mpi, "ParaMEDIC (blast plugin)", para); err != nil {
-		return err
+	for i, rtt := range rtts {
+		for k, s := range []struct {
+			name string
+			xy   plotter.XYs
+		}{{"mpiBLAST (output over the link)", mpi[rtt]}, {"ParaMEDIC (blast plugin)", para[rtt]}} {
+			line, pts, err := plotter.NewLinePoints(s.xy)
+			if err != nil {
+				return err
+			}
+			line.Color, pts.Color = plotutil.Color(i), plotutil.Color(i)
+			pts.Shape = plotutil.Shape(k)
+			if k == 1 {
+				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			}
+			p.Add(line, pts)
+			p.Legend.Add(fmt.Sprintf("%s, RTT %.0f ms", s.name, rtt*1e3), line, pts)
+		}
 	}
 	p.Y.Min = 0
 	return p.Save(18*vg.Centimeter, 12*vg.Centimeter, path)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/pario/pario/medic/cost"
@@ -56,5 +57,29 @@ func TestPaperRender(t *testing.T) {
 	}
 	if err := writeRows(filepath.Join(dir, "r.csv"), rows); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPaperRunsRoundTrip(t *testing.T) {
+	runs := map[[2]int]measured{
+		{10, 0}:  {queries: 10, qbytes: 5900, D: 850e3, x: 6900, search: 2.5, f: 0.13, g: 0.89},
+		{50, 10}: {queries: 50, hits: 10, qbytes: 29400, D: 970e3, x: 21700, search: 7.93, f: 0.12, g: 0.79},
+	}
+	path := filepath.Join(t.TempDir(), "runs.csv")
+	if err := writeRuns(path, runs); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readRuns(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, runs) {
+		t.Fatalf("read back %+v, want %+v", got, runs)
+	}
+	if err := os.WriteFile(path, []byte("queries,x\n1,2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readRuns(path); err == nil {
+		t.Fatal("a CSV with another header was read")
 	}
 }
