@@ -300,7 +300,7 @@ func paperExperiments(ctx context.Context, c paperConfig) error {
 		delay = append(delay, row{x: rtt * 1e3, label: fmt.Sprintf("%.0f ms", rtt*1e3), rtt: rtt,
 			mpi: base.mpiBLAST(c.procs+c.post, l), para: base.paraMEDIC(c.procs, c.post, l), m: base})
 	}
-	fmt.Printf("measured in %v\n", time.Since(t0).Round(time.Second))
+	fmt.Printf("measured (or read) in %v\n", time.Since(t0).Round(time.Second))
 	if c.runs == "" {
 		if err := writeRuns(filepath.Join(c.out, "medic-paper-runs.csv"), runs); err != nil {
 			return err
@@ -424,6 +424,16 @@ func writeRows(path string, rows []row) error {
 	return f.Close()
 }
 
+// headroom is a y-axis top that leaves the upper part of a figure to its
+// legend.
+func headroom(rows []row) float64 {
+	top := 0.0
+	for _, r := range rows {
+		top = max(top, r.mpi.total(), r.para.total())
+	}
+	return 1.45 * top
+}
+
 // renderLines draws both schemes' total times against x (figures 6, 7).
 func renderLines(path, title, xlabel string, rows []row) error {
 	p := gplot.New()
@@ -461,7 +471,7 @@ func renderLines(path, title, xlabel string, rows []row) error {
 			p.Legend.Add(fmt.Sprintf("%s, RTT %.0f ms", s.name, rtt*1e3), line, pts)
 		}
 	}
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Max = 0, headroom(rows)
 	return p.Save(18*vg.Centimeter, 12*vg.Centimeter, path)
 }
 
@@ -508,6 +518,6 @@ func renderPhases(path, title, xlabel string, rows []row) error {
 		}
 	}
 	p.NominalX(names...)
-	p.Y.Min = 0
+	p.Y.Min, p.Y.Max = 0, headroom(rows)
 	return p.Save(18*vg.Centimeter, 12*vg.Centimeter, path)
 }
