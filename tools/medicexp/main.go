@@ -94,6 +94,19 @@ func splitList(s string) []string {
 	return out
 }
 
+// intList parses a comma-separated list of positive integers.
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, x := range splitList(s) {
+		n, err := strconv.Atoi(x)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", x)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func run() error {
 	c := config{params: kvFlag{}, res: kvFlag{}}
 	plugins := flag.String("plugins", "raw,zstd,synth", "plugins to compare (raw is the baseline)")
@@ -114,7 +127,52 @@ func run() error {
 	sweeps := flag.String("sweeps", "latency,bandwidth", "which sweeps to run")
 	flag.IntVar(&c.reps, "reps", 1, "repetitions per point (the median is kept)")
 	quick := flag.Bool("quick", false, "tiny sweeps (smoke test)")
+	paper := flag.Bool("paper", false, "instead of the link sweeps: the seed's figures 5, 6, 7 and 11 with real BLAST (see paper.go)")
+	pc := paperConfig{link: cost.Link{B: 12.5e6, RTT: 0.05, Window: 256 << 10}}
+	flag.StringVar(&pc.data, "data", "/usr/share/doc/mmseqs2/example-data", "--paper: the mmseqs2-examples data (DB.fasta.gz, QUERY.fasta.gz)")
+	pQueries := flag.String("paper-queries", "10,25,50,100,150", "--paper: query counts (figures 7a, 11)")
+	pHits := flag.String("paper-hits", "10,50,100,250,500", "--paper: -max_target_seqs values (figure 7b)")
+	flag.IntVar(&pc.base, "paper-base", 50, "--paper: queries of figures 5, 6 and 7b")
+	pCompute := flag.String("paper-compute", "16,24,32,40,48,56,64,72,80", "--paper: compute processors of figure 6 (against --paper-post)")
+	flag.IntVar(&pc.post, "paper-post", 4, "--paper: post-processing processors")
+	flag.IntVar(&pc.procs, "paper-procs", 76, "--paper: compute processors of figures 5, 7 and 11")
+	flag.Var(units.RateFlag(&pc.link.B), "paper-bandwidth", "--paper: link bandwidth (decimal: 12.5m = 100 Mbit/s)")
+	pRTT := flag.Duration("paper-rtt", 100*time.Millisecond, "--paper: link round-trip time of figures 6, 7 and 11")
+	flag.StringVar(&pc.runs, "paper-runs", "", "--paper: draw the figures from this medic-paper-runs.csv instead of running BLAST")
+	pRTTs := flag.String("paper-rtts", "0,10ms,25ms,50ms,100ms,200ms", "--paper: round-trip times of figure 5")
 	flag.Parse()
+	if *paper {
+		pc.out = c.out
+		pc.link.RTT = pRTT.Seconds()
+		pc.link.Window = float64(c.latWindow)
+		var err error
+		if pc.queries, err = intList(*pQueries); err != nil {
+			return fmt.Errorf("--paper-queries: %w", err)
+		}
+		if pc.hits, err = intList(*pHits); err != nil {
+			return fmt.Errorf("--paper-hits: %w", err)
+		}
+		if pc.compute, err = intList(*pCompute); err != nil {
+			return fmt.Errorf("--paper-compute: %w", err)
+		}
+		for _, r := range splitList(*pRTTs) {
+			if r == "0" {
+				r = "0s"
+			}
+			d, err := time.ParseDuration(r)
+			if err != nil {
+				return fmt.Errorf("--paper-rtts: %w", err)
+			}
+			pc.rtts = append(pc.rtts, d.Seconds())
+		}
+		if pc.post < 1 || pc.procs < 1 || pc.base < 1 {
+			return errors.New("--paper-post, --paper-procs and --paper-base must be positive")
+		}
+		if err := os.MkdirAll(c.out, 0o755); err != nil {
+			return err
+		}
+		return paperExperiments(context.Background(), pc)
+	}
 	if *quick {
 		c.size, *rtts, *bws, c.work = 256_000, "0,50ms", "1MB/s,16MB/s", 4
 	}

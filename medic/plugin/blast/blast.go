@@ -297,20 +297,22 @@ func dbInfo(ctx context.Context, bin, db string) (string, int64, error) {
 	return string(m[1]), n, nil
 }
 
-// resolve maps ids to (OID, accession) in db, in OID order. It returns the
-// ids the database lacks separately.
-func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []string, missing []string, err error) {
+// resolve maps ids to (OID, accession) in db and returns the accessions in
+// OID order, with the long form of each id (what -outfmt "6 sseqid"
+// prints, "sp|P12345|NAME") mapped to its accession in alias. It returns
+// the ids the database lacks separately.
+func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []string, alias map[string]string, missing []string, err error) {
 	list := filepath.Join(dir, "ids.txt")
 	if err := os.WriteFile(list, []byte(strings.Join(ids, "\n")+"\n"), 0o600); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	out, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%o\t%a")
+	out, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%o\t%a\t%i")
 	if err != nil && len(out) == 0 && !bytes.Contains(stderr, []byte("Skipped")) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	missing = skipped(stderr)
 	if err != nil && len(missing) == 0 {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	type hit struct {
 		oid int64
@@ -318,15 +320,18 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 	}
 	var hits []hit
 	seen := map[int64]bool{}
+	alias = map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if line == "" {
 			continue
 		}
-		o, a, ok := strings.Cut(line, "\t")
-		oid, perr := strconv.ParseInt(o, 10, 64)
-		if !ok || perr != nil {
-			return nil, nil, fmt.Errorf("blast: blastdbcmd printed %q, want OID and accession", line)
+		f := strings.Split(line, "\t")
+		oid, perr := strconv.ParseInt(f[0], 10, 64)
+		if len(f) != 3 || perr != nil {
+			return nil, nil, nil, fmt.Errorf("blast: blastdbcmd printed %q, want OID, accession and id", line)
 		}
+		a := f[1]
+		alias[f[2]] = a
 		if !seen[oid] {
 			seen[oid] = true
 			hits = append(hits, hit{oid, a})
@@ -336,15 +341,16 @@ func resolve(ctx context.Context, bin, db, dir string, ids []string) (accs []str
 	for _, h := range hits {
 		accs = append(accs, h.acc)
 	}
-	return accs, missing, nil
+	return accs, alias, missing, nil
 }
 
 // regeneration is one storage-site run: the tiny database and the query
 // records it re-runs the search with.
 type regeneration struct {
 	m       *meta
-	accs    []string // m.Accs, split
-	hits    [][]int  // m.Hits decoded: each query's indices into accs; nil without them
+	accs    []string       // m.Accs, split
+	index   map[string]int // accession or long id (as in the tiny database) -> index into accs
+	hits    [][]int        // m.Hits decoded: each query's indices into accs; nil without them
 	bin     string
 	dir     string
 	tiny    string   // the tiny database
@@ -376,16 +382,23 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chun
 	if err := os.WriteFile(list, []byte(m.Accs+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	fa := filepath.Join(dir, "hits.fa")
-	_, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%f", "-out", fa)
+	// Each sequence with its long id and its title as they are (-outfmt
+	// %f would shorten the id, and so change what sseqid prints; with
+	// -long_seqids it drops a title's trailing blanks, which the pairwise
+	// report prints).
+	tab, stderr, err := run(ctx, bin, "blastdbcmd", "-db", db, "-entry_batch", list, "-outfmt", "%i %t\t%s")
 	if missing := skipped(stderr); len(missing) > 0 {
 		return nil, fmt.Errorf("%w: blast: replica %s lacks %d hit sequence(s): %s", medic.ErrMissing, db, len(missing), strings.Join(missing, ", "))
 	}
 	if err != nil {
 		return nil, err
 	}
-	seqs, err := os.ReadFile(fa)
+	seqs, err := tabToFASTA(tab)
 	if err != nil {
+		return nil, fmt.Errorf("blast: blastdbcmd on replica %s: %w", db, err)
+	}
+	fa := filepath.Join(dir, "hits.fa")
+	if err := os.WriteFile(fa, seqs, 0o600); err != nil {
 		return nil, err
 	}
 	switch n := len(lineStarts(seqs, ">")); {
@@ -395,7 +408,7 @@ func regenerate(ctx context.Context, bin, db, dir string, m *meta, workers, chun
 		// An accession names several sequences here: another database.
 		return nil, fmt.Errorf("%w: blast: replica %s resolves the %d hit accessions to %d sequences", medic.ErrDigest, db, len(accs), n)
 	}
-	r := &regeneration{m: m, accs: accs, bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
+	r := &regeneration{m: m, accs: accs, index: seqIndex(seqs, accs), bin: bin, dir: dir, tiny: filepath.Join(dir, "tiny"), recs: fastaRecords(m.Query), workers: max(workers, 1), chunks: max(chunks, 1), log: log}
 	if m.Hits != nil {
 		if len(m.Hits) != len(r.recs) {
 			return nil, fmt.Errorf("blast: corrupt metadata: hits for %d queries, the query file has %d", len(m.Hits), len(r.recs))
@@ -569,69 +582,105 @@ func (r *regeneration) blast(ctx context.Context, name, query string, only []str
 	return os.ReadFile(res)
 }
 
-// repair checks a regenerated pairwise report query by query against the
-// hits the compute site saw. On the tiny database a query can gain a
-// marginal hit that belongs to another query of its chunk (BLAST's
-// preliminary cutoffs depend on the database searched); such a query is
-// searched again alone, restricted to its own hits (-seqidlist), which
-// gives back its original section.
+// repair checks a regenerated output query by query against the hits the
+// compute site saw. On the tiny database a query can gain a marginal hit
+// that belongs to another query of its chunk (BLAST's preliminary cutoffs
+// depend on the database searched); such a query is searched again alone,
+// restricted to its own hits (-seqidlist), which gives back its original
+// section.
 func (r *regeneration) repair(ctx context.Context, out []byte) ([]byte, error) {
-	if r.hits == nil || strings.TrimSpace(r.m.Outfmt) != "0" {
+	if r.hits == nil {
 		return out, nil
 	}
-	p, err := splitPairwise(out)
-	if err != nil || len(p.queries) != len(r.hits) {
-		return nil, fmt.Errorf("%w: blast: the re-run's report does not have the original's %d queries", medic.ErrDigest, len(r.hits))
+	s, err := split(out, r.m.Outfmt, r.recs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: blast: the re-run's output cannot be cut into the original's %d queries: %v", medic.ErrDigest, len(r.hits), err)
 	}
 	repaired := 0
-	for i, sec := range p.queries {
-		got, err := HitIDs(sec, "0")
+	for i, sec := range s.queries {
+		got, err := HitIDs(sec, r.m.Outfmt)
 		if err != nil {
 			return nil, err
 		}
-		if sameHits(got, r.hits[i], r.accs) {
+		if sameHits(got, r.hits[i], r.index) {
 			continue
 		}
 		alone, err := r.blast(ctx, fmt.Sprintf("query%d", i), r.recs[i], r.accsOf(r.hits[i]))
 		if err != nil {
 			return nil, err
 		}
-		ap, err := splitPairwise(alone)
-		if err != nil || len(ap.queries) != 1 {
-			return nil, fmt.Errorf("%w: blast: re-running query %d alone gave no single query section", medic.ErrDigest, i+1)
+		as, err := split(alone, r.m.Outfmt, r.recs[i:i+1])
+		if err != nil {
+			return nil, fmt.Errorf("%w: blast: re-running query %d alone: %v", medic.ErrDigest, i+1, err)
 		}
-		p.queries[i] = ap.queries[0]
+		s.queries[i] = as.queries[0]
 		repaired++
 	}
 	if repaired == 0 {
 		return out, nil
 	}
 	r.log.Info("blast: re-ran queries alone whose hits differed on the tiny database", "queries", repaired)
-	var b bytes.Buffer
-	b.Write(p.header)
-	for _, q := range p.queries {
-		b.Write(q)
-	}
-	b.Write(p.footer)
-	return b.Bytes(), nil
+	return s.bytes(), nil
 }
 
 // sameHits reports whether the hit ids got are the accessions want (indices
-// into accs), as sets.
-func sameHits(got []string, want []int, accs []string) bool {
+// into accs, which index maps ids to), as sets.
+func sameHits(got []string, want []int, index map[string]int) bool {
 	if len(got) != len(want) {
 		return false
 	}
-	set := make(map[string]bool, len(want))
+	set := make(map[int]bool, len(want))
 	for _, k := range want {
-		set[accs[k]] = true
+		set[k] = true
 	}
 	for _, id := range got {
-		if !set[id] {
+		k, ok := index[id]
+		if !ok || !set[k] {
 			return false
 		}
+		delete(set, k)
 	}
 	return true
+}
+
+// tabToFASTA turns blastdbcmd's "ID TITLE<tab>SEQUENCE" lines into FASTA.
+// A title may hold a tab, a sequence cannot: the last tab splits them.
+func tabToFASTA(tab []byte) ([]byte, error) {
+	var b bytes.Buffer
+	for _, line := range bytes.Split(bytes.TrimSuffix(tab, []byte("\n")), []byte("\n")) {
+		i := bytes.LastIndexByte(line, '\t')
+		if i < 0 {
+			return nil, fmt.Errorf("printed %.80q, want an id, a title, a tab and a sequence", line)
+		}
+		b.WriteByte('>')
+		b.Write(line[:i])
+		b.WriteByte('\n')
+		b.Write(line[i+1:])
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+// seqIndex maps the ids of the tiny database's sequences (FASTA text in
+// accs' order) to their index: each accession, and the first word of each
+// defline joined by Ctrl-A (what sseqid and sallseqid print).
+func seqIndex(fasta []byte, accs []string) map[string]int {
+	index := make(map[string]int, 2*len(accs))
+	for k, a := range accs {
+		index[a] = k
+	}
+	for k, at := range lineStarts(fasta, ">") {
+		if k >= len(accs) {
+			break
+		}
+		line, _, _ := bytes.Cut(fasta[at+1:], []byte("\n"))
+		for _, def := range bytes.Split(line, []byte("\x01")) {
+			if f := bytes.Fields(def); len(f) > 0 {
+				index[string(f[0])] = k
+			}
+		}
+	}
+	return index
 }
 
 // delta codes ascending indices as their differences (smaller numbers
@@ -699,7 +748,7 @@ func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, err
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	accs, missing, err := resolve(ctx, p.bin, p.db, dir, ids)
+	accs, alias, missing, err := resolve(ctx, p.bin, p.db, dir, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -712,29 +761,36 @@ func encode(ctx context.Context, src medic.Source, log *slog.Logger) (*meta, err
 		DBTitle: title, DBSize: size, Query: string(query), Accs: strings.Join(accs, "\n"),
 		Vary: varyLines(out),
 	}
-	if p.outfmt == "0" {
-		m.Weights, m.Hits = perQuery(out, string(query), accs)
-	}
+	m.Weights, m.Hits = perQuery(out, p.outfmt, string(query), accs, alias)
 	return m, nil
 }
 
-// perQuery returns each query's weight and hits (see meta) for a pairwise
-// report, or nils when its queries cannot be matched to the query file's
-// records or a printed id is not an accession of the database.
-func perQuery(out []byte, query string, accs []string) ([]int64, [][]int) {
-	p, err := splitPairwise(out)
-	if err != nil || len(p.queries) != len(fastaRecords(query)) {
+// perQuery returns each query's weight and hits (see meta), or nils when
+// the output's queries cannot be matched to the query file's records (see
+// split) or a printed id is not an accession of the database.
+func perQuery(out []byte, outfmt, query string, accs []string, alias map[string]string) ([]int64, [][]int) {
+	recs := fastaRecords(query)
+	if recs == nil {
+		return nil, nil
+	}
+	p, err := split(out, outfmt, recs)
+	if err != nil {
 		return nil, nil
 	}
 	index := make(map[string]int, len(accs))
 	for i, a := range accs {
 		index[a] = i
 	}
+	for id, a := range alias {
+		if i, ok := index[a]; ok {
+			index[id] = i
+		}
+	}
 	weights := make([]int64, len(p.queries))
 	hits := make([][]int, len(p.queries))
 	for i, sec := range p.queries {
 		weights[i] = int64(len(sec))
-		ids, err := HitIDs(sec, "0")
+		ids, err := HitIDs(sec, outfmt)
 		if err != nil {
 			return nil, nil
 		}

@@ -10,30 +10,37 @@
 // blastdbcmd for the hits' OIDs, so it costs a fraction of a second.
 //
 // At the storage site Decode extracts those sequences from the local replica
-// (blastdbcmd -entry_batch), builds a tiny database from them in that order
-// (makeblastdb) and re-runs the same search with -dbsize set to the original
-// database's residues. That is what makes the result exact: the E-values
-// then match and tabular output (-outfmt 6/10) is byte-identical; -outfmt 7
-// differs only in its "# Database:" path lines and the final query count,
-// the pairwise report (-outfmt 0) only in the database counts in the header
-// and footer, the posted date and each query's "Effective search space used"
-// line, and Decode writes the original text back over those lines.
+// (blastdbcmd -entry_batch, with their long ids, so that sseqid prints as
+// it did), builds a tiny database from them in that order (makeblastdb)
+// and re-runs the same search with -dbsize set to the original database's
+// residues. That is what makes the result exact: the E-values then match
+// and tabular output (-outfmt 6/10) is byte-identical; -outfmt 7 differs
+// only in its "# Database:" path lines and the final query count, the
+// pairwise report (-outfmt 0) only in the database counts in the header
+// and footer, the posted date and each query's "Effective search space
+// used" line, and Decode writes the original text back over those lines.
 //
 // The re-run is spread over the storage site's cores (resource
 // blast.workers, default: all of them): the queries are cut into
 // consecutive chunks (blast.chunks, default 4 per worker), the chunks run
 // concurrently, and their outputs are joined as one run would have printed
-// them (one header, one footer). For a pairwise report the chunks are of
-// about equal weight (the bytes each query took in the original report)
-// and each searches only its own queries' hits (-seqidlist); Decode then
-// compares each query's hits with the ones the compute site saw: on the
-// tiny database a query can gain a marginal hit that belongs to another
-// query (BLAST's preliminary cutoffs depend on the database searched), so
-// such a query is searched again alone, restricted to its own hits, which
-// gives its original section back. Tabular chunks search the whole tiny
-// database. If the result still differs from the original's SHA-256,
-// Decode fails with medic.ErrDigest and nothing is kept; `pario medic send`
-// then sends the output again with its fallback plugin (zstd).
+// them (one header, one footer). When the output can be cut at its queries
+// (always for -outfmt 0 and 7; for 6 and 10 when a column is qseqid, qacc
+// or qaccver, as in the default columns, and the query file's ids tell its
+// records apart) the chunks are of about equal weight (the bytes each
+// query took in the original output) and each searches only its own
+// queries' hits (-seqidlist). Searching the whole tiny database instead
+// gains marginal hits (E near the cutoff) that belong to other queries,
+// and can order hits of equal score differently: BLAST's preliminary
+// cutoffs depend on the database searched. Decode then compares
+// each query's hits with the ones the compute site saw, and a query that
+// still differs is searched again alone, restricted to its own hits, which
+// gives its original section back. Tabular output that cannot be cut
+// (no query id column) is searched against the whole tiny database and
+// may not come back exact at BLAST's default E-value. If the result
+// differs from the original's SHA-256, Decode fails with medic.ErrDigest
+// and nothing is kept; `pario medic send` then sends the output again with
+// its fallback plugin (zstd).
 //
 // # Params (Source.Params, `pario medic send --param key=value`)
 //
@@ -45,7 +52,9 @@
 //	outfmt           "0" (pairwise, default), "6", "7", "10" or a custom
 //	                 tabular spec such as "6 qseqid sseqid evalue"; the
 //	                 tabular forms must include sseqid, sacc, saccver or
-//	                 sallseqid so the hits can be read from the output
+//	                 sallseqid so the hits can be read from the output,
+//	                 and should include qseqid, qacc or qaccver so each
+//	                 query's hits can be (see above)
 //	evalue           -evalue (default BLAST's 10)
 //	max_target_seqs  -max_target_seqs (default BLAST's)
 //	options          further search options, whitespace-separated, exactly

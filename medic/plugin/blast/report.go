@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pario/pario/medic"
@@ -82,16 +83,53 @@ func fastaRecords(q string) []string {
 	return recs
 }
 
-// pairwise is a pairwise (-outfmt 0) report cut at its queries.
-type pairwise struct {
-	header  []byte   // up to the first "Query=" line
-	queries [][]byte // one per query, each from its "Query=" line
-	footer  []byte   // the database statistics and search parameters
+// sections is an output cut at its queries.
+type sections struct {
+	header  []byte   // up to the first "Query=" line; none in tabular output
+	queries [][]byte // one per query, each from its "Query=" line, its
+	// "# BLASTP" comment line or its first tabular line (and empty in
+	// -outfmt 6 and 10 for a query without hits)
+	footer []byte // the database statistics and search parameters, or the
+	// "# BLAST processed" line
+}
+
+// bytes joins the sections back into an output.
+func (s sections) bytes() []byte {
+	var b bytes.Buffer
+	b.Write(s.header)
+	for _, q := range s.queries {
+		b.Write(q)
+	}
+	b.Write(s.footer)
+	return b.Bytes()
+}
+
+// split cuts an output in format outfmt into one section per query record
+// of recs. It fails when the sections cannot be told apart or matched to
+// the records: tabular output without a query id column, query ids that
+// do not name the records in order, a count that differs.
+func split(out []byte, outfmt string, recs []string) (sections, error) {
+	var s sections
+	var err error
+	switch f := strings.Fields(outfmt); {
+	case len(f) == 0:
+		return s, errors.New("blast: empty outfmt")
+	case f[0] == "0":
+		s, err = splitPairwise(out)
+	case f[0] == "7":
+		s, err = splitCommented(out)
+	default:
+		return splitTabular(out, outfmt, recs)
+	}
+	if err == nil && len(s.queries) != len(recs) {
+		err = fmt.Errorf("blast: output has %d query sections, the query file %d records", len(s.queries), len(recs))
+	}
+	return s, err
 }
 
 // splitPairwise cuts a pairwise report into header, queries and footer.
-func splitPairwise(b []byte) (pairwise, error) {
-	var p pairwise
+func splitPairwise(b []byte) (sections, error) {
+	var p sections
 	starts := lineStarts(b, "Query= ")
 	if len(starts) == 0 {
 		return p, errors.New("blast: pairwise report has no \"Query=\" line")
@@ -111,6 +149,119 @@ func splitPairwise(b []byte) (pairwise, error) {
 	}
 	p.footer = b[foot:]
 	return p, nil
+}
+
+// splitCommented cuts -outfmt 7 output at its queries: each starts with the
+// program's line ("# BLASTP 2.12.0+", the output's first line), queries
+// without hits included, and the output ends with "# BLAST processed".
+func splitCommented(b []byte) (sections, error) {
+	var s sections
+	first, _, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || !bytes.HasPrefix(first, []byte("# ")) {
+		return s, errors.New("blast: -outfmt 7 output does not start with the program's comment line")
+	}
+	starts := lineStarts(b, string(first)+"\n")
+	foot := lineStarts(b, "# BLAST processed ")
+	if len(foot) != 1 || foot[0] < starts[len(starts)-1] {
+		return s, errors.New("blast: -outfmt 7 output does not end with one \"# BLAST processed\" line")
+	}
+	for i, at := range starts {
+		end := foot[0]
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		s.queries = append(s.queries, b[at:end])
+	}
+	s.footer = b[foot[0]:]
+	return s, nil
+}
+
+// queryColumn returns the 0-based query id column of a tabular outfmt, or
+// -1 when it has none.
+func queryColumn(outfmt string) int {
+	f := strings.Fields(outfmt)
+	if len(f) <= 1 {
+		return 0 // std: qaccver first
+	}
+	for i, c := range f[1:] {
+		switch c {
+		case "qseqid", "qacc", "qaccver", "std":
+			return i
+		}
+	}
+	return -1
+}
+
+// splitTabular cuts -outfmt 6 or 10 output at its queries. BLAST prints a
+// query's lines together, in the order of the query file, and nothing for
+// a query without hits; the query id column tells which record a run of
+// lines belongs to.
+func splitTabular(b []byte, outfmt string, recs []string) (sections, error) {
+	s := sections{queries: make([][]byte, len(recs))}
+	col := queryColumn(outfmt)
+	if col < 0 {
+		return s, fmt.Errorf("blast: outfmt %q has no query id column (qseqid, qacc or qaccver)", outfmt)
+	}
+	sep := []byte("\t")
+	if strings.Fields(outfmt)[0] == "10" {
+		sep = []byte(",")
+	}
+	names := recordNames(recs)
+	last, start := -1, 0
+	var key []byte
+	for off := 0; off < len(b); {
+		end := len(b)
+		if nl := bytes.IndexByte(b[off:], '\n'); nl >= 0 {
+			end = off + nl + 1
+		}
+		cols := bytes.Split(bytes.TrimRight(b[off:end], "\n"), sep)
+		if col >= len(cols) {
+			return s, fmt.Errorf("blast: output line %q has no column %d", b[off:end], col+1)
+		}
+		if last < 0 || !bytes.Equal(cols[col], key) {
+			k, ok := names[string(cols[col])]
+			if !ok || k <= last {
+				return s, fmt.Errorf("blast: query id %q does not name one query record after record %d", cols[col], last+1)
+			}
+			if last >= 0 {
+				s.queries[last] = b[start:off]
+			}
+			last, start, key = k, off, cols[col]
+		}
+		off = end
+	}
+	if last >= 0 {
+		s.queries[last] = b[start:]
+	}
+	return s, nil
+}
+
+// recordNames maps the ids BLAST may print for each query record to the
+// record's index: the defline's first word, its "|"-separated parts and
+// those without a ".N" version. A name two records share maps to -1.
+func recordNames(recs []string) map[string]int {
+	names := map[string]int{}
+	add := func(n string, i int) {
+		if n == "" {
+			return
+		}
+		if j, ok := names[n]; ok && j != i {
+			i = -1
+		}
+		names[n] = i
+	}
+	for i, r := range recs {
+		word := strings.Fields(strings.SplitN(r[1:], "\n", 2)[0])[0]
+		for _, n := range append([]string{word}, strings.Split(word, "|")...) {
+			add(n, i)
+			if dot := strings.LastIndexByte(n, '.'); dot > 0 {
+				if _, err := strconv.Atoi(n[dot+1:]); err == nil {
+					add(n[:dot], i)
+				}
+			}
+		}
+	}
+	return names
 }
 
 // lineStarts returns the offsets of the lines of b that begin with prefix.

@@ -208,14 +208,12 @@ func FuzzReport(f *testing.F) {
 		if got, err := restoreVary(out, varyLines(out)); err != nil || string(got) != string(out) {
 			t.Fatalf("restoring an output's own database lines changed it (%v)", err)
 		}
-		if p, err := splitPairwise(out); err == nil {
-			whole := string(p.header)
-			for _, q := range p.queries {
-				whole += string(q)
-			}
-			if whole+string(p.footer) != string(out) {
-				t.Fatal("header, queries and footer do not add up to the report")
-			}
+		if p, err := splitPairwise(out); err == nil && string(p.bytes()) != string(out) {
+			t.Fatal("header, queries and footer do not add up to the report")
+		}
+		// Cut against two records, as a query file of q1 and q2 would be.
+		if s, err := split(out, outfmt, []string{">q1\nM\n", ">q2\nM\n"}); err == nil && string(s.bytes()) != string(out) {
+			t.Fatalf("the sections of -outfmt %q do not add up to the output", outfmt)
 		}
 		if recs := fastaRecords(string(out)); recs != nil && strings.Join(recs, "") != string(out) {
 			t.Fatal("FASTA records do not add up to the query file")
@@ -270,5 +268,82 @@ func TestDecodeChecksMetadata(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "corrupt metadata") {
 			t.Errorf("%s: %v, want a corrupt-metadata error", name, err)
 		}
+	}
+}
+
+func TestSplitTabular(t *testing.T) {
+	recs := []string{">tr|W0FSK4|W0FSK4_9FLAV polyprotein\nMK\n", ">q2 no hits\nMK\n", ">XP_1.2 desc\nMK\n"}
+	for _, tc := range []struct {
+		name, outfmt, out string
+		want              []string // sections; nil: split must fail
+	}{
+		{"std", "6", "tr|W0FSK4|W0FSK4_9FLAV\tA\t1\ntr|W0FSK4|W0FSK4_9FLAV\tB\t2\nXP_1.2\tC\t3\n",
+			[]string{"tr|W0FSK4|W0FSK4_9FLAV\tA\t1\ntr|W0FSK4|W0FSK4_9FLAV\tB\t2\n", "", "XP_1.2\tC\t3\n"}},
+		{"accession", "10 sseqid qacc", "A,W0FSK4\nC,XP_1\n", []string{"A,W0FSK4\n", "", "C,XP_1\n"}},
+		{"no newline at the end", "6 qseqid sseqid", "q2\tA", []string{"", "q2\tA", ""}},
+		{"empty", "6", "", []string{"", "", ""}},
+		{"out of order", "6", "q2\tA\nW0FSK4\tB\n", nil},
+		{"unknown query", "6", "q9\tA\n", nil},
+		{"query twice", "6", "q2\tA\nXP_1\tB\nq2\tC\n", nil},
+		{"no query column", "6 sseqid evalue", "A\t1\n", nil},
+		{"short line", "6 sseqid qseqid", "A\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := split([]byte(tc.out), tc.outfmt, recs)
+			if tc.want == nil {
+				if err == nil {
+					t.Fatalf("split succeeded: %q", s.queries)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]string, len(s.queries))
+			for i, q := range s.queries {
+				got[i] = string(q)
+			}
+			if !reflect.DeepEqual(got, tc.want) || string(s.bytes()) != tc.out {
+				t.Fatalf("sections %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// Two records with the same id cannot be told apart.
+	if _, err := split([]byte("q\tA\n"), "6", []string{">q a\nM\n", ">q b\nM\n"}); err == nil {
+		t.Fatal("split matched a line to one of two records with the same id")
+	}
+}
+
+func TestSplitCommented(t *testing.T) {
+	q := func(id, hits string) string {
+		return "# BLASTP 2.12.0+\n# Query: " + id + "\n# Database: db\n" + hits
+	}
+	q1 := q("q1", "# Fields: query acc.ver, subject acc.ver\n# 1 hits found\nq1\tA\n")
+	q2 := q("q2", "# 0 hits found\n")
+	foot := "# BLAST processed 2 queries\n"
+	s, err := split([]byte(q1+q2+foot), "7", []string{">q1\nM\n", ">q2\nM\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.queries) != 2 || string(s.queries[0]) != q1 || string(s.queries[1]) != q2 || string(s.footer) != foot {
+		t.Fatalf("split wrong: %q footer %q", s.queries, s.footer)
+	}
+	for _, bad := range []string{q1 + q2, q1 + foot, "q1\tA\n" + foot, ""} {
+		if _, err := split([]byte(bad), "7", []string{">q1\nM\n", ">q2\nM\n"}); err == nil {
+			t.Errorf("split(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestTabToFASTA(t *testing.T) {
+	got, err := tabToFASTA([]byte("tr|A1|A1_X Title with\ttab and trailing blank \tMKV\nB2 \tGG\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ">tr|A1|A1_X Title with\ttab and trailing blank \nMKV\n>B2 \nGG\n"; string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if _, err := tabToFASTA([]byte("no tab here\n")); err == nil {
+		t.Fatal("a line without a tab was accepted")
 	}
 }
