@@ -51,10 +51,10 @@ lint:
 	$(GO) mod tidy -diff
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 race:
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -timeout 25m -race $(RACE_PKGS)
 
 # test-hdf5 vets the cgo back ends and writes a file with each under mpirun, checked with
 # h5dump and ncdump.
