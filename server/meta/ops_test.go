@@ -82,7 +82,7 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
-		Op:        OpLookup.OpInfo,
+		Op: OpLookup.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&LookupRequest{Path: "/a/b"}, then(rawPath("/a/b"), noCred)),
 			optest.V(&LookupRequest{Path: "/a", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{4, 27}}}, then(rawPath("/a"), rawCred(1000, 100, 4, 27))),
@@ -239,7 +239,7 @@ var opSamples = []optest.Sample{
 		Responses: attrResponses(),
 	},
 	{
-		Op:        OpGetByID.OpInfo,
+		Op: OpGetByID.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&GetByIDRequest{ID: 7}, then(rawID(7), func(e *wire.Enc) { e.U32(0) }, noCred)),
 			optest.V(&GetByIDRequest{ID: 7, Want: MayRead | MayWrite, Cred: Cred{Uid: 1}}, then(rawID(7), func(e *wire.Enc) { e.U32(6) }, rawCred(1, 0))),

@@ -32,15 +32,15 @@ func (k Kind) valid() bool { return k == KindDir || k == KindFile || k.Special()
 
 // Attr is everything the metadata server knows about an entry.
 type Attr struct {
-	ID    FileID
-	Kind  Kind
-	Mode  uint32 // permission bits only (0o755, 0o644), setuid, setgid, sticky
+	ID   FileID
+	Kind Kind
+	Mode uint32 // permission bits only (0o755, 0o644), setuid, setgid, sticky
 	// Uid and Gid own the entry. Records written before owners were kept
 	// (attribute versions 1 and 2) read as root's: 0 and 0.
 	Uid, Gid uint32
-	Mtime int64  // unix nanoseconds: data (or entries) last changed
-	Ctime int64  // unix nanoseconds: anything about the entry last changed
-	Atime int64  // unix nanoseconds: last read (relatime, see AttrChanges.Access)
+	Mtime    int64 // unix nanoseconds: data (or entries) last changed
+	Ctime    int64 // unix nanoseconds: anything about the entry last changed
+	Atime    int64 // unix nanoseconds: last read (relatime, see AttrChanges.Access)
 	// Rdev is a device node's device number (Linux encoding); 0 otherwise.
 	Rdev uint64
 	// Layout: for a file, its distribution (never zero); for a directory,
