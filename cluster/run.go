@@ -139,6 +139,8 @@ type MetaServerConfig struct {
 	AdoptData bool
 	// Observe, if set, gives the server's observer (package metrics).
 	Observe Observe
+	// RootSquash makes root on the clients nobody (meta.Handler.RootSquash).
+	RootSquash bool
 }
 
 // MetaServer is a running metadata server.
@@ -186,7 +188,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	for i, d := range cfg.Data {
 		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
-	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
+	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 		Observer: cfg.Observe.make("meta", "meta", meta.Ops),
