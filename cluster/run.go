@@ -167,6 +167,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	dbPath := filepath.Join(cfg.Dir, "meta.db")
 	st, err := meta.Open(dbPath, meta.Options{
 		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
+		RootUid: uint32(os.Geteuid()), RootGid: uint32(os.Getegid()),
 	})
 	if err != nil {
 		df.Close()

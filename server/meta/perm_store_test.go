@@ -92,3 +92,16 @@ func TestStorePermissions(t *testing.T) {
 	_, err = s.Create(h.as(ctx, root), "/r", 0o644, dist.Layout{})
 	check("root creates in /", err, nil)
 }
+
+// A new store's root directory belongs to Options.RootUid and RootGid:
+// whoever runs the metadata server may write in the file system it made.
+func TestRootOwner(t *testing.T) {
+	s := openT(t, Options{Servers: 1, RootUid: alice.Uid, RootGid: alice.Gid})
+	a, err := s.Lookup(t.Context(), "/")
+	if err != nil || a.Uid != alice.Uid || a.Gid != alice.Gid || a.Mode != 0o755 {
+		t.Fatalf("root: %+v, %v; want %d:%d 0755", a, err, alice.Uid, alice.Gid)
+	}
+	if _, err := s.Mkdir(WithCred(t.Context(), alice), "/home", 0o755); err != nil {
+		t.Errorf("alice writes in her store's root: %v", err)
+	}
+}

@@ -75,7 +75,8 @@ type AttrChanges struct {
 }
 
 // Open opens the metadata database at path, creating it (with the root
-// directory, ID 1, mode 0755) if it does not exist. Options.Servers must be
+// directory, ID 1, mode 0755, owned by Options.RootUid and RootGid) if it
+// does not exist. Options.Servers must be
 // at least 1, and a non-zero Options.DefaultLayout must build for that many
 // servers. If another process holds the database, Open fails after a short
 // wait with an error saying so.
@@ -259,7 +260,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		return errors.New("database has inodes but no format record")
 	}
 	now := time.Now().UnixNano()
-	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: now, Ctime: now, Atime: now}
+	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
 	if err := t.put(&root); err != nil {
 		return err
 	}

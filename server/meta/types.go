@@ -74,6 +74,10 @@ type Options struct {
 	DefaultLayout dist.Layout
 	// Stuffing turns on file stuffing for new files.
 	Stuffing bool
+	// RootUid and RootGid own the root directory of a new store (the
+	// user running the metadata server, so that one who starts a cluster
+	// of its own may write in it); 0, root, when not set.
+	RootUid, RootGid uint32
 	// Datafiles makes and removes datafiles on the I/O servers: Create,
 	// Unstuff and a file's SetLayout make the datafiles a file needs before
 	// they commit it. Nil makes none, for tests of the namespace alone; a
