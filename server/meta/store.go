@@ -973,6 +973,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		if err != nil {
 			return wrapErr(op, newpath, err)
 		}
+		if equalComps(oldc, newc) {
+			return nil
+		}
 		if err := t.mayDelete(&oldParent, &a); err != nil {
 			return wrapErr(op, oldpath, err)
 		}
@@ -985,9 +988,6 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			if err := t.may(&a, MayWrite); err != nil {
 				return wrapErr(op, oldpath, err)
 			}
-		}
-		if equalComps(oldc, newc) {
-			return nil
 		}
 		if a.Kind == KindDir && len(newc) > len(oldc) && equalComps(oldc, newc[:len(oldc)]) {
 			return wrapErr(op, newpath, fmt.Errorf("cannot move directory %s into itself: %w", oldpath, syscall.EINVAL))
