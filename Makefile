@@ -18,7 +18,8 @@ build:
 # MrBayes run), ncbi-blast+ and mmseqs2-examples (the BLAST plugin on real data). Needs root
 # (or sudo); `.ci/run` installs the same list.
 DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin mpicc:libopenmpi-dev fusermount3:fuse3 rsync:rsync getfattr:attr mb:mrbayes \
-	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples
+	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples \
+	useradd:passwd setpriv:util-linux
 
 deps:
 	@missing=""; \
