@@ -105,3 +105,22 @@ func TestRootOwner(t *testing.T) {
 		t.Errorf("alice writes in her store's root: %v", err)
 	}
 }
+
+// An existing name is EEXIST even in a directory the caller may not
+// write, as Linux answers mkdir and open(O_CREAT|O_EXCL).
+func TestExistsBeforeDenied(t *testing.T) {
+	s := openT(t, Options{Servers: 1})
+	ctx := t.Context()
+	if _, err := s.Mkdir(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Mkdir(WithCred(ctx, bob), "/d", 0o755); !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("bob mkdir of an existing name in root's /: %v, want EEXIST", err)
+	}
+	if _, err := s.Create(WithCred(ctx, bob), "/d", 0o644, dist.Layout{}); !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("bob create of an existing name in root's /: %v, want EEXIST", err)
+	}
+	if _, err := s.Mkdir(WithCred(ctx, bob), "/e", 0o755); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("bob mkdir in root's /: %v, want EACCES", err)
+	}
+}

@@ -625,13 +625,26 @@ func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, 
 }
 
 // parentToAdd resolves the directory a new entry named by comps goes in,
-// which the caller must be allowed to write and search.
+// which the caller must be allowed to search and, unless the name is
+// taken (EEXIST first, as Linux answers), to write.
 func (t *txn) parentToAdd(comps []string) (Attr, error) {
 	parent, _, err := t.walkDir(comps[:len(comps)-1])
 	if err != nil {
 		return Attr{}, err
 	}
-	return parent, t.may(&parent, MayWrite|MayExec)
+	return parent, t.mayAdd(&parent, comps[len(comps)-1])
+}
+
+func (t *txn) mayAdd(parent *Attr, name string) error {
+	if err := t.may(parent, MayExec); err != nil {
+		return err
+	}
+	if _, ok, err := t.child(parent.ID, name); err != nil {
+		return err
+	} else if ok {
+		return syscall.EEXIST
+	}
+	return t.may(parent, MayWrite)
 }
 
 // add links the new entry a under name in parent (EEXIST if the name is
@@ -687,13 +700,8 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		if err != nil {
 			return err
 		}
-		if err := t.may(&parent, MayWrite|MayExec); err != nil {
+		if err := t.mayAdd(&parent, comps[len(comps)-1]); err != nil {
 			return err
-		}
-		if _, ok, err := t.child(parent.ID, comps[len(comps)-1]); err != nil {
-			return err
-		} else if ok {
-			return syscall.EEXIST
 		}
 		l, d, err := s.chooseLayout(hints, inherit)
 		if err != nil {
