@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -38,6 +39,30 @@ type Options struct {
 	// (service "meta" or "data", the server's name, its op table), for the
 	// client's metrics (package metrics).
 	Observe func(service, server string, ops wire.OpTable) wire.CallObserver
+	// Cred is who the client's requests act for, unless their context
+	// carries other credentials (meta.WithCred: the FUSE mount passes each
+	// caller's). Nil means this process's effective uid, gid and groups.
+	Cred *meta.Cred
+}
+
+// ProcessCred is the calling process's effective uid, gid and
+// supplementary groups: who it is to the metadata server.
+func ProcessCred() meta.Cred {
+	c := meta.Cred{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
+	groups, _ := os.Getgroups() // none is a safe answer: fewer permissions
+	for _, g := range groups {
+		c.Groups = append(c.Groups, uint32(g))
+	}
+	return c
+}
+
+// cred is who a request acts for: the context's credentials, else the
+// client's.
+func (c *Client) cred(ctx context.Context) meta.Cred {
+	if cr, ok := meta.CredFrom(ctx); ok {
+		return cr
+	}
+	return c.defCred
 }
 
 // The modes callers pass for "a usual file/directory": Create and Mkdir
@@ -50,6 +75,7 @@ const (
 // Client is a connection to one pario cluster. It is safe for concurrent use.
 type Client struct {
 	opts    Options
+	defCred meta.Cred
 	meta    *wire.Endpoint
 	infos   []meta.ServerInfo
 	servers []*wire.Endpoint // by server index
@@ -68,6 +94,11 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	}
 	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
 	c := &Client{opts: opts}
+	if opts.Cred != nil {
+		c.defCred = *opts.Cred
+	} else {
+		c.defCred = ProcessCred()
+	}
 	c.meta = wire.NewEndpoint(fmt.Sprintf("metadata server (%s)", opts.Meta), opts.Meta, opts.Secret, opts.endpoint("meta", "meta", meta.Ops))
 	resp, _, err := wire.Call(ctx, c.meta, meta.OpServers, meta.ServersRequest{}, nil, nil)
 	if err != nil {
@@ -123,7 +154,7 @@ func (c *Client) server(idx uint32) (*wire.Endpoint, error) {
 
 // Lookup returns the metadata of path.
 func (c *Client) Lookup(ctx context.Context, path string) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpLookup, meta.LookupRequest{Path: path})
+	return metaAttr(ctx, c, meta.OpLookup, meta.LookupRequest{Path: path, Cred: c.cred(ctx)})
 }
 
 // Mkdir creates a directory.
@@ -229,7 +260,7 @@ func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) erro
 		}
 		empty = size == 0
 	}
-	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty})
+	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty, Cred: c.cred(ctx)})
 	return err
 }
 
@@ -263,7 +294,7 @@ func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
 
 // SetMtime records a modification time.
 func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
-	req := meta.SetAttrRequest{Path: path}
+	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
 	req.Mtime = &mtime
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -272,7 +303,7 @@ func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
 // SetTimes records access and modification times (unix nanoseconds; nil
 // leaves one as it is), as utimensat(2) does: ctime moves too.
 func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64) error {
-	req := meta.SetAttrRequest{Path: path}
+	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
 	req.Atime, req.Mtime = atime, mtime
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -281,7 +312,7 @@ func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64)
 // Accessed records a read of path at atime (unix nanoseconds) without
 // moving its ctime: what relatime does on a read.
 func (c *Client) Accessed(ctx context.Context, path string, atime int64) (meta.Attr, error) {
-	req := meta.SetAttrRequest{Path: path}
+	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
 	req.Atime, req.Access = &atime, true
 	return metaAttr(ctx, c, meta.OpSetAttr, req)
 }

@@ -23,6 +23,27 @@ func (c *Client) GetByID(ctx context.Context, id meta.FileID) (meta.Attr, error)
 	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: id})
 }
 
+// Access returns the metadata of entry id, having checked that the
+// caller (meta.WithCred, else the client's Cred) may access it as want
+// asks (meta.MayRead, MayWrite, MayExec): what open(2) and access(2) check
+// once the path has been looked up. Denied is fs.ErrPermission (EACCES).
+func (c *Client) Access(ctx context.Context, id meta.FileID, want uint32) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: id, Want: want, Cred: c.cred(ctx)})
+}
+
+// SetAttr changes the attributes ch names (mode, owner, times, ...) as
+// the caller, and returns the entry's new attributes. Only the owner or
+// root changes the mode, only root the owner (see meta.AttrChanges).
+func (c *Client) SetAttr(ctx context.Context, path string, ch meta.AttrChanges) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpSetAttr, meta.SetAttrRequest{Path: path, AttrChanges: ch, Cred: c.cred(ctx)})
+}
+
+// Chown changes the owner and group of path (nil: unchanged), as chown(2).
+func (c *Client) Chown(ctx context.Context, path string, uid, gid *uint32) error {
+	_, err := c.SetAttr(ctx, path, meta.AttrChanges{Uid: uid, Gid: gid})
+	return err
+}
+
 // OpenAttr returns a File for attributes obtained from Lookup, GetByID,
 // Readdir or Create, without asking the metadata server again. path is only
 // used in errors and for Name.
@@ -55,14 +76,14 @@ func (c *Client) UsageOf(ctx context.Context, a meta.Attr) (Usage, error) {
 // namespace and returns its attributes, but leaves a file's datafiles on
 // the I/O servers: call RemoveData when the last user of the data is gone.
 func (c *Client) RemoveEntry(ctx context.Context, path string) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path})
+	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path, Cred: c.cred(ctx)})
 }
 
 // RenameEntry is Rename without the removal of a replaced file's data: it
 // returns the replaced entry's attributes (nil when nothing was replaced),
 // and the caller removes its datafiles with RemoveData when it may.
 func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string) (*meta.Attr, error) {
-	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath}, nil, nil)
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath, Cred: c.cred(ctx)}, nil, nil)
 	return resp.Replaced, err
 }
 
@@ -76,7 +97,7 @@ func (c *Client) RemoveData(ctx context.Context, path string, a meta.Attr) error
 
 // SetMode records new permission bits.
 func (c *Client) SetMode(ctx context.Context, path string, mode uint32) error {
-	req := meta.SetAttrRequest{Path: path}
+	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
 	req.Mode = &mode
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -128,10 +149,10 @@ func (f *File) SetAttr(a meta.Attr) error {
 // Mknod creates a FIFO, socket or device node (kind; rdev for a device):
 // metadata only, it has no datafiles.
 func (c *Client) Mknod(ctx context.Context, path string, kind meta.Kind, mode uint32, rdev uint64) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev})
+	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev, Cred: c.cred(ctx)})
 }
 
 // MkdirAttr creates a directory and returns its attributes.
 func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode})
+	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode, Cred: c.cred(ctx)})
 }

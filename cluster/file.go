@@ -28,12 +28,18 @@ import (
 //	max-conns-per-peer 4096     # optional: connections one host may hold to a server
 //	max-conns 20000             # optional: connections one server accepts at once
 //	wire-protection integrity   # optional: aead (the default) or integrity
+//	root-squash off             # optional: on (the default) or off
 //
 // wire-protection says how frames are protected after the handshake: aead
 // encrypts and authenticates every frame; integrity authenticates every
 // frame but sends it in the clear, for trusted networks. Every server and
 // client of the cluster must use the same (they refuse each other
 // otherwise), which one file for all makes easy.
+//
+// root-squash on makes the metadata server treat requests from a client
+// host's root (uid 0) as from nobody (65534), as NFS's root_squash does;
+// off lets root be root on the file system (to set up directories and
+// owners, say).
 //
 // Server order matters: files record their datafiles by server index, so
 // new servers are appended, never inserted.
@@ -45,6 +51,9 @@ type File struct {
 	Limits Limits
 	// Protection is the wire protection of the cluster's connections.
 	Protection wire.Protection
+	// NoRootSquash is `root-squash off`: root on a client is root on the
+	// file system. The zero value squashes root to nobody.
+	NoRootSquash bool
 	// Dir is the directory the file was read from (relative paths resolve
 	// against it); empty for a file not read from disk.
 	Dir string
@@ -60,7 +69,7 @@ type ServerEntry struct {
 func ParseFile(b []byte) (*File, error) {
 	f := &File{}
 	names := map[string]bool{}
-	protectionSet := false
+	protectionSet, squashSet := false, false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	line := 0
@@ -137,8 +146,16 @@ func ParseFile(b []byte) (*File, error) {
 				return nil, bad("%v", err)
 			}
 			f.Protection, protectionSet = p, true
+		case "root-squash":
+			if len(fields) != 2 || fields[1] != "on" && fields[1] != "off" {
+				return nil, bad("want `root-squash on` or `root-squash off`")
+			}
+			if squashSet {
+				return nil, bad("root-squash given twice")
+			}
+			f.NoRootSquash, squashSet = fields[1] == "off", true
 		default:
-			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer or wire-protection)", fields[0])
+			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer, wire-protection or root-squash)", fields[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -202,6 +219,9 @@ func (f *File) Format() []byte {
 	}
 	if f.Protection != wire.ProtectAEAD {
 		fmt.Fprintf(&b, "wire-protection %s\n", f.Protection)
+	}
+	if f.NoRootSquash {
+		b.WriteString("root-squash off\n")
 	}
 	return b.Bytes()
 }

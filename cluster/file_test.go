@@ -90,6 +90,8 @@ func TestParseFileErrors(t *testing.T) {
 		{"protection arity", ok + "wire-protection\n", "line 4: want `wire-protection aead` or `wire-protection integrity`"},
 		{"protection unknown", ok + "wire-protection none\n", `line 4: wire protection "none": want aead or integrity`},
 		{"protection twice", ok + "wire-protection aead\nwire-protection integrity\n", "line 5: wire-protection given twice"},
+		{"root-squash value", ok + "root-squash maybe\n", "line 4: want `root-squash on` or `root-squash off`"},
+		{"root-squash twice", ok + "root-squash on\nroot-squash off\n", "line 5: root-squash given twice"},
 		{"line too long", ok + "# " + strings.Repeat("x", 70<<10) + "\n", "line 4"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +145,30 @@ func TestParseFileProtection(t *testing.T) {
 		}
 		if f.Protection != tc.want {
 			t.Fatalf("%q: protection %s, want %s", tc.text, f.Protection, tc.want)
+		}
+		g, err := ParseFile(f.Format())
+		if err != nil || !reflect.DeepEqual(f, g) {
+			t.Fatalf("round trip: %+v, %v", g, err)
+		}
+	}
+}
+
+// Root is squashed unless the file says root-squash off.
+func TestParseFileRootSquash(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		squash bool
+	}{
+		{sample, true},
+		{sample + "root-squash on\n", true},
+		{sample + "root-squash off # admin host\n", false},
+	} {
+		f, err := ParseFile([]byte(tc.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.NoRootSquash == tc.squash {
+			t.Errorf("%q: NoRootSquash %v, want %v", tc.text, f.NoRootSquash, !tc.squash)
 		}
 		g, err := ParseFile(f.Format())
 		if err != nil || !reflect.DeepEqual(f, g) {

@@ -43,6 +43,9 @@ type ProcessConfig struct {
 	Output io.Writer
 	// Protection is the wire protection written into the cluster file.
 	Protection wire.Protection
+	// RootSquash leaves root squashing on (the cluster file default);
+	// test clusters turn it off unless asked, as their tests run as root.
+	RootSquash bool
 }
 
 // Processes is a running multi-process cluster.
@@ -77,7 +80,7 @@ func SpawnProcesses(ctx context.Context, cfg ProcessConfig) (_ *Processes, err e
 	if err != nil {
 		return nil, err
 	}
-	f := &File{SecretFile: "secret", Dir: cfg.Dir, Protection: cfg.Protection}
+	f := &File{SecretFile: "secret", Dir: cfg.Dir, Protection: cfg.Protection, NoRootSquash: !cfg.RootSquash}
 	ports, err := freePorts(cfg.DataServers + 1)
 	if err != nil {
 		return nil, err

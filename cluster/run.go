@@ -139,6 +139,8 @@ type MetaServerConfig struct {
 	AdoptData bool
 	// Observe, if set, gives the server's observer (package metrics).
 	Observe Observe
+	// RootSquash makes root on the clients nobody (meta.Handler.RootSquash).
+	RootSquash bool
 }
 
 // MetaServer is a running metadata server.
@@ -165,6 +167,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	dbPath := filepath.Join(cfg.Dir, "meta.db")
 	st, err := meta.Open(dbPath, meta.Options{
 		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
+		RootUid: uint32(os.Geteuid()), RootGid: uint32(os.Getegid()),
 	})
 	if err != nil {
 		df.Close()
@@ -186,7 +189,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	for i, d := range cfg.Data {
 		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
-	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos}, wire.ServerOptions{
+	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
 		Observer: cfg.Observe.make("meta", "meta", meta.Ops),

@@ -22,6 +22,9 @@ import (
 type dirStream struct {
 	fsys *fileSystem
 	path string
+	// cred is who opened the listing (nil: the client's own): later
+	// pages are read as them.
+	cred *meta.Cred
 	page []meta.DirEntry
 	i    int    // next entry of page
 	base uint64 // ordinal of the entry before page[0]
@@ -35,6 +38,9 @@ var _ gofs.FileSeekdirer = (*dirStream)(nil)
 // listed fails opendir's first read with its own errno.
 func (fsys *fileSystem) openDirStream(ctx context.Context, p string) (*dirStream, syscall.Errno) {
 	d := &dirStream{fsys: fsys, path: p}
+	if c, ok := meta.CredFrom(fsys.withCaller(ctx)); ok {
+		d.cred = &c
+	}
 	if errno := d.fetch(ctx, ""); errno != 0 {
 		return nil, errno
 	}
@@ -43,6 +49,9 @@ func (fsys *fileSystem) openDirStream(ctx context.Context, p string) (*dirStream
 
 // fetch replaces the page with the one after cookie.
 func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
+	if d.cred != nil {
+		ctx = meta.WithCred(ctx, *d.cred)
+	}
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
 	page, next, err := d.fsys.c.ReaddirPage(ctx, d.path, cookie, 0)

@@ -37,12 +37,16 @@
 //
 // # What the store cannot do
 //
-// The metadata server keeps no link counts, no symbolic links and no
-// owners: link(2) and symlink(2) fail with ENOTSUP, mknod(2) of anything
-// but a regular file fails with ENOTSUP, every entry is presented as owned
-// by the mounting user (chown/chgrp are accepted and ignored), and atime is
-// not kept (it reads as mtime). Extended attributes other than those below
-// are not supported.
+// The metadata server keeps no link counts and no symbolic links: link(2)
+// and symlink(2) fail with ENOTSUP. Extended attributes other than those
+// below are not supported.
+//
+// # Owners and permissions
+//
+// Every request acts for its caller: the uid and gid of the FUSE request
+// and the caller's supplementary groups (cred.go) go with each metadata
+// request, and the metadata server checks them against the stored owner,
+// group and mode (docs/mount.md says what a second user can do).
 //
 // # Extended attributes
 //

@@ -16,7 +16,7 @@ var expected = map[syscall.Errno]bool{
 	syscall.ENOENT: true, syscall.EEXIST: true, syscall.ENOTDIR: true, syscall.EISDIR: true,
 	syscall.ENOTEMPTY: true, syscall.EINVAL: true, syscall.EBUSY: true, syscall.ENAMETOOLONG: true,
 	syscall.ESTALE: true, syscall.ERANGE: true, syscall.ENODATA: true, syscall.ENOTSUP: true,
-	syscall.EACCES: true,
+	syscall.EACCES: true, syscall.EPERM: true,
 }
 
 // errno maps a client error to what the kernel should see: the errno

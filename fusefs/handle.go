@@ -69,6 +69,11 @@ func (of *openFile) refreshLocked(a meta.Attr) {
 	cur := of.f.Attr()
 	same := cur.Layout == a.Layout && slices.Equal(cur.Servers, a.Servers)
 	if same && (cur.Stuffed == a.Stuffed || !cur.Stuffed) {
+		if cur.Mode != a.Mode {
+			// Writes look at the mode (killPriv).
+			cur.Mode = a.Mode
+			_ = of.f.SetAttr(cur)
+		}
 		return
 	}
 	_ = of.f.SetAttr(a) // only fails for attributes no File could use
@@ -151,7 +156,25 @@ func openFlags(flags uint32) uint32 {
 
 func isDirect(flags uint32) bool { return openFlags(flags)&fuse.FOPEN_DIRECT_IO != 0 }
 
-// open opens the file for a new descriptor, with attributes read afresh.
+// accessFor is the access open(2) with flags asks of a file.
+func accessFor(flags uint32) uint32 {
+	var want uint32
+	switch flags & syscall.O_ACCMODE {
+	case syscall.O_RDONLY:
+		want = meta.MayRead
+	case syscall.O_WRONLY:
+		want = meta.MayWrite
+	default:
+		want = meta.MayRead | meta.MayWrite
+	}
+	if flags&syscall.O_TRUNC != 0 {
+		want |= meta.MayWrite
+	}
+	return want
+}
+
+// open opens the file for a new descriptor, with attributes read afresh
+// and the caller's access checked (accessFor).
 func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall.Errno) {
 	fsys := n.fsys
 	p := n.path()
@@ -166,7 +189,7 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		}
 		return h, openFlags(flags), 0
 	}
-	a, err := fsys.c.GetByID(ctx, n.id)
+	a, err := fsys.c.Access(ctx, n.id, accessFor(flags))
 	if err != nil {
 		h.release(ctx)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -317,6 +340,11 @@ func (h *handle) accessed(ctx context.Context) {
 func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	fsys, of := h.fsys, h.of
 	f := of.file()
+	if m := f.Attr().Mode; m&0o4000 != 0 || m&0o2010 == 0o2010 {
+		if errno := h.killPriv(ctx); errno != 0 {
+			return 0, errno
+		}
+	}
 	limit := fsys.opts.WriteBehind
 	if limit < 0 {
 		ctx, cancel := fsys.ctx(ctx)
@@ -366,6 +394,28 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	h.wrote.Store(true)
 	fsys.stats.write(len(data))
 	return uint32(len(data)), 0
+}
+
+// killPriv clears the setuid and setgid bits of the file before a write
+// by anyone but root, as the kernel's FUSE_WRITE_KILL_SUIDGID asks of a
+// file system: so that no one can plant code in a program that runs with
+// another's rights.
+func (h *handle) killPriv(ctx context.Context) syscall.Errno {
+	ctx, cancel := h.fsys.ctx(ctx)
+	defer cancel()
+	if c, ok := meta.CredFrom(ctx); !ok || c.Root() {
+		return 0
+	}
+	if _, f := h.fsys.orphan(h.of.id); f != nil {
+		return 0
+	}
+	p := h.n.path()
+	a, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{KillPriv: true})
+	if err != nil {
+		return h.fsys.errno("write", p, err)
+	}
+	h.of.refresh(a)
+	return 0
 }
 
 // needsInvalidate reports whether a write through this descriptor must
@@ -434,8 +484,10 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 		return 0
 	}
 	p := h.n.path()
-	err := h.fsys.c.SetMtime(ctx, p, time.Now().UnixNano())
-	if errors.Is(err, fs.ErrNotExist) {
+	// As "now" (UTIME_NOW), which anyone allowed to write may set. One
+	// whose permission went since open is left alone, as a vanished entry.
+	_, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return 0
 	}
 	if err != nil {

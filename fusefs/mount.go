@@ -61,19 +61,17 @@ type Options struct {
 	// on the servers, visible to every client, before write(2) returns.
 	SyncOnClose bool
 	// AllowOther lets users other than the mounting one use the mount
-	// (needs user_allow_other in /etc/fuse.conf unless root). The kernel
-	// then checks permissions against the presented owner and the stored
-	// mode (default_permissions); without it only the mounting user (and
-	// root) can use the mount at all.
+	// (needs user_allow_other in /etc/fuse.conf unless root). Every
+	// request acts for its caller (uid, gid, supplementary groups), and
+	// the metadata server checks it against the stored owners and modes;
+	// the kernel checks them too (default_permissions). Without it only
+	// the mounting user (and root) can use the mount at all.
 	AllowOther bool
 	// Debug logs every FUSE request and reply (go-fuse's debug output).
 	Debug bool
 	// Observer, if set, is told about every FUSE request (package
 	// metrics); see OpObserver.
 	Observer OpObserver
-	// UID and GID own every file and directory (default: the mounting
-	// process's user and group); the store keeps no owners.
-	UID, GID *uint32
 	// Name is shown as the file system's source by mount(8) and df(1)
 	// (default "pario").
 	Name string
@@ -185,15 +183,8 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount %s: %w", abs, syscall.ENOTDIR)
 	}
-	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
-	if opts.UID != nil {
-		uid = *opts.UID
-	}
-	if opts.GID != nil {
-		gid = *opts.GID
-	}
 	fsys := &fileSystem{
-		c: c, log: opts.Logger, opts: opts, uid: uid, gid: gid,
+		c: c, log: opts.Logger, opts: opts,
 		open:   map[meta.FileID]*openFile{},
 		slots:  make(chan struct{}, maxWritesInFlight),
 		logged: map[string]time.Time{},
@@ -232,8 +223,6 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		EntryTimeout:    &entry,
 		AttrTimeout:     &attr,
 		NegativeTimeout: &negative,
-		UID:             uid,
-		GID:             gid,
 		RootStableAttr:  &fs.StableAttr{Ino: uint64(meta.RootID)},
 		// Mode 0 is mode 0 (open(O_CREAT, 0), chmod 0): go-fuse would
 		// otherwise show it as 0644/0755.

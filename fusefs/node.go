@@ -20,12 +20,12 @@ import (
 
 // fileSystem is what every node of one mount shares.
 type fileSystem struct {
-	c        *client.Client
-	log      *slog.Logger
-	opts     Options
-	uid, gid uint32
-	root     *node
-	stats    stats
+	c       *client.Client
+	log     *slog.Logger
+	opts    Options
+	root    *node
+	callers callers
+	stats   stats
 
 	// mu guards open and the opens, unlinked and gone fields of every
 	// openFile in it.
@@ -39,12 +39,13 @@ type fileSystem struct {
 	logged map[string]time.Time
 }
 
-// ctx gives a request's server calls their deadline. The kernel's
-// interrupt (any signal to the caller, even the Go runtime's preemption
-// signal) does not cancel them: a namespace change cut off halfway could
-// have happened without the caller knowing.
+// ctx gives a request's server calls their deadline and the caller's
+// credentials (withCaller). The kernel's interrupt (any signal to the
+// caller, even the Go runtime's preemption signal) does not cancel them: a
+// namespace change cut off halfway could have happened without the caller
+// knowing.
 func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), fsys.opts.OpTimeout)
+	return context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 }
 
 // node is a file or directory of the mount. Its identity is the pario
@@ -77,6 +78,7 @@ var (
 	_ gofs.NodeSetxattrer    = (*node)(nil)
 	_ gofs.NodeListxattrer   = (*node)(nil)
 	_ gofs.NodeRemovexattrer = (*node)(nil)
+	_ gofs.NodeAccesser      = (*node)(nil)
 )
 
 // path is the node's path in the store, as this mount last saw it.
@@ -129,8 +131,8 @@ func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 }
 
 // fillAttr turns pario's attributes into the kernel's. Owners are the
-// mounting user's; blocks are what the datafiles
-// hold on the I/O servers' disks, so holes take none.
+// stored ones; blocks are what the datafiles hold on the I/O servers'
+// disks, so holes take none.
 func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
 	out.Mode = a.Mode&0o7777 | typeBits(a.Kind)
@@ -142,7 +144,7 @@ func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	}
 	at, mt, ct := time.Unix(0, a.Atime), time.Unix(0, a.Mtime), time.Unix(0, a.Ctime)
 	out.SetTimes(&at, &mt, &ct)
-	out.Uid, out.Gid = fsys.uid, fsys.gid
+	out.Uid, out.Gid = a.Uid, a.Gid
 	out.Blksize = MaxIO
 }
 
@@ -212,8 +214,23 @@ func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut
 	return 0
 }
 
-// Setattr changes size (truncate), mode, atime and mtime. Owners cannot be
-// kept and are ignored.
+// Access answers access(2) (and the kernel's checks before exec and
+// chdir): the metadata server checks the caller against the entry's owner,
+// group and mode. With default_permissions (AllowOther) the kernel checks
+// by itself and does not ask.
+func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	_, err := n.fsys.c.Access(ctx, n.id, mask&(meta.MayRead|meta.MayWrite|meta.MayExec))
+	if errors.Is(err, fs.ErrNotExist) {
+		return syscall.ESTALE
+	}
+	return n.fsys.errno("access", n.path(), err)
+}
+
+// Setattr changes size (truncate), mode, owner, atime and mtime, as the
+// caller: the metadata server checks who may (chmod by the owner or root,
+// chown by root, times by the owner, or to now by a writer).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
@@ -222,9 +239,18 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	_, orphan := n.fsys.orphan(n.id)
 	mtime, setMtime := in.GetMTime()
 	atime, setAtime := in.GetATime()
+	// UTIME_NOW for every time given: a writer may do that much.
+	now := (!setMtime || in.Valid&fuse.FATTR_MTIME_NOW != 0) && (!setAtime || in.Valid&fuse.FATTR_ATIME_NOW != 0)
 	if size, ok := in.GetSize(); ok {
 		if n.dir {
 			return syscall.EISDIR
+		}
+		if _, isHandle := fh.(*handle); !isHandle && orphan == nil {
+			// truncate(2) by name: the caller must be allowed to write the file
+			// (ftruncate's descriptor was checked at open).
+			if _, err := n.fsys.c.Access(ctx, n.id, meta.MayWrite); err != nil {
+				return n.fsys.errno("truncate", p, err)
+			}
 		}
 		f, errno := n.fsys.fileFor(ctx, n.id, p, fh)
 		if errno != 0 {
@@ -238,25 +264,32 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			mtime, setMtime = time.Now(), true
 		}
 	}
-	if mode, ok := in.GetMode(); ok && orphan == nil {
-		if err := n.fsys.c.SetMode(ctx, p, mode); err != nil {
-			return n.fsys.errno("chmod", p, err)
-		}
+	// Mode, owner and times change in one request, so the server checks
+	// and applies them together (a chown's clearing of setuid included).
+	var ch meta.AttrChanges
+	if mode, ok := in.GetMode(); ok {
+		ch.Mode = new(mode)
 	}
-	if (setMtime || setAtime) && orphan == nil {
-		var at, mt *int64
-		if setMtime {
-			if of != nil {
-				// An explicit time wins over the one close would record.
-				of.dirty.Store(false)
-			}
-			mt = new(mtime.UnixNano())
+	if uid, ok := in.GetUID(); ok {
+		ch.Uid = new(uid)
+	}
+	if gid, ok := in.GetGID(); ok {
+		ch.Gid = new(gid)
+	}
+	if setMtime {
+		if of != nil {
+			// An explicit time wins over the one close would record.
+			of.dirty.Store(false)
 		}
-		if setAtime {
-			at = new(atime.UnixNano())
-		}
-		if err := n.fsys.c.SetTimes(ctx, p, at, mt); err != nil {
-			return n.fsys.errno("utimens", p, err)
+		ch.Mtime = new(mtime.UnixNano())
+	}
+	if setAtime {
+		ch.Atime = new(atime.UnixNano())
+	}
+	ch.Now = now
+	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
+		if _, err := n.fsys.c.SetAttr(ctx, p, ch); err != nil {
+			return n.fsys.errno("setattr", p, err)
 		}
 	}
 	a, u, errno := n.fsys.stat(ctx, n.id, p)

@@ -50,8 +50,10 @@ Layouts are extended attributes:
   getfattr -n user.pario.layout /mnt/pario/big.dat
   setfattr -n user.pario.layout -v simple_stripe:strip_size=1m /mnt/pario/runs
 
-Hard and symbolic links are not supported (ENOTSUP); every file shows as owned
-by the mounting user. See docs/mount.md.`,
+Files keep their owner, group and mode, and the metadata server checks every
+request as its caller: with --allow-other each user acts as itself (a cluster
+file's root-squash makes root nobody). Hard and symbolic links are not supported
+(ENOTSUP). See docs/mount.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -148,7 +150,7 @@ by the mounting user. See docs/mount.md.`,
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
 	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
-	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount (needs user_allow_other in /etc/fuse.conf unless root)")
+	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount, each as itself (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
 	mf.add(cmd)
 	return cmd

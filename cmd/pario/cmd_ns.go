@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,6 +34,11 @@ func withClient(cmd *cobra.Command, fn func(ctx context.Context, c *client.Clien
 
 func modeString(a meta.Attr) string {
 	m := fs.FileMode(a.Mode & 0o777)
+	for bit, mode := range map[uint32]fs.FileMode{0o4000: fs.ModeSetuid, 0o2000: fs.ModeSetgid, 0o1000: fs.ModeSticky} {
+		if a.Mode&bit != 0 {
+			m |= mode
+		}
+	}
 	switch a.Kind {
 	case meta.KindDir:
 		m |= fs.ModeDir
@@ -53,7 +60,8 @@ func newLsCommand() *cobra.Command {
 		Use:   "ls [-l] [PATH...]",
 		Short: "List directories of the store",
 		Long: `List the entries of directories in the store (default /). With -l, show mode,
-size (computed from the datafiles), modification time and layout.
+owner, group, size (computed from the datafiles), modification time and layout.
+Owners are shown by name when this host knows them, else by number.
 
   pario ls /
   pario ls -l pario:/runs`,
@@ -64,6 +72,7 @@ size (computed from the datafiles), modification time and layout.
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				defer w.Flush()
+				names := ownerNames{}
 				for _, arg := range args {
 					p := storePath(arg)
 					fi, err := c.Stat(ctx, p)
@@ -105,7 +114,7 @@ size (computed from the datafiles), modification time and layout.
 								size = -1
 							}
 						}
-						fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), size,
+						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
 							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), quoteName(e.Name), layoutOf(e.Attr))
 					}
 				}
@@ -115,6 +124,43 @@ size (computed from the datafiles), modification time and layout.
 	}
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "long listing")
 	return cmd
+}
+
+// ownerNames names uids and gids as this host's user and group databases
+// do, remembering each answer for one listing.
+type ownerNames map[string]string
+
+func (n ownerNames) user(uid uint32) string {
+	return n.name("u", uid, func(id string) (string, error) {
+		u, err := user.LookupId(id)
+		if err != nil {
+			return "", err
+		}
+		return u.Username, nil
+	})
+}
+
+func (n ownerNames) group(gid uint32) string {
+	return n.name("g", gid, func(id string) (string, error) {
+		g, err := user.LookupGroupId(id)
+		if err != nil {
+			return "", err
+		}
+		return g.Name, nil
+	})
+}
+
+func (n ownerNames) name(kind string, id uint32, lookup func(string) (string, error)) string {
+	s := strconv.FormatUint(uint64(id), 10)
+	if name, ok := n[kind+s]; ok {
+		return name
+	}
+	name, err := lookup(s)
+	if err != nil || name == "" {
+		name = s
+	}
+	n[kind+s] = name
+	return name
 }
 
 func joinStore(dir, name string) string {
@@ -135,7 +181,7 @@ func newStatCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "stat PATH...",
 		Short: "Show a file's or directory's metadata and layout",
-		Long: `Show what the metadata server knows about a path (id, kind, mode, times,
+		Long: `Show what the metadata server knows about a path (id, kind, mode, owner, times,
 layout, datafile servers, stuffing) and, for files, the size computed from the
 datafiles, like pvfs2-stat.`,
 		Args: cobra.MinimumNArgs(1),
@@ -151,6 +197,8 @@ datafiles, like pvfs2-stat.`,
 						kind = "directory"
 					}
 					fmt.Printf("  path:      %s\n  id:        %d\n  kind:      %s\n  mode:      %s\n", fi.Path, fi.ID, kind, modeString(fi.Attr))
+					names := ownerNames{}
+					fmt.Printf("  owner:     %s (%d)\n  group:     %s (%d)\n", names.user(fi.Uid), fi.Uid, names.group(fi.Gid), fi.Gid)
 					fmt.Printf("  modified:  %s\n  changed:   %s\n", time.Unix(0, fi.Mtime).Format(time.RFC3339), time.Unix(0, fi.Ctime).Format(time.RFC3339))
 					if fi.Kind == meta.KindFile {
 						fmt.Printf("  size:      %d (%s)\n  layout:    %s\n  datafiles: %d on servers %v\n  stuffed:   %v\n",

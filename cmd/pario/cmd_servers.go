@@ -261,6 +261,7 @@ or, without a cluster file:
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
 				Limits: mergeLimits(limits, cf), Protection: protectionOf(cf),
 				AdoptData: adoptData, Observe: mf.observe(),
+				RootSquash: cf != nil && !cf.NoRootSquash,
 			})
 			if err != nil {
 				ln.Close()

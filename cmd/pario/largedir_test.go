@@ -70,7 +70,7 @@ func TestLsAndRmPaged(t *testing.T) {
 		t.Fatalf("pario ls /t: %d names, want %d in byte order", len(got), len(want))
 	}
 	long := strings.Split(strings.TrimSpace(run(t, cf, "ls", "-l", "/t/d1")), "\n")
-	if len(long) != 1501 || !strings.Contains(long[0], "00000") || !strings.HasSuffix(strings.Fields(long[1500])[4], "sub") {
+	if len(long) != 1501 || !strings.Contains(long[0], "00000") || !strings.HasSuffix(strings.Fields(long[1500])[6], "sub") {
 		t.Fatalf("pario ls -l /t/d1: %d lines (want 1501), first %q, last %q", len(long), long[0], long[len(long)-1])
 	}
 

@@ -9,9 +9,11 @@ import (
 
 // attrVersion is the leading byte of every encoded Attr. Version 1 had no
 // Atime and Rdev (it still decodes: Atime reads as Mtime) and only
-// directories and files.
+// directories and files; versions 1 and 2 had no Uid and Gid (they read as
+// 0, root's).
 const (
-	attrVersion   = 2
+	attrVersion   = 3
+	attrVersionV2 = 2
 	attrVersionV1 = 1
 )
 
@@ -28,6 +30,8 @@ func encodeAttr(a *Attr) []byte {
 	b = binary.AppendVarint(b, a.Ctime)
 	b = binary.AppendVarint(b, a.Atime)
 	b = binary.AppendUvarint(b, a.Rdev)
+	b = binary.AppendUvarint(b, uint64(a.Uid))
+	b = binary.AppendUvarint(b, uint64(a.Gid))
 	b = appendString(b, a.Layout.Dist)
 	b = appendString(b, a.Layout.Params)
 	b = binary.AppendUvarint(b, uint64(max(a.Layout.Datafiles, 0)))
@@ -133,7 +137,7 @@ func decodeAttr(b []byte) (Attr, error) {
 	d := decoder{b: b}
 	var a Attr
 	v := d.byte("version")
-	if d.err == nil && v != attrVersion && v != attrVersionV1 {
+	if d.err == nil && v != attrVersion && v != attrVersionV2 && v != attrVersionV1 {
 		return Attr{}, fmt.Errorf("%w: unknown version %d", errCorrupt, v)
 	}
 	a.ID = FileID(d.uvarint("id"))
@@ -149,6 +153,10 @@ func decodeAttr(b []byte) (Attr, error) {
 	} else {
 		a.Atime = d.varint("atime")
 		a.Rdev = d.uvarint("rdev")
+	}
+	if v == attrVersion {
+		a.Uid = d.uint32("uid")
+		a.Gid = d.uint32("gid")
 	}
 	a.Layout.Dist = d.string("layout name")
 	a.Layout.Params = d.string("layout parameters")

@@ -21,8 +21,9 @@
 // The encoding is compact and versioned (all integers are encoding/binary
 // varints; "uv" = unsigned, "sv" = signed zig-zag):
 //
-//	byte   version (2; 1 still decodes: it has no Atime and Rdev, Atime
-//	       then reads as Mtime, and only kinds 1 and 2)
+//	byte   version (3; 2 still decodes: it has no Uid and Gid, which then
+//	       read as 0, root's; so does 1: it has no Atime and Rdev either,
+//	       Atime then reads as Mtime, and only kinds 1 and 2)
 //	uv     ID
 //	byte   Kind (1 = dir, 2 = file, 3 = FIFO, 4 = socket, 5 = character
 //	       device, 6 = block device)
@@ -31,6 +32,8 @@
 //	sv     Ctime (unix ns)
 //	sv     Atime (unix ns)                          (version 2)
 //	uv     Rdev (device number of a device node)    (version 2)
+//	uv     Uid (< 2^32)                             (version 3)
+//	uv     Gid (< 2^32)                             (version 3)
 //	uv+b   Layout.Dist    (length, then bytes)
 //	uv+b   Layout.Params  (length, then bytes)
 //	uv     Layout.Datafiles

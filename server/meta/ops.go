@@ -68,6 +68,28 @@ func getAttr(d *wire.Dec, field string) Attr {
 	return a
 }
 
+// putCred writes who asks: uid, gid and the supplementary groups.
+func putCred(e *wire.Enc, c Cred) {
+	e.U32(c.Uid)
+	e.U32(c.Gid)
+	e.Uvarint(uint64(len(c.Groups)))
+	for _, g := range c.Groups {
+		e.U32(g)
+	}
+}
+
+func getCred(d *wire.Dec) Cred {
+	c := Cred{Uid: d.U32("uid"), Gid: d.U32("gid")}
+	n := d.Int("group count", MaxGroups)
+	if n > 0 && d.Err() == nil {
+		c.Groups = make([]uint32, 0, n)
+		for i := 0; i < n && d.Err() == nil; i++ {
+			c.Groups = append(c.Groups, d.U32("group"))
+		}
+	}
+	return c
+}
+
 func putLayout(e *wire.Enc, l dist.Layout) {
 	if l.IsZero() {
 		e.String("")
@@ -125,13 +147,24 @@ func (r *AttrResponse) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// LookupRequest asks for the attributes of Path.
-type LookupRequest struct{ Path string }
+// LookupRequest asks for the attributes of Path on behalf of Cred.
+//
+// Every request that names a path carries the caller's credentials last;
+// the server checks them (search permission on every directory of the
+// path, and what the op needs), squashing root if configured.
+type LookupRequest struct {
+	Path string
+	Cred Cred
+}
 
-func (r LookupRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+func (r LookupRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	putCred(e, r.Cred)
+}
 
 func (r *LookupRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -141,17 +174,20 @@ type CreateRequest struct {
 	Path   string
 	Mode   uint32
 	Layout dist.Layout
+	Cred   Cred
 }
 
 func (r CreateRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.U32(r.Mode)
 	putLayout(e, r.Layout)
+	putCred(e, r.Cred)
 }
 
 func (r *CreateRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Mode = d.String("path"), d.U32("mode")
 	r.Layout = getLayout(d, "layout")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -159,15 +195,18 @@ func (r *CreateRequest) Decode(d *wire.Dec) error {
 type MkdirRequest struct {
 	Path string
 	Mode uint32
+	Cred Cred
 }
 
 func (r MkdirRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.U32(r.Mode)
+	putCred(e, r.Cred)
 }
 
 func (r *MkdirRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Mode = d.String("path"), d.U32("mode")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -177,6 +216,7 @@ type MknodRequest struct {
 	Kind Kind
 	Mode uint32
 	Rdev uint64
+	Cred Cred
 }
 
 func (r MknodRequest) Encode(e *wire.Enc) {
@@ -184,10 +224,12 @@ func (r MknodRequest) Encode(e *wire.Enc) {
 	e.U8(uint8(r.Kind))
 	e.U32(r.Mode)
 	e.U64(r.Rdev)
+	putCred(e, r.Cred)
 }
 
 func (r *MknodRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Kind, r.Mode, r.Rdev = d.String("path"), Kind(d.U8("kind")), d.U32("mode"), d.U64("rdev")
+	r.Cred = getCred(d)
 	if err := d.Done(); err != nil {
 		*r = MknodRequest{}
 		return err
@@ -209,16 +251,19 @@ type ReaddirRequest struct {
 	Path   string
 	Cookie string
 	Max    uint32
+	Cred   Cred
 }
 
 func (r ReaddirRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.String(r.Cookie)
 	e.U32(r.Max)
+	putCred(e, r.Cred)
 }
 
 func (r *ReaddirRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Cookie, r.Max = d.String("path"), d.String("cookie"), d.U32("max")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -259,15 +304,20 @@ func (r *ReaddirResponse) Decode(d *wire.Dec) error {
 }
 
 // RenameRequest moves OldPath to NewPath.
-type RenameRequest struct{ OldPath, NewPath string }
+type RenameRequest struct {
+	OldPath, NewPath string
+	Cred             Cred
+}
 
 func (r RenameRequest) Encode(e *wire.Enc) {
 	e.String(r.OldPath)
 	e.String(r.NewPath)
+	putCred(e, r.Cred)
 }
 
 func (r *RenameRequest) Decode(d *wire.Dec) error {
 	r.OldPath, r.NewPath = d.String("old path"), d.String("new path")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -296,12 +346,19 @@ func (r *RenameResponse) Decode(d *wire.Dec) error {
 }
 
 // RemoveRequest removes a file's entry or an empty directory.
-type RemoveRequest struct{ Path string }
+type RemoveRequest struct {
+	Path string
+	Cred Cred
+}
 
-func (r RemoveRequest) Encode(e *wire.Enc) { e.String(r.Path) }
+func (r RemoveRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	putCred(e, r.Cred)
+}
 
 func (r *RemoveRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -311,18 +368,21 @@ type SetLayoutRequest struct {
 	Path        string
 	Layout      dist.Layout
 	FileIsEmpty bool
+	Cred        Cred
 }
 
 func (r SetLayoutRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	putLayout(e, r.Layout)
 	e.Bool(r.FileIsEmpty)
+	putCred(e, r.Cred)
 }
 
 func (r *SetLayoutRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
 	r.Layout = getLayout(d, "layout")
 	r.FileIsEmpty = d.Bool("file is empty")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 
@@ -340,6 +400,7 @@ func (r *UnstuffRequest) Decode(d *wire.Dec) error {
 type SetAttrRequest struct {
 	Path string
 	AttrChanges
+	Cred Cred
 }
 
 // Each optional field travels as a presence byte and a fixed-size value
@@ -372,6 +433,17 @@ func (r SetAttrRequest) Encode(e *wire.Enc) {
 		e.I64(0)
 	}
 	e.Bool(r.Access)
+	for _, id := range []*uint32{r.Uid, r.Gid} {
+		e.Bool(id != nil)
+		if id != nil {
+			e.U32(*id)
+		} else {
+			e.U32(0)
+		}
+	}
+	e.Bool(r.KillPriv)
+	e.Bool(r.Now)
+	putCred(e, r.Cred)
 }
 
 func (r *SetAttrRequest) Decode(d *wire.Dec) error {
@@ -401,6 +473,19 @@ func (r *SetAttrRequest) Decode(d *wire.Dec) error {
 		d.I64("atime")
 	}
 	r.Access = d.Bool("access")
+	if d.Bool("has uid") {
+		r.Uid = new(d.U32("uid"))
+	} else {
+		d.U32("uid")
+	}
+	if d.Bool("has gid") {
+		r.Gid = new(d.U32("gid"))
+	} else {
+		d.U32("gid")
+	}
+	r.KillPriv = d.Bool("kill privileges")
+	r.Now = d.Bool("times now")
+	r.Cred = getCred(d)
 	if err := d.Done(); err != nil {
 		*r = SetAttrRequest{}
 		return err
@@ -409,12 +494,25 @@ func (r *SetAttrRequest) Decode(d *wire.Dec) error {
 }
 
 // GetByIDRequest asks for the attributes of entry ID, wherever it is now.
-type GetByIDRequest struct{ ID FileID }
+// A non-zero Want (MayRead, MayWrite, MayExec) also checks that Cred may
+// access the entry so (EACCES otherwise): what open(2) and access(2) ask
+// of an entry the kernel has already looked up.
+type GetByIDRequest struct {
+	ID   FileID
+	Want uint32
+	Cred Cred
+}
 
-func (r GetByIDRequest) Encode(e *wire.Enc) { e.U64(uint64(r.ID)) }
+func (r GetByIDRequest) Encode(e *wire.Enc) {
+	e.U64(uint64(r.ID))
+	e.U32(r.Want)
+	putCred(e, r.Cred)
+}
 
 func (r *GetByIDRequest) Decode(d *wire.Dec) error {
 	r.ID = FileID(d.U64("id"))
+	r.Want = d.U32("want")
+	r.Cred = getCred(d)
 	return d.Done()
 }
 

@@ -32,6 +32,29 @@ func rawPath(p string) func(*wire.Enc) { return func(e *wire.Enc) { e.String(p) 
 func rawID(id FileID) func(*wire.Enc)  { return func(e *wire.Enc) { e.U64(uint64(id)) } }
 func empty(*wire.Enc)                  {}
 
+// rawCred is the layout of the credentials every path request ends with.
+func rawCred(uid, gid uint32, groups ...uint32) func(*wire.Enc) {
+	return func(e *wire.Enc) {
+		e.U32(uid)
+		e.U32(gid)
+		e.Uvarint(uint64(len(groups)))
+		for _, g := range groups {
+			e.U32(g)
+		}
+	}
+}
+
+// then joins raw layouts.
+func then(fs ...func(*wire.Enc)) func(*wire.Enc) {
+	return func(e *wire.Enc) {
+		for _, f := range fs {
+			f(e)
+		}
+	}
+}
+
+var noCred = rawCred(0, 0)
+
 func attrResponses() []optest.Value {
 	return []optest.Value{
 		optest.V(&AttrResponse{Attr: sampleFile}, rawAttr(sampleFile)),
@@ -59,8 +82,11 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
-		Op:        OpLookup.OpInfo,
-		Requests:  []optest.Value{optest.V(&LookupRequest{Path: "/a/b"}, rawPath("/a/b"))},
+		Op: OpLookup.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&LookupRequest{Path: "/a/b"}, then(rawPath("/a/b"), noCred)),
+			optest.V(&LookupRequest{Path: "/a", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{4, 27}}}, then(rawPath("/a"), rawCred(1000, 100, 4, 27))),
+		},
 		Responses: attrResponses(),
 	},
 	{
@@ -70,21 +96,22 @@ var opSamples = []optest.Sample{
 				e.String("/f")
 				e.U32(0o600)
 				e.String(sampleLayout.String())
+				noCred(e)
 			}),
-			optest.V(&CreateRequest{Path: "/g", Mode: 0o644}, func(e *wire.Enc) { e.String("/g"); e.U32(0o644); e.String("") }),
+			optest.V(&CreateRequest{Path: "/g", Mode: 0o644, Cred: Cred{Uid: 7, Gid: 8}}, func(e *wire.Enc) { e.String("/g"); e.U32(0o644); e.String(""); rawCred(7, 8)(e) }),
 		},
 		Responses: attrResponses(),
 	},
 	{
 		Op:        OpMkdir.OpInfo,
-		Requests:  []optest.Value{optest.V(&MkdirRequest{Path: "/d", Mode: 0o750}, func(e *wire.Enc) { e.String("/d"); e.U32(0o750) })},
+		Requests:  []optest.Value{optest.V(&MkdirRequest{Path: "/d", Mode: 0o750}, func(e *wire.Enc) { e.String("/d"); e.U32(0o750); noCred(e) })},
 		Responses: attrResponses(),
 	},
 	{
 		Op: OpReaddir.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0) }),
-			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100) }),
+			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0); noCred(e) }),
+			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100); noCred(e) }),
 		},
 		Responses: []optest.Value{
 			optest.V(&ReaddirResponse{Entries: []DirEntry{{Name: "d", Attr: sampleDir}, {Name: "f", Attr: sampleFile}}, Next: "f"}, func(e *wire.Enc) {
@@ -100,7 +127,7 @@ var opSamples = []optest.Sample{
 	},
 	{
 		Op:       OpRename.OpInfo,
-		Requests: []optest.Value{optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c") })},
+		Requests: []optest.Value{optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e) })},
 		Responses: []optest.Value{
 			optest.V(&RenameResponse{}, func(e *wire.Enc) { e.Bool(false) }),
 			optest.V(&RenameResponse{Replaced: ptr(sampleFile)}, func(e *wire.Enc) { e.Bool(true); rawAttr(sampleFile)(e) }),
@@ -108,7 +135,7 @@ var opSamples = []optest.Sample{
 	},
 	{
 		Op:        OpRemove.OpInfo,
-		Requests:  []optest.Value{optest.V(&RemoveRequest{Path: "/a"}, rawPath("/a"))},
+		Requests:  []optest.Value{optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred))},
 		Responses: attrResponses(),
 	},
 	{
@@ -118,8 +145,9 @@ var opSamples = []optest.Sample{
 				e.String("/d")
 				e.String(sampleLayout.String())
 				e.Bool(true)
+				noCred(e)
 			}),
-			optest.V(&SetLayoutRequest{Path: "/d"}, func(e *wire.Enc) { e.String("/d"); e.String(""); e.Bool(false) }),
+			optest.V(&SetLayoutRequest{Path: "/d"}, func(e *wire.Enc) { e.String("/d"); e.String(""); e.Bool(false); noCred(e) }),
 		},
 		Responses: attrResponses(),
 	},
@@ -142,6 +170,13 @@ var opSamples = []optest.Sample{
 				e.Bool(false)
 				e.I64(0)
 				e.Bool(false)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.Bool(false)
+				noCred(e)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mode: ptr(uint32(0o640)), Size: ptr(int64(1 << 40))}}, func(e *wire.Enc) {
 				e.String("/f")
@@ -154,6 +189,13 @@ var opSamples = []optest.Sample{
 				e.Bool(false)
 				e.I64(0)
 				e.Bool(false)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.Bool(false)
+				noCred(e)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Atime: ptr(int64(1700000000123456789)), Access: true}}, func(e *wire.Enc) {
 				e.String("/f")
@@ -166,13 +208,42 @@ var opSamples = []optest.Sample{
 				e.Bool(true)
 				e.I64(1700000000123456789)
 				e.Bool(true)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.Bool(false)
+				noCred(e)
+			}),
+			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Uid: ptr(uint32(1000)), Gid: ptr(uint32(100)), KillPriv: true, Now: true}, Cred: Cred{Uid: 5, Gid: 6, Groups: []uint32{100}}}, func(e *wire.Enc) {
+				e.String("/f")
+				e.Bool(false)
+				e.U32(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+				e.I64(0)
+				e.Bool(false)
+				e.Bool(true)
+				e.U32(1000)
+				e.Bool(true)
+				e.U32(100)
+				e.Bool(true)
+				e.Bool(true)
+				rawCred(5, 6, 100)(e)
 			}),
 		},
 		Responses: attrResponses(),
 	},
 	{
-		Op:        OpGetByID.OpInfo,
-		Requests:  []optest.Value{optest.V(&GetByIDRequest{ID: 7}, rawID(7))},
+		Op: OpGetByID.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&GetByIDRequest{ID: 7}, then(rawID(7), func(e *wire.Enc) { e.U32(0) }, noCred)),
+			optest.V(&GetByIDRequest{ID: 7, Want: MayRead | MayWrite, Cred: Cred{Uid: 1}}, then(rawID(7), func(e *wire.Enc) { e.U32(6) }, rawCred(1, 0))),
+		},
 		Responses: attrResponses(),
 	},
 	{
@@ -183,12 +254,14 @@ var opSamples = []optest.Sample{
 				e.U8(3)
 				e.U32(0o644)
 				e.U64(0)
+				noCred(e)
 			}),
 			optest.V(&MknodRequest{Path: "/dev/null", Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103}, func(e *wire.Enc) {
 				e.String("/dev/null")
 				e.U8(5)
 				e.U32(0o666)
 				e.U64(0x0103)
+				noCred(e)
 			}),
 		},
 		Responses: attrResponses(),
@@ -301,11 +374,12 @@ func TestHandlerBadRequests(t *testing.T) {
 			e.Bool(true)
 			e.I64(-1)
 		}, `field "size": negative`},
-		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); e.U8(0) }, "trailing"},
+		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); noCred(e); e.U8(0) }, "trailing"},
+		{OpLookup.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0); e.U32(0); e.Uvarint(MaxGroups + 1) }, `field "group count"`},
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
-		{OpMknod.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U8(2); e.U32(0); e.U64(0) }, `field "kind"`},
+		{OpMknod.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U8(2); e.U32(0); e.U64(0); noCred(e) }, `field "kind"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

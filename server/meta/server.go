@@ -14,6 +14,19 @@ type Handler struct {
 	// Servers is the cluster's I/O server list, in server-index order;
 	// clients fetch it once and then talk to I/O servers directly.
 	Servers []ServerInfo
+	// RootSquash makes requests from root (uid 0) those of Nobody, as
+	// NFS's root_squash does: a client host's root is not the file
+	// system's.
+	RootSquash bool
+}
+
+// as is ctx carrying the credentials of a request, root squashed if
+// configured.
+func (h *Handler) as(ctx context.Context, c Cred) context.Context {
+	if h.RootSquash {
+		c = c.Squash()
+	}
+	return WithCred(ctx, c)
 }
 
 var _ wire.Handler = (*Handler)(nil)
@@ -29,33 +42,33 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpLookup.Code:
 		return wire.Serve(OpLookup, req, func(r LookupRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Lookup(ctx, r.Path))
+			return attrResponse(h.Store.Lookup(h.as(ctx, r.Cred), r.Path))
 		})
 	case OpCreate.Code:
 		return wire.Serve(OpCreate, req, func(r CreateRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Create(ctx, r.Path, r.Mode, r.Layout))
+			return attrResponse(h.Store.Create(h.as(ctx, r.Cred), r.Path, r.Mode, r.Layout))
 		})
 	case OpMkdir.Code:
 		return wire.Serve(OpMkdir, req, func(r MkdirRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Mkdir(ctx, r.Path, r.Mode))
+			return attrResponse(h.Store.Mkdir(h.as(ctx, r.Cred), r.Path, r.Mode))
 		})
 	case OpReaddir.Code:
 		return wire.Serve(OpReaddir, req, func(r ReaddirRequest) (ReaddirResponse, error) {
-			ents, next, err := h.Store.ReaddirPage(ctx, r.Path, r.Cookie, int(r.Max))
+			ents, next, err := h.Store.ReaddirPage(h.as(ctx, r.Cred), r.Path, r.Cookie, int(r.Max))
 			return ReaddirResponse{Entries: ents, Next: next}, err
 		})
 	case OpRename.Code:
 		return wire.Serve(OpRename, req, func(r RenameRequest) (RenameResponse, error) {
-			replaced, err := h.Store.Rename(ctx, r.OldPath, r.NewPath)
+			replaced, err := h.Store.Rename(h.as(ctx, r.Cred), r.OldPath, r.NewPath)
 			return RenameResponse{Replaced: replaced}, err
 		})
 	case OpRemove.Code:
 		return wire.Serve(OpRemove, req, func(r RemoveRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Remove(ctx, r.Path))
+			return attrResponse(h.Store.Remove(h.as(ctx, r.Cred), r.Path))
 		})
 	case OpSetLayout.Code:
 		return wire.Serve(OpSetLayout, req, func(r SetLayoutRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.SetLayout(ctx, r.Path, r.Layout, r.FileIsEmpty))
+			return attrResponse(h.Store.SetLayout(h.as(ctx, r.Cred), r.Path, r.Layout, r.FileIsEmpty))
 		})
 	case OpUnstuff.Code:
 		return wire.Serve(OpUnstuff, req, func(r UnstuffRequest) (AttrResponse, error) {
@@ -63,11 +76,11 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpSetAttr.Code:
 		return wire.Serve(OpSetAttr, req, func(r SetAttrRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.SetAttr(ctx, r.Path, r.AttrChanges))
+			return attrResponse(h.Store.SetAttr(h.as(ctx, r.Cred), r.Path, r.AttrChanges))
 		})
 	case OpGetByID.Code:
 		return wire.Serve(OpGetByID, req, func(r GetByIDRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.GetByID(ctx, r.ID))
+			return attrResponse(h.Store.Access(h.as(ctx, r.Cred), r.ID, r.Want))
 		})
 	case OpStats.Code:
 		return wire.Serve(OpStats, req, func(StatsRequest) (StatsResponse, error) {
@@ -81,7 +94,7 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpMknod.Code:
 		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Mknod(ctx, r.Path, r.Kind, r.Mode, r.Rdev))
+			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred), r.Path, r.Kind, r.Mode, r.Rdev))
 		})
 	case OpUnlinkDangling.Code:
 		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {

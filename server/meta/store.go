@@ -64,10 +64,19 @@ type AttrChanges struct {
 	// Access marks an Atime that records a read (relatime), which does
 	// not change ctime, unlike utimensat(2). Other fields must be nil.
 	Access bool
+	// Uid and Gid change the owner and group (chown(2)).
+	Uid, Gid *uint32
+	// KillPriv clears the setuid bit, and the setgid bit if
+	// group-executable: what a write by anyone but root does.
+	KillPriv bool
+	// Now says Mtime and Atime are the current time (utimensat's
+	// UTIME_NOW), which a writer may set without owning the file.
+	Now bool
 }
 
 // Open opens the metadata database at path, creating it (with the root
-// directory, ID 1, mode 0755) if it does not exist. Options.Servers must be
+// directory, ID 1, mode 0755, owned by Options.RootUid and RootGid) if it
+// does not exist. Options.Servers must be
 // at least 1, and a non-zero Options.DefaultLayout must build for that many
 // servers. If another process holds the database, Open fails after a short
 // wait with an error saying so.
@@ -251,7 +260,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		return errors.New("database has inodes but no format record")
 	}
 	now := time.Now().UnixNano()
-	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: now, Ctime: now, Atime: now}
+	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
 	if err := t.put(&root); err != nil {
 		return err
 	}
@@ -293,6 +302,25 @@ func (s *Store) Close() error {
 type txn struct {
 	tx                    *bbolt.Tx
 	inodes, dirents, meta *bbolt.Bucket
+	// cred is who asks; nil for the server's own callers, which are not
+	// checked.
+	cred *Cred
+}
+
+// may checks cred's access to a (see permits); nil cred may do anything.
+func (t *txn) may(a *Attr, want uint32) error {
+	if t.cred == nil {
+		return nil
+	}
+	return checkAccess(a, *t.cred, want)
+}
+
+// caller is cred, or root for the server's own callers.
+func (t *txn) caller() Cred {
+	if t.cred == nil {
+		return Cred{}
+	}
+	return *t.cred
 }
 
 func newTxn(tx *bbolt.Tx) *txn {
@@ -398,6 +426,9 @@ func (t *txn) walkDir(comps []string) (dir Attr, inherit dist.Layout, err error)
 	}
 	inherit = dir.Layout
 	for _, c := range comps {
+		if err := t.may(&dir, MayExec); err != nil {
+			return Attr{}, dist.Layout{}, err
+		}
 		a, ok, err := t.childAttr(dir.ID, c)
 		if err != nil {
 			return Attr{}, dist.Layout{}, err
@@ -421,6 +452,9 @@ func (t *txn) walkDir(comps []string) (dir Attr, inherit dist.Layout, err error)
 func (t *txn) resolve(comps []string) (parent, a Attr, err error) {
 	parent, _, err = t.walkDir(comps[:len(comps)-1])
 	if err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if err := t.may(&parent, MayExec); err != nil {
 		return Attr{}, Attr{}, err
 	}
 	a, ok, err := t.childAttr(parent.ID, comps[len(comps)-1])
@@ -460,7 +494,12 @@ func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error { return fn(newTxn(tx), comps) }))
+	cred := credOf(ctx)
+	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		t.cred = cred
+		return fn(t, comps)
+	}))
 }
 
 func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, comps []string) error) error {
@@ -471,8 +510,11 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
+	cred := credOf(ctx)
 	return wrapErr(op, path, s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		return fn(newTxn(tx), comps)
+		t := newTxn(tx)
+		t.cred = cred
+		return fn(t, comps)
 	}))
 }
 
@@ -490,12 +532,27 @@ func (s *Store) Lookup(ctx context.Context, path string) (Attr, error) {
 // is now (open files keep working across renames). A removed or unknown ID
 // is ENOENT.
 func (s *Store) GetByID(ctx context.Context, id FileID) (Attr, error) {
+	return s.Access(ctx, id, 0)
+}
+
+// Access is GetByID that also checks the caller's access (WithCred) to
+// the entry as want asks (MayRead, MayWrite, MayExec; EACCES), as open(2)
+// and access(2) do. It checks nothing of the path: the caller has looked
+// the entry up already.
+func (s *Store) Access(ctx context.Context, id FileID, want uint32) (Attr, error) {
 	if err := ctx.Err(); err != nil {
 		return Attr{}, wrapErr("getbyid", idPath(id), err)
 	}
 	var a Attr
 	err := s.db.View(func(tx *bbolt.Tx) (err error) {
-		a, err = newTxn(tx).get(id)
+		t := newTxn(tx)
+		t.cred = credOf(ctx)
+		if a, err = t.get(id); err != nil || want == 0 {
+			return err
+		}
+		if err = t.may(&a, want); err != nil {
+			a = Attr{}
+		}
 		return err
 	})
 	return a, wrapErr("getbyid", idPath(id), err)
@@ -516,12 +573,13 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
-		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		parent, err := t.parentToAdd(comps)
 		if err != nil {
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Mode: mode & 0o7777, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: KindDir, Mtime: now, Ctime: now, Atime: now}
+		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindDir, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
 	if err != nil {
@@ -548,18 +606,45 @@ func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, 
 		if len(comps) == 0 {
 			return syscall.EEXIST
 		}
-		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		if err := checkMknod(kind, t.caller()); err != nil {
+			return err
+		}
+		parent, err := t.parentToAdd(comps)
 		if err != nil {
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: kind, Mode: mode & 0o7777, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: kind, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
+		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), kind, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
 	if err != nil {
 		return Attr{}, err
 	}
 	return a, nil
+}
+
+// parentToAdd resolves the directory a new entry named by comps goes in,
+// which the caller must be allowed to search and, unless the name is
+// taken (EEXIST first, as Linux answers), to write.
+func (t *txn) parentToAdd(comps []string) (Attr, error) {
+	parent, _, err := t.walkDir(comps[:len(comps)-1])
+	if err != nil {
+		return Attr{}, err
+	}
+	return parent, t.mayAdd(&parent, comps[len(comps)-1])
+}
+
+func (t *txn) mayAdd(parent *Attr, name string) error {
+	if err := t.may(parent, MayExec); err != nil {
+		return err
+	}
+	if _, ok, err := t.child(parent.ID, name); err != nil {
+		return err
+	} else if ok {
+		return syscall.EEXIST
+	}
+	return t.may(parent, MayWrite)
 }
 
 // add links the new entry a under name in parent (EEXIST if the name is
@@ -615,10 +700,8 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		if err != nil {
 			return err
 		}
-		if _, ok, err := t.child(parent.ID, comps[len(comps)-1]); err != nil {
+		if err := t.mayAdd(&parent, comps[len(comps)-1]); err != nil {
 			return err
-		} else if ok {
-			return syscall.EEXIST
 		}
 		l, d, err := s.chooseLayout(hints, inherit)
 		if err != nil {
@@ -626,7 +709,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		}
 		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
 		a = Attr{
-			Kind: KindFile, Mode: mode & 0o7777,
+			Kind:    KindFile,
 			Layout:  l,
 			Servers: s.place(first, l.Datafiles),
 			Stuffed: s.opts.Stuffing && stuffable(d),
@@ -646,10 +729,11 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 	now := time.Now().UnixNano()
 	a.Mtime, a.Ctime, a.Atime = now, now, now
 	err = s.update(ctx, "create", path, func(t *txn, comps []string) error {
-		parent, _, err := t.walkDir(comps[:len(comps)-1])
+		parent, err := t.parentToAdd(comps)
 		if err != nil {
 			return err
 		}
+		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindFile, mode)
 		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
 			return err
 		}
@@ -766,6 +850,9 @@ func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int)
 		if dir.Kind != KindDir {
 			return syscall.ENOTDIR
 		}
+		if err := t.may(&dir, MayRead); err != nil {
+			return err
+		}
 		prefix := idKey(dir.ID)
 		c := t.dirents.Cursor()
 		k, v := c.Seek(direntKey(dir.ID, cookie))
@@ -820,6 +907,9 @@ func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 		if err != nil {
 			return err
 		}
+		if err := t.mayDelete(&parent, &victim); err != nil {
+			return err
+		}
 		if victim.Kind == KindDir && !t.isEmpty(victim.ID) {
 			return syscall.ENOTEMPTY
 		}
@@ -830,6 +920,14 @@ func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 		return t.touchDir(&parent, time.Now().UnixNano())
 	})
 	return a, err
+}
+
+// mayDelete checks that the caller may remove victim from dir (checkDelete).
+func (t *txn) mayDelete(dir, victim *Attr) error {
+	if t.cred == nil {
+		return nil
+	}
+	return checkDelete(dir, victim, *t.cred)
 }
 
 // unlink deletes the entry name (whose inode is a) from parent, and its inode.
@@ -870,9 +968,11 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
+	cred := credOf(ctx)
 	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		replaced = nil
 		t := newTxn(tx)
+		t.cred = cred
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
 			return wrapErr(op, oldpath, err)
@@ -884,6 +984,19 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		if equalComps(oldc, newc) {
 			return nil
 		}
+		if err := t.mayDelete(&oldParent, &a); err != nil {
+			return wrapErr(op, oldpath, err)
+		}
+		if err := t.may(&newParent, MayWrite|MayExec); err != nil {
+			return wrapErr(op, newpath, err)
+		}
+		// A directory that changes parent has its ".." rewritten: it must
+		// be writable too (as Linux asks).
+		if a.Kind == KindDir && newParent.ID != oldParent.ID {
+			if err := t.may(&a, MayWrite); err != nil {
+				return wrapErr(op, oldpath, err)
+			}
+		}
 		if a.Kind == KindDir && len(newc) > len(oldc) && equalComps(oldc, newc[:len(oldc)]) {
 			return wrapErr(op, newpath, fmt.Errorf("cannot move directory %s into itself: %w", oldpath, syscall.EINVAL))
 		}
@@ -893,6 +1006,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			return wrapErr(op, newpath, err)
 		}
 		if exists {
+			if err := t.mayDelete(&newParent, &target); err != nil {
+				return wrapErr(op, newpath, err)
+			}
 			switch {
 			case a.Kind == KindDir && target.Kind != KindDir:
 				return wrapErr(op, newpath, syscall.ENOTDIR)
@@ -989,6 +1105,11 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 		a, err = t.lookup(comps)
 		if err != nil {
 			return err
+		}
+		if t.cred != nil {
+			if err := checkOwnerOrWrite(&a, *t.cred); err != nil {
+				return err
+			}
 		}
 		if a.Kind.Special() {
 			return fmt.Errorf("a special file has no layout: %w", syscall.EINVAL)
@@ -1121,18 +1242,20 @@ func (s *Store) SetAttr(ctx context.Context, path string, req AttrChanges) (Attr
 				return fmt.Errorf("negative size %d: %w", *req.Size, syscall.EINVAL)
 			}
 		}
-		if req.Access && (req.Atime == nil || req.Mode != nil || req.Mtime != nil || req.Size != nil) {
+		if req.Access && (req.Atime == nil || req.Mode != nil || req.Mtime != nil || req.Size != nil ||
+			req.Uid != nil || req.Gid != nil || req.KillPriv) {
 			return fmt.Errorf("an access sets atime alone: %w", syscall.EINVAL)
 		}
-		if req.Mode == nil && req.Mtime == nil && req.Atime == nil && req.Size == nil {
+		if req.Mode == nil && req.Mtime == nil && req.Atime == nil && req.Size == nil &&
+			req.Uid == nil && req.Gid == nil && !req.KillPriv {
 			return nil
 		}
 		if req.Access {
 			a.Atime = *req.Atime
 			return t.put(&a)
 		}
-		if req.Mode != nil {
-			a.Mode = *req.Mode & 0o7777
+		if err := t.setOwnership(&a, req); err != nil {
+			return err
 		}
 		if req.Mtime != nil {
 			a.Mtime = *req.Mtime
@@ -1147,6 +1270,44 @@ func (s *Store) SetAttr(ctx context.Context, path string, req AttrChanges) (Attr
 		return t.put(&a)
 	})
 	return a, err
+}
+
+// setOwnership applies the owner, mode and time changes of req to a,
+// checking that the caller may make them: chown (chownAttr), chmod
+// (chmodMode), clearing setuid/setgid (checkKillPriv), times (checkTimes).
+func (t *txn) setOwnership(a *Attr, req AttrChanges) error {
+	c := t.caller()
+	if t.cred != nil && (req.Mtime != nil || req.Atime != nil) {
+		if err := checkTimes(a, c, req.Now); err != nil {
+			return err
+		}
+	}
+	if req.KillPriv {
+		if t.cred != nil {
+			if err := checkKillPriv(a, c); err != nil {
+				return err
+			}
+		}
+		a.Mode = killPriv(a.Mode)
+	}
+	if req.Uid != nil || req.Gid != nil {
+		uid, gid, mode, err := chownAttr(a, c, req.Uid, req.Gid)
+		if err != nil {
+			return err
+		}
+		a.Uid, a.Gid, a.Mode = uid, gid, mode
+	}
+	if req.Mode != nil {
+		mode := *req.Mode & 0o7777
+		if t.cred != nil {
+			var err error
+			if mode, err = chmodMode(a, c, mode); err != nil {
+				return err
+			}
+		}
+		a.Mode = mode
+	}
+	return nil
 }
 
 // Stats returns how many files and directories (the root included) exist.

@@ -32,12 +32,15 @@ func (k Kind) valid() bool { return k == KindDir || k == KindFile || k.Special()
 
 // Attr is everything the metadata server knows about an entry.
 type Attr struct {
-	ID    FileID
-	Kind  Kind
-	Mode  uint32 // permission bits only (0o755, 0o644)
-	Mtime int64  // unix nanoseconds: data (or entries) last changed
-	Ctime int64  // unix nanoseconds: anything about the entry last changed
-	Atime int64  // unix nanoseconds: last read (relatime, see AttrChanges.Access)
+	ID   FileID
+	Kind Kind
+	Mode uint32 // permission bits only (0o755, 0o644), setuid, setgid, sticky
+	// Uid and Gid own the entry. Records written before owners were kept
+	// (attribute versions 1 and 2) read as root's: 0 and 0.
+	Uid, Gid uint32
+	Mtime    int64 // unix nanoseconds: data (or entries) last changed
+	Ctime    int64 // unix nanoseconds: anything about the entry last changed
+	Atime    int64 // unix nanoseconds: last read (relatime, see AttrChanges.Access)
 	// Rdev is a device node's device number (Linux encoding); 0 otherwise.
 	Rdev uint64
 	// Layout: for a file, its distribution (never zero); for a directory,
@@ -71,6 +74,10 @@ type Options struct {
 	DefaultLayout dist.Layout
 	// Stuffing turns on file stuffing for new files.
 	Stuffing bool
+	// RootUid and RootGid own the root directory of a new store (the
+	// user running the metadata server, so that one who starts a cluster
+	// of its own may write in it); 0, root, when not set.
+	RootUid, RootGid uint32
 	// Datafiles makes and removes datafiles on the I/O servers: Create,
 	// Unstuff and a file's SetLayout make the datafiles a file needs before
 	// they commit it. Nil makes none, for tests of the namespace alone; a

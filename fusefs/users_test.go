@@ -1,0 +1,222 @@
+package fusefs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/internal/testenv"
+	"github.com/pario/pario/server/meta"
+)
+
+// testUser is a real user made for one test: alice and bob share the
+// group "share", carol does not.
+type testUser struct {
+	name     string
+	uid, gid uint32
+}
+
+// makeUsers creates a group and the users alice, bob (both in it) and
+// carol with useradd, named after this process so that parallel runs do
+// not meet; t.Cleanup deletes them.
+func makeUsers(t *testing.T) (share uint32, alice, bob, carol testUser) {
+	t.Helper()
+	need(t, "useradd", "userdel", "groupadd", "groupdel", "setpriv")
+	if os.Geteuid() != 0 {
+		testenv.SkipOrFail(t, "making users needs root")
+	}
+	suffix := strconv.Itoa(os.Getpid() % 100000)
+	group := "pario_s" + suffix
+	admin(t, "groupadd", group)
+	t.Cleanup(func() { adminQuiet("groupdel", group) })
+	g, err := user.LookupGroup(group)
+	if err != nil {
+		t.Fatalf("look up group %s: %v", group, err)
+	}
+	gid, _ := strconv.ParseUint(g.Gid, 10, 32)
+	mk := func(name string, groups ...string) testUser {
+		name += suffix
+		args := []string{"-M", "-U", "-s", "/bin/bash"}
+		if len(groups) > 0 {
+			args = append(args, "-G", strings.Join(groups, ","))
+		}
+		admin(t, "useradd", append(args, name)...)
+		t.Cleanup(func() { adminQuiet("userdel", name) })
+		u, err := user.Lookup(name)
+		if err != nil {
+			t.Fatalf("look up user %s: %v", name, err)
+		}
+		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+		ugid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		return testUser{name: name, uid: uint32(uid), gid: uint32(ugid)}
+	}
+	return uint32(gid), mk("pario_a", group), mk("pario_b", group), mk("pario_c")
+}
+
+// admin runs a user-database command, retrying while another process
+// holds /etc/passwd's lock.
+func admin(t *testing.T, prog string, args ...string) {
+	t.Helper()
+	var out []byte
+	var err error
+	for range 20 {
+		if out, err = exec.Command(prog, args...).CombinedOutput(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s %s: %v\n%s", prog, strings.Join(args, " "), err, out)
+}
+
+func adminQuiet(prog string, args ...string) {
+	for range 20 {
+		if exec.Command(prog, args...).Run() == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// as runs a bash script as u (its uid, gid and groups) and returns its
+// combined output.
+func as(u testUser, script string) (string, error) {
+	cmd := exec.Command("setpriv", "--reuid", u.name, "--regid", strconv.Itoa(int(u.gid)), "--init-groups",
+		"bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func mustAs(t *testing.T, u testUser, script string) string {
+	t.Helper()
+	out, err := as(u, script)
+	if err != nil {
+		t.Fatalf("as %s: %s: %v\n%s", u.name, script, err, out)
+	}
+	return out
+}
+
+// mustFailAs checks that the script fails as u with the given error text.
+func mustFailAs(t *testing.T, u testUser, script, want string) {
+	t.Helper()
+	out, err := as(u, script)
+	if err == nil || !strings.Contains(out, want) {
+		t.Errorf("as %s: %s: %v, output %q; want a failure with %q", u.name, script, err, out, want)
+	}
+}
+
+// Two (three) real users on one --allow-other mount: each does everything
+// with its own files and nothing with the other's private ones; group
+// permissions, a sticky scratch directory, a setgid project directory and
+// the clearing of setuid work as on a local disk. The metadata server
+// checks on its own: a native client acting for one user is refused the
+// other's files as the mount is.
+func TestTwoUsers(t *testing.T) {
+	share, alice, bob, carol := makeUsers(t)
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{AllowOther: true})
+	// The users must reach the mount point through the test's directories.
+	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mp := m.Dir
+	// Root sets up a sticky scratch directory and a project directory of
+	// the shared group, as an administrator would.
+	sh(t, fmt.Sprintf(`cd / && mkdir -m 1777 %[1]s/tmp && mkdir %[1]s/proj && chgrp %[2]d %[1]s/proj && chmod 2770 %[1]s/proj`, mp, share))
+
+	// Each user does everything with its own files.
+	for _, u := range []testUser{alice, bob} {
+		dir := mp + "/tmp/" + u.name
+		out := mustAs(t, u, fmt.Sprintf(`
+			umask 022
+			mkdir %[1]s && chmod 700 %[1]s
+			echo one > %[1]s/f && echo two >> %[1]s/f && cat %[1]s/f
+			chmod 640 %[1]s/f && truncate -s 2 %[1]s/f && touch -d @1000000000 %[1]s/f
+			chgrp %[2]d %[1]s/f
+			mkdir %[1]s/sub && mv %[1]s/f %[1]s/sub/g
+			stat -c '%%U %%G %%a %%s %%Y' %[1]s/sub/g
+			echo private > %[1]s/secret && chmod 600 %[1]s/secret
+			echo shared > %[3]s/tmp/%[4]s.pub && chmod 644 %[3]s/tmp/%[4]s.pub
+			rm -r %[1]s/sub && ls %[1]s`, dir, share, mp, u.name))
+		want := fmt.Sprintf("one\ntwo\n%s %s 640 2 1000000000\nsecret\n", u.name, groupName(t, share))
+		if out != want {
+			t.Errorf("%s with its own files:\n%s\nwant\n%s", u.name, out, want)
+		}
+	}
+
+	// Nothing with the other's private files.
+	a := mp + "/tmp/" + alice.name
+	mustFailAs(t, bob, "cat "+a+"/secret", "Permission denied")
+	mustFailAs(t, bob, "ls "+a, "Permission denied")
+	mustFailAs(t, bob, "touch "+a+"/x", "Permission denied")
+	mustFailAs(t, bob, "echo x >> "+mp+"/tmp/"+alice.name+".pub", "Permission denied")
+	mustFailAs(t, bob, "chmod 666 "+mp+"/tmp/"+alice.name+".pub", "Operation not permitted")
+	mustFailAs(t, bob, "rm -f "+mp+"/tmp/"+alice.name+".pub", "Operation not permitted")
+	mustFailAs(t, bob, "mv "+mp+"/tmp/"+alice.name+".pub "+mp+"/tmp/stolen", "Operation not permitted")
+	mustFailAs(t, bob, "rmdir "+a, "Operation not permitted")
+	mustFailAs(t, bob, fmt.Sprintf("chown %d %s/tmp/%s.pub", alice.uid, mp, bob.name), "Operation not permitted")
+	mustFailAs(t, bob, fmt.Sprintf("chgrp %d %s/tmp/%s.pub", carol.gid, mp, bob.name), "Operation not permitted")
+	if out := mustAs(t, bob, "cat "+mp+"/tmp/"+alice.name+".pub"); out != "shared\n" {
+		t.Errorf("bob reads alice's public file: %q", out)
+	}
+
+	// Group permissions: the setgid project directory gives its group to
+	// what is made in it; members share, others cannot enter.
+	mustAs(t, alice, fmt.Sprintf("umask 007 && echo plan > %[1]s/proj/plan && mkdir %[1]s/proj/d", mp))
+	if out := mustAs(t, bob, fmt.Sprintf("echo more >> %[1]s/proj/plan && cat %[1]s/proj/plan && stat -c '%%G %%a' %[1]s/proj/plan %[1]s/proj/d", mp)); out != fmt.Sprintf("plan\nmore\n%[1]s 660\n%[1]s 2770\n", groupName(t, share)) {
+		t.Errorf("bob in alice's group file:\n%s", out)
+	}
+	// A writer sets times to now, only the owner to other values.
+	mustAs(t, bob, "touch "+mp+"/proj/plan")
+	mustFailAs(t, bob, "touch -d @5 "+mp+"/proj/plan", "Operation not permitted")
+	mustFailAs(t, carol, "cat "+mp+"/proj/plan", "Permission denied")
+	mustFailAs(t, carol, "ls "+mp+"/proj", "Permission denied")
+
+	// A write by another user clears setuid.
+	mustAs(t, alice, fmt.Sprintf("echo '#!/bin/sh' > %[1]s/tmp/tool && chmod 4777 %[1]s/tmp/tool", mp))
+	mustAs(t, bob, fmt.Sprintf("echo 'id' >> %s/tmp/tool", mp))
+	if out := mustAs(t, alice, "stat -c %a "+mp+"/tmp/tool"); out != "777\n" {
+		t.Errorf("setuid file after bob's write: mode %s, want 777", out)
+	}
+
+	// Root gives a file away; chown clears setuid.
+	sh(t, fmt.Sprintf("cd / && chmod 4755 %[1]s/tmp/tool && chown %[2]d:%[3]d %[1]s/tmp/tool", mp, bob.uid, bob.gid))
+	if out := mustAs(t, bob, "stat -c '%U %a' "+mp+"/tmp/tool"); out != bob.name+" 755\n" {
+		t.Errorf("after root's chown: %q, want %q", out, bob.name+" 755")
+	}
+
+	// The metadata server itself refuses: a native client acting for bob.
+	c := dial(t, p)
+	ctx := meta.WithCred(context.Background(), meta.Cred{Uid: bob.uid, Gid: bob.gid, Groups: []uint32{share}})
+	if err := c.Remove(ctx, "/tmp/"+alice.name+".pub"); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("native client as bob removes alice's file: %v, want EPERM", err)
+	}
+	if _, err := c.Lookup(ctx, "/tmp/"+alice.name+"/secret"); !errors.Is(err, fs.ErrPermission) {
+		t.Errorf("native client as bob looks into alice's directory: %v, want EACCES", err)
+	}
+	if fi, err := c.Stat(context.Background(), "/tmp/"+alice.name+"/secret"); err != nil || fi.Uid != alice.uid || fi.Gid != alice.gid {
+		t.Errorf("owner of alice's secret: %+v, %v; want %d:%d", fi.Attr, err, alice.uid, alice.gid)
+	}
+}
+
+func groupName(t *testing.T, gid uint32) string {
+	t.Helper()
+	g, err := user.LookupGroupId(strconv.Itoa(int(gid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g.Name
+}
