@@ -59,7 +59,28 @@ type Plan struct {
 	// Choices are the calibrated candidates and raw, fastest first.
 	Choices []cost.Choice
 	Skipped []Skipped
+	// GFrom says where each choice's g came from, by plugin: GReceiver,
+	// GScaled or GHere.
+	GFrom map[string]string
+	// Receiver is the receiver's answer to the rates op (nil when there
+	// is no receiver, or it did not answer: RatesErr), and LocalSpeed
+	// this site's SpeedProbe beside it.
+	Receiver   *Rates
+	RatesErr   error
+	LocalSpeed float64
 }
+
+// Where a plan's g came from.
+const (
+	// GReceiver: the receiver's record of its regenerations with the
+	// plugin, scaled by its speed now against its speed then.
+	GReceiver = "receiver"
+	// GScaled: a regeneration here, scaled by the receiver's speed now
+	// against this site's.
+	GScaled = "here, scaled"
+	// GHere: a regeneration here, as is (no receiver to ask).
+	GHere = "here"
+)
 
 // MakePlan calibrates the candidates of req on its output and ranks them.
 // A candidate that fails to calibrate is Skipped, not an error.
@@ -69,6 +90,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Size: st.Size(), Link: req.Link, LinkSource: "given"}
+	var ests []cost.Estimate
 	if p.Link.B <= 0 {
 		if req.Measure.Addr == "" {
 			return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
@@ -86,10 +108,59 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	if !containsName(names, "raw") {
 		names = append(names, "raw")
 	}
-	ests, skipped := CalibrateAll(ctx, req.Path, names, req.Encode, Env{Resources: req.Resources})
-	p.Skipped = skipped
+	if req.Measure.Addr != "" {
+		// g is the receiver's: ask it how fast it regenerates now.
+		r, err := AskRates(ctx, req.Measure)
+		if err != nil {
+			p.RatesErr = err
+		} else {
+			p.Receiver = &r
+			p.LocalSpeed = SpeedProbe(SpeedProbeTime)
+		}
+	}
+	p.GFrom = map[string]string{}
+	env := Env{Resources: req.Resources}
+	for _, n := range names {
+		o := req.Encode
+		o.Plugin = strings.TrimSpace(n)
+		e, from, err := p.calibrate(ctx, req.Path, o, env)
+		if err != nil {
+			p.Skipped = append(p.Skipped, Skipped{Plugin: o.Plugin, Err: err})
+			continue
+		}
+		p.GFrom[o.Plugin] = from
+		ests = append(ests, e)
+	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
 	return p, nil
+}
+
+// calibrate measures f and x of one plugin here and prices its g at the
+// receiver: from the receiver's record of the plugin when it has one
+// (then nothing is regenerated here), else from a regeneration here
+// scaled to the receiver's speed now.
+func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, string, error) {
+	if p.Receiver != nil {
+		if rec, ok := p.Receiver.Find(o.Plugin); ok {
+			e, err := CalibrateEncode(ctx, path, o)
+			if err != nil {
+				return e, "", err
+			}
+			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, rec.Speed, p.Receiver.Speed); ok {
+				e.G = g
+				return e, GReceiver, nil
+			}
+		}
+	}
+	e, err := Calibrate(ctx, path, o, env)
+	if err != nil {
+		return e, "", err
+	}
+	if p.Receiver != nil {
+		e.G = cost.ScaleG(e.G, p.LocalSpeed, p.Receiver.Speed)
+		return e, GScaled, nil
+	}
+	return e, GHere, nil
 }
 
 // CalibrateAll measures f, g and x of every named plugin on the output at
@@ -133,10 +204,17 @@ func (p Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
 	}
 	fmt.Fprintln(&b)
+	switch {
+	case p.Receiver != nil:
+		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else measured here and scaled\n",
+			p.Receiver.Speed/math.Max(p.LocalSpeed, 1))
+	case p.RatesErr != nil:
+		fmt.Fprintf(&b, "receiver: did not say how fast it regenerates (%v); g measured here\n", p.RatesErr)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
+	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tg from\tpredicted A (s)\tvs raw\tpays below\tfigure 2\t")
 	for _, c := range p.Choices {
-		bs := "-"
+		bs, q := "-", "-"
 		if c.Name != "raw" {
 			switch v := cost.Crossover(float64(D), c.Estimate); {
 			case math.IsInf(v, 1):
@@ -146,20 +224,27 @@ func (p Plan) WriteText(w io.Writer) error {
 			default:
 				bs = units.FormatRate(v)
 			}
+			q = cost.Classify(float64(D), c.Estimate, l.Effective()).Short()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+		from := p.GFrom[c.Name]
+		if from == "" {
+			from = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%s\t%.3f\t%.2fx\t%s\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, from, c.A, c.Speedup, bs, q)
 	}
 	tw.Flush()
 	for _, s := range p.Skipped {
 		fmt.Fprintf(&b, "skipped %s: %v\n", s.Plugin, s.Err)
 	}
-	if len(p.Choices) > 0 {
-		best := p.Choices[0]
+	if d, ok := cost.Decide(p.Choices); ok {
+		best := d.Best
 		if best.Name == "raw" {
 			fmt.Fprintf(&b, "best: raw (no plugin pays on this link)\n")
 		} else {
-			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
+			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved), %v\n", best.Name, best.Speedup, best.A*best.Speedup-best.A,
+				cost.Classify(float64(D), best.Estimate, l.Effective()))
 		}
+		fmt.Fprintf(&b, "why: %s\n", d.Why())
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -29,6 +29,12 @@ type SendOptions struct {
 	// acknowledgement (default DefaultWindow). Like a TCP window, one
 	// stream then moves at most Window/RTT.
 	Window int
+	// Buffer sizes the socket's send and receive buffers (bytes; 0 leaves
+	// them to the kernel's autotuning): cost.SocketBuffer of the link's
+	// bandwidth and RTT, as the paper sized them to the bandwidth-delay
+	// product. Send widens Window to it, so that neither limits one
+	// stream below the link.
+	Buffer int
 	// RateLimit caps the sending rate in bytes/s (0: none).
 	RateLimit float64
 	// Progress, when set, is called as acknowledgements arrive with the
@@ -79,6 +85,10 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
 	}
+	if err := sizeBuffers(nc, o.Buffer); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
+	}
 	ht := o.HandshakeTimeout
 	if ht == 0 {
 		ht = wire.HandshakeTimeout
@@ -99,6 +109,23 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// sizeBuffers sets a TCP connection's send and receive buffers to n bytes
+// (the kernel may cap them: net.core.wmem_max and rmem_max on Linux).
+// n <= 0, or a connection that is not TCP (a test's pipe), is left alone.
+func sizeBuffers(nc net.Conn, n int) error {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || n <= 0 {
+		return nil
+	}
+	if err := tc.SetWriteBuffer(n); err != nil {
+		return fmt.Errorf("socket send buffer of %d bytes: %w", n, err)
+	}
+	if err := tc.SetReadBuffer(n); err != nil {
+		return fmt.Errorf("socket receive buffer of %d bytes: %w", n, err)
+	}
+	return nil
 }
 
 func (c *sclient) handshake(key []byte) error {
@@ -186,6 +213,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
+	o.Window = max(o.Window, o.Buffer)
 	size, id, err := ContainerID(path)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,8 @@ type Server struct {
 	conns  map[net.Conn]bool
 	closed bool
 	wg     sync.WaitGroup
+	// regens is the record of regenerations the rates op answers with.
+	regens regenLog
 }
 
 // NewServer checks cfg, makes the staging directory and removes from it
@@ -215,6 +217,8 @@ func (s *Server) handle(nc net.Conn) {
 		switch f.Op {
 		case opPing.Code:
 			err = c.reply(opPing.OpInfo, pingResponse{})
+		case opRates.Code:
+			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: SpeedProbe(SpeedProbeTime), Plugins: s.regens.snapshot()}})
 		case opProbe.Code:
 			err = c.probe(f)
 		case opOffer.Code:
@@ -394,7 +398,11 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			if err != nil {
 				return c.fail(opDone.Code, err)
 			}
-			return c.reply(opDone.OpInfo, doneResponse{Result: res})
+			err = c.reply(opDone.OpInfo, doneResponse{Result: res})
+			// After the answer, so that the sender does not wait for it:
+			// the speed now goes with the record, to scale it by later.
+			s.regens.note(res.Plugin, res.Size, res.Decode, SpeedProbe(SpeedProbeTime))
+			return err
 		default:
 			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
