@@ -45,14 +45,24 @@ func (r Rates) Find(plugin string) (PluginRate, bool) {
 }
 
 // SpeedProbeTime is how long a SpeedProbe runs.
-const SpeedProbeTime = 50 * time.Millisecond
+const SpeedProbeTime = 100 * time.Millisecond
 
 // SpeedProbe measures this machine's compute speed now: SHA-256 on every
 // CPU for d, in bytes/s. It is only compared with another probe (here
 // and at the receiver, now and at an earlier regeneration), so its unit
 // does not matter; what matters is that it falls as other processes take
-// the CPUs, as regeneration does.
+// the CPUs, as regeneration does. It is the median of five slices of d,
+// so that a blip of another process does not count as load.
 func SpeedProbe(d time.Duration) float64 {
+	var v [5]float64
+	for i := range v {
+		v[i] = speedSlice(d / 5)
+	}
+	sort.Float64s(v[:])
+	return v[2]
+}
+
+func speedSlice(d time.Duration) float64 {
 	n := runtime.GOMAXPROCS(0)
 	var total atomic.Int64
 	var wg sync.WaitGroup
@@ -62,7 +72,7 @@ func SpeedProbe(d time.Duration) float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 16<<10)
+			buf := make([]byte, 4<<10)
 			var done int64
 			for time.Now().Before(deadline) {
 				sum := sha256.Sum256(buf)
@@ -103,11 +113,15 @@ func AskRates(ctx context.Context, o SendOptions) (Rates, error) {
 type regenLog struct {
 	mu sync.Mutex
 	m  map[string]*PluginRate
+	// speed is the last SpeedProbe (0 before the first rates op): the
+	// speed regenerations are noted with.
+	speed float64
 }
 
-// note adds a regeneration of size output bytes in g. The rate is
-// weighted half to the latest regeneration, so that the record follows a
-// receiver whose load or data changed.
+// note adds a regeneration of size output bytes in g, at the speed
+// (SpeedProbe) the receiver had then. The rate is weighted half to the
+// latest regeneration, so that the record follows a receiver whose load
+// or data changed.
 func (l *regenLog) note(plugin string, size int64, g time.Duration, speed float64) {
 	if g <= 0 || size <= 0 {
 		return
@@ -137,4 +151,20 @@ func (l *regenLog) snapshot() []PluginRate {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
 	return out
+}
+
+// probe runs a SpeedProbe and keeps it as the speed the next
+// regenerations are noted with.
+func (l *regenLog) probe() float64 {
+	v := SpeedProbe(SpeedProbeTime)
+	l.mu.Lock()
+	l.speed = v
+	l.mu.Unlock()
+	return v
+}
+
+func (l *regenLog) lastSpeed() float64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.speed
 }

@@ -431,24 +431,42 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 	buf := make([]byte, 64<<10)
 	_, _ = rand.Read(buf)
 	frame := wire.AppendFrame(nil, opProbe.Code, 0, 0, encode(probeRequest{}), [][]byte{buf})
-	var n int64
-	t0 := time.Now()
-	for time.Since(t0) < dur && n < maxBytes {
-		if _, err := c.nc.Write(frame); err != nil {
-			return 0, 0, err
+	// One round writes n bytes (at most, and for at most d) and returns
+	// what the receiver took in and how long it took, less a round trip.
+	round := func(d time.Duration, n int64) (float64, error) {
+		var sent int64
+		t0 := time.Now()
+		for sent == 0 || time.Since(t0) < d && sent < n {
+			if _, err := c.nc.Write(frame); err != nil {
+				return 0, err
+			}
+			sent += int64(len(buf))
 		}
-		n += int64(len(buf))
+		if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
+			return 0, err
+		}
+		var probed probeEndResponse
+		if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
+			return 0, err
+		}
+		el := time.Since(t0)
+		el = max(el-rtt, el/10)
+		return float64(probed.Bytes) / el.Seconds(), nil
 	}
-	if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
+	// A first round of one frame gives a rough rate, which bounds the
+	// second round to about twice dur's worth of bytes: writing as fast
+	// as it can for dur would queue megabytes in the socket buffers over
+	// a slow link, and the answer would wait for all of them.
+	rough, err := round(0, 0)
+	if err != nil {
 		return 0, 0, err
 	}
-	var probed probeEndResponse
-	if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
+	budget := min(maxBytes, max(int64(len(buf)), int64(2*rough*dur.Seconds())))
+	bw, err = round(dur, budget)
+	if err != nil {
 		return 0, 0, err
 	}
-	got := probed.Bytes
-	el := time.Since(t0)
-	return float64(got) / el.Seconds(), rtt, nil
+	return bw, rtt, nil
 }
 
 // SpoolName is the spool file name for an output encoded with o: the same

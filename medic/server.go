@@ -218,7 +218,7 @@ func (s *Server) handle(nc net.Conn) {
 		case opPing.Code:
 			err = c.reply(opPing.OpInfo, pingResponse{})
 		case opRates.Code:
-			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: SpeedProbe(SpeedProbeTime), Plugins: s.regens.snapshot()}})
+			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: s.regens.probe(), Plugins: s.regens.snapshot()}})
 		case opProbe.Code:
 			err = c.probe(f)
 		case opOffer.Code:
@@ -398,11 +398,11 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			if err != nil {
 				return c.fail(opDone.Code, err)
 			}
-			err = c.reply(opDone.OpInfo, doneResponse{Result: res})
-			// After the answer, so that the sender does not wait for it:
-			// the speed now goes with the record, to scale it by later.
-			s.regens.note(res.Plugin, res.Size, res.Decode, SpeedProbe(SpeedProbeTime))
-			return err
+			// Noted before the answer, so that a sender that asks for the
+			// rates next finds it; with the speed now (that of the last
+			// rates answer: a probe here would delay every answer).
+			s.regens.note(res.Plugin, res.Size, res.Decode, s.regens.lastSpeed())
+			return c.reply(opDone.OpInfo, doneResponse{Result: res})
 		default:
 			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
