@@ -24,6 +24,10 @@ import (
 // trips: TCP connect, hello/auth, offer, and the result after the last ack.
 const RoundTrips = 3.5
 
+// ProbeTime is how long a plan probes the link's bandwidth (after a first
+// round of 64 KiB, which bounds the probe's bytes to about this long).
+const ProbeTime = 500 * time.Millisecond
+
 // PlanRequest is a plan to make.
 type PlanRequest struct {
 	// Path is the output to move.
@@ -91,18 +95,8 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	}
 	p := Plan{Size: st.Size(), Link: req.Link, LinkSource: "given"}
 	var ests []cost.Estimate
-	if p.Link.B <= 0 {
-		if req.Measure.Addr == "" {
-			return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
-		}
-		b, rtt, err := MeasureBandwidth(ctx, req.Measure, time.Second, 256<<20)
-		if err != nil {
-			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
-		}
-		p.Link.B, p.LinkSource = b, "measured"
-		if p.Link.RTT == 0 {
-			p.Link.RTT = rtt.Seconds()
-		}
+	if p.Link.B <= 0 && req.Measure.Addr == "" {
+		return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
 	}
 	names := req.Plugins
 	if !containsName(names, "raw") {
@@ -131,8 +125,37 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		p.GFrom[o.Plugin] = from
 		ests = append(ests, e)
 	}
+	if p.Link.B <= 0 {
+		if err := p.measureLink(ctx, req, ests); err != nil {
+			return p, err
+		}
+	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
 	return p, nil
+}
+
+// measureLink measures B (and the RTT, unless given) against the
+// receiver, only as precisely as the choice needs: a first probe of one
+// 64 KiB frame gives a rough rate; when the same candidate is the
+// cheapest at half and at twice that rate, the rough rate is kept, else
+// a probe of ProbeTime measures it.
+func (p *Plan) measureLink(ctx context.Context, req PlanRequest, ests []cost.Estimate) error {
+	b, rtt, err := MeasureBandwidth(ctx, req.Measure, 0, 0)
+	if err != nil {
+		return fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+	}
+	if p.Link.RTT == 0 {
+		p.Link.RTT = rtt.Seconds()
+	}
+	p.Link.B, p.LinkSource = b, "measured, one 64 KiB probe"
+	if !cost.Robust(req.AppTime, float64(p.Size), ests, p.Link, 2) {
+		b, _, err := MeasureBandwidth(ctx, req.Measure, ProbeTime, 256<<20)
+		if err != nil {
+			return fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+		}
+		p.Link.B, p.LinkSource = b, "measured"
+	}
+	return nil
 }
 
 // calibrate measures f and x of one plugin here and prices its g at the

@@ -45,7 +45,7 @@ func (r Rates) Find(plugin string) (PluginRate, bool) {
 }
 
 // SpeedProbeTime is how long a SpeedProbe runs.
-const SpeedProbeTime = 100 * time.Millisecond
+const SpeedProbeTime = 50 * time.Millisecond
 
 // SpeedProbe measures this machine's compute speed now: SHA-256 on every
 // CPU for d, in bytes/s. It is only compared with another probe (here

@@ -413,7 +413,7 @@ func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
 
 // MeasureBandwidth sends probe data to a receiver for about dur (at most
 // maxBytes) and returns the bytes/s the receiver took in, and the round
-// trip time.
+// trip time. With dur <= 0 it sends one 64 KiB frame: a rough rate.
 func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, err error) {
 	c, err := dial(ctx, &o)
 	if err != nil {
@@ -454,14 +454,14 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 		return float64(probed.Bytes) / el.Seconds(), nil
 	}
 	// A first round of one frame gives a rough rate, which bounds the
-	// second round to about twice dur's worth of bytes: writing as fast
+	// second round to about dur's worth of bytes: writing as fast
 	// as it can for dur would queue megabytes in the socket buffers over
 	// a slow link, and the answer would wait for all of them.
 	rough, err := round(0, 0)
-	if err != nil {
-		return 0, 0, err
+	if err != nil || dur <= 0 {
+		return rough, rtt, err
 	}
-	budget := min(maxBytes, max(int64(len(buf)), int64(2*rough*dur.Seconds())))
+	budget := min(maxBytes, max(int64(len(buf)), int64(rough*dur.Seconds())))
 	bw, err = round(dur, budget)
 	if err != nil {
 		return 0, 0, err

@@ -141,3 +141,22 @@ func (d Decision) Why() string {
 	return fmt.Sprintf("%s is predicted %.3f s, %.3f s less than %s (%.3f s): f+g %.3f s against %.3f s, transfer (x/B, round trips) %.3f s against %.3f s",
 		b.Name, b.A, n.A-b.A, n.Name, n.A, b.F+b.G, n.F+n.G, b.A-b.F-b.G, n.A-n.F-n.G)
 }
+
+// Robust says whether the cheapest of es over l stays the cheapest over
+// the same link with a bandwidth k times smaller and k times larger: then
+// a rough measure of B (within a factor k) is enough to choose.
+func Robust(T, D float64, es []Estimate, l Link, k float64) bool {
+	d, ok := Decide(Plan(T, D, es, l))
+	if !ok {
+		return true
+	}
+	for _, f := range []float64{1 / k, k} {
+		lk := l
+		lk.B *= f
+		dk, _ := Decide(Plan(T, D, es, lk))
+		if dk.Best.Name != d.Best.Name {
+			return false
+		}
+	}
+	return true
+}

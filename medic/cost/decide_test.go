@@ -167,3 +167,29 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+func TestRobust(t *testing.T) {
+	raw := Estimate{Name: "raw", X: 10e6}
+	zstd := Estimate{Name: "zstd", X: 1e6, F: 0.2, G: 0.1}
+	blast := Estimate{Name: "blast", X: 40e3, F: 0.1, G: 6}
+	// zstd/raw cross at (10e6-1e6)/0.3 = 30 MB/s; blast/zstd at
+	// (1e6-40e3)/5.8 = 166 kB/s.
+	for _, tc := range []struct {
+		name string
+		B    float64
+		want bool
+	}{
+		{"1 MB/s: zstd from 500 kB/s to 2 MB/s", 1e6, true},
+		{"200 kB/s: blast wins at half", 200e3, false},
+		{"20 MB/s: raw wins at twice", 20e6, false},
+		{"100 MB/s: raw throughout", 100e6, true},
+		{"10 kB/s: blast throughout", 10e3, true},
+	} {
+		if got := Robust(0, 10e6, []Estimate{raw, zstd, blast}, Link{B: tc.B}, 2); got != tc.want {
+			t.Errorf("%s: Robust = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !Robust(0, 1, nil, Link{B: 1}, 2) {
+		t.Error("no candidates: nothing to get wrong")
+	}
+}

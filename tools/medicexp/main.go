@@ -75,6 +75,8 @@ type config struct {
 	out              string
 	sweeps           []string
 	reps             int
+	label            string // auto sweep: the report's name in medic-auto.csv
+	load             int    // auto sweep: CPU-loading processes beside it (noted only)
 }
 
 func main() {
@@ -107,13 +109,15 @@ func run() error {
 	c.latBW = 32e6
 	flag.Var(units.RateFlag(&c.latBW), "latency-bandwidth", "bandwidth of the latency sweep (decimal: 32m = 32MB/s)")
 	rtts := flag.String("rtts", "0,25ms,50ms,100ms,150ms,200ms,300ms,400ms", "round-trip times of the latency sweep")
-	flag.IntVar(&c.latWindow, "window", 256<<10, "window of the latency sweep's stream (bytes)")
+	flag.IntVar(&c.latWindow, "window", 0, "window of the latency sweep's stream (bytes); 0: window and socket buffers of the bandwidth-delay product, as the paper sized them")
 	bws := flag.String("bandwidths", "0.5MB/s,1MB/s,2MB/s,4MB/s,8MB/s,16MB/s,32MB/s,64MB/s", "bandwidths of the bandwidth sweep")
 	flag.DurationVar(&c.bwRTT, "bandwidth-rtt", 0, "round-trip time of the bandwidth sweep")
 	flag.StringVar(&c.out, "out", "docs", "directory for medic-latency.{csv,png} and medic-bandwidth.{csv,png}")
 	sweeps := flag.String("sweeps", "latency,bandwidth", "which sweeps to run")
 	flag.IntVar(&c.reps, "reps", 1, "repetitions per point (the median is kept)")
 	quick := flag.Bool("quick", false, "tiny sweeps (smoke test)")
+	flag.StringVar(&c.label, "label", "report", "auto sweep: the report's name in medic-auto.csv (auto.go)")
+	flag.IntVar(&c.load, "load", 0, "auto sweep: how many CPU-loading processes run beside it (recorded in the CSV)")
 	flag.Parse()
 	if *quick {
 		c.size, *rtts, *bws, c.work = 256_000, "0,50ms", "1MB/s,16MB/s", 4
@@ -225,7 +229,11 @@ func experiment(c config) error {
 		case "latency":
 			var pts []point
 			for _, rtt := range c.rtts {
-				ps, err := l.point(ctx, c, "latency", cost.Link{B: c.latBW, RTT: rtt.Seconds(), Window: float64(c.latWindow), RoundTrip: 3.5})
+				w := float64(c.latWindow)
+				if w == 0 {
+					w = float64(max(medic.DefaultWindow, cost.SocketBuffer(c.latBW, rtt.Seconds())))
+				}
+				ps, err := l.point(ctx, c, "latency", cost.Link{B: c.latBW, RTT: rtt.Seconds(), Window: w, RoundTrip: 3.5})
 				if err != nil {
 					return err
 				}
@@ -244,6 +252,10 @@ func experiment(c config) error {
 				pts = append(pts, ps...)
 			}
 			if err := l.save(c, "bandwidth", pts); err != nil {
+				return err
+			}
+		case "auto": // auto.go
+			if err := l.autoSweep(ctx, c); err != nil {
 				return err
 			}
 		default:
@@ -302,8 +314,9 @@ func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link)
 				os.RemoveAll(spool)
 				t0 := time.Now()
 				rep, err := medic.SendFile(ctx, l.input, medic.SendFileOptions{
-					Encode:   medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key},
-					Send:     medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out", Window: int(link.Window)},
+					Encode: medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key},
+					Send: medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out", Window: int(link.Window),
+						Buffer: cost.SocketBuffer(link.B, link.RTT)},
 					SpoolDir: spool,
 				})
 				if err != nil {
