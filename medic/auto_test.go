@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -106,5 +107,53 @@ func TestAutoPricesTheReceiversRegeneration(t *testing.T) {
 		if c.Name == "slowregen-test" && c.G < 1 {
 			t.Errorf("slowregen-test priced with g = %.3f s; the receiver takes 1.5 s", c.G)
 		}
+	}
+}
+
+// slowConn lets its first free bytes through at once and then writes at
+// rate bytes/s, as a link behind a buffer (or a proxy's first chunk) does.
+type slowConn struct {
+	net.Conn
+	free int
+	rate float64
+}
+
+func (c *slowConn) Write(p []byte) (int, error) {
+	if c.free > 0 {
+		n := min(c.free, len(p))
+		c.free -= n
+		if _, err := c.Conn.Write(p[:n]); err != nil {
+			return 0, err
+		}
+		if n == len(p) {
+			return n, nil
+		}
+		m, err := c.Write(p[n:])
+		return n + m, err
+	}
+	time.Sleep(time.Duration(float64(len(p)) / c.rate * float64(time.Second)))
+	return c.Conn.Write(p)
+}
+
+// A rough measure of the link is not one frame's: 128 KiB that pass at
+// once must not make a 2 MB/s link look like a loopback.
+func TestRoughBandwidthIsTheLinks(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	const rate = 2e6
+	o := medic.SendOptions{Addr: s.addr, Key: s.key, Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return &slowConn{Conn: nc, free: 128 << 10, rate: rate}, nil
+	}}
+	b, _, err := medic.MeasureBandwidth(context.Background(), o, 0, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b < rate/2 || b > 2*rate {
+		t.Errorf("rough bandwidth %.3g B/s over a %.3g B/s link", b, rate)
 	}
 }

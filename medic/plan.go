@@ -135,8 +135,8 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 }
 
 // measureLink measures B (and the RTT, unless given) against the
-// receiver, only as precisely as the choice needs: a first probe of one
-// 64 KiB frame gives a rough rate; when the same candidate is the
+// receiver, only as precisely as the choice needs: rough probes (64 KiB,
+// then 4 times more until one lasts 50 ms) give a rough rate; when the same candidate is the
 // cheapest at half and at twice that rate, the rough rate is kept, else
 // a probe of ProbeTime measures it.
 func (p *Plan) measureLink(ctx context.Context, req PlanRequest, ests []cost.Estimate) error {
@@ -147,7 +147,7 @@ func (p *Plan) measureLink(ctx context.Context, req PlanRequest, ests []cost.Est
 	if p.Link.RTT == 0 {
 		p.Link.RTT = rtt.Seconds()
 	}
-	p.Link.B, p.LinkSource = b, "measured, one 64 KiB probe"
+	p.Link.B, p.LinkSource = b, "measured, rough probe"
 	if !cost.Robust(req.AppTime, float64(p.Size), ests, p.Link, 2) {
 		b, _, err := MeasureBandwidth(ctx, req.Measure, ProbeTime, 256<<20)
 		if err != nil {

@@ -413,7 +413,8 @@ func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
 
 // MeasureBandwidth sends probe data to a receiver for about dur (at most
 // maxBytes) and returns the bytes/s the receiver took in, and the round
-// trip time. With dur <= 0 it sends one 64 KiB frame: a rough rate.
+// trip time. With dur <= 0 it stops after the rough rounds (of 64 KiB,
+// then 4 times more until one lasts 50 ms): a rough rate.
 func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, err error) {
 	c, err := dial(ctx, &o)
 	if err != nil {
@@ -433,37 +434,56 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 	frame := wire.AppendFrame(nil, opProbe.Code, 0, 0, encode(probeRequest{}), [][]byte{buf})
 	// One round writes n bytes (at most, and for at most d) and returns
 	// what the receiver took in and how long it took, less a round trip.
-	round := func(d time.Duration, n int64) (float64, error) {
+	// One round writes n bytes (for at most d, when d > 0) and returns
+	// the bytes/s the receiver took in, less a round trip, and how long
+	// that took.
+	round := func(d time.Duration, n int64) (float64, time.Duration, error) {
 		var sent int64
 		t0 := time.Now()
-		for sent == 0 || time.Since(t0) < d && sent < n {
+		for sent == 0 || sent < n && (d <= 0 || time.Since(t0) < d) {
 			if _, err := c.nc.Write(frame); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			sent += int64(len(buf))
 		}
 		if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		var probed probeEndResponse
 		if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		el := time.Since(t0)
 		el = max(el-rtt, el/10)
-		return float64(probed.Bytes) / el.Seconds(), nil
+		return float64(probed.Bytes) / el.Seconds(), el, nil
 	}
-	// A first round of one frame gives a rough rate, which bounds the
-	// second round to about dur's worth of bytes: writing as fast
-	// as it can for dur would queue megabytes in the socket buffers over
-	// a slow link, and the answer would wait for all of them.
-	rough, err := round(0, 0)
-	if err != nil || dur <= 0 {
-		return rough, rtt, err
+	// Rough rounds of 64 KiB, then four times more until one takes
+	// roughMin: a few frames can pass faster than the link (a proxy's
+	// first chunk, TCP buffers), a round that lasts is the link's. The
+	// rough rate bounds the long round to about dur's worth of bytes:
+	// writing as fast as it can for dur would queue megabytes in the
+	// socket buffers over a slow link, and the answer would wait for all
+	// of them.
+	const roughMin = 50 * time.Millisecond
+	limit := maxBytes
+	if limit <= 0 {
+		limit = 64 << 20
 	}
-	budget := min(maxBytes, max(int64(len(buf)), int64(rough*dur.Seconds())))
-	bw, err = round(dur, budget)
-	if err != nil {
+	var rough float64
+	for n := int64(len(buf)); ; n *= 4 {
+		var el time.Duration
+		if rough, el, err = round(0, n); err != nil {
+			return 0, 0, err
+		}
+		if el >= roughMin || 4*n > limit {
+			break
+		}
+	}
+	if dur <= 0 {
+		return rough, rtt, nil
+	}
+	budget := min(limit, max(int64(len(buf)), int64(rough*dur.Seconds())))
+	if bw, _, err = round(dur, budget); err != nil {
 		return 0, 0, err
 	}
 	return bw, rtt, nil

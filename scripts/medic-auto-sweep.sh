@@ -6,22 +6,23 @@
 # toxiproxy) at bandwidths from 10 MB/s down to 50 KB/s and a few RTTs, and
 # once with a CPU-loading process beside it. Socket buffers and the window
 # are the bandwidth-delay product. Writes docs/medic-auto.{csv,png}
-# (OUT_DOCS to change). About 10 minutes on an idle 2-core machine.
+# (OUT_DOCS to change). About 20 minutes on a busy 2-core machine.
 #
 # Needs ncbi-blast+, mmseqs2-examples and Go, like scripts/medic-blast-e2e.sh.
 #
 #   scripts/medic-auto-sweep.sh
-#   SIZES="4" BWS=1MB/s,50KB/s RTTS=0 scripts/medic-auto-sweep.sh   # a minute
+#   SIZES=4 BWS=1MB/s,50KB/s RTTS=100ms REPS=1 scripts/medic-auto-sweep.sh   # a minute
 set -eu
 cd "$(dirname "$0")/.."
 DATA=${DATA:-/usr/share/doc/mmseqs2/example-data}
 OUT=${OUT:-tmp/medic-auto}
 DOCS=${OUT_DOCS:-docs}
 SIZES=${SIZES:-4 12 36}
-BWS=${BWS:-10MB/s,2MB/s,500KB/s,200KB/s,50KB/s}
+BWS=${BWS:-10MB/s,1MB/s,200KB/s,50KB/s}
 RTTS=${RTTS:-50ms,200ms}   # at LATBW
 LATBW=${LATBW:-2MB/s}
-LOADBW=${LOADBW:-500KB/s}  # the point run under load (largest report)
+LOADBW=${LOADBW:-1MB/s}  # the point run under load (largest report)
+REPS=${REPS:-3}           # repetitions per point, in turn; medians kept
 mkdir -p "$OUT/compute" "$OUT/storage" "$DOCS"
 OUT=$(cd "$OUT" && pwd)
 
@@ -42,10 +43,10 @@ go build -o "$OUT/medicexp" ./tools/medicexp
 rm -f "$DOCS/medic-auto.csv"
 sweep() { # n label load bandwidths rtts
 	"$OUT/medicexp" --sweeps auto --plugins raw,zstd,blast --ciphers xchacha20poly1305 \
-		--input "$OUT/compute/report$1.txt" --label "$2" --load "$3" \
+		--input "$OUT/compute/report$1.txt" --label "$2" --load "$3" --query-bytes "$(stat -c %s "$OUT/compute/q$1.fa")" \
 		--param program=blastp --param query="$OUT/compute/q$1.fa" --param db="$OUT/compute/db" --param outfmt=0 \
 		--resource blast.db="$OUT/storage/db" \
-		--bandwidths "$4" --bandwidth-rtt 0 --rtts "$5" --latency-bandwidth "$LATBW" --out "$DOCS"
+		--bandwidths "$4" --bandwidth-rtt 0 --rtts "$5" --latency-bandwidth "$LATBW" --reps "$REPS" --out "$DOCS"
 }
 for n in $SIZES; do
 	sweep "$n" "q$n" 0 "$BWS" "$RTTS"

@@ -77,6 +77,10 @@ type config struct {
 	reps             int
 	label            string // auto sweep: the report's name in medic-auto.csv
 	load             int    // auto sweep: CPU-loading processes beside it (noted only)
+	queryBytes       int64  // auto sweep: the query's size, for the scenario plots
+	autoName         string // auto sweep: base name of its CSV and PNG
+	autoPlot         string // auto sweep: "bandwidth" or "query" (figures 9, 10)
+	autoTitle        string // auto sweep: the query plot's title
 }
 
 func main() {
@@ -118,6 +122,10 @@ func run() error {
 	quick := flag.Bool("quick", false, "tiny sweeps (smoke test)")
 	flag.StringVar(&c.label, "label", "report", "auto sweep: the report's name in medic-auto.csv (auto.go)")
 	flag.IntVar(&c.load, "load", 0, "auto sweep: how many CPU-loading processes run beside it (recorded in the CSV)")
+	flag.Int64Var(&c.queryBytes, "query-bytes", 0, "auto sweep: the query's size in bytes (recorded in the CSV)")
+	flag.StringVar(&c.autoName, "auto-name", "medic-auto", "auto sweep: base name of its CSV (appended to) and PNG")
+	flag.StringVar(&c.autoPlot, "auto-plot", "bandwidth", "auto sweep: plot time against bandwidth (a panel per report) or against query size (query)")
+	flag.StringVar(&c.autoTitle, "auto-title", "", "auto sweep: title of the query-size plot")
 	flag.Parse()
 	if *quick {
 		c.size, *rtts, *bws, c.work = 256_000, "0,50ms", "1MB/s,16MB/s", 4
