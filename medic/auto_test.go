@@ -153,7 +153,9 @@ func TestRoughBandwidthIsTheLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b < rate/2 || b > 2*rate {
+	// Loose bounds (sleeps overshoot on a loaded machine); the defect
+	// measured the 128 KiB that pass at once: a hundred times the rate.
+	if b < rate/4 || b > 4*rate {
 		t.Errorf("rough bandwidth %.3g B/s over a %.3g B/s link", b, rate)
 	}
 }

@@ -102,15 +102,30 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	if !containsName(names, "raw") {
 		names = append(names, "raw")
 	}
+	var sess *sclient
 	if req.Measure.Addr != "" {
-		// g is the receiver's: ask it how fast it regenerates now.
-		r, err := AskRates(ctx, req.Measure)
+		// One session for the rates and the probes: each connection
+		// costs round trips (connect, hello, auth).
+		c, err := dial(ctx, &req.Measure)
 		if err != nil {
+			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+		}
+		defer c.nc.Close()
+		stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+		defer stop()
+		// g is the receiver's: ask it how fast it regenerates now.
+		if r, err := c.rates(); err != nil {
 			p.RatesErr = err
+			// A receiver that did not understand dropped the session.
+			if c, err = dial(ctx, &req.Measure); err != nil {
+				return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+			}
+			defer c.nc.Close()
 		} else {
 			p.Receiver = &r
 			p.LocalSpeed = SpeedProbe(SpeedProbeTime)
 		}
+		sess = c
 	}
 	p.GFrom = map[string]string{}
 	env := Env{Resources: req.Resources}
@@ -126,7 +141,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		ests = append(ests, e)
 	}
 	if p.Link.B <= 0 {
-		if err := p.measureLink(ctx, req, ests); err != nil {
+		if err := p.measureLink(ctx, sess, req, ests); err != nil {
 			return p, err
 		}
 	}
@@ -135,25 +150,32 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 }
 
 // measureLink measures B (and the RTT, unless given) against the
-// receiver, only as precisely as the choice needs: rough probes (64 KiB,
+// receiver, only as precisely as the choice needs: rough probes (16 KiB,
 // then 4 times more until one lasts 50 ms) give a rough rate; when the same candidate is the
 // cheapest at half and at twice that rate, the rough rate is kept, else
 // a probe of ProbeTime measures it.
-func (p *Plan) measureLink(ctx context.Context, req PlanRequest, ests []cost.Estimate) error {
-	b, rtt, err := MeasureBandwidth(ctx, req.Measure, 0, 0)
+func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, ests []cost.Estimate) error {
+	enough := func(b float64, rtt time.Duration) bool {
+		l := p.Link
+		l.B = b
+		if l.RTT == 0 {
+			l.RTT = rtt.Seconds()
+		}
+		return cost.Robust(req.AppTime, float64(p.Size), ests, l, 2)
+	}
+	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 	}
 	if p.Link.RTT == 0 {
 		p.Link.RTT = rtt.Seconds()
 	}
-	p.Link.B, p.LinkSource = b, "measured, rough probe"
-	if !cost.Robust(req.AppTime, float64(p.Size), ests, p.Link, 2) {
-		b, _, err := MeasureBandwidth(ctx, req.Measure, ProbeTime, 256<<20)
-		if err != nil {
-			return fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
-		}
-		p.Link.B, p.LinkSource = b, "measured"
+	p.Link.B, p.LinkSource = b, "measured"
+	if rough {
+		p.LinkSource = "measured, rough probe"
 	}
 	return nil
 }

@@ -96,15 +96,23 @@ func AskRates(ctx context.Context, o SendOptions) (Rates, error) {
 	defer c.nc.Close()
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
+	r, err := c.rates()
+	if err != nil && ctx.Err() != nil {
+		return r, ctx.Err()
+	}
+	if err != nil {
+		return r, fmt.Errorf("ask %s for its rates: %w", o.Addr, err)
+	}
+	return r, nil
+}
+
+func (c *sclient) rates() (Rates, error) {
 	if err := writeFrame(c.nc, opRates.OpInfo, 0, ratesRequest{}); err != nil {
-		return Rates{}, fmt.Errorf("ask %s for its rates: %w", o.Addr, err)
+		return Rates{}, err
 	}
 	var r ratesResponse
 	if err := c.answer(opRates.OpInfo, &r, nil); err != nil {
-		if ctx.Err() != nil {
-			return Rates{}, ctx.Err()
-		}
-		return Rates{}, fmt.Errorf("ask %s for its rates (a receiver older than the rates op drops the connection): %w", o.Addr, err)
+		return Rates{}, fmt.Errorf("%w (a receiver older than the rates op drops the connection)", err)
 	}
 	return r.Rates, nil
 }

@@ -413,27 +413,46 @@ func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
 
 // MeasureBandwidth sends probe data to a receiver for about dur (at most
 // maxBytes) and returns the bytes/s the receiver took in, and the round
-// trip time. With dur <= 0 it stops after the rough rounds (of 64 KiB,
+// trip time. With dur <= 0 it stops after the rough rounds (of 16 KiB,
 // then 4 times more until one lasts 50 ms): a rough rate.
 func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, err error) {
+	bw, rtt, _, err = MeasureLink(ctx, o, func(float64, time.Duration) bool { return dur <= 0 }, dur, maxBytes)
+	return bw, rtt, err
+}
+
+// MeasureLink measures as MeasureBandwidth does, and stops after the
+// rough rounds when enough says their rate and the RTT will do (rough is
+// then true): a plan whose choice does not depend on a precise B.
+func MeasureLink(ctx context.Context, o SendOptions, enough func(bw float64, rtt time.Duration) bool, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, roughOnly bool, err error) {
 	c, err := dial(ctx, &o)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	defer c.nc.Close()
+	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+	defer stop()
+	bw, rtt, roughOnly, err = c.measure(enough, dur, maxBytes)
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return bw, rtt, roughOnly, err
+}
+
+func (c *sclient) measure(enough func(float64, time.Duration) bool, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, roughOnly bool, err error) {
 	t := time.Now()
 	if err := writeFrame(c.nc, opPing.OpInfo, 0, pingRequest{}); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	if err := c.answer(opPing.OpInfo, &pingResponse{}, nil); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	rtt = time.Since(t)
-	buf := make([]byte, 64<<10)
+	// Frames of 16 KiB: the first round is one, which a slow link takes
+	// long enough to measure (0.3 s at 50 KB/s) without spending more of
+	// it on the probe than the output may need.
+	buf := make([]byte, 16<<10)
 	_, _ = rand.Read(buf)
 	frame := wire.AppendFrame(nil, opProbe.Code, 0, 0, encode(probeRequest{}), [][]byte{buf})
-	// One round writes n bytes (at most, and for at most d) and returns
-	// what the receiver took in and how long it took, less a round trip.
 	// One round writes n bytes (for at most d, when d > 0) and returns
 	// the bytes/s the receiver took in, less a round trip, and how long
 	// that took.
@@ -457,7 +476,7 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 		el = max(el-rtt, el/10)
 		return float64(probed.Bytes) / el.Seconds(), el, nil
 	}
-	// Rough rounds of 64 KiB, then four times more until one takes
+	// Rough rounds of 16 KiB, then four times more until one takes
 	// roughMin: a few frames can pass faster than the link (a proxy's
 	// first chunk, TCP buffers), a round that lasts is the link's. The
 	// rough rate bounds the long round to about dur's worth of bytes:
@@ -473,20 +492,20 @@ func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, max
 	for n := int64(len(buf)); ; n *= 4 {
 		var el time.Duration
 		if rough, el, err = round(0, n); err != nil {
-			return 0, 0, err
+			return 0, 0, false, err
 		}
 		if el >= roughMin || 4*n > limit {
 			break
 		}
 	}
-	if dur <= 0 {
-		return rough, rtt, nil
+	if enough != nil && enough(rough, rtt) {
+		return rough, rtt, true, nil
 	}
 	budget := min(limit, max(int64(len(buf)), int64(rough*dur.Seconds())))
 	if bw, _, err = round(dur, budget); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
-	return bw, rtt, nil
+	return bw, rtt, false, nil
 }
 
 // SpoolName is the spool file name for an output encoded with o: the same
