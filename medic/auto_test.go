@@ -159,3 +159,19 @@ func TestRoughBandwidthIsTheLinks(t *testing.T) {
 		t.Errorf("rough bandwidth %.3g B/s over a %.3g B/s link", b, rate)
 	}
 }
+
+// --bwlimit holds for a container smaller than the window: it went in one
+// burst, as fast as loopback, before frames were cut to the limit.
+func TestRateLimitHoldsForSmallContainers(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.bin", slowOutput(3, 5000)) // 245 KB, incompressible enough
+	rep, err := sendFile(t, s, path, "raw", medic.SendOptions{RateLimit: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := rep.Send
+	if rate := float64(sr.Sent) / sr.Transfer.Seconds(); rate > 1.25e6 {
+		t.Errorf("%d bytes in %v: %.3g B/s over a 1 MB/s limit", sr.Sent, sr.Transfer, rate)
+	}
+}

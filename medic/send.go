@@ -283,6 +283,12 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}()
 
 	chunk := min(maxDataFrame, max(o.Window/4, 4096))
+	if o.RateLimit > 0 {
+		// Frames of 20 ms at the limit: pacing whole window quarters
+		// would send a small container in one burst, faster than the
+		// limit.
+		chunk = min(chunk, max(4096, int(o.RateLimit/50)))
+	}
 	buf := make([]byte, chunk)
 	sent := off
 	tStart := time.Now()

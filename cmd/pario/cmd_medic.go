@@ -440,7 +440,9 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	}
 	var predicted *cost.Choice
 	var link cost.Link
+	var planning time.Duration
 	if sf.auto {
+		tp := time.Now()
 		plan, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
 		if err != nil {
 			return err
@@ -451,6 +453,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		}
 		predicted, link = &d.Best, plan.Link
 		eo.Plugin = d.Best.Name
+		planning = time.Since(tp)
 		fmt.Printf("sending with %s\n", eo.Plugin)
 	} else {
 		eo.Plugin = sf.plugins
@@ -505,6 +508,6 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		return fmt.Errorf("send %s: %w", path, err)
 	}
 	sum := medic.SendSummary{Path: path, Addr: addr, Size: st.Size(), Asked: eo.Plugin, Cipher: eo.Cipher, Report: rep,
-		Wall: time.Since(t0), Predicted: predicted, Link: link}
+		Wall: time.Since(t0), Predicted: predicted, Link: link, Planning: planning}
 	return sum.WriteText(os.Stdout)
 }
