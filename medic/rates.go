@@ -121,16 +121,12 @@ func (c *sclient) rates() (Rates, error) {
 type regenLog struct {
 	mu sync.Mutex
 	m  map[string]*PluginRate
-	// speed is the last SpeedProbe (0 before the first rates op): the
-	// speed regenerations are noted with.
-	speed float64
 }
 
-// note adds a regeneration of size output bytes in g, at the speed
-// (SpeedProbe) the receiver had then. The rate is weighted half to the
-// latest regeneration, so that the record follows a receiver whose load
-// or data changed.
-func (l *regenLog) note(plugin string, size int64, g time.Duration, speed float64) {
+// note adds a regeneration of size output bytes in g. The rate is
+// weighted half to the latest regeneration, so that the record follows a
+// receiver whose load or data changed.
+func (l *regenLog) note(plugin string, size int64, g time.Duration) {
 	if g <= 0 || size <= 0 {
 		return
 	}
@@ -142,12 +138,26 @@ func (l *regenLog) note(plugin string, size int64, g time.Duration, speed float6
 	}
 	p := l.m[plugin]
 	if p == nil {
-		l.m[plugin] = &PluginRate{Plugin: plugin, Regenerations: 1, Rate: rate, Speed: speed}
+		l.m[plugin] = &PluginRate{Plugin: plugin, Regenerations: 1, Rate: rate}
 		return
 	}
 	p.Regenerations++
 	p.Rate = (p.Rate + rate) / 2
-	p.Speed = (p.Speed + speed) / 2
+}
+
+// noteSpeed adds the SpeedProbe taken just after a regeneration with
+// plugin, weighted as its rate is: the speed the record was made at.
+func (l *regenLog) noteSpeed(plugin string, speed float64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.m[plugin]
+	switch {
+	case p == nil:
+	case p.Speed == 0:
+		p.Speed = speed
+	default:
+		p.Speed = (p.Speed + speed) / 2
+	}
 }
 
 func (l *regenLog) snapshot() []PluginRate {
@@ -159,20 +169,4 @@ func (l *regenLog) snapshot() []PluginRate {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
 	return out
-}
-
-// probe runs a SpeedProbe and keeps it as the speed the next
-// regenerations are noted with.
-func (l *regenLog) probe() float64 {
-	v := SpeedProbe(SpeedProbeTime)
-	l.mu.Lock()
-	l.speed = v
-	l.mu.Unlock()
-	return v
-}
-
-func (l *regenLog) lastSpeed() float64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.speed
 }

@@ -218,7 +218,7 @@ func (s *Server) handle(nc net.Conn) {
 		case opPing.Code:
 			err = c.reply(opPing.OpInfo, pingResponse{})
 		case opRates.Code:
-			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: s.regens.probe(), Plugins: s.regens.snapshot()}})
+			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: SpeedProbe(SpeedProbeTime), Plugins: s.regens.snapshot()}})
 		case opProbe.Code:
 			err = c.probe(f)
 		case opOffer.Code:
@@ -399,10 +399,13 @@ func (c *srvConn) transfer(f wire.Frame) error {
 				return c.fail(opDone.Code, err)
 			}
 			// Noted before the answer, so that a sender that asks for the
-			// rates next finds it; with the speed now (that of the last
-			// rates answer: a probe here would delay every answer).
-			s.regens.note(res.Plugin, res.Size, res.Decode, s.regens.lastSpeed())
-			return c.reply(opDone.OpInfo, doneResponse{Result: res})
+			// rates next finds it; the speed it was regenerated at is
+			// probed just after, beside the answer (a probe before it
+			// would delay every answer).
+			s.regens.note(res.Plugin, res.Size, res.Decode)
+			err = c.reply(opDone.OpInfo, doneResponse{Result: res})
+			s.regens.noteSpeed(res.Plugin, SpeedProbe(SpeedProbeTime))
+			return err
 		default:
 			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))
