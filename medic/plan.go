@@ -183,7 +183,7 @@ func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, est
 // calibrate measures f and x of one plugin here and prices its g at the
 // receiver: from the receiver's record of the plugin when it has one
 // (then nothing is regenerated here), else from a regeneration here
-// scaled to the receiver's speed now.
+// scaled by the receiver's speed now against this site's.
 func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, string, error) {
 	if p.Receiver != nil {
 		if rec, ok := p.Receiver.Find(o.Plugin); ok {
@@ -191,7 +191,11 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 			if err != nil {
 				return e, "", err
 			}
-			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, rec.Speed, p.Receiver.Speed); ok {
+			// The record as it is, not scaled by the speed probes: the
+			// regenerations themselves are the better measure of the
+			// receiver's speed (the latest weighs half), and on a shared
+			// machine two 50 ms probes differ by more than its load does.
+			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, 0, 0); ok {
 				e.G = g
 				return e, GReceiver, nil
 			}
