@@ -310,7 +310,12 @@ A' = T + D/B, how long each takes over the link. The link's bandwidth is
 given (--bandwidth 1MB/s, 1m or 1e6, 8Mbit/s, 512KiB/s: decimal unless spelt
 KiB) or measured against a running
 receiver (--measure HOST:PORT --key FILE, which also measures the RTT).
-"pays below" is the crossover B* = (D - x)/(f + g).
+"pays below" is the crossover B* = (D - x)/(f + g). "figure 2" is the quadrant
+of the ParaMEDIC paper's figure 2 the plugin is in on this link: Q1 (metadata at
+most half the output, f + g under half the raw transfer: always pays), Q2 (large
+reduction, much post-processing: depends), Q3 (never pays), Q4 (depends).
+With --measure, g is the receiver's: its record of earlier regenerations with
+the plugin, else g measured here scaled by the receiver's speed now ("g from").
 
 Plugins that cannot run here (missing --param or --resource) are listed as
 skipped with the reason. Encryption is included in f and g (--cipher).`,
