@@ -16,6 +16,17 @@ import (
 // real run: the plugin must be able to regenerate at this site (for an
 // application plugin, with a copy of the resources it needs).
 func Calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, error) {
+	return calibrate(ctx, path, o, env, true)
+}
+
+// CalibrateEncode measures only f and x (G is 0): for a plugin whose g
+// comes from elsewhere (the receiver's record), so that this site needs
+// nothing to regenerate with and spends no time on it.
+func CalibrateEncode(ctx context.Context, path string, o EncodeOptions) (cost.Estimate, error) {
+	return calibrate(ctx, path, o, Env{}, false)
+}
+
+func calibrate(ctx context.Context, path string, o EncodeOptions, env Env, decode bool) (cost.Estimate, error) {
 	tmp, err := os.CreateTemp("", "pario-medic-cal-*")
 	if err != nil {
 		return cost.Estimate{}, err
@@ -34,6 +45,9 @@ func Calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost
 	x, err := tmp.Seek(0, io.SeekCurrent)
 	if err != nil {
 		return cost.Estimate{}, err
+	}
+	if !decode {
+		return cost.Estimate{Name: o.Plugin, X: float64(x), F: f.Seconds()}, nil
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
 		return cost.Estimate{}, err

@@ -1,6 +1,8 @@
 package medic
 
 import (
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/pario/pario/wire"
@@ -25,12 +27,13 @@ var (
 	opProbe    = wire.NewOp[probeRequest, probeResponse](0x07, "probe", false)
 	opProbeEnd = wire.NewOp[probeEndRequest, probeEndResponse](0x08, "probeend", false)
 	opPing     = wire.NewOp[pingRequest, pingResponse](0x09, "ping", false)
+	opRates    = wire.NewOp[ratesRequest, ratesResponse](0x0a, "rates", false)
 )
 
 // ops is the transfer protocol's op table.
 var ops = wire.OpTable{
 	opHello.OpInfo, opAuth.OpInfo, opOffer.OpInfo, opData.OpInfo, opAck.OpInfo,
-	opDone.OpInfo, opProbe.OpInfo, opProbeEnd.OpInfo, opPing.OpInfo,
+	opDone.OpInfo, opProbe.OpInfo, opProbeEnd.OpInfo, opPing.OpInfo, opRates.OpInfo,
 }
 
 // encode renders a message's argument section.
@@ -219,3 +222,55 @@ type pingResponse struct{}
 
 func (pingResponse) Encode(*wire.Enc)          {}
 func (*pingResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// ratesRequest is empty: the sender asks how fast the receiver
+// regenerates now, to price each plugin's g before it chooses one.
+type ratesRequest struct{}
+
+func (ratesRequest) Encode(*wire.Enc)          {}
+func (*ratesRequest) Decode(d *wire.Dec) error { return d.Done() }
+
+// maxRates bounds the plugin records of a rates answer (a receiver has
+// a handful of plugins).
+const maxRates = 1024
+
+// ratesResponse is the receiver's speed now and its record of earlier
+// regenerations, per plugin (see Rates).
+type ratesResponse struct{ Rates Rates }
+
+func (r ratesResponse) Encode(e *wire.Enc) {
+	e.U64(math.Float64bits(r.Rates.Speed))
+	e.Uvarint(uint64(len(r.Rates.Plugins)))
+	for _, p := range r.Rates.Plugins {
+		e.String(p.Plugin)
+		e.I64(p.Regenerations)
+		e.U64(math.Float64bits(p.Rate))
+		e.U64(math.Float64bits(p.Speed))
+	}
+}
+
+func (r *ratesResponse) Decode(d *wire.Dec) error {
+	r.Rates.Speed = rate(d, "speed")
+	n := d.Int("plugins", maxRates)
+	r.Rates.Plugins = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.Rates.Plugins = append(r.Rates.Plugins, PluginRate{
+			Plugin:        d.String("plugin"),
+			Regenerations: d.I64("regenerations"),
+			Rate:          rate(d, "rate"),
+			Speed:         rate(d, "speed"),
+		})
+	}
+	return d.Done()
+}
+
+// rate reads a float that must be a finite, non-negative speed: the
+// cost model divides by it.
+func rate(d *wire.Dec, field string) float64 {
+	v := math.Float64frombits(d.U64(field))
+	if d.Err() == nil && (math.IsNaN(v) || math.IsInf(v, 0) || v < 0) {
+		d.Fail(field, fmt.Errorf("%v is not a rate", v))
+		return 0
+	}
+	return v
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,32 @@ var opSamples = []optest.Sample{
 		Requests:  []optest.Value{optest.V(&pingRequest{}, empty)},
 		Responses: []optest.Value{optest.V(&pingResponse{}, empty)},
 	},
+	{
+		Op:       opRates.OpInfo,
+		Requests: []optest.Value{optest.V(&ratesRequest{}, empty)},
+		Responses: []optest.Value{
+			optest.V(&ratesResponse{Rates: Rates{Speed: 2.5e9, Plugins: []PluginRate{
+				{Plugin: "blast", Regenerations: 3, Rate: 1.6e6, Speed: 2.4e9},
+				{Plugin: "zstd", Regenerations: 1, Rate: 800e6, Speed: 2.6e9},
+			}}}, func(e *wire.Enc) {
+				e.U64(math.Float64bits(2.5e9))
+				e.Uvarint(2)
+				e.String("blast")
+				e.I64(3)
+				e.U64(math.Float64bits(1.6e6))
+				e.U64(math.Float64bits(2.4e9))
+				e.String("zstd")
+				e.I64(1)
+				e.U64(math.Float64bits(800e6))
+				e.U64(math.Float64bits(2.6e9))
+			}),
+			// A receiver that has regenerated nothing yet.
+			optest.V(&ratesResponse{Rates: Rates{Speed: 1e9}}, func(e *wire.Enc) {
+				e.U64(math.Float64bits(1e9))
+				e.Uvarint(0)
+			}),
+		},
+	},
 }
 
 func TestOpTable(t *testing.T) {
@@ -117,6 +144,21 @@ func FuzzOpDone(f *testing.F)     { optest.Fuzz(f, sample(f, opDone.OpInfo)) }
 func FuzzOpProbe(f *testing.F)    { optest.Fuzz(f, sample(f, opProbe.OpInfo)) }
 func FuzzOpProbeend(f *testing.F) { optest.Fuzz(f, sample(f, opProbeEnd.OpInfo)) }
 func FuzzOpPing(f *testing.F)     { optest.Fuzz(f, sample(f, opPing.OpInfo)) }
+func FuzzOpRates(f *testing.F)    { optest.Fuzz(f, sample(f, opRates.OpInfo)) }
+
+// A rate the cost model would divide by must be a finite, non-negative
+// number: a receiver cannot make the sender price with NaN or -Inf.
+func TestRatesRefusesNonRates(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1} {
+		var e wire.Enc
+		e.U64(math.Float64bits(v))
+		e.Uvarint(0)
+		var r ratesResponse
+		if err := r.Decode(wire.NewDec(e.Bytes())); err == nil || !strings.Contains(err.Error(), "speed") {
+			t.Errorf("speed %v: %v", v, err)
+		}
+	}
+}
 
 // An answer that does not decode is reported as such, not as a lost
 // connection (the sender would be told to resume a transfer that cannot).

@@ -24,6 +24,10 @@ import (
 // trips: TCP connect, hello/auth, offer, and the result after the last ack.
 const RoundTrips = 3.5
 
+// ProbeTime is how long a plan probes the link's bandwidth (after a first
+// round of 64 KiB, which bounds the probe's bytes to about this long).
+const ProbeTime = 500 * time.Millisecond
+
 // PlanRequest is a plan to make.
 type PlanRequest struct {
 	// Path is the output to move.
@@ -59,7 +63,28 @@ type Plan struct {
 	// Choices are the calibrated candidates and raw, fastest first.
 	Choices []cost.Choice
 	Skipped []Skipped
+	// GFrom says where each choice's g came from, by plugin: GReceiver,
+	// GScaled or GHere.
+	GFrom map[string]string
+	// Receiver is the receiver's answer to the rates op (nil when there
+	// is no receiver, or it did not answer: RatesErr), and LocalSpeed
+	// this site's SpeedProbe beside it.
+	Receiver   *Rates
+	RatesErr   error
+	LocalSpeed float64
 }
+
+// Where a plan's g came from.
+const (
+	// GReceiver: the receiver's record of its regenerations with the
+	// plugin, scaled by its speed now against its speed then.
+	GReceiver = "receiver"
+	// GScaled: a regeneration here, scaled by the receiver's speed now
+	// against this site's.
+	GScaled = "here, scaled"
+	// GHere: a regeneration here, as is (no receiver to ask).
+	GHere = "here"
+)
 
 // MakePlan calibrates the candidates of req on its output and ranks them.
 // A candidate that fails to calibrate is Skipped, not an error.
@@ -69,27 +94,122 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		return Plan{}, err
 	}
 	p := Plan{Size: st.Size(), Link: req.Link, LinkSource: "given"}
-	if p.Link.B <= 0 {
-		if req.Measure.Addr == "" {
-			return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
-		}
-		b, rtt, err := MeasureBandwidth(ctx, req.Measure, time.Second, 256<<20)
-		if err != nil {
-			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
-		}
-		p.Link.B, p.LinkSource = b, "measured"
-		if p.Link.RTT == 0 {
-			p.Link.RTT = rtt.Seconds()
-		}
+	var ests []cost.Estimate
+	if p.Link.B <= 0 && req.Measure.Addr == "" {
+		return p, fmt.Errorf("medic: plan: no bandwidth and no receiver to measure it against")
 	}
 	names := req.Plugins
 	if !containsName(names, "raw") {
 		names = append(names, "raw")
 	}
-	ests, skipped := CalibrateAll(ctx, req.Path, names, req.Encode, Env{Resources: req.Resources})
-	p.Skipped = skipped
+	var sess *sclient
+	if req.Measure.Addr != "" {
+		// One session for the rates and the probes: each connection
+		// costs round trips (connect, hello, auth).
+		c, err := dial(ctx, &req.Measure)
+		if err != nil {
+			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+		}
+		defer c.nc.Close()
+		stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+		defer stop()
+		// g is the receiver's: ask it how fast it regenerates now.
+		if r, err := c.rates(); err != nil {
+			p.RatesErr = err
+			// A receiver that did not understand dropped the session.
+			if c, err = dial(ctx, &req.Measure); err != nil {
+				return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+			}
+			defer c.nc.Close()
+		} else {
+			p.Receiver = &r
+			p.LocalSpeed = SpeedProbe(SpeedProbeTime)
+		}
+		sess = c
+	}
+	p.GFrom = map[string]string{}
+	env := Env{Resources: req.Resources}
+	for _, n := range names {
+		o := req.Encode
+		o.Plugin = strings.TrimSpace(n)
+		e, from, err := p.calibrate(ctx, req.Path, o, env)
+		if err != nil {
+			p.Skipped = append(p.Skipped, Skipped{Plugin: o.Plugin, Err: err})
+			continue
+		}
+		p.GFrom[o.Plugin] = from
+		ests = append(ests, e)
+	}
+	if p.Link.B <= 0 {
+		if err := p.measureLink(ctx, sess, req, ests); err != nil {
+			return p, err
+		}
+	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
 	return p, nil
+}
+
+// measureLink measures B (and the RTT, unless given) against the
+// receiver, only as precisely as the choice needs: rough probes (16 KiB,
+// then 4 times more until one lasts 50 ms) give a rough rate; when the same candidate is the
+// cheapest at half and at twice that rate, the rough rate is kept, else
+// a probe of ProbeTime measures it.
+func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, ests []cost.Estimate) error {
+	enough := func(b float64, rtt time.Duration) bool {
+		l := p.Link
+		l.B = b
+		if l.RTT == 0 {
+			l.RTT = rtt.Seconds()
+		}
+		return cost.Robust(req.AppTime, float64(p.Size), ests, l, 2)
+	}
+	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
+	}
+	if p.Link.RTT == 0 {
+		p.Link.RTT = rtt.Seconds()
+	}
+	p.Link.B, p.LinkSource = b, "measured"
+	if rough {
+		p.LinkSource = "measured, rough probe"
+	}
+	return nil
+}
+
+// calibrate measures f and x of one plugin here and prices its g at the
+// receiver: from the receiver's record of the plugin when it has one
+// (then nothing is regenerated here), else from a regeneration here
+// scaled by the receiver's speed now against this site's.
+func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, string, error) {
+	if p.Receiver != nil {
+		if rec, ok := p.Receiver.Find(o.Plugin); ok {
+			e, err := CalibrateEncode(ctx, path, o)
+			if err != nil {
+				return e, "", err
+			}
+			// The record as it is, not scaled by the speed probes: the
+			// regenerations themselves are the better measure of the
+			// receiver's speed (the latest weighs half), and on a shared
+			// machine two 50 ms probes differ by more than its load does.
+			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, 0, 0); ok {
+				e.G = g
+				return e, GReceiver, nil
+			}
+		}
+	}
+	e, err := Calibrate(ctx, path, o, env)
+	if err != nil {
+		return e, "", err
+	}
+	if p.Receiver != nil {
+		e.G = cost.ScaleG(e.G, p.LocalSpeed, p.Receiver.Speed)
+		return e, GScaled, nil
+	}
+	return e, GHere, nil
 }
 
 // CalibrateAll measures f, g and x of every named plugin on the output at
@@ -133,10 +253,17 @@ func (p Plan) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", one stream %s (window/RTT)", units.FormatRate(l.Effective()))
 	}
 	fmt.Fprintln(&b)
+	switch {
+	case p.Receiver != nil:
+		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else measured here and scaled\n",
+			p.Receiver.Speed/math.Max(p.LocalSpeed, 1))
+	case p.RatesErr != nil:
+		fmt.Fprintf(&b, "receiver: did not say how fast it regenerates (%v); g measured here\n", p.RatesErr)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tpredicted A (s)\tvs raw\tpays below\t")
+	fmt.Fprintln(tw, "plugin\tx\tD/x\tf (s)\tg (s)\tg from\tpredicted A (s)\tvs raw\tpays below\tfigure 2\t")
 	for _, c := range p.Choices {
-		bs := "-"
+		bs, q := "-", "-"
 		if c.Name != "raw" {
 			switch v := cost.Crossover(float64(D), c.Estimate); {
 			case math.IsInf(v, 1):
@@ -146,20 +273,27 @@ func (p Plan) WriteText(w io.Writer) error {
 			default:
 				bs = units.FormatRate(v)
 			}
+			q = cost.Classify(float64(D), c.Estimate, l.Effective()).Short()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.2fx\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, c.A, c.Speedup, bs)
+		from := p.GFrom[c.Name]
+		if from == "" {
+			from = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.3f\t%.3f\t%s\t%.3f\t%.2fx\t%s\t%s\t\n", c.Name, units.FormatBytes(int64(c.X)), float64(D)/math.Max(c.X, 1), c.F, c.G, from, c.A, c.Speedup, bs, q)
 	}
 	tw.Flush()
 	for _, s := range p.Skipped {
 		fmt.Fprintf(&b, "skipped %s: %v\n", s.Plugin, s.Err)
 	}
-	if len(p.Choices) > 0 {
-		best := p.Choices[0]
+	if d, ok := cost.Decide(p.Choices); ok {
+		best := d.Best
 		if best.Name == "raw" {
 			fmt.Fprintf(&b, "best: raw (no plugin pays on this link)\n")
 		} else {
-			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved)\n", best.Name, best.Speedup, best.A*best.Speedup-best.A)
+			fmt.Fprintf(&b, "best: %s, %.2fx faster than raw (%.3f s saved), %v\n", best.Name, best.Speedup, best.A*best.Speedup-best.A,
+				cost.Classify(float64(D), best.Estimate, l.Effective()))
 		}
+		fmt.Fprintf(&b, "why: %s\n", d.Why())
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -138,8 +138,15 @@ func TestCLIKilledReceiverLeavesNothing(t *testing.T) {
 	if left := append(globs(dest, ".medic-*.tmp"), globs(dest, "decode-*")...); len(left) != 0 {
 		t.Fatalf("after a restart: %v left\n%s", left, s2.out.String())
 	}
-	log := s2.out.String()
-	if !strings.Contains(log, "removed the temporary output of an earlier receiver") || !strings.Contains(log, "removed the work directory of an earlier receiver") {
-		t.Errorf("the restarted receiver does not say what it removed:\n%s", log)
+	// The log comes through a pipe that exec copies on its own: it may
+	// lag the "listening" line on the other pipe.
+	says := func() bool {
+		log := s2.out.String()
+		return strings.Contains(log, "removed the temporary output of an earlier receiver") && strings.Contains(log, "removed the work directory of an earlier receiver")
+	}
+	for end := time.Now().Add(5 * time.Second); !says() && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	}
+	if !says() {
+		t.Errorf("the restarted receiver does not say what it removed:\n%s", s2.out.String())
 	}
 }

@@ -29,6 +29,12 @@ type SendOptions struct {
 	// acknowledgement (default DefaultWindow). Like a TCP window, one
 	// stream then moves at most Window/RTT.
 	Window int
+	// Buffer sizes the socket's send and receive buffers (bytes; 0 leaves
+	// them to the kernel's autotuning): cost.SocketBuffer of the link's
+	// bandwidth and RTT, as the paper sized them to the bandwidth-delay
+	// product. Send widens Window to it, so that neither limits one
+	// stream below the link.
+	Buffer int
 	// RateLimit caps the sending rate in bytes/s (0: none).
 	RateLimit float64
 	// Progress, when set, is called as acknowledgements arrive with the
@@ -79,6 +85,10 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
 	}
+	if err := sizeBuffers(nc, o.Buffer); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
+	}
 	ht := o.HandshakeTimeout
 	if ht == 0 {
 		ht = wire.HandshakeTimeout
@@ -99,6 +109,23 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return c, nil
+}
+
+// sizeBuffers sets a TCP connection's send and receive buffers to n bytes
+// (the kernel may cap them: net.core.wmem_max and rmem_max on Linux).
+// n <= 0, or a connection that is not TCP (a test's pipe), is left alone.
+func sizeBuffers(nc net.Conn, n int) error {
+	tc, ok := nc.(*net.TCPConn)
+	if !ok || n <= 0 {
+		return nil
+	}
+	if err := tc.SetWriteBuffer(n); err != nil {
+		return fmt.Errorf("socket send buffer of %d bytes: %w", n, err)
+	}
+	if err := tc.SetReadBuffer(n); err != nil {
+		return fmt.Errorf("socket receive buffer of %d bytes: %w", n, err)
+	}
+	return nil
 }
 
 func (c *sclient) handshake(key []byte) error {
@@ -186,6 +213,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
+	o.Window = max(o.Window, o.Buffer)
 	size, id, err := ContainerID(path)
 	if err != nil {
 		return nil, err
@@ -255,6 +283,12 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}()
 
 	chunk := min(maxDataFrame, max(o.Window/4, 4096))
+	if o.RateLimit > 0 {
+		// Frames of 20 ms at the limit: pacing whole window quarters
+		// would send a small container in one burst, faster than the
+		// limit.
+		chunk = min(chunk, max(4096, int(o.RateLimit/50)))
+	}
 	buf := make([]byte, chunk)
 	sent := off
 	tStart := time.Now()
@@ -385,42 +419,99 @@ func Ping(ctx context.Context, o SendOptions) (time.Duration, error) {
 
 // MeasureBandwidth sends probe data to a receiver for about dur (at most
 // maxBytes) and returns the bytes/s the receiver took in, and the round
-// trip time.
+// trip time. With dur <= 0 it stops after the rough rounds (of 16 KiB,
+// then 4 times more until one lasts 50 ms): a rough rate.
 func MeasureBandwidth(ctx context.Context, o SendOptions, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, err error) {
+	bw, rtt, _, err = MeasureLink(ctx, o, func(float64, time.Duration) bool { return dur <= 0 }, dur, maxBytes)
+	return bw, rtt, err
+}
+
+// MeasureLink measures as MeasureBandwidth does, and stops after the
+// rough rounds when enough says their rate and the RTT will do (rough is
+// then true): a plan whose choice does not depend on a precise B.
+func MeasureLink(ctx context.Context, o SendOptions, enough func(bw float64, rtt time.Duration) bool, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, roughOnly bool, err error) {
 	c, err := dial(ctx, &o)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	defer c.nc.Close()
+	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
+	defer stop()
+	bw, rtt, roughOnly, err = c.measure(enough, dur, maxBytes)
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return bw, rtt, roughOnly, err
+}
+
+func (c *sclient) measure(enough func(float64, time.Duration) bool, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, roughOnly bool, err error) {
 	t := time.Now()
 	if err := writeFrame(c.nc, opPing.OpInfo, 0, pingRequest{}); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	if err := c.answer(opPing.OpInfo, &pingResponse{}, nil); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	rtt = time.Since(t)
-	buf := make([]byte, 64<<10)
+	// Frames of 16 KiB: the first round is one, which a slow link takes
+	// long enough to measure (0.3 s at 50 KB/s) without spending more of
+	// it on the probe than the output may need.
+	buf := make([]byte, 16<<10)
 	_, _ = rand.Read(buf)
 	frame := wire.AppendFrame(nil, opProbe.Code, 0, 0, encode(probeRequest{}), [][]byte{buf})
-	var n int64
-	t0 := time.Now()
-	for time.Since(t0) < dur && n < maxBytes {
-		if _, err := c.nc.Write(frame); err != nil {
+	// One round writes n bytes (for at most d, when d > 0) and returns
+	// the bytes/s the receiver took in, less a round trip, and how long
+	// that took.
+	round := func(d time.Duration, n int64) (float64, time.Duration, error) {
+		var sent int64
+		t0 := time.Now()
+		for sent == 0 || sent < n && (d <= 0 || time.Since(t0) < d) {
+			if _, err := c.nc.Write(frame); err != nil {
+				return 0, 0, err
+			}
+			sent += int64(len(buf))
+		}
+		if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
 			return 0, 0, err
 		}
-		n += int64(len(buf))
+		var probed probeEndResponse
+		if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
+			return 0, 0, err
+		}
+		el := time.Since(t0)
+		el = max(el-rtt, el/10)
+		return float64(probed.Bytes) / el.Seconds(), el, nil
 	}
-	if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
-		return 0, 0, err
+	// Rough rounds of 16 KiB, then four times more until one takes
+	// roughMin: a few frames can pass faster than the link (a proxy's
+	// first chunk, TCP buffers), a round that lasts is the link's. The
+	// rough rate bounds the long round to about dur's worth of bytes:
+	// writing as fast as it can for dur would queue megabytes in the
+	// socket buffers over a slow link, and the answer would wait for all
+	// of them.
+	const roughMin = 50 * time.Millisecond
+	limit := maxBytes
+	if limit <= 0 {
+		limit = 64 << 20
 	}
-	var probed probeEndResponse
-	if err := c.answer(opProbeEnd.OpInfo, &probed, nil); err != nil {
-		return 0, 0, err
+	var rough float64
+	for n := int64(len(buf)); ; n *= 4 {
+		var el time.Duration
+		if rough, el, err = round(0, n); err != nil {
+			return 0, 0, false, err
+		}
+		if el >= roughMin || 4*n > limit {
+			break
+		}
 	}
-	got := probed.Bytes
-	el := time.Since(t0)
-	return float64(got) / el.Seconds(), rtt, nil
+	if enough != nil && enough(rough, rtt) {
+		return rough, rtt, true, nil
+	}
+	budget := min(limit, max(int64(len(buf)), int64(rough*dur.Seconds())))
+	if bw, _, err = round(dur, budget); err != nil {
+		return 0, 0, false, err
+	}
+	return bw, rtt, false, nil
 }
 
 // SpoolName is the spool file name for an output encoded with o: the same

@@ -24,6 +24,9 @@ type SendSummary struct {
 	// Predicted, when not nil, is the plan's choice over Link.
 	Predicted *cost.Choice
 	Link      cost.Link
+	// Planning is the time the plan took before the send (--auto): the
+	// calibration of every candidate, the receiver's rates, the link.
+	Planning time.Duration
 }
 
 // WriteText writes the summary as `pario medic send` prints it.
@@ -56,7 +59,12 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s; answer %.3f s after the transfer)\n",
 		sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds(), sr.Receiver.Seconds())
-	fmt.Fprintf(&b, "  total       %.3f s\n", s.Wall.Seconds())
+	if s.Planning > 0 {
+		fmt.Fprintf(&b, "  planning    %.3f s before the send (every candidate encoded here, the receiver's rates, the link)\n", s.Planning.Seconds())
+		fmt.Fprintf(&b, "  total       %.3f s, %.3f s with the planning\n", s.Wall.Seconds(), (s.Wall + s.Planning).Seconds())
+	} else {
+		fmt.Fprintf(&b, "  total       %.3f s\n", s.Wall.Seconds())
+	}
 	if p := s.Predicted; p != nil {
 		raw := p.A * p.Speedup
 		fmt.Fprintf(&b, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",

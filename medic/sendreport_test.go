@@ -49,6 +49,7 @@ func TestSendSummaryWriteTextGolden(t *testing.T) {
 	predicted := exampleSend()
 	predicted.Predicted = &cost.Choice{Estimate: cost.Estimate{Name: "blast", X: 3 << 20, F: 1.5, G: 4}, A: 7.5, Speedup: 40}
 	predicted.Link = cost.Link{B: 10e6}
+	predicted.Planning = 2 * time.Second // --auto: the plan before the send
 
 	for _, tc := range []struct {
 		name string

@@ -60,6 +60,8 @@ type Server struct {
 	conns  map[net.Conn]bool
 	closed bool
 	wg     sync.WaitGroup
+	// regens is the record of regenerations the rates op answers with.
+	regens regenLog
 }
 
 // NewServer checks cfg, makes the staging directory and removes from it
@@ -215,6 +217,8 @@ func (s *Server) handle(nc net.Conn) {
 		switch f.Op {
 		case opPing.Code:
 			err = c.reply(opPing.OpInfo, pingResponse{})
+		case opRates.Code:
+			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: SpeedProbe(SpeedProbeTime), Plugins: s.regens.snapshot()}})
 		case opProbe.Code:
 			err = c.probe(f)
 		case opOffer.Code:
@@ -394,7 +398,14 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			if err != nil {
 				return c.fail(opDone.Code, err)
 			}
-			return c.reply(opDone.OpInfo, doneResponse{Result: res})
+			// Noted before the answer, so that a sender that asks for the
+			// rates next finds it; the speed it was regenerated at is
+			// probed just after, beside the answer (a probe before it
+			// would delay every answer).
+			s.regens.note(res.Plugin, res.Size, res.Decode)
+			err = c.reply(opDone.OpInfo, doneResponse{Result: res})
+			s.regens.noteSpeed(res.Plugin, SpeedProbe(SpeedProbeTime))
+			return err
 		default:
 			_ = st.checkpoint()
 			return c.fail(f.Op, fmt.Errorf("unexpected op 0x%02x during a transfer", f.Op))

@@ -75,6 +75,12 @@ type config struct {
 	out              string
 	sweeps           []string
 	reps             int
+	label            string // auto sweep: the report's name in medic-auto.csv
+	load             int    // auto sweep: CPU-loading processes beside it (noted only)
+	queryBytes       int64  // auto sweep: the query's size, for the scenario plots
+	autoName         string // auto sweep: base name of its CSV and PNG
+	autoPlot         string // auto sweep: "bandwidth" or "query" (figures 9, 10)
+	autoTitle        string // auto sweep: the query plot's title
 }
 
 func main() {
@@ -120,7 +126,7 @@ func run() error {
 	c.latBW = 32e6
 	flag.Var(units.RateFlag(&c.latBW), "latency-bandwidth", "bandwidth of the latency sweep (decimal: 32m = 32MB/s)")
 	rtts := flag.String("rtts", "0,25ms,50ms,100ms,150ms,200ms,300ms,400ms", "round-trip times of the latency sweep")
-	flag.IntVar(&c.latWindow, "window", 256<<10, "window of the latency sweep's stream (bytes)")
+	flag.IntVar(&c.latWindow, "window", 0, "window of the latency sweep's stream (bytes); 0: window and socket buffers of the bandwidth-delay product, as the paper sized them")
 	bws := flag.String("bandwidths", "0.5MB/s,1MB/s,2MB/s,4MB/s,8MB/s,16MB/s,32MB/s,64MB/s", "bandwidths of the bandwidth sweep")
 	flag.DurationVar(&c.bwRTT, "bandwidth-rtt", 0, "round-trip time of the bandwidth sweep")
 	flag.StringVar(&c.out, "out", "docs", "directory for medic-latency.{csv,png} and medic-bandwidth.{csv,png}")
@@ -140,6 +146,12 @@ func run() error {
 	pRTT := flag.Duration("paper-rtt", 100*time.Millisecond, "--paper: link round-trip time of figures 6, 7 and 11")
 	flag.StringVar(&pc.runs, "paper-runs", "", "--paper: draw the figures from this medic-paper-runs.csv instead of running BLAST")
 	pRTTs := flag.String("paper-rtts", "0,10ms,25ms,50ms,100ms,200ms", "--paper: round-trip times of figure 5")
+	flag.StringVar(&c.label, "label", "report", "auto sweep: the report's name in medic-auto.csv (auto.go)")
+	flag.IntVar(&c.load, "load", 0, "auto sweep: how many CPU-loading processes run beside it (recorded in the CSV)")
+	flag.Int64Var(&c.queryBytes, "query-bytes", 0, "auto sweep: the query's size in bytes (recorded in the CSV)")
+	flag.StringVar(&c.autoName, "auto-name", "medic-auto", "auto sweep: base name of its CSV (appended to) and PNG")
+	flag.StringVar(&c.autoPlot, "auto-plot", "bandwidth", "auto sweep: plot time against bandwidth (a panel per report) or against query size (query)")
+	flag.StringVar(&c.autoTitle, "auto-title", "", "auto sweep: title of the query-size plot")
 	flag.Parse()
 	if *paper {
 		pc.out = c.out
@@ -283,7 +295,11 @@ func experiment(c config) error {
 		case "latency":
 			var pts []point
 			for _, rtt := range c.rtts {
-				ps, err := l.point(ctx, c, "latency", cost.Link{B: c.latBW, RTT: rtt.Seconds(), Window: float64(c.latWindow), RoundTrip: 3.5})
+				w := float64(c.latWindow)
+				if w == 0 {
+					w = float64(max(medic.DefaultWindow, cost.SocketBuffer(c.latBW, rtt.Seconds())))
+				}
+				ps, err := l.point(ctx, c, "latency", cost.Link{B: c.latBW, RTT: rtt.Seconds(), Window: w, RoundTrip: 3.5})
 				if err != nil {
 					return err
 				}
@@ -302,6 +318,10 @@ func experiment(c config) error {
 				pts = append(pts, ps...)
 			}
 			if err := l.save(c, "bandwidth", pts); err != nil {
+				return err
+			}
+		case "auto": // auto.go
+			if err := l.autoSweep(ctx, c); err != nil {
 				return err
 			}
 		default:
@@ -360,8 +380,9 @@ func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link)
 				os.RemoveAll(spool)
 				t0 := time.Now()
 				rep, err := medic.SendFile(ctx, l.input, medic.SendFileOptions{
-					Encode:   medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key},
-					Send:     medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out", Window: int(link.Window)},
+					Encode: medic.EncodeOptions{Plugin: p, Params: c.params, Cipher: cp, Key: l.key},
+					Send: medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out", Window: int(link.Window),
+						Buffer: cost.SocketBuffer(link.B, link.RTT)},
 					SpoolDir: spool,
 				})
 				if err != nil {

@@ -105,7 +105,11 @@ func (l *lab) render(c config, sweep string, pts []point) error {
 		ymax = math.Max(ymax, math.Max(pt.measured, pt.predicted))
 	}
 	if sweep == "latency" {
-		p.Title.Text = fmt.Sprintf("medic: latency sweep at %s, one stream with a %d KiB window, D = %.1f MB", units.FormatRate(c.latBW), c.latWindow>>10, float64(l.D)/1e6)
+		win := fmt.Sprintf("a %d KiB window", c.latWindow>>10)
+		if c.latWindow == 0 {
+			win = "window and socket buffers of the bandwidth-delay product"
+		}
+		p.Title.Text = fmt.Sprintf("medic: latency sweep at %s, one stream with %s, D = %.1f MB", units.FormatRate(c.latBW), win, float64(l.D)/1e6)
 		p.X.Label.Text = "round-trip time (ms)"
 	} else {
 		p.Title.Text = fmt.Sprintf("medic: bandwidth sweep, RTT %v, D = %.1f MB", c.bwRTT, float64(l.D)/1e6)

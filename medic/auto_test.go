@@ -1,0 +1,177 @@
+package medic_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/cost"
+	"github.com/pario/pario/medic/medictest"
+)
+
+// slowRegenPlugin stands for a semantic plugin whose regeneration is slow at
+// the storage site but not here (a bigger database, a slower or loaded
+// machine): its metadata is a seed and a count from the output's first
+// line, and it regenerates the output from them after waiting for the
+// site's resource slowregen-test.delay.
+type slowRegenPlugin struct{}
+
+func (slowRegenPlugin) Name() string { return "slowregen-test" }
+
+func (slowRegenPlugin) Encode(_ context.Context, src medic.Source, meta io.Writer) error {
+	f, err := os.Open(src.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	first, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("slowregen-test: %s has no first line: %w", src.Path, err)
+	}
+	_, err = io.WriteString(meta, first)
+	return err
+}
+
+func (slowRegenPlugin) Decode(ctx context.Context, meta io.Reader, out io.Writer, env medic.Env) error {
+	var seed uint64
+	var n int
+	if _, err := fmt.Fscanf(meta, "seed %d lines %d\n", &seed, &n); err != nil {
+		return fmt.Errorf("slowregen-test metadata: %w", err)
+	}
+	if d, ok := env.Resources["slowregen-test.delay"]; ok {
+		dt, err := time.ParseDuration(d)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-time.After(dt):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	_, err := out.Write(slowOutput(seed, n))
+	return err
+}
+
+// slowOutput is what slowregen-test regenerates: hex lines (zstd halves them).
+func slowOutput(seed uint64, n int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d lines %d\n", seed, n)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for range n {
+		fmt.Fprintf(&b, "%016x%016x%016x\n", r.Uint64(), r.Uint64(), r.Uint64())
+	}
+	return []byte(b.String())
+}
+
+func init() { medic.Register(slowRegenPlugin{}) }
+
+// The case: a receiver that regenerates slowly (here: 1.5 s for
+// slowregen-test, which regenerates in no time at the sender). Over a fast
+// link zstd is cheaper by the cost model once g is the receiver's; a plan
+// that prices g with the sender's own calibration sends the semantic
+// plugin anyway.
+func TestAutoPricesTheReceiversRegeneration(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"slowregen-test.delay": "1500ms"}, nil)
+	path := writeFile(t, "out.txt", slowOutput(7, 40000)) // 2 MB
+	// An earlier send with slowregen-test: the receiver now knows how fast it
+	// regenerates with it.
+	if _, err := sendFile(t, s, path, "slowregen-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"slowregen-test", "zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 20e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	_ = p.WriteText(&buf)
+	t.Logf("plan:\n%s", buf.String())
+	if p.Choices[0].Name == "slowregen-test" {
+		t.Fatalf("chose slowregen-test, which regenerates in 1.5 s at the receiver, over a 20 MB/s link")
+	}
+	for _, c := range p.Choices {
+		if c.Name == "slowregen-test" && c.G < 1 {
+			t.Errorf("slowregen-test priced with g = %.3f s; the receiver takes 1.5 s", c.G)
+		}
+	}
+}
+
+// slowConn lets its first free bytes through at once and then writes at
+// rate bytes/s, as a link behind a buffer (or a proxy's first chunk) does.
+type slowConn struct {
+	net.Conn
+	free int
+	rate float64
+}
+
+func (c *slowConn) Write(p []byte) (int, error) {
+	if c.free > 0 {
+		n := min(c.free, len(p))
+		c.free -= n
+		if _, err := c.Conn.Write(p[:n]); err != nil {
+			return 0, err
+		}
+		if n == len(p) {
+			return n, nil
+		}
+		m, err := c.Write(p[n:])
+		return n + m, err
+	}
+	time.Sleep(time.Duration(float64(len(p)) / c.rate * float64(time.Second)))
+	return c.Conn.Write(p)
+}
+
+// A rough measure of the link is not one frame's: 128 KiB that pass at
+// once must not make a 2 MB/s link look like a loopback.
+func TestRoughBandwidthIsTheLinks(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	const rate = 2e6
+	o := medic.SendOptions{Addr: s.addr, Key: s.key, Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return &slowConn{Conn: nc, free: 128 << 10, rate: rate}, nil
+	}}
+	b, _, err := medic.MeasureBandwidth(context.Background(), o, 0, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Loose bounds (sleeps overshoot on a loaded machine); the defect
+	// measured the 128 KiB that pass at once: a hundred times the rate.
+	if b < rate/4 || b > 4*rate {
+		t.Errorf("rough bandwidth %.3g B/s over a %.3g B/s link", b, rate)
+	}
+}
+
+// --bwlimit holds for a container smaller than the window: it went in one
+// burst, as fast as loopback, before frames were cut to the limit.
+func TestRateLimitHoldsForSmallContainers(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.bin", slowOutput(3, 5000)) // 245 KB, incompressible enough
+	rep, err := sendFile(t, s, path, "raw", medic.SendOptions{RateLimit: 1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr := rep.Send
+	if rate := float64(sr.Sent) / sr.Transfer.Seconds(); rate > 1.25e6 {
+		t.Errorf("%d bytes in %v: %.3g B/s over a 1 MB/s limit", sr.Sent, sr.Transfer, rate)
+	}
+}
