@@ -21,6 +21,7 @@ import (
 	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
+	"github.com/pario/pario/wire/throttle"
 )
 
 // Options configure a Client.
@@ -38,6 +39,9 @@ type Options struct {
 	// (service "meta" or "data", the server's name, its op table), for the
 	// client's metrics (package metrics).
 	Observe func(service, server string, ops wire.OpTable) wire.CallObserver
+	// Links, if set, is the emulated network from this client to each I/O
+	// server (by server index): its link to each is throttled on its own.
+	Links *throttle.Links
 }
 
 // The modes callers pass for "a usual file/directory": Create and Mkdir
@@ -82,7 +86,11 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c.infos = infos
 	for _, s := range infos {
 		name := fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr)
-		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, opts.endpoint("data", s.Name, data.Ops)))
+		eo := opts.endpoint("data", s.Name, data.Ops)
+		if opts.Links != nil {
+			eo.Throttle = opts.Links.Bucket(len(c.servers))
+		}
+		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, eo))
 	}
 	return c, nil
 }

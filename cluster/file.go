@@ -28,6 +28,7 @@ import (
 //	max-conns-per-peer 4096     # optional: connections one host may hold to a server
 //	max-conns 20000             # optional: connections one server accepts at once
 //	wire-protection integrity   # optional: aead (the default) or integrity
+//	disk-rate 40MB/s            # optional: the emulated cluster (Emulation)
 //
 // wire-protection says how frames are protected after the handshake: aead
 // encrypts and authenticates every frame; integrity authenticates every
@@ -45,6 +46,8 @@ type File struct {
 	Limits Limits
 	// Protection is the wire protection of the cluster's connections.
 	Protection wire.Protection
+	// Emulation slows the servers and links down (emulate.go).
+	Emulation Emulation
 	// Dir is the directory the file was read from (relative paths resolve
 	// against it); empty for a file not read from disk.
 	Dir string
@@ -76,6 +79,12 @@ func ParseFile(b []byte) (*File, error) {
 		}
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("cluster file line %d: %s", line, fmt.Sprintf(format, args...))
+		}
+		if ok, err := f.Emulation.directive(fields); ok {
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			continue
 		}
 		switch fields[0] {
 		case "secret-file":
@@ -138,7 +147,7 @@ func ParseFile(b []byte) (*File, error) {
 			}
 			f.Protection, protectionSet = p, true
 		default:
-			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer or wire-protection)", fields[0])
+			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer, wire-protection, disk-rate, net-rate or net-rate-local)", fields[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -203,6 +212,7 @@ func (f *File) Format() []byte {
 	if f.Protection != wire.ProtectAEAD {
 		fmt.Fprintf(&b, "wire-protection %s\n", f.Protection)
 	}
+	b.WriteString(f.Emulation.format())
 	return b.Bytes()
 }
 
