@@ -18,6 +18,7 @@ import (
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
+	"github.com/pario/pario/wire/throttle"
 )
 
 // mcmcFlags holds what `pario mcmc` was given.
@@ -231,6 +232,21 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	case mcmc.IOSerial:
 		sum.Target = mf.out
 		out.Base, out.Create = mf.out, createBuffered
+		if mf.nodes > 0 {
+			// The serial files are on node 0's disk: the emulated one.
+			cf, err := loadClusterFile(ctx)
+			if err != nil {
+				return sum, err
+			}
+			disk := throttle.New(cf.Emulation.DiskRate, 0)
+			out.Create = func(name string) (io.WriteCloser, error) {
+				w, err := createBuffered(name)
+				if err != nil {
+					return nil, err
+				}
+				return throttledFile{ctx, w, disk}, nil
+			}
+		}
 	case mcmc.IOMFG:
 		sum.Target = mf.out
 		// Rank 0 creates the file; the others open it once it has.
@@ -478,6 +494,22 @@ type bufferedFile struct {
 func (b bufferedFile) Close() error {
 	return errors.Join(b.Flush(), b.f.Close())
 }
+
+// throttledFile writes through an emulated disk.
+type throttledFile struct {
+	ctx  context.Context
+	w    io.WriteCloser
+	disk *throttle.Bucket
+}
+
+func (t throttledFile) Write(p []byte) (int, error) {
+	if err := t.disk.Wait(t.ctx, int64(len(p))); err != nil {
+		return 0, err
+	}
+	return t.w.Write(p)
+}
+
+func (t throttledFile) Close() error { return t.w.Close() }
 
 func createBuffered(name string) (io.WriteCloser, error) {
 	f, err := os.Create(name)
