@@ -34,6 +34,10 @@ func TestOutputs(t *testing.T) {
 	if !strings.Contains(string(b), "pi_1 varstrip,8,pi_1,2.000,0.500,4.000,90") {
 		t.Errorf("CSV:\n%s", b)
 	}
+	back, err := readCSV(filepath.Join(dir, "x.csv"))
+	if err != nil || len(back) != 2 || back[0] != rows[0] || back[1] != rows[1] {
+		t.Errorf("readCSV = %+v, %v; want %+v", back, err, rows)
+	}
 	if err := savePlot(filepath.Join(dir, "x.png"), rows); err != nil {
 		t.Fatal(err)
 	}
