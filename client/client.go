@@ -22,6 +22,7 @@ import (
 	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
+	"github.com/pario/pario/wire/throttle"
 )
 
 // Options configure a Client.
@@ -43,6 +44,9 @@ type Options struct {
 	// carries other credentials (meta.WithCred: the FUSE mount passes each
 	// caller's). Nil means this process's effective uid, gid and groups.
 	Cred *meta.Cred
+	// Links, if set, is the emulated network from this client to each I/O
+	// server (by server index): its link to each is throttled on its own.
+	Links *throttle.Links
 }
 
 // ProcessCred is the calling process's effective uid, gid and
@@ -113,7 +117,11 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	c.infos = infos
 	for _, s := range infos {
 		name := fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr)
-		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, opts.endpoint("data", s.Name, data.Ops)))
+		eo := opts.endpoint("data", s.Name, data.Ops)
+		if opts.Links != nil {
+			eo.Throttle = opts.Links.Bucket(len(c.servers))
+		}
+		c.servers = append(c.servers, wire.NewEndpoint(name, s.Addr, opts.Secret, eo))
 	}
 	return c, nil
 }

@@ -29,6 +29,7 @@ import (
 //	max-conns 20000             # optional: connections one server accepts at once
 //	wire-protection integrity   # optional: aead (the default) or integrity
 //	root-squash off             # optional: on (the default) or off
+//	disk-rate 40MB/s            # optional: the emulated cluster (Emulation)
 //
 // wire-protection says how frames are protected after the handshake: aead
 // encrypts and authenticates every frame; integrity authenticates every
@@ -54,6 +55,8 @@ type File struct {
 	// NoRootSquash is `root-squash off`: root on a client is root on the
 	// file system. The zero value squashes root to nobody.
 	NoRootSquash bool
+	// Emulation slows the servers and links down (emulate.go).
+	Emulation Emulation
 	// Dir is the directory the file was read from (relative paths resolve
 	// against it); empty for a file not read from disk.
 	Dir string
@@ -85,6 +88,12 @@ func ParseFile(b []byte) (*File, error) {
 		}
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("cluster file line %d: %s", line, fmt.Sprintf(format, args...))
+		}
+		if ok, err := f.Emulation.directive(fields); ok {
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			continue
 		}
 		switch fields[0] {
 		case "secret-file":
@@ -155,7 +164,7 @@ func ParseFile(b []byte) (*File, error) {
 			}
 			f.NoRootSquash, squashSet = fields[1] == "off", true
 		default:
-			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer, wire-protection or root-squash)", fields[0])
+			return nil, bad("unknown directive %q (want secret-file, meta, data, max-conns, max-conns-per-peer, wire-protection, root-squash, disk-rate, net-rate or net-rate-local)", fields[0])
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -223,6 +232,7 @@ func (f *File) Format() []byte {
 	if f.NoRootSquash {
 		b.WriteString("root-squash off\n")
 	}
+	b.WriteString(f.Emulation.format())
 	return b.Bytes()
 }
 

@@ -46,6 +46,9 @@ type Config struct {
 	AdoptData bool
 	// Observe, if set, gives every server's observer (package metrics).
 	Observe Observe
+	// Emulation slows the I/O servers' disks (here) and the clients'
+	// links (through the cluster file) down: the emulated cluster.
+	Emulation Emulation
 }
 
 // Local is a cluster running inside this process.
@@ -54,6 +57,7 @@ type Local struct {
 	ClusterFile string // path of the cluster file written into Dir
 	Secret      []byte
 	Protection  wire.Protection
+	Emulation   Emulation
 	Meta        *MetaServer
 	Data        []*DataServer
 }
@@ -87,7 +91,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	l := &Local{Dir: cfg.Dir, Secret: secret, Protection: cfg.Protection}
+	l := &Local{Dir: cfg.Dir, Secret: secret, Protection: cfg.Protection, Emulation: cfg.Emulation}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -109,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe,
+			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe, DiskRate: cfg.Emulation.DiskRate,
 		})
 		if err != nil {
 			ln.Close()
@@ -134,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		}
 		return nil, err
 	}
-	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries, Protection: cfg.Protection}
+	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries, Protection: cfg.Protection, Emulation: cfg.Emulation}
 	l.ClusterFile = filepath.Join(cfg.Dir, "cluster")
 	if err := cf.WriteFile(l.ClusterFile); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -144,7 +148,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 
 // Client connects a client to the cluster.
 func (l *Local) Client(ctx context.Context) (*client.Client, error) {
-	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret, Endpoint: wire.EndpointOptions{Protection: l.Protection}})
+	return client.Dial(ctx, client.Options{Meta: l.Meta.Addr, Secret: l.Secret, Endpoint: wire.EndpointOptions{Protection: l.Protection}, Links: l.Emulation.Links(-1)})
 }
 
 // Wait blocks until ctx is done (nil) or one of the servers stops serving

@@ -222,7 +222,7 @@ func (p *Processes) signal(name string, sig syscall.Signal) error {
 
 // Client connects a client to the cluster.
 func (p *Processes) Client(ctx context.Context, opts ...func(*client.Options)) (*client.Client, error) {
-	o := client.Options{Meta: p.File.Meta, Secret: p.Secret, Endpoint: wire.EndpointOptions{Protection: p.File.Protection}}
+	o := client.Options{Meta: p.File.Meta, Secret: p.Secret, Endpoint: wire.EndpointOptions{Protection: p.File.Protection}, Links: p.File.Emulation.Links(-1)}
 	for _, fn := range opts {
 		fn(&o)
 	}

@@ -38,6 +38,8 @@ type DataServerConfig struct {
 	Protection wire.Protection
 	// Observe, if set, gives the server's observer (package metrics).
 	Observe Observe
+	// DiskRate, if positive, caps its datafile bytes per second (Emulation).
+	DiskRate float64
 }
 
 // Observe makes the observer of one server: service "meta" or "data",
@@ -98,7 +100,7 @@ func (s *serving) Wait() error {
 // StartDataServer opens the data directory and serves on ln until ctx is
 // done or Close is called.
 func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig) (*DataServer, error) {
-	st, err := data.Open(cfg.Dir, data.StoreOptions{})
+	st, err := data.Open(cfg.Dir, data.StoreOptions{DiskRate: cfg.DiskRate})
 	if err != nil {
 		return nil, fmt.Errorf("I/O server %s: %w", cfg.Name, err)
 	}

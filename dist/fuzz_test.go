@@ -54,6 +54,7 @@ func FuzzParseLayout(f *testing.F) {
 		"basic", "basic:num_datafiles=1", "varstrip:strips=0:200000;1:4000000", "varstrip:strips=0:10;1:20;0:5",
 		"twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=256", "twod_stripe:num_groups=9,strip_size=1,group_strip_factor=3",
 		"simple_stripe:strip_size=-1", "varstrip:strips=0:1;2:1", "",
+		"simple_stripe:servers=2;0;1", "varstrip:strips=0:7;1:9,servers=1;0", "basic:servers=0", "simple_stripe:servers=1;1",
 	} {
 		f.Add(s)
 	}

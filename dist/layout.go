@@ -55,6 +55,10 @@ type Layout struct {
 	Dist      string // distribution name; "" means unset (inherit)
 	Params    string // canonical parameter string of the distribution
 	Datafiles int    // number of datafiles, 0 = decided at create
+	// Servers, if set, pins datafile d to the d-th server of this list
+	// ("2;5;7", placement.go); it is a create-time choice, recorded in the
+	// file's server list, not in its stored layout.
+	Servers string
 }
 
 // DefaultLayout is the layout used when neither hints, the directory nor the
@@ -82,6 +86,11 @@ func (l Layout) String() string {
 		b.WriteByte(sep)
 		b.WriteString("num_datafiles=")
 		b.WriteString(strconv.Itoa(l.Datafiles))
+		sep = ','
+	}
+	if l.Servers != "" {
+		b.WriteByte(sep)
+		b.WriteString(hintServers + "=" + l.Servers)
 	}
 	return b.String()
 }
@@ -144,7 +153,11 @@ func (l Layout) Build(servers int) (Distribution, error) {
 	if err := c.checkDatafiles(n, l.Datafiles != 0); err != nil {
 		return nil, err
 	}
-	return c.build(n), nil
+	d := c.build(n)
+	if err := checkPlacement(l, d.Datafiles(), servers); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // New builds a distribution by name from its parameter string
@@ -351,7 +364,16 @@ func splitParams(name, s string) ([]kv, error) {
 func layoutFromPairs(name string, pairs []kv) (Layout, error) {
 	var params []kv
 	nd := 0
+	pin := ""
 	for _, p := range pairs {
+		if p.key == hintServers {
+			servers, err := ParseServers(p.value)
+			if err != nil {
+				return Layout{}, err
+			}
+			pin = FormatServers(servers)
+			continue
+		}
 		if p.key != hintNumDatafiles {
 			params = append(params, p)
 			continue
@@ -374,12 +396,20 @@ func layoutFromPairs(name string, pairs []kv) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
+	if pin != "" {
+		// servers= names the datafiles: it sets their count.
+		np := strings.Count(pin, ";") + 1
+		if nd != 0 && nd != np {
+			return Layout{}, errorf("%s: num_datafiles=%d but %s= names %d servers", name, nd, hintServers, np)
+		}
+		nd = np
+	}
 	if nd != 0 {
 		if err := c.checkDatafiles(nd, true); err != nil {
 			return Layout{}, err
 		}
 	}
-	return Layout{Dist: name, Params: c.params(), Datafiles: nd}, nil
+	return Layout{Dist: name, Params: c.params(), Datafiles: nd, Servers: pin}, nil
 }
 
 // config is a distribution's validated parameters, before a datafile count

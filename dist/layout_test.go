@@ -13,21 +13,21 @@ func TestParseLayout(t *testing.T) {
 		want Layout
 		text string // canonical String()
 	}{
-		{"simple_stripe", Layout{SimpleStripe, "strip_size=65536", 0}, "simple_stripe:strip_size=65536"},
-		{"simple_stripe:strip_size=1m", Layout{SimpleStripe, "strip_size=1048576", 0}, "simple_stripe:strip_size=1048576"},
-		{"simple_stripe:num_datafiles=3,strip_size=4K", Layout{SimpleStripe, "strip_size=4096", 3}, "simple_stripe:strip_size=4096,num_datafiles=3"},
-		{"simple_stripe:num_datafiles=3", Layout{SimpleStripe, "strip_size=65536", 3}, "simple_stripe:strip_size=65536,num_datafiles=3"},
-		{"basic", Layout{Basic, "", 0}, "basic"},
-		{"basic:num_datafiles=1", Layout{Basic, "", 1}, "basic:num_datafiles=1"},
-		{"varstrip:strips=0:200000;1:4000000", Layout{Varstrip, "strips=0:200000;1:4000000", 0}, "varstrip:strips=0:200000;1:4000000"},
-		{"varstrip:strips=0:010;1:5;,num_datafiles=2", Layout{Varstrip, "strips=0:10;1:5", 2}, "varstrip:strips=0:10;1:5,num_datafiles=2"},
-		{"twod_stripe", Layout{TwodStripe, "num_groups=2,strip_size=65536,group_strip_factor=256", 0},
+		{"simple_stripe", Layout{SimpleStripe, "strip_size=65536", 0, ""}, "simple_stripe:strip_size=65536"},
+		{"simple_stripe:strip_size=1m", Layout{SimpleStripe, "strip_size=1048576", 0, ""}, "simple_stripe:strip_size=1048576"},
+		{"simple_stripe:num_datafiles=3,strip_size=4K", Layout{SimpleStripe, "strip_size=4096", 3, ""}, "simple_stripe:strip_size=4096,num_datafiles=3"},
+		{"simple_stripe:num_datafiles=3", Layout{SimpleStripe, "strip_size=65536", 3, ""}, "simple_stripe:strip_size=65536,num_datafiles=3"},
+		{"basic", Layout{Basic, "", 0, ""}, "basic"},
+		{"basic:num_datafiles=1", Layout{Basic, "", 1, ""}, "basic:num_datafiles=1"},
+		{"varstrip:strips=0:200000;1:4000000", Layout{Varstrip, "strips=0:200000;1:4000000", 0, ""}, "varstrip:strips=0:200000;1:4000000"},
+		{"varstrip:strips=0:010;1:5;,num_datafiles=2", Layout{Varstrip, "strips=0:10;1:5", 2, ""}, "varstrip:strips=0:10;1:5,num_datafiles=2"},
+		{"twod_stripe", Layout{TwodStripe, "num_groups=2,strip_size=65536,group_strip_factor=256", 0, ""},
 			"twod_stripe:num_groups=2,strip_size=65536,group_strip_factor=256"},
-		{"twod_stripe:group_strip_factor=4,num_groups=3,strip_size=1g", Layout{TwodStripe, "num_groups=3,strip_size=1073741824,group_strip_factor=4", 0},
+		{"twod_stripe:group_strip_factor=4,num_groups=3,strip_size=1g", Layout{TwodStripe, "num_groups=3,strip_size=1073741824,group_strip_factor=4", 0, ""},
 			"twod_stripe:num_groups=3,strip_size=1073741824,group_strip_factor=4"},
 		// strip_size is read by units.ParseSize, like every size flag.
-		{"simple_stripe:strip_size=1t", Layout{SimpleStripe, "strip_size=1099511627776", 0}, "simple_stripe:strip_size=1099511627776"},
-		{"simple_stripe:strip_size=64KiB", Layout{SimpleStripe, "strip_size=65536", 0}, "simple_stripe:strip_size=65536"},
+		{"simple_stripe:strip_size=1t", Layout{SimpleStripe, "strip_size=1099511627776", 0, ""}, "simple_stripe:strip_size=1099511627776"},
+		{"simple_stripe:strip_size=64KiB", Layout{SimpleStripe, "strip_size=65536", 0, ""}, "simple_stripe:strip_size=65536"},
 	}
 	for _, c := range cases {
 		got, err := ParseLayout(c.in)
@@ -134,11 +134,11 @@ func TestBuild(t *testing.T) {
 	}{
 		{DefaultLayout(), 4, 4, "strip_size=65536"},
 		{Layout{Dist: SimpleStripe}, 5, 5, "strip_size=65536"}, // non-canonical Params still build
-		{Layout{SimpleStripe, "strip_size=1m", 2}, 8, 2, "strip_size=1048576"},
+		{Layout{SimpleStripe, "strip_size=1m", 2, ""}, 8, 2, "strip_size=1048576"},
 		{Layout{Dist: Basic}, 8, 1, ""},
-		{Layout{Basic, "", 1}, 8, 1, ""},
-		{Layout{Varstrip, "strips=0:200000;1:4000000", 0}, 8, 2, "strips=0:200000;1:4000000"},
-		{Layout{Varstrip, "strips=0:200000;1:4000000", 2}, 2, 2, "strips=0:200000;1:4000000"},
+		{Layout{Basic, "", 1, ""}, 8, 1, ""},
+		{Layout{Varstrip, "strips=0:200000;1:4000000", 0, ""}, 8, 2, "strips=0:200000;1:4000000"},
+		{Layout{Varstrip, "strips=0:200000;1:4000000", 2, ""}, 2, 2, "strips=0:200000;1:4000000"},
 		{Layout{Dist: TwodStripe}, 3, 3, "num_groups=2,strip_size=65536,group_strip_factor=256"},
 	}
 	for _, c := range cases {
@@ -163,14 +163,14 @@ func TestBuildErrors(t *testing.T) {
 		{Layout{}, 4, "dist: layout is unset"},
 		{Layout{Dist: "raid6"}, 4, `dist: unknown distribution "raid6"`},
 		{DefaultLayout(), 0, "simple_stripe: need at least one server, got 0"},
-		{Layout{SimpleStripe, "", 3}, 2, "simple_stripe: num_datafiles=3 but only 2 servers available"},
-		{Layout{SimpleStripe, "", -1}, 2, "simple_stripe: num_datafiles must be positive, got -1"},
-		{Layout{SimpleStripe, "strip_size=0", 0}, 2, "simple_stripe: strip_size must be positive, got 0"},
-		{Layout{Basic, "", 2}, 4, "basic: keeps everything on one datafile, num_datafiles=2 given"},
-		{Layout{Varstrip, "strips=0:200000;1:4000000", 0}, 1, `varstrip: strip 1 "1:4000000": datafile 1 beyond the 1 servers available`},
-		{Layout{Varstrip, "strips=0:1;1:1;2:1;3:1;4:1;5:100", 0}, 4, `varstrip: strip 4 "4:1": datafile 4 beyond the 4 servers available`},
-		{Layout{Varstrip, "strips=0:200000;1:4000000", 3}, 4, "varstrip: strips use 2 datafiles, num_datafiles=3 given"},
-		{Layout{TwodStripe, "strip_size=1099511627776,group_strip_factor=4194304", 2}, 2, "twod_stripe: strip_size 1099511627776 * group_strip_factor 4194304 on 2 datafiles makes a stripe over"},
+		{Layout{SimpleStripe, "", 3, ""}, 2, "simple_stripe: num_datafiles=3 but only 2 servers available"},
+		{Layout{SimpleStripe, "", -1, ""}, 2, "simple_stripe: num_datafiles must be positive, got -1"},
+		{Layout{SimpleStripe, "strip_size=0", 0, ""}, 2, "simple_stripe: strip_size must be positive, got 0"},
+		{Layout{Basic, "", 2, ""}, 4, "basic: keeps everything on one datafile, num_datafiles=2 given"},
+		{Layout{Varstrip, "strips=0:200000;1:4000000", 0, ""}, 1, `varstrip: strip 1 "1:4000000": datafile 1 beyond the 1 servers available`},
+		{Layout{Varstrip, "strips=0:1;1:1;2:1;3:1;4:1;5:100", 0, ""}, 4, `varstrip: strip 4 "4:1": datafile 4 beyond the 4 servers available`},
+		{Layout{Varstrip, "strips=0:200000;1:4000000", 3, ""}, 4, "varstrip: strips use 2 datafiles, num_datafiles=3 given"},
+		{Layout{TwodStripe, "strip_size=1099511627776,group_strip_factor=4194304", 2, ""}, 2, "twod_stripe: strip_size 1099511627776 * group_strip_factor 4194304 on 2 datafiles makes a stripe over"},
 	}
 	for _, c := range cases {
 		_, err := c.layout.Build(c.servers)
@@ -207,18 +207,18 @@ func TestParseHints(t *testing.T) {
 	}{
 		{nil, Layout{}},
 		{map[string]string{}, Layout{}},
-		{map[string]string{"strip_size": "1m"}, Layout{SimpleStripe, "strip_size=1048576", 0}},
-		{map[string]string{"dist": "simple_stripe"}, Layout{SimpleStripe, "strip_size=65536", 0}},
-		{map[string]string{"dist": "twod_stripe", "strip_size": "128k"}, Layout{TwodStripe, "num_groups=2,strip_size=131072,group_strip_factor=256", 0}},
-		{map[string]string{"dist": "basic"}, Layout{Basic, "", 0}},
-		{map[string]string{"varstrip_dist:string:strips": "0:200000;1:4000000"}, Layout{Varstrip, "strips=0:200000;1:4000000", 0}},
-		{map[string]string{"dist": "varstrip", "varstrip_dist:string:strips": "0:1;1:2"}, Layout{Varstrip, "strips=0:1;1:2", 0}},
-		{map[string]string{"strips": "0:1;1:2", "varstrip_dist:string:strips": "0:1;1:2"}, Layout{Varstrip, "strips=0:1;1:2", 0}},
-		{map[string]string{"strips": "0:1;1:2", "num_datafiles": "2"}, Layout{Varstrip, "strips=0:1;1:2", 2}},
-		{map[string]string{"num_datafiles": "4"}, Layout{SimpleStripe, "strip_size=65536", 4}},
-		{map[string]string{"layout": "basic"}, Layout{Basic, "", 0}},
-		{map[string]string{"layout": "simple_stripe:strip_size=4k", "num_datafiles": "2"}, Layout{SimpleStripe, "strip_size=4096", 2}},
-		{map[string]string{"layout": "simple_stripe:num_datafiles=2", "num_datafiles": "2"}, Layout{SimpleStripe, "strip_size=65536", 2}},
+		{map[string]string{"strip_size": "1m"}, Layout{SimpleStripe, "strip_size=1048576", 0, ""}},
+		{map[string]string{"dist": "simple_stripe"}, Layout{SimpleStripe, "strip_size=65536", 0, ""}},
+		{map[string]string{"dist": "twod_stripe", "strip_size": "128k"}, Layout{TwodStripe, "num_groups=2,strip_size=131072,group_strip_factor=256", 0, ""}},
+		{map[string]string{"dist": "basic"}, Layout{Basic, "", 0, ""}},
+		{map[string]string{"varstrip_dist:string:strips": "0:200000;1:4000000"}, Layout{Varstrip, "strips=0:200000;1:4000000", 0, ""}},
+		{map[string]string{"dist": "varstrip", "varstrip_dist:string:strips": "0:1;1:2"}, Layout{Varstrip, "strips=0:1;1:2", 0, ""}},
+		{map[string]string{"strips": "0:1;1:2", "varstrip_dist:string:strips": "0:1;1:2"}, Layout{Varstrip, "strips=0:1;1:2", 0, ""}},
+		{map[string]string{"strips": "0:1;1:2", "num_datafiles": "2"}, Layout{Varstrip, "strips=0:1;1:2", 2, ""}},
+		{map[string]string{"num_datafiles": "4"}, Layout{SimpleStripe, "strip_size=65536", 4, ""}},
+		{map[string]string{"layout": "basic"}, Layout{Basic, "", 0, ""}},
+		{map[string]string{"layout": "simple_stripe:strip_size=4k", "num_datafiles": "2"}, Layout{SimpleStripe, "strip_size=4096", 2, ""}},
+		{map[string]string{"layout": "simple_stripe:num_datafiles=2", "num_datafiles": "2"}, Layout{SimpleStripe, "strip_size=65536", 2, ""}},
 	}
 	for _, c := range cases {
 		got, err := ParseHints(c.hints)

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/pario/pario/wire/throttle"
 )
 
 // EndpointOptions configure how a client talks to one server.
@@ -34,6 +36,8 @@ type EndpointOptions struct {
 	Protection Protection
 	// Observer, if set, is told about every call (package metrics).
 	Observer CallObserver
+	// Throttle, if set, is the emulated link to the server (emulate.go).
+	Throttle *throttle.Bucket
 }
 
 func (o *EndpointOptions) fill() {
@@ -144,6 +148,9 @@ func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []b
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, e.opts.Timeout)
 		defer cancel()
+	}
+	if err := e.throttle(ctx, args, data, into); err != nil {
+		return nil, 0, err
 	}
 	delay := e.opts.RetryDelay
 	var last error

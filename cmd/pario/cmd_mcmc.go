@@ -18,6 +18,7 @@ import (
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
+	"github.com/pario/pario/wire/throttle"
 )
 
 // mcmcFlags holds what `pario mcmc` was given.
@@ -29,6 +30,9 @@ type mcmcFlags struct {
 	layout     string
 	out        string
 	rendezvous string
+	nodes      int     // emulated nodes (0: none)
+	nodeCPUs   int     // CPUs per emulated node
+	baseline   float64 // the serial version's seconds
 }
 
 func newMcmcCommand() *cobra.Command {
@@ -77,6 +81,9 @@ into the .t/.p files; pario mcmc matrix writes an input matrix.
 	f.StringVar(&mf.lambda, "lambda", "1", "generations of lines kept in memory and written at once (mfg), or auto")
 	f.StringVar(&mf.layout, "layout", "", "distribution of a pario parallel file: varstrip (strips computed), or a layout such as simple_stripe:strip_size=1k (default: the directory's)")
 	f.StringVar(&mf.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
+	f.IntVar(&mf.nodes, "nodes", 0, "emulated cluster: ranks on this many nodes, in blocks, node i's I/O server being server i (its link at the cluster file's net-rate-local, varstrip's strips on it); 0: no nodes")
+	f.IntVar(&mf.nodeCPUs, "node-cpus", 2, "emulated cluster: CPUs per node; ranks beyond them share them (compute phases stretched), and efficiency counts nodes x node-cpus")
+	f.Float64Var(&mf.baseline, "baseline", 0, "seconds of the serial version of the same run (pario mcmc --io serial's time): report speedup, efficiency and Delta_perf against it")
 	cmd.AddCommand(newMcmcSplitCommand(), newMcmcMatrixCommand())
 	return cmd
 }
@@ -147,6 +154,15 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 	}
 	if mf.layout != "" && (mode != mcmc.IOMFG || !isStorePath(mf.out)) {
 		err = fmt.Errorf("--layout is for --io mfg into a pario file (-o pario:/path)")
+		return
+	}
+	switch {
+	case mf.nodes < 0 || mf.nodes > p.Procs:
+		err = fmt.Errorf("--nodes %d: want 0 (none) to --np (%d)", mf.nodes, p.Procs)
+	case mf.nodeCPUs < 1:
+		err = fmt.Errorf("--node-cpus %d: want at least 1", mf.nodeCPUs)
+	case !(mf.baseline >= 0) || mf.baseline > 1e9:
+		err = fmt.Errorf("--baseline %v: want seconds >= 0", mf.baseline)
 	}
 	return
 }
@@ -177,14 +193,24 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	sum := mcmc.Summary{Params: p, Mode: mode}
 	var c *client.Client
 	servers := 1
+	node, share := -1, 0.0
+	if mf.nodes > 0 {
+		node = mcmc.NodeOfRank(comm.Rank(), p.Procs, mf.nodes)
+		share = mcmc.CPUShare(mf.nodeCPUs, mcmc.RanksOnNode(node, p.Procs, mf.nodes))
+		sum.CPUs = mf.nodes * mf.nodeCPUs
+	}
 	if mode == mcmc.IOMFG && isStorePath(mf.out) {
 		var err error
-		if c, err = connect(ctx); err != nil {
+		if c, err = connectFrom(ctx, node); err != nil {
 			return sum, err
 		}
 		defer c.Close()
 		servers = len(c.Servers())
+		if mf.nodes > servers {
+			return sum, usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.nodes, servers)}
+		}
 	}
+	sum.Baseline, sum.Servers, sum.Reached = mf.baseline, 1, 1
 	// Eq. 6.1 on this node, the smallest limit over all ranks.
 	limit, err := lambdaLimit(p, comm)
 	if err != nil {
@@ -200,12 +226,27 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	if sum.Lambda, err = p.Lambda(lambda, auto, servers, limit, false); err != nil {
 		return sum, usageError{err}
 	}
-	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda}
+	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share}
 	var closeOut func() error
 	switch mode {
 	case mcmc.IOSerial:
 		sum.Target = mf.out
 		out.Base, out.Create = mf.out, createBuffered
+		if mf.nodes > 0 {
+			// The serial files are on node 0's disk: the emulated one.
+			cf, err := loadClusterFile(ctx)
+			if err != nil {
+				return sum, err
+			}
+			disk := throttle.New(cf.Emulation.DiskRate, 0)
+			out.Create = func(name string) (io.WriteCloser, error) {
+				w, err := createBuffered(name)
+				if err != nil {
+					return nil, err
+				}
+				return throttledFile{ctx, w, disk}, nil
+			}
+		}
 	case mcmc.IOMFG:
 		sum.Target = mf.out
 		// Rank 0 creates the file; the others open it once it has.
@@ -213,6 +254,9 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 		var prepErr error
 		if comm.Rank() == 0 {
 			w, closeOut, sum.Layout, prepErr = createParallel(ctx, c, p, mf, servers, true)
+			if prepErr == nil && c != nil {
+				sum.Servers, sum.Reached = servers, reached(sum.Layout, p, servers)
+			}
 		}
 		if err := agree(ctx, comm, prepErr); err != nil {
 			return sum, err
@@ -237,6 +281,12 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 		return sum, err
 	}
 	sum.Seconds = secs
+	if sum.Compute, err = comm.AllreduceFloat64(ctx, st.Compute.Seconds(), rank.Max); err != nil {
+		return sum, err
+	}
+	if sum.IO, err = comm.AllreduceFloat64(ctx, st.IO.Seconds(), rank.Max); err != nil {
+		return sum, err
+	}
 	for _, v := range []struct {
 		dst *int64
 		v   int64
@@ -349,6 +399,17 @@ func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mc
 			return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
 		}
 		opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
+		if mf.nodes > 0 {
+			// Each rank's bytes on the server of its own node.
+			serverOf := make([]int, p.Procs)
+			for k := range serverOf {
+				serverOf[k] = mcmc.NodeOfRank(k, p.Procs, mf.nodes)
+			}
+			if strips, placement, err = mfg.Strips(m, p.Config(), serverOf); err != nil {
+				return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
+			}
+			opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement), Servers: dist.FormatServers(placement)}
+		}
 	case mf.layout != "":
 		l, err := dist.ParseLayout(mf.layout)
 		if err != nil {
@@ -361,6 +422,43 @@ func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mc
 		return nil, nil, "", fmt.Errorf("mcmc: %w", err)
 	}
 	return parioList{f}, nil, f.Attr().Layout.String(), nil
+}
+
+// reached is how many of servers one generation's data reaches with the
+// file's layout: for simple_stripe the strips it fills, otherwise every
+// datafile (varstrip puts each rank's bytes on its own).
+func reached(layout string, p mcmc.Params, servers int) int {
+	l, err := dist.ParseLayout(layout)
+	if err != nil {
+		return servers
+	}
+	d, err := l.Build(servers)
+	if err != nil {
+		return servers
+	}
+	if l.Dist != dist.SimpleStripe {
+		return d.Datafiles()
+	}
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return d.Datafiles()
+	}
+	// A generation's records are spread over the file (run-major), so
+	// count the datafiles its records touch at the first sample.
+	touched := map[int]bool{}
+	for r := range p.Runs {
+		for sec := range len(m.Desc().Sections) {
+			e, err := m.Record(r, sec, m.Samples()/2)
+			if err != nil {
+				return d.Datafiles()
+			}
+			for off := e.Off; off < e.End() && len(touched) < servers; off += d.ContiguousLength(off) {
+				df, _ := d.ToPhysical(off)
+				touched[df] = true
+			}
+		}
+	}
+	return len(touched)
 }
 
 type parioList struct{ f *client.File }
@@ -396,6 +494,22 @@ type bufferedFile struct {
 func (b bufferedFile) Close() error {
 	return errors.Join(b.Flush(), b.f.Close())
 }
+
+// throttledFile writes through an emulated disk.
+type throttledFile struct {
+	ctx  context.Context
+	w    io.WriteCloser
+	disk *throttle.Bucket
+}
+
+func (t throttledFile) Write(p []byte) (int, error) {
+	if err := t.disk.Wait(t.ctx, int64(len(p))); err != nil {
+		return 0, err
+	}
+	return t.w.Write(p)
+}
+
+func (t throttledFile) Close() error { return t.w.Close() }
 
 func createBuffered(name string) (io.WriteCloser, error) {
 	f, err := os.Create(name)

@@ -31,6 +31,7 @@ func newUpCommand() *cobra.Command {
 		adopt    bool
 		protect  string
 		mf       metricsFlags
+		emu      cluster.Emulation
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -44,7 +45,15 @@ Commands started while it is starting ('pario up &' and the next line of
 a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 
   pario up                          # default data directory, 4 I/O servers
-  pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m`,
+  pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m
+
+An emulated cluster on one machine (I/O server i stands for node i, with
+a disk of its own): --disk-rate caps each I/O server's datafile reads and
+writes; --net-rate and --net-rate-local cap each client's link to the I/O
+server of another node and of its own node (pario mcmc's ranks say which
+node they are on). The rates go into the cluster file (docs/mfg.md).
+
+  pario up --servers 8 --disk-rate 40MB/s --net-rate 100MB/s --net-rate-local 1GB/s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
@@ -86,6 +95,7 @@ a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt,
 				Limits: limits, Listen: netListen, Protection: prot, Observe: mf.observe(),
+				Emulation: emu,
 			})
 			started()
 			if err != nil {
@@ -118,9 +128,20 @@ a script) wait for its cluster file (DIR/cluster.starting says it is coming).
 	f.StringVar(&layout, "layout", "", "default layout for new files, e.g. simple_stripe:strip_size=1m")
 	f.StringVar(&protect, "wire-protection", "aead", "how frames are protected on the network: aead (encrypted and authenticated) or integrity (authenticated, in the clear: trusted networks only); written into the cluster file")
 	limitFlags(cmd, &limits)
+	f.Var(units.RateFlag(&emu.DiskRate), "disk-rate", "emulated disk: cap each I/O server's datafile reads and writes, bytes/s, decimal (40m = 40MB/s = 40e6; default unlimited)")
+	f.Var(units.RateFlag(&emu.NetRate), "net-rate", "emulated network: cap each client's link to an I/O server of another node, bytes/s, decimal (100m = 100MB/s; default unlimited)")
+	f.Var(units.RateFlag(&emu.NetLocalRate), "net-rate-local", "emulated network: cap a client's link to the I/O server of its own node, bytes/s, decimal (1g = 1GB/s; default: --net-rate)")
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
 	mf.add(cmd)
 	return cmd
+}
+
+// diskRateOf is the emulated disk rate a cluster file sets (0: none).
+func diskRateOf(cf *cluster.File) float64 {
+	if cf == nil {
+		return 0
+	}
+	return cf.Emulation.DiskRate
 }
 
 // protectionOf is the wire protection a cluster file asks for (the
@@ -362,6 +383,7 @@ file per pario file under --dir, touching nothing outside it.
 			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
 				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Protection: protectionOf(cf), Observe: mf.observe(),
+				DiskRate: diskRateOf(cf),
 			})
 			if err != nil {
 				ln.Close()

@@ -122,7 +122,12 @@ func announceStart(clusterFile string) (done func(), err error) {
 }
 
 // connect dials the cluster named by the cluster file.
-func connect(ctx context.Context) (*client.Client, error) {
+func connect(ctx context.Context) (*client.Client, error) { return connectFrom(ctx, -1) }
+
+// connectFrom dials the cluster as a client on emulated node node (-1:
+// none), whose links to the I/O servers the cluster file's network rates
+// slow down (cluster.Emulation).
+func connectFrom(ctx context.Context, node int) (*client.Client, error) {
 	cf, err := loadClusterFile(ctx)
 	if err != nil {
 		return nil, err
@@ -133,7 +138,7 @@ func connect(ctx context.Context) (*client.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
+	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}, Links: cf.Emulation.Links(node)})
 }
 
 // storePath strips the optional "pario:" prefix of a path in the store and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/pario/pario/mfg"
 )
@@ -76,6 +77,10 @@ type Output struct {
 	Base string
 	// File is the parallel file (IOMFG), at every rank.
 	File ListWriter
+	// CPUShare, if in (0, 1), is the share of a CPU this rank gets on its
+	// emulated node (cpu.go): its compute phases are stretched to take
+	// 1/CPUShare as long.
+	CPUShare float64
 }
 
 // FileName is run r's serial file of section s.
@@ -98,6 +103,12 @@ type Stats struct {
 	Bytes    int64 // bytes this rank wrote (serial: rank 0 writes all)
 	Moves    int64 // I/O swaps seen on the runs whose first chain is on this rank
 	MaxShare int   // the most runs this rank wrote in one generation
+	// Compute and IO are the rank's time in its two phases (cpu.go):
+	// computing chains and lines, and writing them (the list write and the
+	// barrier after it; serial: the gather and, at rank 0, the files).
+	Compute, IO time.Duration
+	// Stretched is the part of Compute the emulated CPU share added.
+	Stretched time.Duration
 }
 
 // Run runs p's workload on rank c.Rank() of c.Size() = p.Procs and writes
@@ -135,9 +146,13 @@ func Run(ctx context.Context, c Comm, p Params, out Output) (Stats, error) {
 	for r := w.lo; r < w.hi; r++ {
 		w.runs = append(w.runs, p.NewRun(r))
 	}
+	w.mark = time.Now()
 	err = w.run(ctx, lambda)
 	if w.files != nil {
 		err = errors.Join(err, w.closeFiles(err == nil))
+		if perr := w.phase(ctx, phaseIO); err == nil {
+			err = perr
+		}
 	}
 	return w.st, err
 }
@@ -153,6 +168,7 @@ type worker struct {
 	st       Stats
 	files    []io.WriteCloser // serial, rank 0: run r's section s is files[2r+s]
 	buf, msg []byte
+	mark     time.Time // the end of the last phase
 }
 
 func (w *worker) run(ctx context.Context, lambda int64) error {
@@ -174,6 +190,9 @@ func (w *worker) run(ctx context.Context, lambda int64) error {
 			return fmt.Errorf("mcmc: rank %d: waiting for rank 0 to open the files: %w", w.rank, err)
 		case len(got) > 0:
 			return fmt.Errorf("mcmc: rank %d: rank 0 could not open the serial files: %s", w.rank, got)
+		}
+		if err := w.phase(ctx, phaseIO); err != nil {
+			return err
 		}
 	}
 	nb, err := w.m.Batches(lambda)
@@ -255,6 +274,9 @@ func (w *worker) mfg(ctx context.Context, first int64, holders []mfg.Assignment,
 			}
 		}
 	}
+	if err := w.phase(ctx, phaseCompute); err != nil {
+		return err
+	}
 	if len(pieces) > 0 && w.out.Mode == IOMFG {
 		exts := mfg.Extents(pieces)
 		if err := w.out.File.WriteList(ctx, exts, w.buf); err != nil {
@@ -269,7 +291,7 @@ func (w *worker) mfg(ctx context.Context, first int64, holders []mfg.Assignment,
 			return fmt.Errorf("mcmc: rank %d: barrier after samples %d..: %w", w.rank, first, err)
 		}
 	}
-	return nil
+	return w.phase(ctx, phaseIO)
 }
 
 // serial sends this rank's lines of sample i to rank 0, which appends
@@ -291,12 +313,15 @@ func (w *worker) serial(ctx context.Context, i int64, holders mfg.Assignment, co
 			w.msg = append(w.msg[:start+n], w.msg[body:]...)
 		}
 	}
+	if err := w.phase(ctx, phaseCompute); err != nil {
+		return err
+	}
 	all, err := w.c.Gather(ctx, 0, w.msg)
 	if err != nil {
 		return fmt.Errorf("mcmc: rank %d: gather of generation %d: %w", w.rank, gen, err)
 	}
 	if w.rank != 0 {
-		return nil
+		return w.phase(ctx, phaseIO)
 	}
 	lines := make([][2][]byte, w.p.Runs)
 	for k, m := range all {
@@ -326,7 +351,7 @@ func (w *worker) serial(ctx context.Context, i int64, holders mfg.Assignment, co
 			}
 		}
 	}
-	return nil
+	return w.phase(ctx, phaseIO)
 }
 
 func (w *worker) write(f int, b []byte) error {
@@ -383,6 +408,14 @@ type Summary struct {
 	Writes  int64   // list writes (MFG) of all ranks
 	Extents int64   // extents in those writes
 	Moves   int64   // I/O swaps seen
+
+	// The phases of the slowest rank in each (Stats.Compute, Stats.IO),
+	// in seconds, and what the thesis' metrics need (metrics.go).
+	Compute, IO float64
+	Servers     int     // I/O servers of the cluster (1 for a POSIX file)
+	Reached     int     // servers one generation's writes reach (delta_iox)
+	CPUs        int     // CPUs of the emulated cluster, for efficiency (eq. 7.2)
+	Baseline    float64 // the serial version's time, seconds (0: none given)
 }
 
 // Report is the summary as text.
@@ -415,7 +448,7 @@ func (s Summary) Report(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("mcmc: report: %w", err)
 	}
-	return nil
+	return s.reportMetrics(w, m.DataGen())
 }
 
 func prefixed(p, s string) string {

@@ -57,6 +57,9 @@ type StoreOptions struct {
 	// so that a later Sync finds little dirty data. Zero means
 	// DefaultWriteBehind; negative disables write-behind.
 	WriteBehind int64
+	// DiskRate, if positive, caps the datafile bytes written and read per
+	// second (the emulated cluster's disk, diskrate.go).
+	DiskRate float64
 	// FS, if set, is the data directory itself (the dir given to Open
 	// then only names it in errors and Dir), for tests that inject
 	// faults (vfs/errorfs) or crash (vfs.MemFS). The Store does not
@@ -116,6 +119,8 @@ type Store struct {
 	incarnation uint64
 	unclaimed   atomic.Bool
 
+	disk diskLimit
+
 	statMu    sync.Mutex
 	statTTL   time.Duration
 	statAt    time.Time
@@ -134,6 +139,7 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		busy:        make(map[*handle]struct{}),
 		needDirSync: make(map[uint64]uint64),
 		statTTL:     statfsTTL,
+		disk:        newDiskLimit(opts.DiskRate),
 	}
 	if s.maxOpen <= 0 {
 		s.maxOpen = DefaultMaxOpenFiles
@@ -343,6 +349,9 @@ func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) err
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
 	defer s.release(h)
+	if err := s.disk.wait(ctx, int64(len(p))); err != nil {
+		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
+	}
 	n, err := h.f.WriteAt(p, off)
 	h.dirty.Store(true)
 	s.wrote(h, off, int64(n))
@@ -390,6 +399,9 @@ func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int6
 		return dfErr(id, op(), err)
 	}
 	defer s.release(h)
+	if err := s.disk.wait(ctx, total); err != nil {
+		return dfErr(id, op(), err)
+	}
 	n, err := vfs.WriteAtv(h.f, bufs, off)
 	h.dirty.Store(true)
 	s.wrote(h, off, n)
@@ -447,6 +459,9 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 		return 0, io.EOF
 	}
 	defer s.release(h)
+	if err := s.disk.wait(ctx, int64(len(p))); err != nil {
+		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
+	}
 	n, err := h.f.ReadAt(p, off)
 	if err != nil && err != io.EOF {
 		return n, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)

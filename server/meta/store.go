@@ -711,7 +711,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		a = Attr{
 			Kind:    KindFile,
 			Layout:  l,
-			Servers: s.place(first, l.Datafiles),
+			Servers: s.placeFor(hints, first, l.Datafiles),
 			Stuffed: s.opts.Stuffing && stuffable(d),
 		}
 		return nil
@@ -1124,6 +1124,8 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 		switch {
 		case a.Kind == KindDir && l.IsZero():
 			a.Layout = dist.Layout{}
+		case a.Kind == KindDir && l.Servers != "":
+			return errPinnedDefault
 		case a.Kind == KindDir:
 			r, _, err := s.build(l)
 			if err != nil {
@@ -1145,7 +1147,7 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 			if len(a.Servers) > 0 {
 				first = a.Servers[0] % uint32(s.opts.Servers)
 			}
-			a.Layout, a.Servers, a.Stuffed = r, s.place(first, r.Datafiles), false
+			a.Layout, a.Servers, a.Stuffed = r, s.placeFor(l, first, r.Datafiles), false
 		}
 		a.Ctime = time.Now().UnixNano()
 		return t.put(&a)

@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/pario/pario/units"
+	"github.com/pario/pario/wire/throttle"
+)
+
+// Emulation is the emulated cluster on one machine (issue 13, point 3):
+// the thesis ran "all in one", 8 nodes each with an I/O server on its own
+// disk and the ranks of that node writing to it. Here I/O server i stands
+// for node i. All rates are bytes per second; 0 is unlimited. In a
+// cluster file:
+//
+//	disk-rate 40MB/s         # each I/O server's datafile reads and writes
+//	net-rate 100MB/s         # a client's link to an I/O server of another node
+//	net-rate-local 1GB/s     # its link to the I/O server of its own node
+//
+// The disk rate is applied by the I/O servers (server/data), the network
+// rates by each client (client.Options.Links), for the node the client
+// says it is on (a rank's node); a client that names no node has every
+// link at net-rate.
+type Emulation struct {
+	DiskRate     float64
+	NetRate      float64
+	NetLocalRate float64
+}
+
+// Links is the emulated network of a client on node (-1: none of the
+// servers' nodes), nil when no network rate is set.
+func (e Emulation) Links(node int) *throttle.Links {
+	if e.NetRate <= 0 && e.NetLocalRate <= 0 {
+		return nil
+	}
+	local := e.NetLocalRate
+	if local <= 0 {
+		local = e.NetRate
+	}
+	return &throttle.Links{Node: node, Local: local, Remote: e.NetRate}
+}
+
+// directive sets the rate a cluster file's directive names; ok is false
+// for a directive that is not one of Emulation's.
+func (e *Emulation) directive(fields []string) (ok bool, err error) {
+	var p *float64
+	switch fields[0] {
+	case "disk-rate":
+		p = &e.DiskRate
+	case "net-rate":
+		p = &e.NetRate
+	case "net-rate-local":
+		p = &e.NetLocalRate
+	default:
+		return false, nil
+	}
+	if len(fields) != 2 {
+		return true, fmt.Errorf("want `%s RATE` (e.g. 40MB/s)", fields[0])
+	}
+	if *p != 0 {
+		return true, fmt.Errorf("%s given twice", fields[0])
+	}
+	v, err := units.ParseRate(fields[1])
+	if err != nil {
+		return true, fmt.Errorf("%s: %w", fields[0], err)
+	}
+	*p = v
+	return true, nil
+}
+
+// format renders the directives of the rates that are set, in bytes per
+// second exactly (FormatRate rounds to three digits).
+func (e Emulation) format() string {
+	var s string
+	for _, d := range []struct {
+		name string
+		v    float64
+	}{{"disk-rate", e.DiskRate}, {"net-rate", e.NetRate}, {"net-rate-local", e.NetLocalRate}} {
+		if d.v > 0 {
+			s += d.name + " " + strconv.FormatFloat(d.v, 'f', -1, 64) + "  # " + units.FormatRate(d.v) + "\n"
+		}
+	}
+	return s
+}

@@ -1,0 +1,50 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestEmulationFile(t *testing.T) {
+	base := "secret-file s\nmeta 127.0.0.1:7000\ndata data0 127.0.0.1:7001\ndata data1 127.0.0.1:7002\n"
+	f, err := ParseFile([]byte(base + "disk-rate 40MB/s\nnet-rate 100m\nnet-rate-local 1GB/s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Emulation{DiskRate: 40e6, NetRate: 100e6, NetLocalRate: 1e9}
+	if f.Emulation != want {
+		t.Fatalf("parsed %+v, want %+v", f.Emulation, want)
+	}
+	g, err := ParseFile(f.Format())
+	if err != nil {
+		t.Fatalf("reparsing %q: %v", f.Format(), err)
+	}
+	if g.Emulation != want {
+		t.Errorf("round trip gives %+v, want %+v", g.Emulation, want)
+	}
+	for _, bad := range []string{"disk-rate\n", "disk-rate fast\n", "net-rate 0\n"} {
+		if _, err := ParseFile([]byte(base + bad)); err == nil || !strings.Contains(err.Error(), "line 5") {
+			t.Errorf("%q: error %v, want one naming line 5", bad, err)
+		}
+	}
+	if _, err := ParseFile([]byte(base + "disk-rate 1m\ndisk-rate 2m\n")); err == nil || !strings.Contains(err.Error(), "line 6: disk-rate given twice") {
+		t.Errorf("disk-rate twice: error %v", err)
+	}
+	if strings.Contains(string((&File{SecretFile: "s", Meta: "a:1"}).Format()), "rate") {
+		t.Error("a file without emulation writes a rate")
+	}
+}
+
+func TestEmulationLinks(t *testing.T) {
+	if l := (Emulation{DiskRate: 1}).Links(0); l != nil {
+		t.Errorf("no network rate gives links %+v", l)
+	}
+	l := Emulation{NetRate: 10e6}.Links(3)
+	if l.Local != 10e6 || l.Remote != 10e6 || l.Node != 3 {
+		t.Errorf("net-rate alone: %+v, want both links at 10 MB/s on node 3", l)
+	}
+	l = Emulation{NetRate: 10e6, NetLocalRate: 1e9}.Links(1)
+	if l.Bucket(1).Rate() != 1e9 || l.Bucket(0).Rate() != 10e6 {
+		t.Errorf("own node's link %v, another's %v", l.Bucket(1).Rate(), l.Bucket(0).Rate())
+	}
+}
