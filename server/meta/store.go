@@ -53,6 +53,7 @@ type Store struct {
 	ids               ids
 	rr                atomic.Uint64 // round-robin placement counter
 	claims            []claimState  // by I/O server index
+	hub               hub           // mounts' leases (watch.go)
 }
 
 // AttrChanges lists the attributes SetAttr changes; nil fields stay.
@@ -293,6 +294,7 @@ func (s *Store) Close() error {
 type txn struct {
 	tx                    *bbolt.Tx
 	inodes, dirents, meta *bbolt.Bucket
+	changes               []Change // what mounts may have cached that this changed (watch.go)
 }
 
 func newTxn(tx *bbolt.Tx) *txn {
@@ -330,6 +332,7 @@ func (t *txn) get(id FileID) (Attr, error) {
 }
 
 func (t *txn) put(a *Attr) error {
+	t.changed(a.ID)
 	return t.inodes.Put(idKey(a.ID), encodeAttr(a))
 }
 
@@ -471,9 +474,7 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		return fn(newTxn(tx), comps)
-	}))
+	return wrapErr(op, path, s.mutate(ctx, func(t *txn) error { return fn(t, comps) }))
 }
 
 // Lookup returns the attributes of the entry at path.
@@ -834,6 +835,7 @@ func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 
 // unlink deletes the entry name (whose inode is a) from parent, and its inode.
 func (t *txn) unlink(parent *Attr, name string, a Attr) error {
+	t.unbound(parent.ID, name, a.ID)
 	if err := t.dirents.Delete(direntKey(parent.ID, name)); err != nil {
 		return err
 	}
@@ -870,9 +872,8 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
-	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
+	err = s.mutate(ctx, func(t *txn) error {
 		replaced = nil
-		t := newTxn(tx)
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
 			return wrapErr(op, oldpath, err)
@@ -906,6 +907,7 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			}
 			replaced = &target
 		}
+		t.unbound(oldParent.ID, oldc[len(oldc)-1], a.ID)
 		if err := t.dirents.Delete(direntKey(oldParent.ID, oldc[len(oldc)-1])); err != nil {
 			return err
 		}
@@ -1075,8 +1077,7 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 		return Attr{}, wrapErr("unstuff", idPath(id), err)
 	}
 	servers := a.Servers
-	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		t := newTxn(tx)
+	err = s.mutate(ctx, func(t *txn) error {
 		var err error
 		if a, err = t.get(id); err != nil {
 			return err
