@@ -26,6 +26,7 @@ type fileSystem struct {
 	uid, gid uint32
 	root     *node
 	stats    stats
+	lease    leaseState // lease.go
 
 	// mu guards open and the opens, unlinked and gone fields of every
 	// openFile in it.
@@ -117,14 +118,30 @@ func kindOf(mode uint32) (meta.Kind, bool) {
 }
 
 // entry fills a reply that names an entry: its attributes, and how long
-// the kernel may keep the name. Directories keep it for
-// Options.EntryTimeout; files for no time at all, so that every open and
-// stat of a file looks its name up afresh (close-to-open: the kernel then
-// also has the file's current size before an O_APPEND write).
+// the kernel may keep them and the name. With a cache lease, until the
+// lease ends (changes elsewhere drop them: lease.go). Without one,
+// directories keep the name for Options.EntryTimeout, files for no time
+// at all, so that every open and stat of a file looks its name up afresh
+// (close-to-open: the kernel then also has the file's current size before
+// an O_APPEND write).
 func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 	fsys.fillAttr(&out.Attr, a, u)
+	if ttl := fsys.ttl(); ttl > 0 {
+		out.SetEntryTimeout(ttl)
+		out.SetAttrTimeout(ttl)
+		return
+	}
 	if a.Kind == meta.KindDir {
 		out.SetEntryTimeout(fsys.opts.EntryTimeout)
+	}
+}
+
+// attrOut fills a reply with attributes, kept by the kernel until the
+// lease ends (or for Options.AttrTimeout without one).
+func (fsys *fileSystem) attrOut(out *fuse.AttrOut, a meta.Attr, u client.Usage) {
+	fsys.fillAttr(&out.Attr, a, u)
+	if ttl := fsys.ttl(); ttl > 0 {
+		out.SetTimeout(ttl)
 	}
 }
 
@@ -196,19 +213,27 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 			return nil, n.fsys.errno("lookup", p, err)
 		}
 	}
+	start := time.Now()
 	n.fsys.entry(out, a, u)
+	n.fsys.lookedUp(a.ID, start)
 	return n.newChild(ctx, a), 0
 }
 
-// Getattr reads attributes from the servers (never from a cache here).
-func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+// Getattr reads attributes from the servers (the kernel keeps them: see
+// entry). An inode whose old name the kernel may still hold (renamed or
+// removed elsewhere, lease.go) answers ESTALE unless asked through an
+// open file: the kernel then looks the name up again.
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if fh == nil && n.fsys.guarded(n.id) {
+		return syscall.ESTALE
+	}
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, u)
+	n.fsys.attrOut(out, a, u)
 	return 0
 }
 
@@ -263,7 +288,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, u)
+	n.fsys.attrOut(out, a, u)
 	return 0
 }
 
@@ -346,6 +371,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	start := time.Now()
 	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
 		a, err := n.fsys.c.Lookup(ctx, p)
@@ -374,6 +400,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	}
 	a := f.Attr()
 	child := n.newChild(ctx, a)
+	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
 	n.fsys.entry(out, a, client.Usage{})
 	return child, h, openFlags(flags), 0
