@@ -21,12 +21,14 @@ import (
 //     lock a request of this mount could hold, so it cannot wait for a
 //     request that itself waits for the metadata server.
 //   - a name that no longer means what it did is dropped
-//     (FUSE_NOTIFY_INVAL_ENTRY) after the acknowledgement, by another
-//     goroutine: the kernel takes the directory's lock for it, which a
-//     create or rename of this mount in that directory may hold while it
-//     waits for the metadata server, which waits for this acknowledgement.
-//     Until it is dropped, the inode it named answers stat with ESTALE
-//     (the guard below), on which the kernel looks the name up again.
+//     (FUSE_NOTIFY_INVAL_ENTRY). The kernel takes the directory's lock
+//     for that, which a request of this mount in that directory may hold
+//     while it waits for the metadata server, which waits for this
+//     acknowledgement: so the loop waits at most syncDropWait for it, and
+//     a name this mount is removing or replacing itself is left to a
+//     goroutine at once. Until a name is dropped, the inode it named
+//     answers stat with ESTALE (the guard), on which the kernel looks the
+//     name up again.
 //
 // The kernel is given timeouts that end with the lease, so when the
 // lease lapses (metadata server unreachable, a poll that took too long)
@@ -53,6 +55,8 @@ type leaseState struct {
 	changed map[meta.FileID]time.Time
 	looked  map[meta.FileID]time.Time
 	pruned  time.Time
+	// own counts the names this mount is removing or replacing.
+	own map[entryKey]int
 }
 
 // freshWindow is how long after a lookup an O_APPEND open may trust the
@@ -199,12 +203,49 @@ func (fsys *fileSystem) renew(until time.Time) {
 	l.mu.Unlock()
 }
 
+// syncDropWait bounds how long the watch loop waits for the kernel to
+// drop a name before it acknowledges anyway (see invalidate).
+const syncDropWait = 50 * time.Millisecond
+
+type entryKey struct {
+	parent meta.FileID
+	name   string
+}
+
+// mutating records that this mount is removing or replacing the name
+// in parent; the returned func ends that.
+func (fsys *fileSystem) mutating(parent meta.FileID, name string) func() {
+	l := &fsys.lease
+	if fsys.opts.NoLease {
+		return func() {}
+	}
+	k := entryKey{parent, name}
+	l.mu.Lock()
+	if l.own == nil {
+		l.own = map[entryKey]int{}
+	}
+	l.own[k]++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		if l.own[k]--; l.own[k] <= 0 {
+			delete(l.own, k)
+		}
+		l.mu.Unlock()
+	}
+}
+
 // invalidate applies changes to the kernel's caches (see the comment at
-// the top of this file).
+// the top of this file). A name is dropped before the acknowledgement
+// when the kernel lets it within syncDropWait; it waits longer only
+// when a request of this mount holds the directory, and a name this
+// mount is changing itself is left to the kernel's own request (the
+// guard covers the meantime).
 func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	l := &fsys.lease
-	queued := false
 	now := time.Now()
+	var waits []chan struct{}
+	queued := false
 	l.mu.Lock()
 	for id, t := range l.changed {
 		if now.Sub(t) > freshWindow {
@@ -216,16 +257,28 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	}
 	l.mu.Unlock()
 	for _, c := range changes {
-		if c.Name != "" {
-			l.mu.Lock()
-			l.guard[c.ID]++
-			l.queue = append(l.queue, c)
-			l.mu.Unlock()
-			queued = true
-		}
 		if c.ID != 0 {
 			// ENOENT: the kernel does not know the inode.
 			l.srv.InodeNotify(uint64(c.ID), -1, 0)
+		}
+		if c.Name == "" {
+			continue
+		}
+		l.mu.Lock()
+		l.guard[c.ID]++
+		own := l.own[entryKey{c.Parent, c.Name}] > 0
+		if own {
+			l.queue = append(l.queue, c)
+			queued = true
+		}
+		l.mu.Unlock()
+		if !own {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				fsys.dropName(c)
+			}()
+			waits = append(waits, done)
 		}
 	}
 	if queued {
@@ -234,9 +287,32 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 		default:
 		}
 	}
+	if len(waits) == 0 {
+		return
+	}
+	t := time.NewTimer(syncDropWait)
+	defer t.Stop()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-t.C:
+			return
+		}
+	}
 }
 
-// dropNames drops old names from the kernel, one at a time.
+// dropName drops a name from the kernel and lifts the guard it set.
+func (fsys *fileSystem) dropName(c meta.Change) {
+	l := &fsys.lease
+	l.srv.EntryNotify(uint64(c.Parent), c.Name)
+	l.mu.Lock()
+	if l.guard[c.ID]--; l.guard[c.ID] <= 0 {
+		delete(l.guard, c.ID)
+	}
+	l.mu.Unlock()
+}
+
+// dropNames drops the queued names from the kernel, one at a time.
 func (fsys *fileSystem) dropNames(ctx context.Context) {
 	l := &fsys.lease
 	for {
@@ -245,12 +321,7 @@ func (fsys *fileSystem) dropNames(ctx context.Context) {
 		l.queue = nil
 		l.mu.Unlock()
 		for _, c := range q {
-			l.srv.EntryNotify(uint64(c.Parent), c.Name)
-			l.mu.Lock()
-			if l.guard[c.ID]--; l.guard[c.ID] <= 0 {
-				delete(l.guard, c.ID)
-			}
-			l.mu.Unlock()
+			fsys.dropName(c)
 		}
 		if len(q) > 0 {
 			continue
@@ -262,3 +333,8 @@ func (fsys *fileSystem) dropNames(ctx context.Context) {
 		}
 	}
 }
+
+// Lease reports how much longer the mount's cache lease runs (0: the
+// mount holds none, and the kernel caches nothing beyond Options'
+// timeouts).
+func (m *Server) Lease() time.Duration { return m.fsys.ttl() }

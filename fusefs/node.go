@@ -434,6 +434,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
 		return errno
 	}
+	defer n.fsys.mutating(n.id, name)()
 	gone, err := n.fsys.c.RemoveEntry(ctx, p)
 	if err != nil {
 		return n.fsys.errno("unlink", p, err)
@@ -454,6 +455,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	if a.Kind != meta.KindDir {
 		return syscall.ENOTDIR
 	}
+	defer n.fsys.mutating(n.id, name)()
 	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
@@ -490,6 +492,8 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 			}
 		}
 	}
+	defer n.fsys.mutating(n.id, name)()
+	defer n.fsys.mutating(np.id, newName)()
 	replaced, err := n.fsys.c.RenameEntry(ctx, from, to)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)
