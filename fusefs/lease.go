@@ -57,6 +57,21 @@ type leaseState struct {
 	pruned  time.Time
 	// own counts the names this mount is removing or replacing.
 	own map[entryKey]int
+	// gen counts the leases the mount has taken: changes made while it
+	// held none were never seen here.
+	gen uint64
+}
+
+// leaseGen names the lease the mount holds now, 0 for none: what was read
+// under one lease may be given to the kernel while the same lease holds.
+func (fsys *fileSystem) leaseGen() uint64 {
+	if fsys.ttl() <= 0 {
+		return 0
+	}
+	l := &fsys.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gen
 }
 
 // freshWindow is how long after a lookup an O_APPEND open may trust the
@@ -84,6 +99,16 @@ func (fsys *fileSystem) lookedUp(id meta.FileID, t time.Time) {
 		}
 		l.pruned = time.Now()
 	}
+}
+
+// changedSince reports whether a change to id arrived after t, which
+// must be within the last freshWindow.
+func (fsys *fileSystem) changedSince(id meta.FileID, t time.Time) bool {
+	l := &fsys.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c, ok := l.changed[id]
+	return ok && !c.Before(t)
 }
 
 // fresh reports whether the attributes the kernel holds for id came from
@@ -182,6 +207,9 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 			// A new lease: the old one, if any, has lapsed on both sides,
 			// and nothing from its time is trusted any more.
 			watcher = resp.Watcher
+			fsys.lease.mu.Lock()
+			fsys.lease.gen++
+			fsys.lease.mu.Unlock()
 		} else {
 			fsys.invalidate(resp.Changes)
 		}

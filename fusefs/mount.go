@@ -219,9 +219,14 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 			MaxBackground: 64,
 			AllowOther:    opts.AllowOther,
 			Debug:         opts.Debug,
-			// Listings carry no sizes (they cost a call per datafile), so
-			// plain READDIR: the kernel asks attributes when it needs them.
-			DisableReadDirPlus: true,
+			// READDIRPLUS (dir.go) only with a lease: what it gives the
+			// kernel is worth keeping only when changes elsewhere drop it.
+			// READDIRPLUS_AUTO: the kernel asks for attributes with a
+			// listing only where it looked entries up after the first
+			// (ls -l, not ls or rm -r), since sizes cost the I/O servers
+			// a call per datafile.
+			DisableReadDirPlus: opts.NoLease,
+			ExtraCapabilities:  fuse.CAP_READDIRPLUS_AUTO,
 			// The page cache of a file is dropped at open (close-to-open),
 			// not whenever its mtime or size moves.
 			ExplicitDataCacheControl: true,

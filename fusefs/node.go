@@ -319,7 +319,7 @@ func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, f
 
 // Readdir lists a directory, a page at a time (dirStream).
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return n.fsys.openDirStream(ctx, n.path())
+	return n.fsys.openDirStream(ctx, n)
 }
 
 // Mkdir creates a directory.
