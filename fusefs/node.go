@@ -424,15 +424,17 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.Lookup(ctx, p)
-	if err != nil {
-		return n.fsys.errno("unlink", p, err)
-	}
-	if a.Kind == meta.KindDir {
-		return syscall.EISDIR
-	}
-	if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
-		return errno
+	if id, ok := n.cachedChild(name, false); !ok || n.fsys.openFile(id) != nil {
+		a, err := n.fsys.c.Lookup(ctx, p)
+		if err != nil {
+			return n.fsys.errno("unlink", p, err)
+		}
+		if a.Kind == meta.KindDir {
+			return syscall.EISDIR
+		}
+		if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
+			return errno
+		}
 	}
 	defer n.fsys.mutating(n.id, name)()
 	gone, err := n.fsys.c.RemoveEntry(ctx, p)
@@ -448,18 +450,38 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.Lookup(ctx, p)
-	if err != nil {
-		return n.fsys.errno("rmdir", p, err)
-	}
-	if a.Kind != meta.KindDir {
-		return syscall.ENOTDIR
+	if _, ok := n.cachedChild(name, true); !ok {
+		a, err := n.fsys.c.Lookup(ctx, p)
+		if err != nil {
+			return n.fsys.errno("rmdir", p, err)
+		}
+		if a.Kind != meta.KindDir {
+			return syscall.ENOTDIR
+		}
 	}
 	defer n.fsys.mutating(n.id, name)()
 	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
 	return 0
+}
+
+// cachedChild returns the ID of the entry name, of the kind asked, when
+// the kernel holds it under the lease: changes elsewhere would have
+// dropped it (lease.go), so an unlink or rmdir needs no lookup first.
+func (n *node) cachedChild(name string, dir bool) (meta.FileID, bool) {
+	if n.fsys.ttl() <= 0 {
+		return 0, false
+	}
+	c := n.GetChild(name)
+	if c == nil {
+		return 0, false
+	}
+	cn, ok := c.Operations().(*node)
+	if !ok || cn.dir != dir || n.fsys.guarded(cn.id) {
+		return 0, false
+	}
+	return cn.id, true
 }
 
 // Rename moves an entry, replacing a file or empty directory at the
