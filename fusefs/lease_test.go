@@ -262,6 +262,7 @@ func TestLeaseNoStaleAcrossMounts(t *testing.T) {
 // A mount whose lease lapses (metadata server gone) stops trusting its
 // caches: stat asks again, and fails as an uncached mount's would.
 func TestLeaseLapseStopsCaching(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s") // the servers' environment: lapse soon
 	p := spawn(t)
 	var ops countOps
 	m := mount(t, p, fusefs.Options{Observer: &ops, OpTimeout: 2 * time.Second})

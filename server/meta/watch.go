@@ -3,6 +3,8 @@ package meta
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -22,10 +24,27 @@ import (
 // answers no mutation until one lease has passed since it started (a grace
 // period, as NFSv4's).
 
-// Lease is how long a watcher's poll keeps its lease. A mount that stops
-// polling (crashed, hung, cut off) delays other clients' mutations by at
-// most this long once.
-const Lease = 5 * time.Second
+// Lease is how long a watcher's poll keeps its lease, unless the
+// environment variable PARIO_LEASE (a Go duration, "30s") says otherwise.
+// A mount that stops polling (crashed, hung, cut off) delays other
+// clients' mutations by at most this long once; a mount keeps what it
+// cached for at most this long, so it should outlast a phase of work
+// (mdtest's creates, then its stats).
+const Lease = 30 * time.Second
+
+// leaseFromEnv is Lease, or PARIO_LEASE when that is a positive duration.
+func leaseFromEnv() time.Duration {
+	v := os.Getenv("PARIO_LEASE")
+	if v == "" {
+		return Lease
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		slog.Warn("pario meta: PARIO_LEASE is not a positive duration; using the default", "value", v, "default", Lease)
+		return Lease
+	}
+	return d
+}
 
 // maxHold is how long a poll waits for changes before it answers empty,
 // so that a lease is renewed well before it lapses.
@@ -84,7 +103,7 @@ func (s *Store) startHubLocked() {
 	h.watchers = map[uint64]*watcher{}
 	h.acked = make(chan struct{})
 	if h.lease == 0 {
-		h.lease = Lease
+		h.lease = leaseFromEnv()
 	}
 	_ = s.db.View(func(tx *bbolt.Tx) error {
 		if b := tx.Bucket(bucketMeta); b != nil && b.Get(keyWatched) != nil {
