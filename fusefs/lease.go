@@ -153,10 +153,13 @@ func (fsys *fileSystem) startLease(srv *fuse.Server) {
 	}
 	l := &fsys.lease
 	ctx, cancel := context.WithCancel(context.Background())
+	// Under the lock: the kernel's requests are already being served.
+	l.mu.Lock()
 	l.srv, l.stop, l.done = srv, cancel, make(chan struct{})
 	l.guard = map[meta.FileID]int{}
 	l.changed = map[meta.FileID]time.Time{}
 	l.wake = make(chan struct{}, 1)
+	l.mu.Unlock()
 	go fsys.dropNames(ctx)
 	go func() {
 		defer close(l.done)
