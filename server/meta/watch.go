@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,9 +21,10 @@ import (
 // cache anywhere shows a change's old state once the change is answered.
 //
 // A metadata server that restarts does not know the leases its previous
-// run gave: if that run ever had a watcher (recorded in the database), it
-// answers no mutation until one lease has passed since it started (a grace
-// period, as NFSv4's).
+// run gave. So the database records a time by which every lease given
+// has ended (keyLeasesEnd, moved forward before a lease that would
+// outlast it is given), and a restarted server answers no mutation
+// before that time (a grace period, as NFSv4's).
 
 // Lease is how long a watcher's poll keeps its lease, unless the
 // environment variable PARIO_LEASE (a Go duration, "30s") says otherwise.
@@ -54,9 +56,9 @@ const maxHold = time.Second
 // the next poll.
 const maxWatchChanges = 4096
 
-// keyWatched marks a database whose server has given leases (see the
-// grace period above).
-var keyWatched = []byte("watched")
+// keyLeasesEnd holds the wall-clock time (unix nanoseconds) by which
+// every lease given has ended.
+var keyLeasesEnd = []byte("leases_end")
 
 // Change is what a mutation changed that a mount may have cached: the
 // attributes of inode ID, and, with Name set, the entry Name of directory
@@ -85,7 +87,7 @@ type hub struct {
 	mu       sync.Mutex
 	started  bool
 	grace    time.Time // no mutation is answered before this
-	marked   bool      // keyWatched is in the database
+	ends     time.Time // what keyLeasesEnd holds
 	seq      uint64
 	nextID   uint64
 	watchers map[uint64]*watcher
@@ -106,13 +108,17 @@ func (s *Store) startHubLocked() {
 		h.lease = leaseFromEnv()
 	}
 	_ = s.db.View(func(tx *bbolt.Tx) error {
-		if b := tx.Bucket(bucketMeta); b != nil && b.Get(keyWatched) != nil {
-			h.marked = true
+		if b := tx.Bucket(bucketMeta); b != nil {
+			if v := b.Get(keyLeasesEnd); len(v) == 8 {
+				h.ends = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+			}
 		}
 		return nil
 	})
-	if h.marked {
-		h.grace = time.Now().Add(h.lease)
+	// Wall-clock time, since it is compared with a previous run's; at
+	// most one lease and a half from now, whatever the clock did.
+	if wait := time.Until(h.ends); wait > 0 {
+		h.grace = time.Now().Add(min(wait, h.lease*3/2))
 	}
 }
 
@@ -215,19 +221,26 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 	h := &s.hub
 	h.mu.Lock()
 	s.startHubLocked()
-	mark := !h.marked && !req.Leave
+	// The lease this poll gives must end before the recorded time, with a
+	// quarter lease to spare; if it would not, the record moves half a
+	// lease past it first (so it is written about every quarter lease
+	// while mounts poll).
+	var ends time.Time
+	if end := time.Now().Add(h.lease); !req.Leave && end.Add(h.lease/4).After(h.ends) {
+		ends = end.Add(h.lease / 2)
+	}
 	h.mu.Unlock()
-	if mark {
-		// Persisted before the first lease is given, so that a restart
-		// knows to wait for leases it cannot see.
+	if !ends.IsZero() {
 		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyWatched, []byte{1})
+			return tx.Bucket(bucketMeta).Put(keyLeasesEnd, binary.BigEndian.AppendUint64(nil, uint64(ends.UnixNano())))
 		})
 		if err != nil {
-			return WatchResponse{}, fmt.Errorf("watch: record that leases are given: %w", err)
+			return WatchResponse{}, fmt.Errorf("watch: record when the leases end: %w", err)
 		}
 		h.mu.Lock()
-		h.marked = true
+		if ends.After(h.ends) {
+			h.ends = ends
+		}
 		h.mu.Unlock()
 	}
 
