@@ -2,11 +2,14 @@ package fusefs
 
 import (
 	"context"
+	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/server/meta"
 )
 
@@ -21,6 +24,7 @@ import (
 // shift the ordinals, as on any file system whose directories change.
 type dirStream struct {
 	fsys *fileSystem
+	dir  *node
 	path string
 	// cred is who opened the listing (nil: the client's own): later
 	// pages are read as them.
@@ -30,14 +34,24 @@ type dirStream struct {
 	base uint64 // ordinal of the entry before page[0]
 	next string // cookie of the page after page; "" when page is the last
 	err  syscall.Errno
+
+	// For READDIRPLUS: when the page was read, and the sizes of its
+	// files (nil until the kernel first asks for attributes).
+	read  time.Time
+	gen   uint64 // the lease held when the page was read (leaseGen)
+	usage []client.Usage
+	uerr  []error
 }
 
-var _ gofs.FileSeekdirer = (*dirStream)(nil)
+var (
+	_ gofs.FileSeekdirer = (*dirStream)(nil)
+	_ gofs.FileLookuper  = (*dirStream)(nil)
+)
 
 // openDirStream reads the first page, so that a directory that cannot be
 // listed fails opendir's first read with its own errno.
-func (fsys *fileSystem) openDirStream(ctx context.Context, p string) (*dirStream, syscall.Errno) {
-	d := &dirStream{fsys: fsys, path: p}
+func (fsys *fileSystem) openDirStream(ctx context.Context, dir *node) (*dirStream, syscall.Errno) {
+	d := &dirStream{fsys: fsys, dir: dir, path: dir.path()}
 	if c, ok := meta.CredFrom(fsys.withCaller(ctx)); ok {
 		d.cred = &c
 	}
@@ -54,13 +68,75 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	}
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
+	read, gen := time.Now(), d.fsys.leaseGen()
 	page, next, err := d.fsys.c.ReaddirPage(ctx, d.path, cookie, 0)
 	if err != nil {
 		return d.fsys.errno("readdir", d.path, err)
 	}
 	d.base += uint64(len(d.page))
-	d.page, d.i, d.next = page, 0, next
+	d.page, d.i, d.next, d.read, d.gen = page, 0, next, read, gen
+	d.usage, d.uerr = nil, nil
 	return 0
+}
+
+// plusWorkers bounds the size requests in flight for one listing.
+const plusWorkers = 16
+
+// plusMaxAge is how old a page may be when its attributes go to the
+// kernel: changes are recognised (lease.changed) for about freshWindow.
+const plusMaxAge = freshWindow / 2
+
+// Lookup answers READDIRPLUS for the entry Next gave last: its
+// attributes come with the page, its size from the I/O servers, asked
+// for the page's files at once, so that ls -l costs no round trip per
+// entry. An entry that changed since the page was read, a page too old to
+// tell, and a file open here (its size moves) get no attributes: the
+// kernel then looks the name up itself.
+func (d *dirStream) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fsys := d.fsys
+	if d.i == 0 || d.i > len(d.page) || d.page[d.i-1].Name != name ||
+		d.gen == 0 || fsys.leaseGen() != d.gen || time.Since(d.read) > plusMaxAge {
+		return nil, syscall.EAGAIN
+	}
+	a := d.page[d.i-1].Attr
+	if fsys.changedSince(a.ID, d.read) || fsys.openFile(a.ID) != nil {
+		return nil, syscall.EAGAIN
+	}
+	var u client.Usage
+	if a.Kind == meta.KindFile {
+		if d.usage == nil {
+			d.sizes(ctx)
+		}
+		if d.uerr[d.i-1] != nil {
+			return nil, syscall.EAGAIN
+		}
+		u = d.usage[d.i-1]
+		fsys.lookedUp(a.ID, d.read)
+	}
+	fsys.entry(out, a, u)
+	return d.dir.newChild(ctx, a), 0
+}
+
+// sizes asks the I/O servers for the sizes of the page's files,
+// plusWorkers at a time.
+func (d *dirStream) sizes(ctx context.Context) {
+	ctx, cancel := d.fsys.ctx(ctx)
+	defer cancel()
+	d.usage, d.uerr = make([]client.Usage, len(d.page)), make([]error, len(d.page))
+	sem := make(chan struct{}, plusWorkers)
+	var wg sync.WaitGroup
+	for i := range d.page {
+		if d.page[i].Attr.Kind != meta.KindFile {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			d.usage[i], d.uerr[i] = d.fsys.c.UsageOf(ctx, d.page[i].Attr)
+		}()
+	}
+	wg.Wait()
 }
 
 // HasNext fetches the next page when this one is used up; a failure is
@@ -115,4 +191,4 @@ func (d *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 }
 
 // Close drops the page.
-func (d *dirStream) Close() { d.page = nil }
+func (d *dirStream) Close() { d.page, d.usage, d.uerr = nil, nil, nil }

@@ -189,6 +189,13 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		}
 		return h, openFlags(flags), 0
 	}
+	if flags&syscall.O_APPEND != 0 && fsys.ttl() > 0 && !fsys.fresh(n.id) {
+		// The kernel appends at the size it holds, and a cached name
+		// means no lookup gave it the current one: ESTALE makes it look
+		// the name up (fresh attributes) and open again.
+		h.release(ctx)
+		return nil, 0, syscall.ESTALE
+	}
 	a, err := fsys.c.Access(ctx, n.id, accessFor(flags))
 	if err != nil {
 		h.release(ctx)
@@ -223,6 +230,12 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 			return nil, 0, fsys.errno("open", p, err)
 		}
 		of.dirty.Store(true)
+	}
+	if fsys.ttl() > 0 {
+		// Close-to-open for sizes changed without a metadata change (a
+		// native client's writes): a read past the size the kernel holds
+		// asks for fresh attributes once they are dropped.
+		fsys.lease.srv.InodeNotify(uint64(n.id), -1, 0)
 	}
 	return h, openFlags(flags), 0
 }

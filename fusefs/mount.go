@@ -43,8 +43,15 @@ type Options struct {
 	// long. File names are looked up at every open and stat.
 	EntryTimeout time.Duration
 	// AttrTimeout is how long the kernel may cache attributes: size, mtime,
-	// mode (default 0: every stat asks the servers).
+	// mode, when the mount holds no cache lease (default 0: every stat
+	// asks the servers). With a lease, attributes and names are kept
+	// until the lease ends, and every change made elsewhere drops them
+	// before it is acknowledged (lease.go, docs/mount.md).
 	AttrTimeout time.Duration
+	// NoLease turns the cache lease off: attributes are then kept for
+	// AttrTimeout, directory names for EntryTimeout, file names not at
+	// all, whatever changes elsewhere.
+	NoLease bool
 	// OpTimeout bounds the server calls of one file system request,
 	// retries included (default 30 s). A server that does not answer turns
 	// into EIO after at most this long; one that is down (connection
@@ -203,9 +210,14 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 			MaxBackground: 64,
 			AllowOther:    opts.AllowOther,
 			Debug:         opts.Debug,
-			// Listings carry no sizes (they cost a call per datafile), so
-			// plain READDIR: the kernel asks attributes when it needs them.
-			DisableReadDirPlus: true,
+			// READDIRPLUS (dir.go) only with a lease: what it gives the
+			// kernel is worth keeping only when changes elsewhere drop it.
+			// READDIRPLUS_AUTO: the kernel asks for attributes with a
+			// listing only where it looked entries up after the first
+			// (ls -l, not ls or rm -r), since sizes cost the I/O servers
+			// a call per datafile.
+			DisableReadDirPlus: opts.NoLease,
+			ExtraCapabilities:  fuse.CAP_READDIRPLUS_AUTO,
 			// The page cache of a file is dropped at open (close-to-open),
 			// not whenever its mtime or size moves.
 			ExplicitDataCacheControl: true,
@@ -224,6 +236,10 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		AttrTimeout:     &attr,
 		NegativeTimeout: &negative,
 		RootStableAttr:  &fs.StableAttr{Ino: uint64(meta.RootID)},
+		// The kernel's node IDs are pario's FileIDs (never reused), so
+		// that the lease's invalidations, which name FileIDs, reach the
+		// kernel without a table of our own.
+		ExternalNodeID: true,
 		// Mode 0 is mode 0 (open(O_CREAT, 0), chmod 0): go-fuse would
 		// otherwise show it as 0644/0755.
 		NullPermissions: true,
@@ -236,8 +252,10 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	m := &Server{Dir: abs, srv: srv, fsys: fsys, done: make(chan struct{})}
+	fsys.startLease(srv)
 	go func() {
 		srv.Wait()
+		fsys.stopLease()
 		close(m.done)
 	}()
 	if opts.ReadAheadKB > 0 && os.Geteuid() == 0 {

@@ -26,6 +26,7 @@ type fileSystem struct {
 	root    *node
 	callers callers
 	stats   stats
+	lease   leaseState // lease.go
 
 	// mu guards open and the opens, unlinked and gone fields of every
 	// openFile in it.
@@ -119,14 +120,30 @@ func kindOf(mode uint32) (meta.Kind, bool) {
 }
 
 // entry fills a reply that names an entry: its attributes, and how long
-// the kernel may keep the name. Directories keep it for
-// Options.EntryTimeout; files for no time at all, so that every open and
-// stat of a file looks its name up afresh (close-to-open: the kernel then
-// also has the file's current size before an O_APPEND write).
+// the kernel may keep them and the name. With a cache lease, until the
+// lease ends (changes elsewhere drop them: lease.go). Without one,
+// directories keep the name for Options.EntryTimeout, files for no time
+// at all, so that every open and stat of a file looks its name up afresh
+// (close-to-open: the kernel then also has the file's current size before
+// an O_APPEND write).
 func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 	fsys.fillAttr(&out.Attr, a, u)
+	if ttl := fsys.ttl(); ttl > 0 {
+		out.SetEntryTimeout(ttl)
+		out.SetAttrTimeout(ttl)
+		return
+	}
 	if a.Kind == meta.KindDir {
 		out.SetEntryTimeout(fsys.opts.EntryTimeout)
+	}
+}
+
+// attrOut fills a reply with attributes, kept by the kernel until the
+// lease ends (or for Options.AttrTimeout without one).
+func (fsys *fileSystem) attrOut(out *fuse.AttrOut, a meta.Attr, u client.Usage) {
+	fsys.fillAttr(&out.Attr, a, u)
+	if ttl := fsys.ttl(); ttl > 0 {
+		out.SetTimeout(ttl)
 	}
 }
 
@@ -198,19 +215,27 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 			return nil, n.fsys.errno("lookup", p, err)
 		}
 	}
+	start := time.Now()
 	n.fsys.entry(out, a, u)
+	n.fsys.lookedUp(a.ID, start)
 	return n.newChild(ctx, a), 0
 }
 
-// Getattr reads attributes from the servers (never from a cache here).
-func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+// Getattr reads attributes from the servers (the kernel keeps them: see
+// entry). An inode whose old name the kernel may still hold (renamed or
+// removed elsewhere, lease.go) answers ESTALE unless asked through an
+// open file: the kernel then looks the name up again.
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if fh == nil && n.fsys.guarded(n.id) {
+		return syscall.ESTALE
+	}
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, u)
+	n.fsys.attrOut(out, a, u)
 	return 0
 }
 
@@ -296,7 +321,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	if errno != 0 {
 		return errno
 	}
-	n.fsys.fillAttr(&out.Attr, a, u)
+	n.fsys.attrOut(out, a, u)
 	return 0
 }
 
@@ -327,7 +352,7 @@ func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, f
 
 // Readdir lists a directory, a page at a time (dirStream).
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	return n.fsys.openDirStream(ctx, n.path())
+	return n.fsys.openDirStream(ctx, n)
 }
 
 // Mkdir creates a directory.
@@ -379,6 +404,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	start := time.Now()
 	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
 		a, err := n.fsys.c.Lookup(ctx, p)
@@ -407,6 +433,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	}
 	a := f.Attr()
 	child := n.newChild(ctx, a)
+	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
 	n.fsys.entry(out, a, client.Usage{})
 	return child, h, openFlags(flags), 0
@@ -430,16 +457,19 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.Lookup(ctx, p)
-	if err != nil {
-		return n.fsys.errno("unlink", p, err)
+	if id, ok := n.cachedChild(name, false); !ok || n.fsys.openFile(id) != nil {
+		a, err := n.fsys.c.Lookup(ctx, p)
+		if err != nil {
+			return n.fsys.errno("unlink", p, err)
+		}
+		if a.Kind == meta.KindDir {
+			return syscall.EISDIR
+		}
+		if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
+			return errno
+		}
 	}
-	if a.Kind == meta.KindDir {
-		return syscall.EISDIR
-	}
-	if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
-		return errno
-	}
+	defer n.fsys.mutating(n.id, name)()
 	gone, err := n.fsys.c.RemoveEntry(ctx, p)
 	if err != nil {
 		return n.fsys.errno("unlink", p, err)
@@ -453,17 +483,38 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.Lookup(ctx, p)
-	if err != nil {
-		return n.fsys.errno("rmdir", p, err)
+	if _, ok := n.cachedChild(name, true); !ok {
+		a, err := n.fsys.c.Lookup(ctx, p)
+		if err != nil {
+			return n.fsys.errno("rmdir", p, err)
+		}
+		if a.Kind != meta.KindDir {
+			return syscall.ENOTDIR
+		}
 	}
-	if a.Kind != meta.KindDir {
-		return syscall.ENOTDIR
-	}
+	defer n.fsys.mutating(n.id, name)()
 	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
 	return 0
+}
+
+// cachedChild returns the ID of the entry name, of the kind asked, when
+// the kernel holds it under the lease: changes elsewhere would have
+// dropped it (lease.go), so an unlink or rmdir needs no lookup first.
+func (n *node) cachedChild(name string, dir bool) (meta.FileID, bool) {
+	if n.fsys.ttl() <= 0 {
+		return 0, false
+	}
+	c := n.GetChild(name)
+	if c == nil {
+		return 0, false
+	}
+	cn, ok := c.Operations().(*node)
+	if !ok || cn.dir != dir || n.fsys.guarded(cn.id) {
+		return 0, false
+	}
+	return cn.id, true
 }
 
 // Rename moves an entry, replacing a file or empty directory at the
@@ -496,6 +547,8 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 			}
 		}
 	}
+	defer n.fsys.mutating(n.id, name)()
+	defer n.fsys.mutating(np.id, newName)()
 	replaced, err := n.fsys.c.RenameEntry(ctx, from, to)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)

@@ -39,7 +39,7 @@ var Ops = wire.OpTable{
 	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
-	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo,
+	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpWatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

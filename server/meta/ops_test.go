@@ -316,6 +316,26 @@ var opSamples = []optest.Sample{
 		})},
 		Responses: []optest.Value{optest.V(&UnlinkDanglingResponse{}, empty)},
 	},
+	{
+		Op: OpWatch.OpInfo,
+		Requests: []optest.Value{optest.V(&WatchRequest{Watcher: 3, Acked: 41}, func(e *wire.Enc) {
+			e.U64(3)
+			e.U64(41)
+			e.Bool(false)
+		})},
+		Responses: []optest.Value{optest.V(&WatchResponse{Watcher: 3, Seq: 42, Lease: Lease, Changes: []Change{{ID: 5}, {ID: 6, Parent: 1, Name: "x"}}}, func(e *wire.Enc) {
+			e.U64(3)
+			e.U64(42)
+			e.U64(uint64(Lease))
+			e.Uvarint(2)
+			e.U64(5)
+			e.U64(0)
+			e.String("")
+			e.U64(6)
+			e.U64(1)
+			e.String("x")
+		})},
+	},
 }
 
 func TestOpTable(t *testing.T) {
@@ -347,6 +367,7 @@ func FuzzOpGetbyid(f *testing.F)   { optest.Fuzz(f, sample(f, OpGetByID.OpInfo))
 func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
 func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
 func FuzzOpMknod(f *testing.F)     { optest.Fuzz(f, sample(f, OpMknod.OpInfo)) }
+func FuzzOpWatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpWatch.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

@@ -154,8 +154,7 @@ func (s *Store) UnlinkDangling(ctx context.Context, parent FileID, name string, 
 	if err := ctx.Err(); err != nil {
 		return wrapErr("unlink dangling", path, err)
 	}
-	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		t := newTxn(tx)
+	err := s.mutate(ctx, func(t *txn) error {
 		got, ok, err := t.child(parent, name)
 		if err != nil {
 			return err

@@ -96,6 +96,10 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
 			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred), r.Path, r.Kind, r.Mode, r.Rdev))
 		})
+	case OpWatch.Code:
+		return wire.Serve(OpWatch, req, func(r WatchRequest) (WatchResponse, error) {
+			return h.Store.Watch(ctx, r)
+		})
 	case OpUnlinkDangling.Code:
 		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {
 			return UnlinkDanglingResponse{}, h.Store.UnlinkDangling(ctx, r.Parent, r.Name, r.Child)

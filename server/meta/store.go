@@ -53,6 +53,7 @@ type Store struct {
 	ids               ids
 	rr                atomic.Uint64 // round-robin placement counter
 	claims            []claimState  // by I/O server index
+	hub               hub           // mounts' leases (watch.go)
 }
 
 // AttrChanges lists the attributes SetAttr changes; nil fields stay.
@@ -304,7 +305,8 @@ type txn struct {
 	inodes, dirents, meta *bbolt.Bucket
 	// cred is who asks; nil for the server's own callers, which are not
 	// checked.
-	cred *Cred
+	cred    *Cred
+	changes []Change // what mounts may have cached that this changed (watch.go)
 }
 
 // may checks cred's access to a (see permits); nil cred may do anything.
@@ -358,6 +360,7 @@ func (t *txn) get(id FileID) (Attr, error) {
 }
 
 func (t *txn) put(a *Attr) error {
+	t.changed(a.ID)
 	return t.inodes.Put(idKey(a.ID), encodeAttr(a))
 }
 
@@ -510,12 +513,7 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	cred := credOf(ctx)
-	return wrapErr(op, path, s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		t := newTxn(tx)
-		t.cred = cred
-		return fn(t, comps)
-	}))
+	return wrapErr(op, path, s.mutate(ctx, func(t *txn) error { return fn(t, comps) }))
 }
 
 // Lookup returns the attributes of the entry at path.
@@ -932,6 +930,7 @@ func (t *txn) mayDelete(dir, victim *Attr) error {
 
 // unlink deletes the entry name (whose inode is a) from parent, and its inode.
 func (t *txn) unlink(parent *Attr, name string, a Attr) error {
+	t.unbound(parent.ID, name, a.ID)
 	if err := t.dirents.Delete(direntKey(parent.ID, name)); err != nil {
 		return err
 	}
@@ -968,11 +967,8 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
-	cred := credOf(ctx)
-	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
+	err = s.mutate(ctx, func(t *txn) error {
 		replaced = nil
-		t := newTxn(tx)
-		t.cred = cred
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
 			return wrapErr(op, oldpath, err)
@@ -1022,6 +1018,7 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			}
 			replaced = &target
 		}
+		t.unbound(oldParent.ID, oldc[len(oldc)-1], a.ID)
 		if err := t.dirents.Delete(direntKey(oldParent.ID, oldc[len(oldc)-1])); err != nil {
 			return err
 		}
@@ -1198,8 +1195,7 @@ func (s *Store) Unstuff(ctx context.Context, id FileID) (Attr, error) {
 		return Attr{}, wrapErr("unstuff", idPath(id), err)
 	}
 	servers := a.Servers
-	err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
-		t := newTxn(tx)
+	err = s.mutate(ctx, func(t *txn) error {
 		var err error
 		if a, err = t.get(id); err != nil {
 			return err

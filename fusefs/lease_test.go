@@ -1,0 +1,301 @@
+package fusefs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/fusefs"
+)
+
+// countOps counts the lookups and getattrs a mount serves: what the
+// kernel did not answer from its cache.
+type countOps struct{ n atomic.Int64 }
+
+func (c *countOps) FuseOp(op string, _ time.Duration, _ syscall.Errno) {
+	if op == "lookup" || op == "getattr" {
+		c.n.Add(1)
+	}
+}
+
+func waitLease(t *testing.T, m *mounted) {
+	t.Helper()
+	eventually(t, "the mount holds a cache lease", func() error {
+		if m.Lease() <= 0 {
+			return errors.New("no lease")
+		}
+		return nil
+	})
+}
+
+func ino(t *testing.T, p string) uint64 {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+func statErr(p string) error {
+	_, err := os.Stat(p)
+	return err
+}
+
+// The rule (docs/mount.md): once a namespace or attribute change made
+// through one mount has returned, another mount's next stat or open
+// shows it, although both cache names and attributes. Each case warms
+// B's caches, changes through A, and checks B at once, with no retry,
+// many times over, so that a change B shows late fails the test.
+func TestLeaseNoStaleAcrossMounts(t *testing.T) {
+	p := spawn(t)
+	var ops countOps
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{Observer: &ops})
+	waitLease(t, a)
+	waitLease(t, b)
+
+	// B caches: stats of a name it has seen ask nothing of the mount.
+	writeFile(t, a.path("cached"), []byte("x"))
+	if err := statErr(b.path("cached")); err != nil {
+		t.Fatal(err)
+	}
+	before := ops.n.Load()
+	for range 10 {
+		if err := statErr(b.path("cached")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := ops.n.Load() - before; n != 0 {
+		t.Errorf("10 stats of a cached name sent %d lookups or getattrs to the mount, want 0", n)
+	}
+
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, i int) // through A
+		warm   []string                  // names B stats first
+		change func(t *testing.T, i int) // through A
+		check  func(t *testing.T, i int) error
+	}{
+		{
+			name:  "create",
+			warm:  []string{"new%d"},
+			setup: func(*testing.T, int) {},
+			change: func(t *testing.T, i int) {
+				writeFile(t, a.path(fmt.Sprintf("new%d", i)), []byte("n"))
+			},
+			check: func(t *testing.T, i int) error { return statErr(b.path(fmt.Sprintf("new%d", i))) },
+		},
+		{
+			name:  "chmod",
+			warm:  []string{"mode%d"},
+			setup: func(t *testing.T, i int) { writeFile(t, a.path(fmt.Sprintf("mode%d", i)), []byte("m")) },
+			change: func(t *testing.T, i int) {
+				if err := os.Chmod(a.path(fmt.Sprintf("mode%d", i)), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				st, err := os.Stat(b.path(fmt.Sprintf("mode%d", i)))
+				if err != nil {
+					return err
+				}
+				if st.Mode().Perm() != 0o600 {
+					return fmt.Errorf("mode %v, want 0600", st.Mode().Perm())
+				}
+				return nil
+			},
+		},
+		{
+			name: "rename over",
+			warm: []string{"src%d", "dst%d"},
+			setup: func(t *testing.T, i int) {
+				writeFile(t, a.path(fmt.Sprintf("src%d", i)), []byte("source"))
+				writeFile(t, a.path(fmt.Sprintf("dst%d", i)), []byte("target"))
+			},
+			change: func(t *testing.T, i int) {
+				if err := os.Rename(a.path(fmt.Sprintf("src%d", i)), a.path(fmt.Sprintf("dst%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				if err := statErr(b.path(fmt.Sprintf("src%d", i))); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("old name: %v, want ENOENT", err)
+				}
+				if got, want := ino(t, b.path(fmt.Sprintf("dst%d", i))), ino(t, a.path(fmt.Sprintf("dst%d", i))); got != want {
+					return fmt.Errorf("new name is inode %d, want %d", got, want)
+				}
+				if got := string(readFile(t, b.path(fmt.Sprintf("dst%d", i)))); got != "source" {
+					return fmt.Errorf("new name reads %q", got)
+				}
+				return nil
+			},
+		},
+		{
+			name:  "unlink",
+			warm:  []string{"gone%d"},
+			setup: func(t *testing.T, i int) { writeFile(t, a.path(fmt.Sprintf("gone%d", i)), []byte("g")) },
+			change: func(t *testing.T, i int) {
+				if err := os.Remove(a.path(fmt.Sprintf("gone%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				if err := statErr(b.path(fmt.Sprintf("gone%d", i))); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("stat: %v, want ENOENT", err)
+				}
+				if _, err := os.ReadFile(b.path(fmt.Sprintf("gone%d", i))); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("open: %v, want ENOENT", err)
+				}
+				return nil
+			},
+		},
+		{
+			name:  "truncate",
+			warm:  []string{"trunc%d"},
+			setup: func(t *testing.T, i int) { writeFile(t, a.path(fmt.Sprintf("trunc%d", i)), make([]byte, 1000)) },
+			change: func(t *testing.T, i int) {
+				if err := os.Truncate(a.path(fmt.Sprintf("trunc%d", i)), 10); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				st, err := os.Stat(b.path(fmt.Sprintf("trunc%d", i)))
+				if err != nil {
+					return err
+				}
+				if st.Size() != 10 {
+					return fmt.Errorf("size %d, want 10", st.Size())
+				}
+				return nil
+			},
+		},
+		{
+			name:  "write and close",
+			warm:  []string{"grow%d"},
+			setup: func(t *testing.T, i int) { writeFile(t, a.path(fmt.Sprintf("grow%d", i)), []byte("short")) },
+			change: func(t *testing.T, i int) {
+				appendTo(t, a.path(fmt.Sprintf("grow%d", i)), " and longer")
+			},
+			check: func(t *testing.T, i int) error {
+				st, err := os.Stat(b.path(fmt.Sprintf("grow%d", i)))
+				if err != nil {
+					return err
+				}
+				if st.Size() != 16 {
+					return fmt.Errorf("size %d, want 16", st.Size())
+				}
+				if got := string(readFile(t, b.path(fmt.Sprintf("grow%d", i)))); got != "short and longer" {
+					return fmt.Errorf("reads %q", got)
+				}
+				return nil
+			},
+		},
+		{
+			name: "rename directory",
+			warm: []string{"d%d/x"},
+			setup: func(t *testing.T, i int) {
+				if err := os.Mkdir(a.path(fmt.Sprintf("d%d", i)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, a.path(fmt.Sprintf("d%d", i), "x"), []byte("x"))
+			},
+			change: func(t *testing.T, i int) {
+				if err := os.Rename(a.path(fmt.Sprintf("d%d", i)), a.path(fmt.Sprintf("e%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				if err := statErr(b.path(fmt.Sprintf("d%d", i), "x")); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("old path: %v, want ENOENT", err)
+				}
+				return statErr(b.path(fmt.Sprintf("e%d", i), "x"))
+			},
+		},
+		{
+			name: "rmdir",
+			warm: []string{"r%d"},
+			setup: func(t *testing.T, i int) {
+				if err := os.Mkdir(a.path(fmt.Sprintf("r%d", i)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			},
+			change: func(t *testing.T, i int) {
+				if err := os.Remove(a.path(fmt.Sprintf("r%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, i int) error {
+				if err := statErr(b.path(fmt.Sprintf("r%d", i))); !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("stat: %v, want ENOENT", err)
+				}
+				return nil
+			},
+		},
+	}
+	const rounds = 15
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for i := range rounds {
+				tc.setup(t, i)
+				for _, w := range tc.warm {
+					_ = statErr(b.path(fmt.Sprintf(w, i))) // B caches what it sees
+				}
+				tc.change(t, i)
+				if err := tc.check(t, i); err != nil {
+					t.Fatalf("round %d: B right after A's change: %v", i, err)
+				}
+			}
+		})
+	}
+	if b.Lease() <= 0 {
+		t.Error("B lost its lease during the test: the checks above proved nothing about caching")
+	}
+}
+
+// A mount whose lease lapses (metadata server gone) stops trusting its
+// caches: stat asks again, and fails as an uncached mount's would.
+func TestLeaseLapseStopsCaching(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s") // the servers' environment: lapse soon
+	p := spawn(t)
+	var ops countOps
+	m := mount(t, p, fusefs.Options{Observer: &ops, OpTimeout: 2 * time.Second})
+	waitLease(t, m)
+	writeFile(t, m.path("f"), []byte("x"))
+	if err := statErr(m.path("f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill("meta"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Lease() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("lease still %v 10 s after the metadata server died", m.Lease())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// The kernel's timeouts ended with the lease: this stat reaches the mount.
+	before := ops.n.Load()
+	err := statErr(m.path("f"))
+	if ops.n.Load() == before {
+		t.Fatalf("stat after the lease lapsed was answered from the kernel's cache (%v)", err)
+	}
+	if !errors.Is(err, syscall.EIO) {
+		t.Errorf("stat with the metadata server down: %v, want EIO", err)
+	}
+	// Back: the mount takes a new lease (after the restarted server's grace).
+	if err := p.StartMeta(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitLease(t, m)
+	if err := statErr(m.path("f")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,333 @@
+package meta
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// Cache invalidation for mounts (AFS callbacks, NFSv4 delegations): a
+// mount that caches attributes and names registers as a watcher and
+// polls OpWatch, each poll renewing its lease. Every committed mutation
+// hands the changes it made to every watcher and is answered only once
+// each watcher has acknowledged them (its next poll) or its lease has run
+// out. A mount trusts its caches only within the lease it holds, so no
+// cache anywhere shows a change's old state once the change is answered.
+//
+// A metadata server that restarts does not know the leases its previous
+// run gave. So the database records a time by which every lease given
+// has ended (keyLeasesEnd, moved forward before a lease that would
+// outlast it is given), and a restarted server answers no mutation
+// before that time (a grace period, as NFSv4's).
+
+// Lease is how long a watcher's poll keeps its lease, unless the
+// environment variable PARIO_LEASE (a Go duration, "30s") says otherwise.
+// A mount that stops polling (crashed, hung, cut off) delays other
+// clients' mutations by at most this long once; a mount keeps what it
+// cached for at most this long, so it should outlast a phase of work
+// (mdtest's creates, then its stats).
+const Lease = 30 * time.Second
+
+// leaseFromEnv is Lease, or PARIO_LEASE when that is a positive duration.
+func leaseFromEnv() time.Duration {
+	v := os.Getenv("PARIO_LEASE")
+	if v == "" {
+		return Lease
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		slog.Warn("pario meta: PARIO_LEASE is not a positive duration; using the default", "value", v, "default", Lease)
+		return Lease
+	}
+	return d
+}
+
+// maxHold is how long a poll waits for changes before it answers empty,
+// so that a lease is renewed well before it lapses.
+const maxHold = time.Second
+
+// maxWatchChanges bounds the changes one poll answers; the rest wait for
+// the next poll.
+const maxWatchChanges = 4096
+
+// keyLeasesEnd holds the wall-clock time (unix nanoseconds) by which
+// every lease given has ended.
+var keyLeasesEnd = []byte("leases_end")
+
+// Change is what a mutation changed that a mount may have cached: the
+// attributes of inode ID, and, with Name set, the entry Name of directory
+// Parent, which no longer names ID (removed, renamed away or replaced).
+type Change struct {
+	ID     FileID
+	Parent FileID
+	Name   string
+}
+
+type pendingChange struct {
+	seq uint64
+	Change
+}
+
+type watcher struct {
+	acked   uint64
+	expires time.Time
+	pending []pendingChange
+	wake    chan struct{} // has a value when pending grew
+}
+
+// hub is a Store's watchers. The zero value is ready; its grace period is
+// decided at first use.
+type hub struct {
+	mu       sync.Mutex
+	started  bool
+	grace    time.Time // no mutation is answered before this
+	ends     time.Time // what keyLeasesEnd holds
+	seq      uint64
+	nextID   uint64
+	watchers map[uint64]*watcher
+	acked    chan struct{} // closed (and replaced) whenever an ack or a lease may let a mutation go
+	lease    time.Duration
+}
+
+// startLocked decides the grace period the first time the hub is used.
+func (s *Store) startHubLocked() {
+	h := &s.hub
+	if h.started {
+		return
+	}
+	h.started = true
+	h.watchers = map[uint64]*watcher{}
+	h.acked = make(chan struct{})
+	if h.lease == 0 {
+		h.lease = leaseFromEnv()
+	}
+	_ = s.db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket(bucketMeta); b != nil {
+			if v := b.Get(keyLeasesEnd); len(v) == 8 {
+				h.ends = time.Unix(0, int64(binary.BigEndian.Uint64(v)))
+			}
+		}
+		return nil
+	})
+	// Wall-clock time, since it is compared with a previous run's; at
+	// most one lease and a half from now, whatever the clock did.
+	if wait := time.Until(h.ends); wait > 0 {
+		h.grace = time.Now().Add(min(wait, h.lease*3/2))
+	}
+}
+
+// mutate runs fn as one mutation (see committer.update) and, once it has
+// committed, waits until every watcher has been told what it changed.
+func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
+	var changes []Change
+	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
+		t := newTxn(tx)
+		t.cred = credOf(ctx)
+		err := fn(t)
+		changes = t.changes
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.publish(changes)
+	return nil
+}
+
+// publish hands changes to every watcher and waits until each has
+// acknowledged them or lost its lease. It waits without the caller's
+// context: the change has committed, and its caller must not be told
+// before the caches that could contradict it are gone.
+func (s *Store) publish(changes []Change) {
+	h := &s.hub
+	h.mu.Lock()
+	s.startHubLocked()
+	now := time.Now()
+	if len(h.watchers) == 0 && !now.Before(h.grace) {
+		h.mu.Unlock()
+		return
+	}
+	h.seq++
+	seq := h.seq
+	for id, w := range h.watchers {
+		if !now.Before(w.expires) {
+			delete(h.watchers, id)
+			continue
+		}
+		for _, c := range changes {
+			w.pending = append(w.pending, pendingChange{seq, c})
+		}
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	h.mu.Unlock()
+	for {
+		h.mu.Lock()
+		now := time.Now()
+		var until time.Time
+		if now.Before(h.grace) {
+			until = h.grace
+		}
+		for _, w := range h.watchers {
+			if w.acked < seq && now.Before(w.expires) && (until.IsZero() || w.expires.Before(until)) {
+				until = w.expires
+			}
+		}
+		ch := h.acked
+		h.mu.Unlock()
+		if until.IsZero() {
+			return
+		}
+		t := time.NewTimer(until.Sub(now))
+		select {
+		case <-ch:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// WatchRequest is a mount's poll: Watcher is the ID a previous poll
+// answered (0 to register), Acked the Seq of the last answer whose changes
+// the mount has applied. Leave ends the lease at once (unmount).
+type WatchRequest struct {
+	Watcher uint64
+	Acked   uint64
+	Leave   bool
+}
+
+// WatchResponse answers a poll: Watcher is the caller's ID (a new one when
+// the request's was unknown, its lease lapsed, or 0), Lease how long the
+// lease runs from the moment the poll was sent, Changes the changes not
+// yet acknowledged, and Seq what to acknowledge once they are applied.
+type WatchResponse struct {
+	Watcher uint64
+	Seq     uint64
+	Lease   time.Duration
+	Changes []Change
+}
+
+// Watch serves one poll (see hub): it acknowledges req.Acked, renews the
+// lease and answers the changes not acknowledged yet, waiting up to a
+// second for some when there are none.
+func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, error) {
+	h := &s.hub
+	h.mu.Lock()
+	s.startHubLocked()
+	// The lease this poll gives must end before the recorded time, with a
+	// quarter lease to spare; if it would not, the record moves half a
+	// lease past it first (so it is written about every quarter lease
+	// while mounts poll).
+	var ends time.Time
+	if end := time.Now().Add(h.lease); !req.Leave && end.Add(h.lease/4).After(h.ends) {
+		ends = end.Add(h.lease / 2)
+	}
+	h.mu.Unlock()
+	if !ends.IsZero() {
+		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put(keyLeasesEnd, binary.BigEndian.AppendUint64(nil, uint64(ends.UnixNano())))
+		})
+		if err != nil {
+			return WatchResponse{}, fmt.Errorf("watch: record when the leases end: %w", err)
+		}
+		h.mu.Lock()
+		if ends.After(h.ends) {
+			h.ends = ends
+		}
+		h.mu.Unlock()
+	}
+
+	h.mu.Lock()
+	w := h.watchers[req.Watcher]
+	if req.Leave {
+		delete(h.watchers, req.Watcher)
+		h.signalLocked()
+		h.mu.Unlock()
+		return WatchResponse{}, nil
+	}
+	now := time.Now()
+	if w == nil || !now.Before(w.expires) {
+		delete(h.watchers, req.Watcher)
+		h.nextID++
+		id := h.nextID
+		w = &watcher{acked: h.seq, expires: now.Add(h.lease), wake: make(chan struct{}, 1)}
+		h.watchers[id] = w
+		resp := WatchResponse{Watcher: id, Seq: h.seq, Lease: h.lease}
+		h.mu.Unlock()
+		return resp, nil
+	}
+	w.expires = now.Add(h.lease)
+	if req.Acked > w.acked {
+		w.acked = req.Acked
+		i := 0
+		for i < len(w.pending) && w.pending[i].seq <= req.Acked {
+			i++
+		}
+		w.pending = append(w.pending[:0:0], w.pending[i:]...)
+		h.signalLocked()
+	}
+	if len(w.pending) == 0 {
+		h.mu.Unlock()
+		t := time.NewTimer(maxHold)
+		select {
+		case <-w.wake:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		h.mu.Lock()
+	}
+	resp := WatchResponse{Watcher: req.Watcher, Seq: h.seq, Lease: h.lease}
+	n := min(len(w.pending), maxWatchChanges)
+	for _, p := range w.pending[:n] {
+		resp.Changes = append(resp.Changes, p.Change)
+	}
+	if n < len(w.pending) {
+		resp.Seq = w.pending[n-1].seq
+		// The rest of that mutation's changes go with it.
+		for n < len(w.pending) && w.pending[n].seq == resp.Seq {
+			resp.Changes = append(resp.Changes, w.pending[n].Change)
+			n++
+		}
+	}
+	h.mu.Unlock()
+	return resp, nil
+}
+
+func (h *hub) signalLocked() {
+	close(h.acked)
+	h.acked = make(chan struct{})
+}
+
+// Watchers reports how many mounts hold a lease (for tests and metrics).
+func (s *Store) Watchers() int {
+	h := &s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	now := time.Now()
+	for _, w := range h.watchers {
+		if now.Before(w.expires) {
+			n++
+		}
+	}
+	return n
+}
+
+// changed records that a's attributes changed.
+func (t *txn) changed(id FileID) {
+	t.changes = append(t.changes, Change{ID: id})
+}
+
+// unbound records that name in parent no longer names id.
+func (t *txn) unbound(parent FileID, name string, id FileID) {
+	t.changes = append(t.changes, Change{ID: id, Parent: parent, Name: name})
+}

@@ -1,0 +1,142 @@
+package meta
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// watchLease is short so that tests of lapsed leases are quick.
+const watchLease = 300 * time.Millisecond
+
+func openWatched(t *testing.T, path string) *Store {
+	t.Helper()
+	s := openAt(t, path, Options{Servers: 1})
+	s.hub.lease = watchLease
+	return s
+}
+
+func poll(t *testing.T, s *Store, req WatchRequest) WatchResponse {
+	t.Helper()
+	resp, err := s.Watch(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Watch(%+v): %v", req, err)
+	}
+	return resp
+}
+
+// async runs fn and reports when it returned.
+func async(fn func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	return done
+}
+
+func TestWatchMutationWaitsForAck(t *testing.T) {
+	ctx := context.Background()
+	s := openWatched(t, filepath.Join(t.TempDir(), "meta.db"))
+	dir := okAttr(t)(s.Mkdir(ctx, "/d", 0o755)) // no watcher: no wait
+	f := okAttr(t)(s.Mknod(ctx, "/d/f", KindFIFO, 0o644, 0))
+
+	w := poll(t, s, WatchRequest{})
+	if w.Watcher == 0 || w.Lease != watchLease {
+		t.Fatalf("registration = %+v, want an ID and lease %v", w, watchLease)
+	}
+	var renameErr error
+	done := async(func() { _, renameErr = s.Rename(ctx, "/d/f", "/g") })
+	// The rename commits, then waits for this watcher.
+	resp := poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: w.Seq})
+	select {
+	case <-done:
+		t.Fatal("rename answered before the watcher acknowledged its changes")
+	default:
+	}
+	want := Change{ID: f.ID, Parent: dir.ID, Name: "f"}
+	if !slices.Contains(resp.Changes, want) || !slices.Contains(resp.Changes, Change{ID: dir.ID}) || !slices.Contains(resp.Changes, Change{ID: RootID}) {
+		t.Fatalf("changes %+v: want %+v and the attributes of /d and /", resp.Changes, want)
+	}
+	// Acknowledging answers the rename; the ack's poll waits for more.
+	ack := async(func() { poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: resp.Seq}) })
+	select {
+	case <-done:
+	case <-time.After(watchLease / 2):
+		t.Fatal("rename still waiting after the acknowledgement")
+	}
+	if renameErr != nil {
+		t.Fatal(renameErr)
+	}
+	<-ack
+}
+
+func TestWatchLapsedLeaseStopsTheWait(t *testing.T) {
+	ctx := context.Background()
+	s := openWatched(t, filepath.Join(t.TempDir(), "meta.db"))
+	w := poll(t, s, WatchRequest{})
+	start := time.Now()
+	okAttr(t)(s.Mkdir(ctx, "/d", 0o755)) // the watcher never polls again
+	if took := time.Since(start); took < watchLease/2 || took > 5*watchLease {
+		t.Fatalf("mkdir took %v with a silent watcher, want about its lease %v", took, watchLease)
+	}
+	// Its next poll is a new registration: the old lease is gone.
+	if again := poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: w.Seq}); again.Watcher == w.Watcher {
+		t.Fatalf("poll after the lease lapsed kept watcher %d", w.Watcher)
+	}
+	if n := s.Watchers(); n != 1 {
+		t.Fatalf("Watchers() = %d, want 1", n)
+	}
+}
+
+func TestWatchLeaveStopsTheWait(t *testing.T) {
+	ctx := context.Background()
+	s := openWatched(t, filepath.Join(t.TempDir(), "meta.db"))
+	w := poll(t, s, WatchRequest{})
+	poll(t, s, WatchRequest{Watcher: w.Watcher, Leave: true})
+	start := time.Now()
+	okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	if took := time.Since(start); took > watchLease/2 {
+		t.Fatalf("mkdir took %v after the only watcher left", took)
+	}
+}
+
+// A restarted server cannot see the leases its previous run gave, so it
+// answers no mutation before they have ended (as recorded in the
+// database); a database that never gave one, or whose leases have ended,
+// does not wait.
+func TestWatchGraceAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		watched bool
+		down    time.Duration // between the last poll and the restart
+		wait    bool
+	}{
+		{"never watched", false, 0, false},
+		{"leases still running", true, 0, true},
+		{"leases ended", true, 2 * watchLease, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "meta.db")
+			s := openWatched(t, path)
+			if tc.watched {
+				poll(t, s, WatchRequest{})
+			}
+			s.Close()
+			time.Sleep(tc.down)
+			s = openWatched(t, path)
+			start := time.Now()
+			okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+			took := time.Since(start)
+			if tc.wait && took < watchLease*9/10 {
+				t.Errorf("first mkdir after the restart took %v, want at least the lease %v", took, watchLease)
+			}
+			if !tc.wait && took > watchLease/2 {
+				t.Errorf("first mkdir after the restart took %v, want no wait", took)
+			}
+		})
+	}
+}
