@@ -123,6 +123,15 @@ func readInt(r io.ReaderAt, off, pmax int64, what string) (int64, error) {
 	return int64(int32(binary.LittleEndian.Uint32(b[:]))), nil
 }
 
+// atEnd reports whether the file ends at off: the seed's segmentation
+// function returns -1 when its fread of N fails, and a part whose end is
+// not known (pmax math.MaxInt64) ends where the file does.
+func atEnd(r io.ReaderAt, off int64) bool {
+	var b [1]byte
+	n, err := r.ReadAt(b[:], off)
+	return n == 0 && errors.Is(err, io.EOF)
+}
+
 // atomSize is the seed's AtomicSize: the atom's M, and its size.
 func atomSize(r io.ReaderAt, off, pmax int64) (int64, error) {
 	m, err := readInt(r, off, pmax, "atom's element count M")
@@ -143,7 +152,7 @@ func atomSize(r io.ReaderAt, off, pmax int64) (int64, error) {
 // reading N and the size of each of its 4N+1 atoms (so a molecule is read
 // twice: once here, once by its worker), or -1 at the end of the part.
 func BSize(r io.ReaderAt, pmin, pmax, cur int64) (int64, error) {
-	if cur >= pmax {
+	if cur >= pmax || atEnd(r, cur) {
 		return -1, nil
 	}
 	n, err := readInt(r, cur, pmax, "B's chain count N")
@@ -167,7 +176,7 @@ func BSize(r io.ReaderAt, pmin, pmax, cur int64) (int64, error) {
 // BLen is the seed's simpler segmentation function, over the
 // length-prefixed format (Config.LenPrefix): one read of the B's length.
 func BLen(r io.ReaderAt, pmin, pmax, cur int64) (int64, error) {
-	if cur >= pmax {
+	if cur >= pmax || atEnd(r, cur) {
 		return -1, nil
 	}
 	l, err := readInt(r, cur, pmax, "B's length")

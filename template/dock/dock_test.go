@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/pario/pario/template/seg"
@@ -39,6 +40,11 @@ func TestGeneratedParsesIntoMolecules(t *testing.T) {
 		segs, err := seg.All(fn, bytes.NewReader(data), 0, int64(len(data)))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// A part whose end is not known (the template's Bounds{}) ends
+		// where the file does.
+		if open, err := seg.All(fn, bytes.NewReader(data), 0, math.MaxInt64); err != nil || len(open) != len(segs) {
+			t.Fatalf("unbounded part: %d segments, %v; bounded: %d", len(open), err, len(segs))
 		}
 		if len(segs) != len(sizes) {
 			t.Fatalf("%d segments, generated %d molecules", len(segs), len(sizes))
