@@ -368,7 +368,12 @@ func composed(ctx context.Context, ann *annot.File, f *os.File, sin, sout *templ
 					inner.Close()
 					return err
 				}
-				mine = c.compute(mine, atoms)
+				// Tagged with the chain's index, so that rank 0 puts
+				// the molecule's output back in the sequential order.
+				res := c.compute(nil, atoms)
+				mine = binary.LittleEndian.AppendUint32(mine, uint32(chain.Index))
+				mine = binary.LittleEndian.AppendUint32(mine, uint32(len(res)))
+				mine = append(mine, res...)
 			}
 		}
 		inner.Close()
@@ -391,9 +396,22 @@ func composed(ctx context.Context, ann *annot.File, f *os.File, sin, sout *templ
 		if err != nil {
 			return err
 		}
-		body := dock.OutHeader(nil, mol.N)
+		chains := make([][]byte, mol.N)
 		for _, p := range parts {
-			body = append(body, p...)
+			for len(p) >= 8 {
+				i, n := binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:])
+				if int(i) >= mol.N || int(n) > len(p)-8 {
+					return fmt.Errorf("molecule %d: chain result %d of %d bytes does not fit", seg.Index, i, n)
+				}
+				chains[i], p = p[8:8+n], p[8+n:]
+			}
+		}
+		body := dock.OutHeader(nil, mol.N)
+		for i, ch := range chains {
+			if ch == nil {
+				return fmt.Errorf("molecule %d: chain %d was not computed", seg.Index, i)
+			}
+			body = append(body, ch...)
 		}
 		body = c.compute(body, mol.Atoms[len(mol.Atoms)-1:])
 		if _, err := sc.Write(body); err != nil {
