@@ -28,15 +28,33 @@ type cost struct {
 	Work        int // dock.Process rounds per element: real CPU, 0 in the figures
 }
 
+// meter is one process's modelled processor.
+type meter struct {
+	cost
+	// owed is modelled time not yet waited; negative when a sleep
+	// overshot (by a timer's slack, or a loaded machine's scheduling
+	// delay), so that overshoots do not add up over the thousands of
+	// chains a run computes: over a run the waits total the modelled time
+	// plus one overshoot, not one per chain.
+	owed time.Duration
+}
+
+func (c cost) meter() *meter { return &meter{cost: c} }
+
 // compute processes atoms (a chain, or the trailing E), appending their
 // output to out, and waits their modelled time.
-func (c cost) compute(out []byte, atoms [][]byte) []byte {
+func (m *meter) compute(out []byte, atoms [][]byte) []byte {
 	var n int
 	for _, a := range atoms {
-		out = dock.Process(out, a, c.Work)
+		out = dock.Process(out, a, m.Work)
 		n += len(a)
 	}
-	time.Sleep(time.Duration(float64(c.Granularity) * float64(n) / c.MeanBytes))
+	m.owed += time.Duration(float64(m.Granularity) * float64(n) / m.MeanBytes)
+	if m.owed > 0 {
+		start := time.Now()
+		time.Sleep(m.owed)
+		m.owed -= time.Since(start)
+	}
 	return out
 }
 
@@ -56,6 +74,7 @@ func sequential(in, out string, c cost, prefixed bool) (time.Duration, error) {
 	}
 	defer o.Close()
 	r, w := bufio.NewReader(f), bufio.NewWriter(o)
+	m := c.meter()
 	for {
 		mol, err := readMolecule(r, prefixed)
 		if errors.Is(err, io.EOF) {
@@ -64,7 +83,7 @@ func sequential(in, out string, c cost, prefixed bool) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", in, err)
 		}
-		if _, err := w.Write(computeMolecule(nil, mol, c)); err != nil {
+		if _, err := w.Write(computeMolecule(nil, mol, m)); err != nil {
 			return 0, err
 		}
 	}
@@ -111,12 +130,12 @@ func readMolecule(r *bufio.Reader, prefixed bool) (dock.Molecule, error) {
 
 // computeMolecule is ComputeMolecule: the header, each C E D E chain,
 // the trailing E.
-func computeMolecule(out []byte, mol dock.Molecule, c cost) []byte {
+func computeMolecule(out []byte, mol dock.Molecule, m *meter) []byte {
 	out = dock.OutHeader(out, mol.N)
 	for i := 0; i+4 <= len(mol.Atoms); i += 4 {
-		out = c.compute(out, mol.Atoms[i:i+4])
+		out = m.compute(out, mol.Atoms[i:i+4])
 	}
-	return c.compute(out, mol.Atoms[len(mol.Atoms)-1:])
+	return m.compute(out, mol.Atoms[len(mol.Atoms)-1:])
 }
 
 // stats is the Stats pass over the output; want > 0 checks that many
@@ -241,7 +260,8 @@ func lookup(ann *annot.File, stream, fn string) (annot.Annotation, error) {
 // input newspaper, its output to fout as a newspaper segment of unknown
 // extent, or appended to a log.
 func worker(ctx context.Context, sin, sout *template.Stream, c cost) error {
-	for i := 0; ; i++ {
+	m := c.meter()
+	for {
 		sg, err := sin.Next(ctx)
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -253,7 +273,7 @@ func worker(ctx context.Context, sin, sout *template.Stream, c cost) error {
 		if err != nil {
 			return err
 		}
-		if err := writeOut(ctx, sout, sg.Index, mol, c); err != nil {
+		if err := writeOut(ctx, sout, sg.Index, mol, m); err != nil {
 			return err
 		}
 	}
@@ -272,7 +292,7 @@ func readSegment(sg *template.Segment, sin *template.Stream) (dock.Molecule, err
 
 // writeOut writes one molecule's output as the sequential code does,
 // a write per chain, through fout's template.
-func writeOut(ctx context.Context, sout *template.Stream, index int, mol dock.Molecule, c cost) error {
+func writeOut(ctx context.Context, sout *template.Stream, index int, mol dock.Molecule, m *meter) error {
 	a := sout.Annotation()
 	if a.Template == annot.Log {
 		// The sequential code's writes, each through the log: under
@@ -288,7 +308,7 @@ func writeOut(ctx context.Context, sout *template.Stream, index int, mol dock.Mo
 			return err
 		}
 		for i := 0; i < len(mol.Atoms); i += 4 {
-			if _, err := sout.Append(ctx, c.compute(nil, mol.Atoms[i:min(i+4, len(mol.Atoms))])); err != nil {
+			if _, err := sout.Append(ctx, m.compute(nil, mol.Atoms[i:min(i+4, len(mol.Atoms))])); err != nil {
 				return err
 			}
 		}
@@ -301,7 +321,7 @@ func writeOut(ctx context.Context, sout *template.Stream, index int, mol dock.Mo
 	if err != nil {
 		return err
 	}
-	if _, err := sc.Write(computeMolecule(nil, mol, c)); err != nil {
+	if _, err := sc.Write(computeMolecule(nil, mol, m)); err != nil {
 		sc.Discard()
 		return err
 	}
@@ -321,6 +341,7 @@ func composed(ctx context.Context, ann *annot.File, f *os.File, sin, sout *templ
 	if err != nil {
 		return err
 	}
+	m := c.meter()
 	for {
 		var msg []byte
 		var seg *template.Segment
@@ -370,7 +391,7 @@ func composed(ctx context.Context, ann *annot.File, f *os.File, sin, sout *templ
 				}
 				// Tagged with the chain's index, so that rank 0 puts
 				// the molecule's output back in the sequential order.
-				res := c.compute(nil, atoms)
+				res := m.compute(nil, atoms)
 				mine = binary.LittleEndian.AppendUint32(mine, uint32(chain.Index))
 				mine = binary.LittleEndian.AppendUint32(mine, uint32(len(res)))
 				mine = append(mine, res...)
@@ -413,7 +434,7 @@ func composed(ctx context.Context, ann *annot.File, f *os.File, sin, sout *templ
 			}
 			body = append(body, ch...)
 		}
-		body = c.compute(body, mol.Atoms[len(mol.Atoms)-1:])
+		body = m.compute(body, mol.Atoms[len(mol.Atoms)-1:])
 		if _, err := sc.Write(body); err != nil {
 			sc.Discard()
 			return err
