@@ -29,6 +29,7 @@ func main() {
 	flag.IntVar(&cfg.Molecules, "molecules", 50, "B molecules in the input (the seed: 50)")
 	flag.Int64Var(&cfg.MeanBytes, "mean", 350_000, "mean bytes of a B molecule (the seed: about 350 KB)")
 	flag.DurationVar(&cfg.Unit, "unit", 1e6, "wall time standing for one second of the seed's computation")
+	flag.DurationVar(&cfg.Unit10, "unit10", 5e6, "-unit for figure 10: its ComputeCEDE ranks ask the parent for each chain, a round trip that is not scaled down with the computation")
 	flag.IntVar(&cfg.Trials, "trials", 3, "runs of each configuration; the median is reported")
 	flag.StringVar(&cfg.Out, "out", "docs", "directory for dock-*.csv and dock-*.svg")
 	flag.StringVar(&cfg.Dir, "dir", "", "directory for the input and output files (default: a temporary one)")
