@@ -44,6 +44,16 @@ type request struct {
 	Index   int
 	Off     int64
 	Data    []byte
+	// Pull asks for the photocopy writes verified since the Since-th,
+	// for a rank reading from a replica.
+	Pull  bool
+	Since int64
+}
+
+// replicaWrite is a verified photocopy write, sent to the replicas.
+type replicaWrite struct {
+	Off  int64
+	Data []byte
 }
 
 type response struct {
@@ -51,6 +61,9 @@ type response struct {
 	Seg   seg.Segment
 	Done  bool
 	Err   string
+	// Writes are the verified photocopy writes from the request's Since
+	// on, in the order the owner made them.
+	Writes []replicaWrite
 }
 
 // stream is the coordinator's state of one stream.
@@ -70,6 +83,10 @@ type stream struct {
 	staged []stagedWrite // photocopy writes of a block, applied at End
 	failed string        // why a rank aborted the stream; "" while it works
 	handed int64         // bytes of the segments handed out by Next
+	// replicated: ranks read from replicas, so every verified write is
+	// kept for them to pull, in order.
+	replicated bool
+	verified   []replicaWrite
 }
 
 type stagedWrite struct {
@@ -215,6 +232,20 @@ func (co *coordinator) wait(c *conn, s *stream, ok func() bool) error {
 }
 
 func (co *coordinator) handle(c *conn, r request) response {
+	resp := co.handleOp(c, r)
+	if !r.Pull || resp.Err != "" {
+		return resp
+	}
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	// Only writes the owner has verified are ever in s.verified.
+	if s := co.streams[r.Stream]; r.Since >= 0 && r.Since <= int64(len(s.verified)) {
+		resp.Writes = s.verified[r.Since:]
+	}
+	return resp
+}
+
+func (co *coordinator) handleOp(c *conn, r request) response {
 	co.mu.Lock()
 	defer co.mu.Unlock()
 	if r.Stream < 0 || r.Stream >= len(co.streams) {
@@ -299,7 +330,7 @@ func (co *coordinator) handle(c *conn, r request) response {
 			s.staged = append(s.staged, stagedWrite{r.Off, r.Data})
 			return response{}
 		}
-		if err := ownerWrite(s.file, r.Data, r.Off); err != nil {
+		if err := s.ownerWrite(r.Data, r.Off); err != nil {
 			return response{Err: err.Error()}
 		}
 		return response{}
@@ -322,7 +353,7 @@ func (co *coordinator) applyStagedLocked(s *stream) error {
 	st := s.staged
 	s.staged = nil
 	for _, w := range st {
-		if err := ownerWrite(s.file, w.data, w.off); err != nil {
+		if err := s.ownerWrite(w.data, w.off); err != nil {
 			return err
 		}
 	}
@@ -330,7 +361,18 @@ func (co *coordinator) applyStagedLocked(s *stream) error {
 }
 
 // ownerWrite is a photocopy write at its owner: written, then read back and
-// compared before any other rank is told it is done.
+// compared before any other rank is told it is done or, with replicas, is
+// sent it.
+func (s *stream) ownerWrite(p []byte, off int64) error {
+	if err := ownerWrite(s.file, p, off); err != nil {
+		return err
+	}
+	if s.replicated {
+		s.verified = append(s.verified, replicaWrite{Off: off, Data: p})
+	}
+	return nil
+}
+
 func ownerWrite(f File, p []byte, off int64) error {
 	if off < 0 {
 		return fmt.Errorf("owner: write at negative offset %d", off)

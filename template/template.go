@@ -127,12 +127,34 @@ type Bounds struct{ Min, Max int64 }
 // the same file); collective. The parent (rank 0) uses its f to place
 // segments, run segmentation functions and apply photocopy writes.
 func (g *Group) Open(ctx context.Context, a annot.Annotation, f File, b Bounds) (*Stream, error) {
+	return g.open(ctx, a, f, b, nil)
+}
+
+// OpenReplica opens photocopy stream a with reads from a replica: f is
+// the file (the owner, rank 0, writes it), replica this rank's local copy
+// of it, equal to f when the stream opens (rank 0 may pass f itself).
+// Collective. Reads go to the replica and never to the parent; a write is
+// applied to the replicas only once the owner has written and verified
+// it, and reaches a rank's replica when that rank next talks to the parent
+// (its own writes, an ordered or block read's turn, Begin/End, Sync). So a
+// replica may be behind the file, but never holds an unverified write.
+func (g *Group) OpenReplica(ctx context.Context, a annot.Annotation, f, replica File) (*Stream, error) {
+	if a.Template != annot.Photocopy {
+		return nil, fmt.Errorf("template: open %s (annotation line %d): replicas are for PHOTOCOPY, not %s", a.Stream, a.Line, a.Template)
+	}
+	if replica == nil {
+		return nil, fmt.Errorf("template: open %s: no replica", a.Stream)
+	}
+	return g.open(ctx, a, f, Bounds{}, replica)
+}
+
+func (g *Group) open(ctx context.Context, a annot.Annotation, f File, b Bounds, replica File) (*Stream, error) {
 	id := g.count
 	g.count++
-	s := &Stream{g: g, id: id, ann: a, f: f, me: int64(g.comm.Rank()), size: int64(g.comm.Size())}
+	s := &Stream{g: g, id: id, ann: a, f: f, replica: replica, me: int64(g.comm.Rank()), size: int64(g.comm.Size())}
 	var oerr error
 	if g.co != nil {
-		st := &stream{ann: a, file: f, pmin: b.Min, pmax: b.Max, turns: map[byte]int64{}, cur: b.Min}
+		st := &stream{ann: a, file: f, pmin: b.Min, pmax: b.Max, turns: map[byte]int64{}, cur: b.Min, replicated: replica != nil}
 		if st.pmax == 0 {
 			st.pmax = math.MaxInt64
 		}
@@ -191,6 +213,35 @@ type Stream struct {
 	inBlock  bool
 	known    int64 // log: the last end of file this rank knows
 	blockEnd int64 // log: the end of file inside a block
+	replica  File  // photocopy: where reads go, if not f (OpenReplica)
+	applied  int64 // photocopy: verified writes applied to the replica
+}
+
+// call is a request to the parent; with a replica it also brings the
+// writes verified since the last one and applies them to the replica,
+// in the owner's order.
+func (s *Stream) call(ctx context.Context, r request) (response, error) {
+	if s.replica == nil {
+		return s.cl.call(ctx, r)
+	}
+	r.Pull, r.Since = true, s.applied
+	resp, err := s.cl.call(ctx, r)
+	for _, w := range resp.Writes {
+		if _, werr := s.replica.WriteAt(w.Data, w.Off); werr != nil {
+			return resp, fmt.Errorf("template: photocopy %s: replica: apply %d bytes at %d: %w", s.ann.Stream, len(w.Data), w.Off, werr)
+		}
+		s.applied++
+	}
+	return resp, err
+}
+
+// Sync brings this rank's replica up to every write verified so far.
+func (s *Stream) Sync(ctx context.Context) error {
+	if s.replica == nil {
+		return nil
+	}
+	_, err := s.call(ctx, request{Op: opPeek})
+	return wrapErr(s, "sync", err)
 }
 
 // Annotation is the stream's annotation.
@@ -273,7 +324,7 @@ func (s *Stream) Begin(ctx context.Context) error {
 		return fmt.Errorf("template: stream %s: Begin inside a block", s.ann.Stream)
 	}
 	key, turn := s.minTurn(1)
-	r, err := s.cl.call(ctx, request{Op: opAcquire, Lock: true, Key: key, MinTurn: turn})
+	r, err := s.call(ctx, request{Op: opAcquire, Lock: true, Key: key, MinTurn: turn})
 	if err != nil {
 		return fmt.Errorf("template: stream %s: Begin: %w", s.ann.Stream, err)
 	}
@@ -292,7 +343,7 @@ func (s *Stream) End(ctx context.Context) error {
 	if s.ann.Template == annot.Log {
 		req.Set, req.Value = true, s.blockEnd
 	}
-	if _, err := s.cl.call(ctx, req); err != nil {
+	if _, err := s.call(ctx, req); err != nil {
 		return fmt.Errorf("template: stream %s: End: %w", s.ann.Stream, err)
 	}
 	s.known = max(s.known, s.blockEnd)
@@ -370,13 +421,17 @@ func (s *Stream) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 		lock := s.ann.Tx == annot.Block && !s.inBlock
 		key, turn := s.minTurn(0)
 		if lock || turn > 0 {
-			if _, err := s.cl.call(ctx, request{Op: opAcquire, Lock: lock, Key: key, MinTurn: turn}); err != nil {
+			if _, err := s.call(ctx, request{Op: opAcquire, Lock: lock, Key: key, MinTurn: turn}); err != nil {
 				return 0, fmt.Errorf("template: photocopy %s: read: %w", s.ann.Stream, err)
 			}
 		}
-		n, err := s.f.ReadAt(p, off)
+		src := s.f
+		if s.replica != nil {
+			src = s.replica
+		}
+		n, err := src.ReadAt(p, off)
 		if lock || turn > 0 || s.ann.Read != annot.Chaotic {
-			if _, rerr := s.cl.call(ctx, request{Op: opRelease, Lock: lock, Key: key, Advance: true}); rerr != nil {
+			if _, rerr := s.call(ctx, request{Op: opRelease, Lock: lock, Key: key, Advance: true}); rerr != nil {
 				return n, fmt.Errorf("template: photocopy %s: read: %w", s.ann.Stream, rerr)
 			}
 		}
@@ -392,7 +447,7 @@ func (s *Stream) WriteAt(ctx context.Context, p []byte, off int64) error {
 		return err
 	}
 	if s.inBlock {
-		_, err := s.cl.call(ctx, request{Op: opWrite, Off: off, Data: p})
+		_, err := s.call(ctx, request{Op: opWrite, Off: off, Data: p})
 		return wrapErr(s, "write", err)
 	}
 	if s.ann.Tx == annot.Block {
@@ -400,13 +455,13 @@ func (s *Stream) WriteAt(ctx context.Context, p []byte, off int64) error {
 	}
 	key, turn := s.minTurn(1)
 	if turn > 0 || s.ann.Write != annot.Chaotic {
-		if _, err := s.cl.call(ctx, request{Op: opAcquire, Key: key, MinTurn: turn}); err != nil {
+		if _, err := s.call(ctx, request{Op: opAcquire, Key: key, MinTurn: turn}); err != nil {
 			return wrapErr(s, "write", err)
 		}
 	}
-	_, err := s.cl.call(ctx, request{Op: opWrite, Off: off, Data: p})
+	_, err := s.call(ctx, request{Op: opWrite, Off: off, Data: p})
 	if s.ann.Write != annot.Chaotic {
-		if _, rerr := s.cl.call(ctx, request{Op: opRelease, Key: key, Advance: true}); err == nil {
+		if _, rerr := s.call(ctx, request{Op: opRelease, Key: key, Advance: true}); err == nil {
 			err = rerr
 		}
 	}

@@ -52,6 +52,7 @@ var rules = []rule{
 	{pkg: "template", allow: []string{"rank", "template/annot", "template/seg"}},
 	{pkg: "template/annot", pure: true},
 	{pkg: "template/seg", pure: true},
+	{pkg: "template/dock", allow: []string{"template/seg"}, pure: true},
 	{pkg: "template/farm", allow: []string{"rank", "template", "template/annot", "template/seg", "client"}},
 	{pkg: "server/meta/...", allow: []string{"wire/...", "dist", "server/meta/..."}},
 	{pkg: "server/data/...", allow: []string{"wire/...", "vfs/...", "server/data/..."}},
