@@ -320,9 +320,21 @@ func WriteFarmText(w io.Writer, rec FarmRecommendation) error {
 	if rec.Best == nil {
 		b.WriteString("\nno feasible point (every group larger than the ranks)\n")
 	} else {
-		fmt.Fprintf(&b, "\nrecommended: -N %d --group %d (%.3f s)\n  pario %s\n", r, g, rec.Value,
-			strings.Join(rec.Request.Farm.Args(g, r, "OUT"), " "))
+		var words []string
+		for _, a := range rec.Request.Farm.Args(g, r, "OUT") {
+			words = append(words, shellQuote(a))
+		}
+		fmt.Fprintf(&b, "\nrecommended: -N %d --group %d (%.3f s)\n  pario %s\n", r, g, rec.Value, strings.Join(words, " "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that the
+// recommended command can be pasted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,+-@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -150,6 +150,17 @@ func TestFarmArgs(t *testing.T) {
 	}
 }
 
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"hmmscan": "hmmscan", "--tblout": "--tblout", "/dev/stdout": "/dev/stdout",
+		"": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(cat)": "'$(cat)'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 func TestFarmSpaceErrors(t *testing.T) {
 	for _, tc := range []struct {
 		groups, ranks string
