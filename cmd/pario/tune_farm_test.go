@@ -14,7 +14,8 @@ import (
 // sleeping in proportion to its segment's bytes makes known: with blocks
 // larger than the input, each group of g ranks runs its part as one
 // segment, so the run takes about g/N of the whole input's sleep and
-// groups of one rank are fastest. The second search runs nothing.
+// groups of one rank are fastest. The second search runs nothing, and
+// pario farm --group auto takes the size found.
 func TestTuneSearchFarm(t *testing.T) {
 	dir := t.TempDir()
 	var in strings.Builder
@@ -29,13 +30,21 @@ func TestTuneSearchFarm(t *testing.T) {
 	}
 	// 3000 bytes sleep 1.2 s: groups of 4, 2 and 1 take about 1.2, 0.6 and 0.3 s.
 	script := `d=$(cat); sleep $(awk "BEGIN{print ${#d}/2500}"); printf '%s\n' "$d" | tr a-z A-Z`
+	env := append(os.Environ(), "PARIO_HOME="+filepath.Join(dir, "home"))
+	run := func(args ...string) ([]byte, error) {
+		cmd := exec.Command(parioBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd.CombinedOutput()
+	}
+	// Before any search, auto has nothing to go by.
+	if out, err := run("farm", "-N", "4", "--group", "auto", "--in", "in.fa", "--out", "hits", "--annotations", "io.ann", "--block", "1m", "--", "sh", "-c", script); err == nil || !strings.Contains(string(out), "pario tune search --objective farm") {
+		t.Errorf("farm --group auto before a search: %v, want an error saying what to run\n%s", err, out)
+	}
 	search := func() string {
 		t.Helper()
-		cmd := exec.Command(parioBin, "tune", "search", "--objective", "farm", "--db", filepath.Join(dir, "tune.db"),
-			"--farm-in", "in.fa", "--farm-annotations", "io.ann", "--farm-n", "4", "--farm-group", "1:4",
+		out, err := run("tune", "search", "--objective", "farm",
+			"--farm-in", "in.fa", "--farm-annotations", "io.ann", "--farm-ranks", "4", "--farm-group", "1:4",
 			"--farm-block", "1m", "--farm-repetitions", "1", "--", "sh", "-c", script)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("pario tune search --objective farm: %v\n%s", err, out)
 		}
@@ -55,6 +64,25 @@ func TestTuneSearchFarm(t *testing.T) {
 	}
 	if !strings.Contains(second, "recommended: -N 4 --group 1 ") {
 		t.Errorf("second search changed its recommendation:\n%s", second)
+	}
+
+	out, err := run("farm", "-N", "4", "--group", "auto", "--in", "in.fa", "--out", "hits", "--annotations", "io.ann", "--block", "1m", "--", "sh", "-c", script)
+	if err != nil {
+		t.Fatalf("farm --group auto: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "--group auto: 1 ") {
+		t.Errorf("farm --group auto did not say it chose 1:\n%s", out)
+	}
+	var got strings.Builder
+	for g := range 4 { // groups of one rank: four files
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("hits.%d", g)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Write(b)
+	}
+	if want := strings.ToUpper(in.String()); got.String() != want {
+		t.Errorf("hits.0-3 concatenated are not the sequential output:\n%q\nwant\n%q", got.String(), want)
 	}
 }
 

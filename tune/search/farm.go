@@ -39,8 +39,6 @@ type Farm struct {
 	// its command.
 	In, Annotations string
 	Argv            []string
-	// Ranks is -N when the space has no FarmRanks dimension.
-	Ranks int
 	// Block is --block (0: farm's default).
 	Block       int64
 	Repetitions int
@@ -72,8 +70,10 @@ func (f Farm) Validate() error {
 
 // ID describes the objective for a results database key: the input (by
 // absolute path, size and modification time: a changed input is another
-// result), the annotation file's contents, the command and the settings.
-// Params add the group size and ranks.
+// result), the annotation file's contents, the command and the block.
+// Params add the group size and ranks. Repetitions are left out: they
+// make a time more trustworthy, not another configuration, and `pario
+// farm --group auto` finds the record without knowing them.
 func (f Farm) ID() (string, error) {
 	in, err := filepath.Abs(f.In)
 	if err != nil {
@@ -93,8 +93,8 @@ func (f Farm) ID() (string, error) {
 	} else if v := os.Getenv("PARIO_ANNOTATIONS"); v != "" {
 		ann = "env:" + v
 	}
-	return fmt.Sprintf("farm/v1 in=%s size=%d mtime=%d annotations=%s argv=%q ranks=%d block=%d repetitions=%d",
-		in, fi.Size(), fi.ModTime().UnixNano(), ann, f.Argv, f.Ranks, f.Block, f.Repetitions), nil
+	return fmt.Sprintf("farm/v1 in=%s size=%d mtime=%d annotations=%s argv=%q block=%d",
+		in, fi.Size(), fi.ModTime().UnixNano(), ann, f.Argv, f.Block), nil
 }
 
 // Args are the pario arguments of one run with group g on r ranks, its
@@ -123,10 +123,7 @@ func (f Farm) Evaluate(ctx context.Context, x Params) (float64, error) {
 		return 0, fmt.Errorf("search: farm objective: point %v has no group size", x)
 	}
 	r, ok := x.Get(FarmRanks)
-	if !ok {
-		r = int64(f.Ranks)
-	}
-	if r < 1 {
+	if !ok || r < 1 {
 		return 0, fmt.Errorf("search: farm objective: point %v: %d ranks", x, r)
 	}
 	if g > r {
@@ -185,10 +182,9 @@ func removeOutputs(out string) {
 type FarmRequest struct {
 	Farm Farm
 	// Groups and Ranks are "MIN:MAX" (powers of two from MIN to MAX, and
-	// both bounds) or one value; Ranks "" means Farm.Ranks alone.
+	// both bounds) or one value.
 	Groups, Ranks string
-	// System names the results in Store; empty means "farm:" and the
-	// host name.
+	// System names the results in Store; empty means FarmSystem().
 	System string
 	Store  ResultStore
 }
@@ -197,24 +193,27 @@ type FarmRequest struct {
 // several), and the search is exhaustive.
 const MaxFarmPoints = 64
 
-// FarmSpace is the space of a farm search, and whether it has the ranks
-// dimension.
-func FarmSpace(groups, ranks string, defaultRanks int) (*Space, error) {
+// FarmSystem is the results database's default system name of farm
+// searches: the machine the runs were timed on.
+func FarmSystem() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "localhost"
+	}
+	return "farm:" + host
+}
+
+// FarmSpace is the space of a farm search: group sizes and ranks.
+func FarmSpace(groups, ranks string) (*Space, error) {
 	glo, ghi, err := parseRange("farm-group", groups, parseCount)
 	if err != nil {
 		return nil, err
 	}
-	dims := []Dim{{Name: FarmGroup, Kind: Pow2, Min: glo, Max: ghi}}
-	if ranks != "" {
-		rlo, rhi, err := parseRange("farm-ranks", ranks, parseCount)
-		if err != nil {
-			return nil, err
-		}
-		dims = append(dims, Dim{Name: FarmRanks, Kind: Pow2, Min: rlo, Max: rhi})
-	} else if defaultRanks < 1 {
-		return nil, fmt.Errorf("--farm-ranks: %d ranks: want at least 1", defaultRanks)
+	rlo, rhi, err := parseRange("farm-ranks", ranks, parseCount)
+	if err != nil {
+		return nil, err
 	}
-	s, err := NewSpace(dims...)
+	s, err := NewSpace(Dim{Name: FarmGroup, Kind: Pow2, Min: glo, Max: ghi}, Dim{Name: FarmRanks, Kind: Pow2, Min: rlo, Max: rhi})
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +247,7 @@ func SearchFarm(ctx context.Context, req FarmRequest) (FarmRecommendation, error
 	if err := req.Farm.Validate(); err != nil {
 		return rec, err
 	}
-	space, err := FarmSpace(req.Groups, req.Ranks, req.Farm.Ranks)
+	space, err := FarmSpace(req.Groups, req.Ranks)
 	if err != nil {
 		return rec, err
 	}
@@ -259,8 +258,7 @@ func SearchFarm(ctx context.Context, req FarmRequest) (FarmRecommendation, error
 	}
 	rec.System = req.System
 	if rec.System == "" {
-		host, _ := os.Hostname()
-		rec.System = "farm:" + host
+		rec.System = FarmSystem()
 	}
 	memo, err := req.Store.Memo(rec.System, id, "farm", req.Farm)
 	if err != nil {
@@ -284,10 +282,7 @@ func (rec FarmRecommendation) Group() (group, ranks int64) {
 		return 0, 0
 	}
 	group, _ = rec.Best.Get(FarmGroup)
-	ranks, ok := rec.Best.Get(FarmRanks)
-	if !ok {
-		ranks = int64(rec.Request.Farm.Ranks)
-	}
+	ranks, _ = rec.Best.Get(FarmRanks)
 	return group, ranks
 }
 
@@ -309,10 +304,7 @@ func WriteFarmText(w io.Writer, rec FarmRecommendation) error {
 			}
 			ps := rec.Space.Params(e.Point)
 			g, _ := ps.Get(FarmGroup)
-			r, ok := ps.Get(FarmRanks)
-			if !ok {
-				r = int64(rec.Request.Farm.Ranks)
-			}
+			r, _ := ps.Get(FarmRanks)
 			fmt.Fprintf(&b, "%6d %6d %12.3f\n", r, g, e.Value)
 		}
 	}
@@ -328,6 +320,23 @@ func WriteFarmText(w io.Writer, rec FarmRecommendation) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// FarmGroupFrom picks the group size of the fastest run on ranks ranks
+// among stored farm results, which each calls fn with (the results
+// database's Each for a system and a Farm's ID, as `pario farm --group
+// auto` reads it); ok is false when none was measured on that many ranks.
+func FarmGroupFrom(ranks int64, each func(fn func(x Params, wall float64) error) error) (group int64, wall float64, ok bool, err error) {
+	wall = math.Inf(1)
+	err = each(func(x Params, v float64) error {
+		g, gok := x.Get(FarmGroup)
+		r, rok := x.Get(FarmRanks)
+		if gok && rok && r == ranks && !math.IsInf(v, 1) && (!ok || v < wall || (v == wall && g < group)) {
+			group, wall, ok = g, v, true
+		}
+		return nil
+	})
+	return group, wall, ok, err
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it, so that the

@@ -31,7 +31,7 @@ func (ff *fakeFarm) farm(t *testing.T, cost func(g, r int64) float64) Farm {
 	if err := os.WriteFile(ann, []byte("in NEWSPAPER ro wo b farm=FASTA\nout NEWSPAPER rc wo b farm=0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return Farm{In: in, Annotations: ann, Argv: []string{"cat"}, Ranks: 8, Repetitions: 2, Dir: dir,
+	return Farm{In: in, Annotations: ann, Argv: []string{"cat"}, Repetitions: 2, Dir: dir,
 		Run: func(_ context.Context, args []string) (float64, error) {
 			ff.mu.Lock()
 			ff.runs = append(ff.runs, args)
@@ -63,8 +63,8 @@ func TestSearchFarmPicksFastestGroup(t *testing.T) {
 	}{
 		// One output file per 4 ranks is best: gathering to one rank
 		// costs with the group's size, a file per group costs too.
-		{"group", "1:8", "", func(g, r int64) float64 { return math.Abs(float64(g)-4) + 1 }, 4, 8, 4 * 2},
-		{"group at the bound", "1:8", "", func(g, r int64) float64 { return 10 - float64(g) }, 8, 8, 4 * 2},
+		{"group", "1:8", "8", func(g, r int64) float64 { return math.Abs(float64(g)-4) + 1 }, 4, 8, 4 * 2},
+		{"group at the bound", "1:8", "8", func(g, r int64) float64 { return 10 - float64(g) }, 8, 8, 4 * 2},
 		// Ranks too: more ranks are faster, groups of 2 best; groups
 		// larger than the ranks are not run.
 		{"group and ranks", "1:8", "2:8", func(g, r int64) float64 { return 100/float64(r) + math.Abs(float64(g)-2) }, 2, 8,
@@ -114,7 +114,7 @@ func TestSearchFarmKeyedByConfiguration(t *testing.T) {
 	var ff fakeFarm
 	store := &memStore{}
 	f := ff.farm(t, func(g, r int64) float64 { return float64(g) })
-	req := FarmRequest{Farm: f, Groups: "1:2", System: "test", Store: store}
+	req := FarmRequest{Farm: f, Groups: "1:2", Ranks: "8", System: "test", Store: store}
 	if _, err := SearchFarm(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,12 @@ func TestSearchFarmKeyedByConfiguration(t *testing.T) {
 			}
 		}},
 		{"command", func() { req.Farm.Argv = []string{"tr", "a", "b"} }},
-		{"ranks", func() { req.Farm.Ranks = 4 }},
+		{"ranks", func() { req.Ranks = "4" }},
+		{"input", func() {
+			if err := os.WriteFile(f.In, []byte(">a\nACGT\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		change.edit()
 		rec, err := SearchFarm(context.Background(), req)
@@ -166,18 +171,16 @@ func TestFarmSpaceErrors(t *testing.T) {
 		groups, ranks string
 		want          string
 	}{
-		{"0:4", "", "not positive"},
-		{"8:2", "", "inverted"},
-		{"x", "", "not a whole number"},
+		{"0:4", "4", "not positive"},
+		{"8:2", "8", "inverted"},
+		{"x", "4", "not a whole number"},
+		{"1:4", "", "--farm-ranks"},
 		{"1:4", "a:b", "--farm-ranks"},
 		{"1:1024", "1:1024", "more than the 64"},
 	} {
-		if _, err := FarmSpace(tc.groups, tc.ranks, 4); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := FarmSpace(tc.groups, tc.ranks); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("FarmSpace(%q, %q): %v, want an error with %q", tc.groups, tc.ranks, err, tc.want)
 		}
-	}
-	if _, err := FarmSpace("1:4", "", 0); err == nil {
-		t.Error("no ranks dimension and no ranks: no error")
 	}
 }
 
@@ -198,6 +201,36 @@ func TestFarmValidate(t *testing.T) {
 		edit(&f)
 		if err := f.Validate(); err == nil {
 			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestFarmGroupFrom(t *testing.T) {
+	rec := func(g, r int64, v float64) [3]float64 { return [3]float64{float64(g), float64(r), v} }
+	stored := [][3]float64{rec(1, 8, 3), rec(2, 8, 1.5), rec(4, 8, 1.5), rec(16, 8, math.Inf(1)), rec(1, 4, 0.5), rec(2, 4, 2)}
+	each := func(fn func(Params, float64) error) error {
+		for _, s := range stored {
+			if err := fn(Params{{Name: FarmGroup, Value: int64(s[0])}, {Name: FarmRanks, Value: int64(s[1])}}, s[2]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		ranks, group int64
+		wall         float64
+		ok           bool
+	}{
+		{8, 2, 1.5, true}, // a tie goes to the smaller group
+		{4, 1, 0.5, true},
+		{16, 0, 0, false}, // never measured on 16 ranks
+	} {
+		g, w, ok, err := FarmGroupFrom(tc.ranks, each)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != tc.ok || (ok && (g != tc.group || w != tc.wall)) {
+			t.Errorf("%d ranks: group %d (%g s, %v), want %d (%g s, %v)", tc.ranks, g, w, ok, tc.group, tc.wall, tc.ok)
 		}
 	}
 }
