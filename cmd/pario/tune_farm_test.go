@@ -28,8 +28,8 @@ func TestTuneSearchFarm(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "io.ann"), []byte(farmOrdered), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// 3000 bytes sleep 1.2 s: groups of 4, 2 and 1 take about 1.2, 0.6 and 0.3 s.
-	script := `d=$(cat); sleep $(awk "BEGIN{print ${#d}/2500}"); printf '%s\n' "$d" | tr a-z A-Z`
+	// 3000 bytes sleep 2 s: groups of 4, 2 and 1 take about 2, 1 and 0.5 s.
+	script := `d=$(cat); sleep $(awk "BEGIN{print ${#d}/1500}"); printf '%s\n' "$d" | tr a-z A-Z`
 	env := append(os.Environ(), "PARIO_HOME="+filepath.Join(dir, "home"))
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(parioBin, args...)

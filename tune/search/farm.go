@@ -314,7 +314,9 @@ func WriteFarmText(w io.Writer, rec FarmRecommendation) error {
 	} else {
 		var words []string
 		for _, a := range rec.Request.Farm.Args(g, r, "OUT") {
-			words = append(words, shellQuote(a))
+			if a != "-q" { // the search's runs are quiet; the user's need not be
+				words = append(words, shellQuote(a))
+			}
 		}
 		fmt.Fprintf(&b, "\nrecommended: -N %d --group %d (%.3f s)\n  pario %s\n", r, g, rec.Value, strings.Join(words, " "))
 	}
