@@ -64,7 +64,9 @@ function named after the command (e.g. hmmscan=FASTA) win over farm=.
 Records are grouped into segments of at least --block bytes (default: the
 input divided by four times the ranks). --group N writes one output file
 per group of N ranks (OUT.0, OUT.1, ...; concatenated in order they are
-the ordered output), the group's rank 0 gathering and writing it. Paths
+the ordered output), the group's rank 0 gathering and writing it; --group
+auto takes the size 'pario tune search --objective farm' found fastest for
+this input, annotations, command, --block and number of ranks. Paths
 starting with pario: are in the store; a new store output takes --layout,
 else its directory's default (which 'pario tune search --apply DIR' sets).
 The output appears under its name only when every segment succeeded; a
@@ -95,7 +97,7 @@ each launched process is one rank.
 	f.StringVar(&ff.in, "in", "", "input file (pario:/path in the store)")
 	f.StringVar(&ff.out, "out", "", "output file (pario:/path in the store); with --group, the prefix of OUT.0, OUT.1, ...")
 	f.StringVar(&ff.annotations, "annotations", "", "annotation file (default $"+template.EnvAnnotations+")")
-	f.IntVar(&ff.group, "group", 0, "ranks per output file: one file per group of this many ranks (default: one file)")
+	f.Var(farmGroupFlag{&ff.group}, "group", "ranks per output file: one file per group of this many ranks (default: one file); auto: the fastest 'pario tune search --objective farm' measured")
 	f.Var(units.SizeFlag(&ff.block, units.AllowZero), "block", "input bytes per run of the command, whole records (e.g. 64k; default the input / (4 x ranks))")
 	f.StringVar(&ff.layout, "layout", "", "layout of a store output, e.g. simple_stripe:strip_size=1m (default: its directory's)")
 	f.StringVar(&ff.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
@@ -108,7 +110,7 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	if ff.in == "" || ff.out == "" {
 		return usageError{errors.New("farm: give the input (--in) and the output (--out)")}
 	}
-	if ff.group < 0 || ff.tasks < 0 {
+	if ff.tasks < 0 {
 		return usageError{errors.New("farm: -N and --group take a number of ranks")}
 	}
 	layout, err := parseOptionalLayout(ff.layout)
@@ -128,6 +130,18 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	info, err := rank.Detect(rank.Environ())
 	if err != nil {
 		return usageError{err}
+	}
+	if ff.group == farmGroupAuto {
+		n := max(ff.tasks, 1)
+		if info.Launcher != rank.LauncherNone {
+			n = info.Size
+		}
+		if ff.group, err = autoFarmGroup(ff, argv, n); err != nil {
+			return usageError{err}
+		}
+		if info.Launcher == rank.LauncherNone && !ff.quiet {
+			fmt.Fprintf(os.Stderr, "farm: --group auto: %d (the fastest measured by pario tune search)\n", ff.group)
+		}
 	}
 	tty := term.IsTerminal(int(os.Stdout.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) && !ff.quiet
 	if info.Launcher == rank.LauncherNone && ff.tasks > 1 {

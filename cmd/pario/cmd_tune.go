@@ -283,9 +283,10 @@ func newTuneSearchCommand() *cobra.Command {
 		benchRanks   int
 		benchReps    int
 		experiments  int
+		tuneFarm     tuneFarmFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "search",
+		Use:   "search [-- COMMAND [ARG...]]",
 		Short: "Search the best stripe count, strip size and transfer size for a file",
 		Long: `Search the space of the paper's Table IV (stripe count 1-160, strip size and
 transfer size 1 MiB-256 MiB in powers of two: 12,960 points) for the
@@ -305,7 +306,10 @@ worst count (--trust-model searches anyway, with a warning). "bench" measures
 instead: every point is a 'pario bench' run writing --size bytes (on an
 embedded cluster of --bench-servers per run, or with --bench-cluster on the
 cluster of --cluster), kept in the database; give --budget as a count of
-runs, e.g. 20. Each heuristic may
+runs, e.g. 20. "farm" searches pario farm's --group instead (and -N with
+--farm-ranks): every group size is a real 'pario farm' run over --farm-in with
+--farm-annotations and the COMMAND after --, timed, the fastest recommended
+(docs/tune.md). Each heuristic may
 evaluate --budget of the space (a fraction, or a count when above 1), starting
 from the model's proposed stripe count; exhaustive evaluates every point, or
 refuses a space of more than a million. Of the points that tie with the best,
@@ -330,14 +334,21 @@ database answers and new evaluations).
   pario tune search --objective sim --stripe-count 1:64 --plot figs
   pario tune search --size 1g --stripe-count 1:4 --apply /runs
   pario tune search --objective bench --size 64m --strip-size 64k:4m --transfer-size 64k:4m --budget 20
+  pario tune search --objective farm --farm-in q.fa --farm-annotations io.ann --farm-n 16 --farm-group 1:16 -- hmmscan --tblout /dev/stdout Pfam.hmm -
 
 The output ends with the recommendation as an lfs command for Lustre and a
 'pario layout set' command; --apply DIR sets it as the default layout of the
 pario directory DIR (files created there afterwards inherit it), on the
 cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if objective == "farm" {
+				return runTuneFarm(cmd, tuneFarm, args, dbPath, system)
+			}
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unexpected arguments %q: a command is given only with --objective farm", args)}
+			}
 			// With --apply, the cluster is asked first: its server count
 			// bounds the stripe count, and a directory that is not there
 			// fails before the search, not after.
@@ -463,7 +474,7 @@ time so far against the number of evaluations, one line per method.`,
 	f := cmd.Flags()
 	f.StringVar(&methodFlag, "method", "all", "heuristics, comma separated: all, "+search.MethodNames()+", exhaustive")
 	f.Var(units.SizeFlag(&size), "size", "file size in bytes (binary suffixes k, m, g, t: 10g = 10 GiB)")
-	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic), sim (simulated waiting time) or bench (measured by pario bench)")
+	f.StringVar(&objective, "objective", "model", "what to minimise: model (analytic), sim (simulated waiting time), bench (measured by pario bench) or farm (pario farm's group size, measured)")
 	f.BoolVar(&trustModel, "trust-model", false, "search the model even if the simulator disagrees with it")
 	f.BoolVar(&benchCluster, "bench-cluster", false, "--objective bench: measure on the cluster of --cluster ($PARIO_CLUSTER, pario up's) instead of an embedded one per run")
 	f.IntVar(&benchServers, "bench-servers", 4, "--objective bench: I/O servers of each run's embedded cluster")
@@ -481,5 +492,6 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&filesFlag, "files", "1", "number of files the job is written as, MIN:MAX (powers of two; e.g. 1:128)")
 	f.StringVar(&procsFlag, "procs-per-file", "1", "processes writing each file, MIN:MAX (powers of two; e.g. 1:12288)")
 	f.IntVar(&experiments, "experiments", 2000, "experiments per stripe count with --objective sim")
+	tuneFarm.register(f)
 	return cmd
 }
