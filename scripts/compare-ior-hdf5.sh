@@ -17,9 +17,12 @@
 # disk), -p pario binary built with the hdf5 tag (default: make
 # build-hdf5 in this tree), -w reads from the page cache (no drop), -c
 # control: IOR in pario's place (the noise floor of this script on this
-# machine). Anything after -- replaces the parameters given to both (IOR's
-# and pario's names: -b -t -s -e -c -F, and the back end's options as
-# `-O setAlignment=1m` / `-O noFill=1` as IOR spells them).
+# machine). Anything after -- replaces the parameters given to both: -b
+# -t -s -e -c and the HDF5 options as IOR spells them (`--hdf5.setAlignment=1m
+# --hdf5.noFill`; IOR does not take them as -O keys). pario gets the same
+# words with the option names lowercased (`--hdf5.setalignment=1m
+# --hdf5.nofill`), its spelling of the same H5Pset_alignment and
+# H5D_FILL_TIME_NEVER.
 #
 # Each tool reads only the file it wrote: IOR names its datasets per
 # segment and pario writes every segment into one dataset /data (the
@@ -51,6 +54,15 @@ ior=$1; shift
 [ "${1:-}" = "--" ] && shift
 params=("$@")
 [ ${#params[@]} -gt 0 ] || params=(-b 64m -t 1m -s 1 -e)
+pparams=()
+for w in "${params[@]}"; do
+  case $w in
+    --hdf5.*=*) k=${w%%=*}; pparams+=("${k,,}=${w#*=}") ;;
+    --hdf5.*) pparams+=("${w,,}") ;;
+    *) pparams+=("$w") ;;
+  esac
+done
+if [ "$control" = yes ]; then pparams=("${params[@]}"); fi
 
 [ -x "$ior" ] || { echo "compare-ior-hdf5: $ior is not an executable IOR binary" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "compare-ior-hdf5: mpirun not found (apt-get install openmpi-bin)" >&2; exit 2; }
@@ -86,7 +98,7 @@ pario_bench() {
   fi
 }
 write_pario() {
-  pario_bench -a HDF5 -w -k -i 1 "${params[@]}" \
+  pario_bench -a HDF5 -w -k -i 1 "${pparams[@]}" \
     -o "$dir/pario.h5" -O summaryFormat=JSON -O summaryFile="$out/pario.w.$1.json" >/dev/null
 }
 read_ior() {
@@ -96,7 +108,7 @@ read_ior() {
 }
 read_pario() {
   drop
-  pario_bench -a HDF5 -r -k -i 1 "${params[@]}" \
+  pario_bench -a HDF5 -r -k -i 1 "${pparams[@]}" \
     -o "$dir/pario.h5" -O summaryFormat=JSON -O summaryFile="$out/pario.r.$1.json" >/dev/null
 }
 
