@@ -32,6 +32,8 @@ var (
 	// entry gone), but the answer differs (ENOENT), so it is not retried.
 	OpUnlinkDangling = wire.NewOp[UnlinkDanglingRequest, UnlinkDanglingResponse](14, "unlinkdangling", false)
 	OpMknod          = wire.NewOp[MknodRequest, AttrResponse](15, "mknod", false)
+	OpSymlink        = wire.NewOp[SymlinkRequest, AttrResponse](16, "symlink", false)
+	OpReadlink       = wire.NewOp[ReadlinkRequest, ReadlinkResponse](17, "readlink", true)
 )
 
 // Ops is the metadata server's op table.
@@ -39,7 +41,8 @@ var Ops = wire.OpTable{
 	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
-	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo,
+	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
+	OpReadlink.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

@@ -260,7 +260,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		return errors.New("database has inodes but no format record")
 	}
 	now := time.Now().UnixNano()
-	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
+	root := Attr{ID: RootID, Kind: KindDir, Nlink: 2, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
 	if err := t.put(&root); err != nil {
 		return err
 	}
@@ -578,7 +578,7 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
 		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindDir, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
@@ -614,7 +614,7 @@ func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, 
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: kind, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: kind, Nlink: 1, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
 		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), kind, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
@@ -710,6 +710,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
 		a = Attr{
 			Kind:    KindFile,
+			Nlink:   1,
 			Layout:  l,
 			Servers: s.place(first, l.Datafiles),
 			Stuffed: s.opts.Stuffing && stuffable(d),
@@ -1111,8 +1112,8 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 				return err
 			}
 		}
-		if a.Kind.Special() {
-			return fmt.Errorf("a special file has no layout: %w", syscall.EINVAL)
+		if a.Kind.Special() || a.Kind == KindSymlink {
+			return fmt.Errorf("a special file or symbolic link has no layout: %w", syscall.EINVAL)
 		}
 		if l.IsZero() && (l != dist.Layout{} || a.Kind == KindFile) {
 			what := "a layout without a distribution name"
