@@ -30,6 +30,32 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	return n.newChild(ctx, a), 0
 }
 
+// Link gives the file target another name, here: the metadata server
+// counts its names, and its data goes with the last name and the last
+// descriptor (dropData).
+func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	tn, ok := target.(*node)
+	if !ok {
+		return nil, syscall.EXDEV
+	}
+	p := n.child(name)
+	a, err := n.fsys.c.Link(ctx, tn.id, p)
+	if err != nil {
+		return nil, n.fsys.errno("link", p, err)
+	}
+	var u client.Usage
+	if a.Kind == meta.KindFile {
+		n.fsys.settle(a.ID)
+		if u, err = n.fsys.c.UsageOf(ctx, a); err != nil {
+			return nil, n.fsys.errno("link", p, err)
+		}
+	}
+	n.fsys.entry(out, a, u)
+	return n.newChild(ctx, a), 0
+}
+
 // Readlink answers the link's target, found by its ID (wherever a rename
 // put it).
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {

@@ -1,6 +1,7 @@
 package fusefs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -101,6 +102,126 @@ ln -s a/rel chain`, src))
 		}
 		if got := readFile(t, m.path("tar", "chain")); string(got) != "one\n" {
 			t.Errorf("chain of links read %q", got)
+		}
+	})
+}
+
+func TestHardLinks(t *testing.T) {
+	need(t, "ln", "install")
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	links := func(path string) uint64 {
+		t.Helper()
+		var st syscall.Stat_t
+		if err := syscall.Lstat(path, &st); err != nil {
+			t.Fatal(err)
+		}
+		return uint64(st.Nlink)
+	}
+
+	t.Run("link, unlink and rename counts", func(t *testing.T) {
+		if err := os.Mkdir(m.path("h"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, m.path("h", "a"), []byte("shared"))
+		if err := os.Link(m.path("h", "a"), m.path("h", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(m.path("h", "a"), m.path("c")); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []string{"h/a", "h/b", "c"} {
+			if got := links(m.path(n)); got != 3 {
+				t.Errorf("%s: nlink %d, want 3", n, got)
+			}
+		}
+		var sa, sc syscall.Stat_t
+		if syscall.Stat(m.path("h", "a"), &sa) != nil || syscall.Stat(m.path("c"), &sc) != nil || sa.Ino != sc.Ino {
+			t.Errorf("two names, inodes %d and %d: want one", sa.Ino, sc.Ino)
+		}
+		// Writing through one name shows through the others.
+		writeFile(t, m.path("c"), []byte("changed"))
+		if got := readFile(t, m.path("h", "b")); string(got) != "changed" {
+			t.Errorf("other name reads %q", got)
+		}
+		if err := os.Remove(m.path("h", "a")); err != nil {
+			t.Fatal(err)
+		}
+		if got := links(m.path("c")); got != 2 {
+			t.Errorf("after unlink: nlink %d, want 2", got)
+		}
+		writeFile(t, m.path("other"), []byte("other"))
+		if err := os.Rename(m.path("other"), m.path("h", "b")); err != nil {
+			t.Fatal(err)
+		}
+		if got := links(m.path("c")); got != 1 {
+			t.Errorf("after rename over a name: nlink %d, want 1", got)
+		}
+		if got := readFile(t, m.path("c")); string(got) != "changed" {
+			t.Errorf("after rename over its other name: %q", got)
+		}
+		if err := os.Link(m.path("h"), m.path("hdir")); !errors.Is(err, syscall.EPERM) {
+			t.Errorf("link of a directory: %v, want EPERM", err)
+		}
+		if err := os.Link(m.path("c"), m.path("h", "b")); !errors.Is(err, os.ErrExist) {
+			t.Errorf("link onto a name: %v, want EEXIST", err)
+		}
+		// Directories: 2 + subdirectories.
+		sh(t, fmt.Sprintf("mkdir -p %[1]s/n/x %[1]s/n/y %[1]s/n/z && rmdir %[1]s/n/z && touch %[1]s/n/f", m.Dir))
+		if got := links(m.path("n")); got != 4 {
+			t.Errorf("directory with 2 subdirectories: nlink %d, want 4", got)
+		}
+		if got := links(m.path("n", "x")); got != 2 {
+			t.Errorf("empty directory: nlink %d, want 2", got)
+		}
+	})
+
+	t.Run("data kept until the last name and descriptor", func(t *testing.T) {
+		data := randomBytes(t, 300001)
+		writeFile(t, m.path("k1"), data)
+		if err := os.Link(m.path("k1"), m.path("k2")); err != nil {
+			t.Fatal(err)
+		}
+		before := datafiles(t, p)
+		f, err := os.Open(m.path("k1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, n := range []string{"k1", "k2"} {
+			if err := os.Remove(m.path(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := make([]byte, len(data))
+		if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("read after both names are gone: %v", err)
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Nlink != 0 {
+			t.Errorf("fstat of the unlinked open file: nlink %d, %v; want 0", st.Nlink, err)
+		}
+		if n := datafiles(t, p); n != before {
+			t.Errorf("datafiles while open: %d, want %d", n, before)
+		}
+		f.Close()
+		eventually(t, "datafiles removed after the last close", func() error {
+			if n := datafiles(t, p); n >= before {
+				return fmt.Errorf("%d datafiles, want fewer than %d", n, before)
+			}
+			return nil
+		})
+	})
+
+	t.Run("install -D", func(t *testing.T) {
+		src := t.TempDir()
+		writeFile(t, src+"/prog", []byte("#!/bin/sh\necho hi\n"))
+		sh(t, fmt.Sprintf(`install -D -m 0755 %[1]s/prog %[2]s/prefix/bin/prog
+install -d %[2]s/prefix/share/man/man1 && install -m 0644 %[1]s/prog %[2]s/prefix/share/man/man1/prog.1
+ln -sf prog %[2]s/prefix/bin/prog-alias && ln -f %[2]s/prefix/bin/prog %[2]s/prefix/bin/prog-hard
+%[2]s/prefix/bin/prog-alias | grep -q hi`, src, m.Dir))
+		if got := links(m.path("prefix", "bin", "prog")); got != 2 {
+			t.Errorf("installed program with a hard link: nlink %d", got)
 		}
 	})
 }

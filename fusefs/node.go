@@ -138,7 +138,10 @@ func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
 	out.Mode = a.Mode&0o7777 | typeBits(a.Kind)
-	out.Nlink = max(a.Nlink, 1) // a directory of a store from before link counts: unknown, 1 as find(1) expects
+	out.Nlink = a.Nlink // 0 for an open file whose last name is gone
+	if a.Kind == meta.KindDir && a.Nlink == 0 {
+		out.Nlink = 1 // a directory from before link counts: unknown, which 1 tells find(1)
+	}
 	out.Rdev = uint32(a.Rdev)
 	switch a.Kind {
 	case meta.KindFile:
@@ -519,12 +522,6 @@ func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sysca
 		return h.Fsync(ctx, flags)
 	}
 	return 0
-}
-
-// Link fails: the metadata server keeps one name per file (no link counts).
-func (n *node) Link(_ context.Context, _ gofs.InodeEmbedder, name string, _ *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	n.fsys.log.Debug("pario mount: hard links are not supported by the store", "path", n.child(name))
-	return nil, syscall.ENOTSUP
 }
 
 // Statfs sums the capacity of the file systems under the I/O servers,

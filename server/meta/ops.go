@@ -34,6 +34,7 @@ var (
 	OpMknod          = wire.NewOp[MknodRequest, AttrResponse](15, "mknod", false)
 	OpSymlink        = wire.NewOp[SymlinkRequest, AttrResponse](16, "symlink", false)
 	OpReadlink       = wire.NewOp[ReadlinkRequest, ReadlinkResponse](17, "readlink", true)
+	OpLink           = wire.NewOp[LinkRequest, AttrResponse](18, "link", false)
 )
 
 // Ops is the metadata server's op table.
@@ -42,7 +43,7 @@ var Ops = wire.OpTable{
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
 	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
-	OpReadlink.OpInfo,
+	OpReadlink.OpInfo, OpLink.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

@@ -278,6 +278,13 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
+		Op: OpLink.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&LinkRequest{ID: 42, Path: "/g", Cred: Cred{Uid: 7, Gid: 8}}, then(rawID(42), rawPath("/g"), rawCred(7, 8))),
+		},
+		Responses: attrResponses(),
+	},
+	{
 		Op:       OpReadlink.OpInfo,
 		Requests: []optest.Value{optest.V(&ReadlinkRequest{Path: "/l"}, then(rawPath("/l"), noCred))},
 		Responses: []optest.Value{
@@ -368,6 +375,7 @@ func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
 func FuzzOpMknod(f *testing.F)     { optest.Fuzz(f, sample(f, OpMknod.OpInfo)) }
 func FuzzOpSymlink(f *testing.F)   { optest.Fuzz(f, sample(f, OpSymlink.OpInfo)) }
 func FuzzOpReadlink(f *testing.F)  { optest.Fuzz(f, sample(f, OpReadlink.OpInfo)) }
+func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

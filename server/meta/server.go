@@ -101,6 +101,10 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			target, err := h.Store.Readlink(h.as(ctx, r.Cred), r.Path)
 			return ReadlinkResponse{Target: target}, err
 		})
+	case OpLink.Code:
+		return wire.Serve(OpLink, req, func(r LinkRequest) (AttrResponse, error) {
+			return attrResponse(h.Store.Link(h.as(ctx, r.Cred), r.ID, r.Path))
+		})
 	case OpMknod.Code:
 		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
 			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred), r.Path, r.Kind, r.Mode, r.Rdev))
