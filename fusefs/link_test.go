@@ -225,3 +225,43 @@ ln -sf prog %[2]s/prefix/bin/prog-alias && ln -f %[2]s/prefix/bin/prog %[2]s/pre
 		}
 	})
 }
+
+// git with core.symlinks=true: a repository with links made, cloned
+// within the mount (git's local clone hard-links the objects), checked
+// out and verified.
+func TestGitWithLinks(t *testing.T) {
+	need(t, "git")
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	out := sh(t, fmt.Sprintf(`export GIT_CONFIG_NOSYSTEM=1 HOME=%[2]s GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
+git config --global core.symlinks true && git config --global init.defaultBranch main
+git init -q %[1]s/src && cd %[1]s/src
+mkdir -p lib && echo one > lib/a && ln -s lib/a top && ln -s ../missing lib/dangling && ln -s lib dirlink
+git add -A && git commit -qm one
+git checkout -qb two && rm top && ln -s lib/dangling top && echo two > lib/a && git add -A && git commit -qm two
+git checkout -q main
+git clone -q %[1]s/src %[1]s/clone && cd %[1]s/clone
+git fsck --strict && git checkout -q two && git checkout -q main && git status --porcelain
+readlink top dirlink lib/dangling && cat top && find .git/objects -type f -links +1 | wc -l`, m.Dir, t.TempDir()))
+	lines := strings.Fields(out)
+	if len(lines) < 5 || strings.Join(lines[len(lines)-5:len(lines)-1], " ") != "lib/a lib ../missing one" {
+		t.Errorf("clone's links and content:\n%s", out)
+	}
+	if n := lines[len(lines)-1]; n == "0" {
+		t.Errorf("no object of the local clone is hard-linked:\n%s", out)
+	}
+}
+
+// A Python virtual environment (its interpreter is a symbolic link) made
+// and used on the mount.
+func TestPythonVenv(t *testing.T) {
+	need(t, "python3")
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	out := sh(t, fmt.Sprintf(`python3 -m venv --without-pip %[1]s/venv
+test -L %[1]s/venv/bin/python
+%[1]s/venv/bin/python -c 'import sys; print(sys.prefix)'`, m.Dir))
+	if !strings.Contains(out, m.path("venv")) {
+		t.Errorf("the venv's interpreter runs outside it:\n%s", out)
+	}
+}
