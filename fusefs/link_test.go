@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -264,4 +265,35 @@ test -L %[1]s/venv/bin/python
 	if !strings.Contains(out, m.path("venv")) {
 		t.Errorf("the venv's interpreter runs outside it:\n%s", out)
 	}
+}
+
+// Links by two real users in a sticky directory of an --allow-other
+// mount: each owns its links; the other can neither remove nor rename
+// them, but may follow them and link to files it can reach.
+func TestLinksOfTwoUsers(t *testing.T) {
+	_, alice, bob, _ := makeUsers(t)
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{AllowOther: true})
+	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mp := m.Dir
+	sh(t, fmt.Sprintf("cd / && mkdir -m 1777 %s/tmp", mp))
+	out := mustAs(t, alice, fmt.Sprintf(`umask 022 && cd %[1]s/tmp && echo data > af && ln -s af al && ln af ah
+stat -c '%%U %%a %%h' al af`, mp))
+	if want := alice.name + " 777 1\n" + alice.name + " 644 2\n"; out != want {
+		t.Errorf("alice's link and file: %q, want %q", out, want)
+	}
+	if err := syscall.Lstat(mp+"/tmp/al", new(syscall.Stat_t)); err != nil {
+		t.Fatal(err)
+	}
+	mustFailAs(t, bob, fmt.Sprintf("rm -f %s/tmp/al", mp), "Operation not permitted")
+	mustFailAs(t, bob, fmt.Sprintf("mv %[1]s/tmp/al %[1]s/tmp/bl", mp), "Operation not permitted")
+	mustFailAs(t, bob, fmt.Sprintf("rm -f %s/tmp/ah", mp), "Operation not permitted")
+	if got := mustAs(t, bob, fmt.Sprintf("cat %s/tmp/al && ln -s al %[1]s/tmp/bl && readlink %[1]s/tmp/bl && rm %[1]s/tmp/bl", mp)); got != "data\nal\n" {
+		t.Errorf("bob follows alice's link and makes and removes his own: %q", got)
+	}
+	mustAs(t, alice, fmt.Sprintf("rm %[1]s/tmp/al %[1]s/tmp/af && cat %[1]s/tmp/ah", mp))
 }
