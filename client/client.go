@@ -226,10 +226,11 @@ func (c *Client) Remove(ctx context.Context, path string) error {
 }
 
 // removeDatafiles deletes the datafiles of a file the namespace no longer
-// holds. If an I/O server is down its datafile stays behind as an orphan;
-// the error says which server.
+// holds. A file with names left (a.Nlink, as the removal answered it)
+// keeps them. If an I/O server is down its datafile stays behind as an
+// orphan; the error says which server.
 func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) error {
-	if a.Kind != meta.KindFile {
+	if a.Kind != meta.KindFile || a.Nlink > 0 {
 		return nil
 	}
 	servers := a.Servers

@@ -89,7 +89,7 @@ func (c *Client) Open(ctx context.Context, path string) (*File, error) {
 		return nil, err
 	}
 	if a.Kind != meta.KindFile {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+		return nil, notAFile(path, a.Kind)
 	}
 	return c.newFile(path, a)
 }

@@ -105,7 +105,7 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 		}
 		for _, a := range resp.Inodes {
 			v.Inodes = append(v.Inodes, fsck.Inode{
-				ID: uint64(a.ID), Dir: a.Kind == meta.KindDir, Servers: a.Servers, Stuffed: a.Stuffed, Ctime: a.Ctime,
+				ID: uint64(a.ID), Dir: a.Kind == meta.KindDir, Servers: a.Servers, Stuffed: a.Stuffed, Ctime: a.Ctime, Nlink: a.Nlink,
 			})
 		}
 		for _, d := range resp.Dirents {

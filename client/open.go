@@ -49,7 +49,7 @@ func (c *Client) Chown(ctx context.Context, path string, uid, gid *uint32) error
 // used in errors and for Name.
 func (c *Client) OpenAttr(path string, a meta.Attr) (*File, error) {
 	if a.Kind != meta.KindFile {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR}
+		return nil, notAFile(path, a.Kind)
 	}
 	return c.newFile(path, a)
 }

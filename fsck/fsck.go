@@ -39,6 +39,9 @@ type Inode struct {
 	Servers []uint32
 	Stuffed bool
 	Ctime   int64 // unix ns, the metadata server's clock
+	// Nlink is a file's count of its names (hard links); 0 when not
+	// known, and for directories, which are not checked.
+	Nlink uint32
 }
 
 // Dirent is one directory entry: Name in directory Parent names Child.
@@ -116,6 +119,11 @@ const (
 	Unreachable
 	// BadRecord: a metadata record that does not decode. Reported.
 	BadRecord
+	// WrongLinkCount: a file's link count is not the number of entries
+	// naming it (the metadata server keeps both in one transaction, so
+	// this is damage or a bug). Reported: the file's data goes when the
+	// count reaches 0, so a count too low could lose it early.
+	WrongLinkCount
 )
 
 var kindNames = map[Kind]string{
@@ -125,6 +133,7 @@ var kindNames = map[Kind]string{
 	UnknownDatafile: "unknown datafile",
 	Unreachable:     "unreachable",
 	BadRecord:       "bad record",
+	WrongLinkCount:  "wrong link count",
 }
 
 func (k Kind) String() string {
@@ -148,7 +157,7 @@ type Finding struct {
 	Index  int    // the datafile's index in its file (MissingDatafile)
 	Parent uint64 // DanglingEntry: the directory holding the entry
 	Entry  string // DanglingEntry: the entry's name
-	Detail string // BadRecord: the record
+	Detail string // BadRecord: the record; WrongLinkCount: the counts
 }
 
 // String is the finding on one line, for operators.
@@ -166,6 +175,8 @@ func (f Finding) String() string {
 		return fmt.Sprintf("unreachable: inode %d is in no directory reachable from /", f.ID)
 	case BadRecord:
 		return "bad record: " + f.Detail
+	case WrongLinkCount:
+		return fmt.Sprintf("wrong link count: %s (ID %d): %s", f.Path, f.ID, f.Detail)
 	}
 	return fmt.Sprintf("%v: ID %d", f.Kind, f.ID)
 }
@@ -262,6 +273,7 @@ func Check(v View, rules Rules) Report {
 	for _, b := range v.Bad {
 		r.Findings = append(r.Findings, Finding{Kind: BadRecord, Server: -1, Detail: b})
 	}
+	r.Findings = append(r.Findings, linkCounts(v, inodes, paths, grace)...)
 
 	// Datafiles no file points to.
 	have := make([]map[uint64]bool, len(v.Servers))
@@ -385,4 +397,27 @@ func join(dir, name string) string {
 		return dir + name
 	}
 	return dir + "/" + name
+}
+
+// linkCounts compares each file's link count with the entries naming it.
+// A file changed within grace is left alone: the scan reads inodes and
+// entries in separate transactions, so a link or unlink meanwhile would
+// look like a wrong count (both set the file's ctime).
+func linkCounts(v View, inodes map[uint64]*Inode, paths pather, grace int64) []Finding {
+	names := map[uint64]uint32{}
+	for _, d := range v.Dirents {
+		names[d.Child]++
+	}
+	var out []Finding
+	for id, n := range names {
+		in := inodes[id]
+		if in == nil || in.Dir || in.Nlink == 0 || in.Nlink == n || v.Now-in.Ctime < grace {
+			continue
+		}
+		out = append(out, Finding{
+			Kind: WrongLinkCount, Server: -1, ID: id, Path: paths.of(id),
+			Detail: fmt.Sprintf("%d entries name it, its count says %d", n, in.Nlink),
+		})
+	}
+	return out
 }

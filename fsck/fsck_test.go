@@ -47,6 +47,31 @@ func TestCheck(t *testing.T) {
 	}{
 		{name: "clean", change: func(*View) {}},
 		{
+			name: "a file with two names and its count; a directory's count is not checked",
+			change: func(v *View) {
+				v.Inodes[2].Nlink, v.Inodes[3].Nlink, v.Inodes[1].Nlink = 2, 1, 7
+				v.Dirents = append(v.Dirents, Dirent{Parent: 1, Name: "h", Child: 3})
+			},
+		},
+		{
+			name: "link counts that disagree with the entries",
+			change: func(v *View) {
+				v.Inodes[2].Nlink, v.Inodes[3].Nlink = 1, 3
+				v.Dirents = append(v.Dirents, Dirent{Parent: 1, Name: "h", Child: 3})
+			},
+			want: []Finding{
+				{Kind: WrongLinkCount, Server: -1, ID: 3, Path: "/a/f", Detail: "2 entries name it, its count says 1"},
+				{Kind: WrongLinkCount, Server: -1, ID: 4, Path: "/g", Detail: "1 entries name it, its count says 3"},
+			},
+		},
+		{
+			name: "a count changed during the scan is not judged",
+			change: func(v *View) {
+				v.Inodes[2].Nlink, v.Inodes[2].Ctime = 1, now-int64(time.Second)
+				v.Dirents = append(v.Dirents, Dirent{Parent: 1, Name: "h", Child: 3})
+			},
+		},
+		{
 			name: "a removed file's datafile left on a server that was down",
 			change: func(v *View) {
 				v.Servers[0].Datafiles = append(v.Servers[0].Datafiles, df(2, 4096), df(1, 1))

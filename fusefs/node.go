@@ -73,6 +73,7 @@ var (
 	_ gofs.NodeRenamer       = (*node)(nil)
 	_ gofs.NodeLinker        = (*node)(nil)
 	_ gofs.NodeSymlinker     = (*node)(nil)
+	_ gofs.NodeReadlinker    = (*node)(nil)
 	_ gofs.NodeStatfser      = (*node)(nil)
 	_ gofs.NodeFsyncer       = (*node)(nil)
 	_ gofs.NodeGetxattrer    = (*node)(nil)
@@ -101,6 +102,7 @@ var kindTypes = map[meta.Kind]uint32{
 	meta.KindSocket:   syscall.S_IFSOCK,
 	meta.KindCharDev:  syscall.S_IFCHR,
 	meta.KindBlockDev: syscall.S_IFBLK,
+	meta.KindSymlink:  syscall.S_IFLNK,
 }
 
 func typeBits(k meta.Kind) uint32 {
@@ -153,11 +155,17 @@ func (fsys *fileSystem) attrOut(out *fuse.AttrOut, a meta.Attr, u client.Usage) 
 func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 	out.Ino = uint64(a.ID)
 	out.Mode = a.Mode&0o7777 | typeBits(a.Kind)
-	out.Nlink = 1
+	out.Nlink = a.Nlink // 0 for an open file whose last name is gone
+	if a.Kind == meta.KindDir && a.Nlink == 0 {
+		out.Nlink = 1 // a directory from before link counts: unknown, which 1 tells find(1)
+	}
 	out.Rdev = uint32(a.Rdev)
-	if a.Kind == meta.KindFile {
+	switch a.Kind {
+	case meta.KindFile:
 		out.Size = uint64(u.Size)
 		out.Blocks = uint64(u.Allocated+511) / 512
+	case meta.KindSymlink:
+		out.Size = uint64(len(a.Target))
 	}
 	at, mt, ct := time.Unix(0, a.Atime), time.Unix(0, a.Mtime), time.Unix(0, a.Ctime)
 	out.SetTimes(&at, &mt, &ct)
@@ -567,18 +575,6 @@ func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sysca
 		return h.Fsync(ctx, flags)
 	}
 	return 0
-}
-
-// Link fails: the metadata server keeps one name per file (no link counts).
-func (n *node) Link(_ context.Context, _ gofs.InodeEmbedder, name string, _ *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	n.fsys.log.Debug("pario mount: hard links are not supported by the store", "path", n.child(name))
-	return nil, syscall.ENOTSUP
-}
-
-// Symlink fails: the metadata server has no symbolic links.
-func (n *node) Symlink(_ context.Context, _, name string, _ *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	n.fsys.log.Debug("pario mount: symbolic links are not supported by the store", "path", n.child(name))
-	return nil, syscall.ENOTSUP
 }
 
 // Statfs sums the capacity of the file systems under the I/O servers,

@@ -115,9 +115,9 @@ func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.Fsc
 		fmt.Fprintf(w, "not judged: %d datafiles or files younger than %v or created during the check, %d findings changed since\n",
 			r.Young, opts.Rules.Grace, res.Changed)
 	}
-	fmt.Fprintf(w, "%d orphan datafiles (%s reclaimable), %d dangling entries, %d missing datafiles, %d unknown datafiles, %d unreachable inodes, %d bad records\n",
+	fmt.Fprintf(w, "%d orphan datafiles (%s reclaimable), %d dangling entries, %d missing datafiles, %d unknown datafiles, %d unreachable inodes, %d bad records, %d wrong link counts\n",
 		r.Count(fsck.OrphanDatafile), units.FormatBytes(r.Reclaimable()), r.Count(fsck.DanglingEntry), r.Count(fsck.MissingDatafile),
-		r.Count(fsck.UnknownDatafile), r.Count(fsck.Unreachable), r.Count(fsck.BadRecord))
+		r.Count(fsck.UnknownDatafile), r.Count(fsck.Unreachable), r.Count(fsck.BadRecord), r.Count(fsck.WrongLinkCount))
 
 	left := res.Remaining()
 	switch {

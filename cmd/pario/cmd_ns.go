@@ -50,6 +50,9 @@ func modeString(a meta.Attr) string {
 		m |= fs.ModeDevice | fs.ModeCharDevice
 	case meta.KindBlockDev:
 		m |= fs.ModeDevice
+	case meta.KindSymlink:
+		// ls(1) writes a link's type as "l"; Go's FileMode.String as "L".
+		return "l" + (m | fs.ModeSymlink).String()[1:]
 	}
 	return m.String()
 }
@@ -60,8 +63,11 @@ func newLsCommand() *cobra.Command {
 		Use:   "ls [-l] [PATH...]",
 		Short: "List directories of the store",
 		Long: `List the entries of directories in the store (default /). With -l, show mode,
-owner, group, size (computed from the datafiles), modification time and layout.
-Owners are shown by name when this host knows them, else by number.
+owner, group, size (computed from the datafiles), modification time and layout;
+a symbolic link as "name -> target". Owners are shown by name when this host
+knows them, else by number. pario never follows symbolic links: a link named
+last is the link itself (ls shows it, rm removes it, mv renames it; cp refuses
+to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 
   pario ls /
   pario ls -l pario:/runs`,
@@ -114,8 +120,13 @@ Owners are shown by name when this host knows them, else by number.
 								size = -1
 							}
 						}
+						name := quoteName(e.Name)
+						if e.Attr.Kind == meta.KindSymlink {
+							size = int64(len(e.Attr.Target))
+							name += " -> " + quoteName(e.Attr.Target)
+						}
 						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
-							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), quoteName(e.Name), layoutOf(e.Attr))
+							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), name, layoutOf(e.Attr))
 					}
 				}
 				return nil

@@ -10,9 +10,11 @@ import (
 // attrVersion is the leading byte of every encoded Attr. Version 1 had no
 // Atime and Rdev (it still decodes: Atime reads as Mtime) and only
 // directories and files; versions 1 and 2 had no Uid and Gid (they read as
-// 0, root's).
+// 0, root's); versions 1 to 3 had no Nlink and Target and no symbolic
+// links (Nlink reads as 1, or 0, unknown, for a directory).
 const (
-	attrVersion   = 3
+	attrVersion   = 4
+	attrVersionV3 = 3
 	attrVersionV2 = 2
 	attrVersionV1 = 1
 )
@@ -21,7 +23,7 @@ const flagStuffed = 1 << 0
 
 // encodeAttr renders a in the versioned binary form described in doc.go.
 func encodeAttr(a *Attr) []byte {
-	b := make([]byte, 0, 48+len(a.Layout.Dist)+len(a.Layout.Params)+2*len(a.Servers))
+	b := make([]byte, 0, 56+len(a.Target)+len(a.Layout.Dist)+len(a.Layout.Params)+2*len(a.Servers))
 	b = append(b, attrVersion)
 	b = binary.AppendUvarint(b, uint64(a.ID))
 	b = append(b, byte(a.Kind))
@@ -32,6 +34,8 @@ func encodeAttr(a *Attr) []byte {
 	b = binary.AppendUvarint(b, a.Rdev)
 	b = binary.AppendUvarint(b, uint64(a.Uid))
 	b = binary.AppendUvarint(b, uint64(a.Gid))
+	b = binary.AppendUvarint(b, uint64(a.Nlink))
+	b = appendString(b, a.Target)
 	b = appendString(b, a.Layout.Dist)
 	b = appendString(b, a.Layout.Params)
 	b = binary.AppendUvarint(b, uint64(max(a.Layout.Datafiles, 0)))
@@ -137,12 +141,12 @@ func decodeAttr(b []byte) (Attr, error) {
 	d := decoder{b: b}
 	var a Attr
 	v := d.byte("version")
-	if d.err == nil && v != attrVersion && v != attrVersionV2 && v != attrVersionV1 {
+	if d.err == nil && (v < attrVersionV1 || v > attrVersion) {
 		return Attr{}, fmt.Errorf("%w: unknown version %d", errCorrupt, v)
 	}
 	a.ID = FileID(d.uvarint("id"))
 	a.Kind = Kind(d.byte("kind"))
-	if d.err == nil && (!a.Kind.valid() || v == attrVersionV1 && a.Kind.Special()) {
+	if d.err == nil && (!a.Kind.valid() || v == attrVersionV1 && a.Kind.Special() || v < attrVersion && a.Kind == KindSymlink) {
 		return Attr{}, fmt.Errorf("%w: unknown kind %d", errCorrupt, a.Kind)
 	}
 	a.Mode = d.uint32("mode")
@@ -154,9 +158,18 @@ func decodeAttr(b []byte) (Attr, error) {
 		a.Atime = d.varint("atime")
 		a.Rdev = d.uvarint("rdev")
 	}
-	if v == attrVersion {
+	if v >= attrVersionV3 {
 		a.Uid = d.uint32("uid")
 		a.Gid = d.uint32("gid")
+	}
+	if v >= attrVersion {
+		a.Nlink = d.uint32("link count")
+		a.Target = d.string("symbolic link target")
+		if d.err == nil && (len(a.Target) > MaxPathLen || (a.Target != "") != (a.Kind == KindSymlink)) {
+			d.fail("symbolic link target")
+		}
+	} else if a.Kind != KindDir {
+		a.Nlink = 1
 	}
 	a.Layout.Dist = d.string("layout name")
 	a.Layout.Params = d.string("layout parameters")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pario/pario/dist"
@@ -24,58 +25,86 @@ var codecSamples = []Attr{
 	{ID: 44, Kind: KindFIFO, Mode: 0o644, Mtime: 3, Ctime: 3, Atime: 3},
 	{ID: 45, Kind: KindSocket, Mode: 0o755, Uid: math.MaxUint32, Gid: Nobody},
 	{ID: 46, Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103},
-	{ID: 47, Kind: KindBlockDev, Mode: 0o660, Rdev: math.MaxUint64},
+	{ID: 47, Kind: KindBlockDev, Mode: 0o660, Rdev: math.MaxUint64, Nlink: 3},
+	{ID: 48, Kind: KindSymlink, Mode: 0o777, Uid: 1000, Gid: 1000, Nlink: 1, Target: "../a/b"},
+	{ID: 49, Kind: KindSymlink, Mode: 0o777, Nlink: math.MaxUint32, Target: strings.Repeat("x/", MaxPathLen/2)},
+	{ID: 50, Kind: KindDir, Mode: 0o755, Nlink: 5},
 }
 
-// encodeAttrV1 writes the version 1 form (no Atime, Rdev, Uid, Gid), as
-// stores made before version 2 hold it.
-func encodeAttrV1(a *Attr) []byte {
+// encodeAttrOld writes the record a store of an older version holds:
+// version 3 has no Nlink and Target, version 2 no Uid and Gid either,
+// version 1 no Atime and Rdev either.
+func encodeAttrOld(a *Attr, version byte) []byte {
 	b := encodeAttr(a)
-	b[0] = attrVersionV1
-	// Cut Atime, Rdev, Uid and Gid, which follow ID, Kind, Mode, Mtime
-	// and Ctime.
+	b[0] = version
 	d := decoder{b: b[1:]}
 	d.uvarint("id")
 	d.byte("kind")
 	d.uvarint("mode")
 	d.varint("mtime")
 	d.varint("ctime")
-	at := len(b) - len(d.b)
+	cut := func() int { return len(b) - len(d.b) }
+	at := cut()
 	d.varint("atime")
 	d.uvarint("rdev")
+	if version >= attrVersionV2 {
+		at = cut()
+	}
 	d.uvarint("uid")
 	d.uvarint("gid")
+	if version >= attrVersionV3 {
+		at = cut()
+	}
+	d.uvarint("nlink")
+	d.string("target")
 	return append(b[:at:at], d.b...)
 }
 
-// encodeAttrV2 writes the version 2 form (no Uid, Gid), as stores made
-// before owners were kept hold it.
-func encodeAttrV2(a *Attr) []byte {
-	b := encodeAttr(a)
-	b[0] = attrVersionV2
-	d := decoder{b: b[1:]}
-	d.uvarint("id")
-	d.byte("kind")
-	d.uvarint("mode")
-	d.varint("mtime")
-	d.varint("ctime")
-	d.varint("atime")
-	d.uvarint("rdev")
-	at := len(b) - len(d.b)
-	d.uvarint("uid")
-	d.uvarint("gid")
-	return append(b[:at:at], d.b...)
+func encodeAttrV1(a *Attr) []byte { return encodeAttrOld(a, attrVersionV1) }
+func encodeAttrV2(a *Attr) []byte { return encodeAttrOld(a, attrVersionV2) }
+
+// oldNlink is what a record from before version 4 reads as: 1 link, or
+// unknown (0) for a directory.
+func oldNlink(a Attr) uint32 {
+	if a.Kind == KindDir {
+		return 0
+	}
+	return 1
+}
+
+// Records of version 3 decode with Nlink 1 (unknown for directories).
+func TestAttrDecodesVersion3(t *testing.T) {
+	for _, a := range codecSamples[1:] {
+		if a.Kind == KindSymlink {
+			if _, err := decodeAttr(encodeAttrOld(&a, attrVersionV3)); !errors.Is(err, errCorrupt) {
+				t.Errorf("v3 symbolic link: %v, want errCorrupt", err)
+			}
+			continue
+		}
+		got, err := decodeAttr(encodeAttrOld(&a, attrVersionV3))
+		if err != nil {
+			t.Fatalf("decode v3 of %+v: %v", a, err)
+		}
+		want := a
+		want.Nlink = oldNlink(a)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("v3 record:\n got %+v\nwant %+v", got, want)
+		}
+	}
 }
 
 // Records of version 2 decode as owned by root: Uid and Gid 0.
 func TestAttrDecodesVersion2(t *testing.T) {
 	for _, a := range codecSamples[1:] {
+		if a.Kind == KindSymlink {
+			continue
+		}
 		got, err := decodeAttr(encodeAttrV2(&a))
 		if err != nil {
 			t.Fatalf("decode v2 of %+v: %v", a, err)
 		}
 		want := a
-		want.Uid, want.Gid = 0, 0
+		want.Uid, want.Gid, want.Nlink = 0, 0, oldNlink(a)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("v2 record:\n got %+v\nwant %+v", got, want)
 		}
@@ -90,7 +119,7 @@ func TestAttrDecodesVersion1(t *testing.T) {
 			t.Fatalf("decode v1 of %+v: %v", a, err)
 		}
 		want := a
-		want.Atime, want.Rdev, want.Uid, want.Gid = a.Mtime, 0, 0, 0
+		want.Atime, want.Rdev, want.Uid, want.Gid, want.Nlink = a.Mtime, 0, 0, 0, oldNlink(a)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("v1 record:\n got %+v\nwant %+v", got, want)
 		}
@@ -124,17 +153,21 @@ func TestDecodeAttrRejects(t *testing.T) {
 	}
 	v1 := byte(attrVersionV1)
 	bad := map[string][]byte{
-		"trailing byte":  append(append([]byte(nil), good...), 0),
-		"version 0":      append([]byte{0}, good[1:]...),
-		"version 4":      append([]byte{4}, good[1:]...),
-		"kind 0":         {attrVersion, 5, 0},
-		"kind 7":         {attrVersion, 5, 7},
-		"v1 kind 3":      {v1, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-		"huge mode":      {attrVersion, 5, 2, 0x80, 0x80, 0x80, 0x80, 0x10},
-		"overlong int":   {attrVersion, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
-		"huge uid":       {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10},
-		"overlong rdev":  {attrVersion, 5, 5, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
-		"string too big": {v1, 5, 2, 0, 0, 0, 0xff, 0x01, 'a'},
+		"trailing byte":     append(append([]byte(nil), good...), 0),
+		"version 0":         append([]byte{0}, good[1:]...),
+		"version 5":         append([]byte{5}, good[1:]...),
+		"kind 0":            {attrVersion, 5, 0},
+		"kind 8":            {attrVersion, 5, 8},
+		"v3 kind 7":         append([]byte{attrVersionV3}, encodeAttrOld(&codecSamples[11], attrVersionV3)[1:]...),
+		"file target":       {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 1, 1, 'a', 0, 0, 0, 0, 0, 0},
+		"symlink no target": {attrVersion, 5, 7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+		"target too long":   encodeAttr(&Attr{ID: 5, Kind: KindSymlink, Target: strings.Repeat("x", MaxPathLen+1)}),
+		"v1 kind 3":         {v1, 5, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		"huge mode":         {attrVersion, 5, 2, 0x80, 0x80, 0x80, 0x80, 0x10},
+		"overlong int":      {attrVersion, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		"huge uid":          {attrVersion, 5, 2, 0, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x10},
+		"overlong rdev":     {attrVersion, 5, 5, 0, 0, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		"string too big":    {v1, 5, 2, 0, 0, 0, 0xff, 0x01, 'a'},
 		"servers too many": {v1, 5, 2, 0, 0, 0, 0, 0, 0,
 			0xff, 0xff, 0xff, 0xff, 0x0f, 0},
 		"server > uint32": {v1, 5, 2, 0, 0, 0, 0, 0, 0,
@@ -152,7 +185,7 @@ func TestDecodeAttrRejects(t *testing.T) {
 	if _, err := decodeAttr([]byte{v1, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
 		t.Errorf("minimal v1 record: %v", err)
 	}
-	if _, err := decodeAttr([]byte{attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
+	if _, err := decodeAttr([]byte{attrVersion, 5, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); err != nil {
 		t.Errorf("minimal record: %v", err)
 	}
 }
@@ -164,6 +197,7 @@ func FuzzDecodeAttr(f *testing.F) {
 	for _, a := range codecSamples {
 		f.Add(encodeAttr(&a))
 		f.Add(encodeAttrV1(&a))
+		f.Add(encodeAttrOld(&a, attrVersionV3))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := decodeAttr(b)

@@ -21,12 +21,14 @@
 // The encoding is compact and versioned (all integers are encoding/binary
 // varints; "uv" = unsigned, "sv" = signed zig-zag):
 //
-//	byte   version (3; 2 still decodes: it has no Uid and Gid, which then
-//	       read as 0, root's; so does 1: it has no Atime and Rdev either,
-//	       Atime then reads as Mtime, and only kinds 1 and 2)
+//	byte   version (4; 3 still decodes: it has no Nlink and Target, Nlink
+//	       then reads as 1, or 0, unknown, for a directory, and no kind
+//	       7; so does 2: it has no Uid and Gid either, which then read as
+//	       0, root's; so does 1: it has no Atime and Rdev either, Atime
+//	       then reads as Mtime, and only kinds 1 and 2)
 //	uv     ID
 //	byte   Kind (1 = dir, 2 = file, 3 = FIFO, 4 = socket, 5 = character
-//	       device, 6 = block device)
+//	       device, 6 = block device, 7 = symbolic link)
 //	uv     Mode (permission bits, < 2^32)
 //	sv     Mtime (unix ns)
 //	sv     Ctime (unix ns)
@@ -34,6 +36,10 @@
 //	uv     Rdev (device number of a device node)    (version 2)
 //	uv     Uid (< 2^32)                             (version 3)
 //	uv     Gid (< 2^32)                             (version 3)
+//	uv     Nlink (< 2^32): a file's names; a directory's 2 + its
+//	       subdirectories, 0 if unknown                (version 4)
+//	uv+b   Target: a symbolic link's, at most 4096 bytes; empty for
+//	       every other kind                           (version 4)
 //	uv+b   Layout.Dist    (length, then bytes)
 //	uv+b   Layout.Params  (length, then bytes)
 //	uv     Layout.Datafiles
@@ -43,6 +49,9 @@
 //
 // Trailing bytes, unknown versions and out-of-range values are rejected by
 // the decoder with an error; it never panics (see FuzzDecodeAttr).
+//
+// A file with several names (hard links) has one inode and one entry per
+// name; "files" counts inodes, not names.
 //
 // Bucket "dirents": key = parent FileID (8 bytes big-endian) followed by the
 // entry's name bytes, value = child FileID (8 bytes big-endian). A
@@ -87,7 +96,9 @@
 // Paths are absolute slash paths. Repeated and trailing slashes are
 // accepted and ignored ("/a//b/" is "/a/b"); a "." or ".." component, a NUL
 // byte, a component longer than 255 bytes or a path longer than 4096 bytes
-// is rejected with EINVAL.
+// is rejected (ENAMETOOLONG for the lengths, EINVAL otherwise). Symbolic
+// links are never followed: a link as a directory of a path is ENOTDIR
+// (see link.go).
 //
 // # Errors
 //

@@ -106,7 +106,9 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 		return nil, syscall.EINVAL
 	}
 	var replaced *modelEntry
-	if dst, ok := m[n]; ok {
+	if dst, ok := m[n]; ok && dst.id == src.id {
+		return nil, 0 // two names of one file
+	} else if ok {
 		switch {
 		case src.kind == KindDir && dst.kind != KindDir:
 			return nil, syscall.ENOTDIR
@@ -129,6 +131,32 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 		m[q] = e
 	}
 	return replaced, 0
+}
+
+// names counts the paths naming id.
+func (m model) names(id FileID) uint32 {
+	var n uint32
+	for _, e := range m {
+		if e.id == id {
+			n++
+		}
+	}
+	return n
+}
+
+// nlink is the link count of entry e at p: its names, or for a
+// directory 2 + its subdirectories.
+func (m model) nlink(p string, e modelEntry) uint32 {
+	if e.kind != KindDir {
+		return m.names(e.id)
+	}
+	n := uint32(2)
+	for q, c := range m {
+		if q != p && c.kind == KindDir && parentOf(q) == p {
+			n++
+		}
+	}
+	return n
 }
 
 // modelPaths are the paths the property test uses: "/" and up to three
@@ -208,13 +236,43 @@ func TestModel(t *testing.T) {
 					m[p] = modelEntry{KindFile, a.ID}
 				}
 			},
+			"symlink": func(rt *rapid.T) {
+				p := pathGen.Draw(rt, "path")
+				a, err := s.Symlink(ctx, "target", p)
+				want := m.add(p, KindSymlink)
+				expect("symlink "+p, err, want)
+				if want == 0 {
+					m[p] = modelEntry{KindSymlink, a.ID}
+				}
+			},
+			"link": func(rt *rapid.T) {
+				o, n := pathGen.Draw(rt, "old"), pathGen.Draw(rt, "new")
+				e, ok := m[o]
+				if !ok {
+					return
+				}
+				_, err := s.Link(ctx, e.id, n)
+				var want syscall.Errno
+				switch {
+				case n == "/":
+					want = syscall.EEXIST
+				case e.kind == KindDir:
+					want = syscall.EPERM
+				default:
+					want = m.add(n, e.kind)
+				}
+				expect("link "+o+" "+n, err, want)
+				if want == 0 {
+					m[n] = e
+				}
+			},
 			"remove": func(rt *rapid.T) {
 				p := pathGen.Draw(rt, "path")
 				a, err := s.Remove(ctx, p)
 				e, want := m.remove(p)
 				expect("remove "+p, err, want)
-				if want == 0 && (a.ID != e.id || a.Kind != e.kind) {
-					rt.Fatalf("remove %s returned %+v, model has %+v", p, a, e)
+				if want == 0 && (a.ID != e.id || a.Kind != e.kind || a.Nlink != m.names(e.id) && e.kind != KindDir) {
+					rt.Fatalf("remove %s returned %+v, model has %+v with %d names left", p, a, e, m.names(e.id))
 				}
 			},
 			"rename": func(rt *rapid.T) {
@@ -225,7 +283,7 @@ func TestModel(t *testing.T) {
 				switch {
 				case (r == nil) != (want == nil):
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, r, want)
-				case r != nil && (r.ID != want.id || r.Kind != want.kind):
+				case r != nil && (r.ID != want.id || r.Kind != want.kind || r.Kind != KindDir && r.Nlink != m.names(r.ID)):
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, *r, *want)
 				}
 			},
@@ -241,15 +299,20 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("store has %d entries, model %d", len(snap), len(m))
 				}
 				var files, dirs int64
+				counted := map[FileID]bool{}
 				for p, e := range m {
 					a, ok := snap[p]
 					if !ok || a.ID != e.id || a.Kind != e.kind {
 						rt.Fatalf("%s: store %+v (present %v), model %+v", p, a, ok, e)
 					}
+					if want := m.nlink(p, e); a.Nlink != want {
+						rt.Fatalf("%s: nlink %d, model %d", p, a.Nlink, want)
+					}
 					if e.kind == KindDir {
 						dirs++
-					} else {
+					} else if !counted[e.id] {
 						files++
+						counted[e.id] = true
 					}
 				}
 				f, d, err := s.Stats(ctx)

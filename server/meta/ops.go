@@ -32,6 +32,9 @@ var (
 	// entry gone), but the answer differs (ENOENT), so it is not retried.
 	OpUnlinkDangling = wire.NewOp[UnlinkDanglingRequest, UnlinkDanglingResponse](14, "unlinkdangling", false)
 	OpMknod          = wire.NewOp[MknodRequest, AttrResponse](15, "mknod", false)
+	OpSymlink        = wire.NewOp[SymlinkRequest, AttrResponse](16, "symlink", false)
+	OpReadlink       = wire.NewOp[ReadlinkRequest, ReadlinkResponse](17, "readlink", true)
+	OpLink           = wire.NewOp[LinkRequest, AttrResponse](18, "link", false)
 )
 
 // Ops is the metadata server's op table.
@@ -39,7 +42,8 @@ var Ops = wire.OpTable{
 	OpServers.OpInfo, OpLookup.OpInfo, OpCreate.OpInfo, OpMkdir.OpInfo,
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
-	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpWatch.OpInfo,
+	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
+	OpReadlink.OpInfo, OpLink.OpInfo, OpWatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

@@ -21,6 +21,7 @@ var (
 		Layout:  dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=65536", Datafiles: 3},
 		Servers: []uint32{2, 0, 1}, Stuffed: true, Size: 5000,
 	}
+	sampleLink   = Attr{ID: 43, Kind: KindSymlink, Mode: 0o777, Uid: 1000, Gid: 100, Nlink: 1, Target: "../a/b", Mtime: 3, Ctime: 3, Atime: 3}
 	sampleDir    = Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Mtime: 1, Ctime: 2}
 	sampleLayout = dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=1048576", Datafiles: 2}
 )
@@ -267,6 +268,31 @@ var opSamples = []optest.Sample{
 		Responses: attrResponses(),
 	},
 	{
+		Op: OpSymlink.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&SymlinkRequest{Target: "../a/b", Path: "/l", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{10}}},
+				then(rawPath("../a/b"), rawPath("/l"), rawCred(1000, 100, 10))),
+		},
+		Responses: []optest.Value{
+			optest.V(&AttrResponse{Attr: sampleLink}, rawAttr(sampleLink)),
+		},
+	},
+	{
+		Op: OpLink.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&LinkRequest{ID: 42, Path: "/g", Cred: Cred{Uid: 7, Gid: 8}}, then(rawID(42), rawPath("/g"), rawCred(7, 8))),
+		},
+		Responses: attrResponses(),
+	},
+	{
+		Op:       OpReadlink.OpInfo,
+		Requests: []optest.Value{optest.V(&ReadlinkRequest{Path: "/l"}, then(rawPath("/l"), noCred))},
+		Responses: []optest.Value{
+			optest.V(&ReadlinkResponse{Target: "../a/b"}, rawPath("../a/b")),
+			optest.V(&ReadlinkResponse{Target: ""}, rawPath("")),
+		},
+	},
+	{
 		Op:        OpStats.OpInfo,
 		Requests:  []optest.Value{optest.V(&StatsRequest{}, empty)},
 		Responses: []optest.Value{optest.V(&StatsResponse{Files: 10, Dirs: 3}, func(e *wire.Enc) { e.I64(10); e.I64(3) })},
@@ -368,6 +394,9 @@ func FuzzOpStats(f *testing.F)     { optest.Fuzz(f, sample(f, OpStats.OpInfo)) }
 func FuzzOpScan(f *testing.F)      { optest.Fuzz(f, sample(f, OpScan.OpInfo)) }
 func FuzzOpMknod(f *testing.F)     { optest.Fuzz(f, sample(f, OpMknod.OpInfo)) }
 func FuzzOpWatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpWatch.OpInfo)) }
+func FuzzOpSymlink(f *testing.F)   { optest.Fuzz(f, sample(f, OpSymlink.OpInfo)) }
+func FuzzOpReadlink(f *testing.F)  { optest.Fuzz(f, sample(f, OpReadlink.OpInfo)) }
+func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

@@ -92,6 +92,19 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			p, err := h.Store.Scan(ctx, r.Cookie, int(r.Max))
 			return ScanResponse{p}, err
 		})
+	case OpSymlink.Code:
+		return wire.Serve(OpSymlink, req, func(r SymlinkRequest) (AttrResponse, error) {
+			return attrResponse(h.Store.Symlink(h.as(ctx, r.Cred), r.Target, r.Path))
+		})
+	case OpReadlink.Code:
+		return wire.Serve(OpReadlink, req, func(r ReadlinkRequest) (ReadlinkResponse, error) {
+			target, err := h.Store.Readlink(h.as(ctx, r.Cred), r.Path)
+			return ReadlinkResponse{Target: target}, err
+		})
+	case OpLink.Code:
+		return wire.Serve(OpLink, req, func(r LinkRequest) (AttrResponse, error) {
+			return attrResponse(h.Store.Link(h.as(ctx, r.Cred), r.ID, r.Path))
+		})
 	case OpMknod.Code:
 		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
 			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred), r.Path, r.Kind, r.Mode, r.Rdev))

@@ -261,7 +261,7 @@ func (s *Store) initTx(tx *bbolt.Tx) error {
 		return errors.New("database has inodes but no format record")
 	}
 	now := time.Now().UnixNano()
-	root := Attr{ID: RootID, Kind: KindDir, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
+	root := Attr{ID: RootID, Kind: KindDir, Nlink: 2, Mode: 0o755, Uid: s.opts.RootUid, Gid: s.opts.RootGid, Mtime: now, Ctime: now, Atime: now}
 	if err := t.put(&root); err != nil {
 		return err
 	}
@@ -576,7 +576,7 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
 		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindDir, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
@@ -612,7 +612,7 @@ func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, 
 			return err
 		}
 		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: kind, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
+		a = Attr{ID: id, Kind: kind, Nlink: 1, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
 		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), kind, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
@@ -662,6 +662,9 @@ func (t *txn) add(parent *Attr, name string, a *Attr) error {
 	if err := t.dirents.Put(direntKey(parent.ID, name), idKey(a.ID)); err != nil {
 		return err
 	}
+	if a.Kind == KindDir && parent.Nlink > 0 {
+		parent.Nlink++ // its new subdirectory's ".."
+	}
 	if err := t.touchDir(parent, a.Ctime); err != nil {
 		return err
 	}
@@ -708,6 +711,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
 		a = Attr{
 			Kind:    KindFile,
+			Nlink:   1,
 			Layout:  l,
 			Servers: s.placeFor(hints, first, l.Datafiles),
 			Stuffed: s.opts.Stuffing && stuffable(d),
@@ -891,8 +895,9 @@ func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int)
 	return out, next, nil
 }
 
-// Remove removes a file or an empty directory (ENOTEMPTY otherwise) and
-// returns its attributes, so the caller can delete a file's datafiles.
+// Remove removes a name of a file or an empty directory (ENOTEMPTY
+// otherwise) and returns its attributes, so the caller can delete a file's
+// datafiles once its last name is gone: Nlink is the names left.
 // Removing "/" is EBUSY.
 func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 	var a Attr
@@ -911,11 +916,11 @@ func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 		if victim.Kind == KindDir && !t.isEmpty(victim.ID) {
 			return syscall.ENOTEMPTY
 		}
-		if err := t.unlink(&parent, comps[len(comps)-1], victim); err != nil {
+		now := time.Now().UnixNano()
+		if a, err = t.unlink(&parent, comps[len(comps)-1], victim, now); err != nil {
 			return err
 		}
-		a = victim
-		return t.touchDir(&parent, time.Now().UnixNano())
+		return t.touchDir(&parent, now)
 	})
 	return a, err
 }
@@ -928,22 +933,22 @@ func (t *txn) mayDelete(dir, victim *Attr) error {
 	return checkDelete(dir, victim, *t.cred)
 }
 
-// unlink deletes the entry name (whose inode is a) from parent, and its inode.
-func (t *txn) unlink(parent *Attr, name string, a Attr) error {
+// unlink deletes the entry name (whose inode is a) from parent, and the
+// inode with its last name (see dropName). The caller stores parent.
+func (t *txn) unlink(parent *Attr, name string, a Attr, now int64) (Attr, error) {
 	t.unbound(parent.ID, name, a.ID)
 	if err := t.dirents.Delete(direntKey(parent.ID, name)); err != nil {
-		return err
+		return Attr{}, err
 	}
-	if err := t.inodes.Delete(idKey(a.ID)); err != nil {
-		return err
-	}
-	return t.addCounter(countFor(a.Kind), -1)
+	return t.dropName(parent, a, now)
 }
 
 // Rename moves oldpath to newpath with POSIX semantics. An existing target
 // is replaced if compatible: a file by a file, an empty directory by a
 // directory; its attributes are returned as replaced so the caller can delete
-// a replaced file's datafiles (check Kind: a replaced directory has none).
+// a replaced file's datafiles (check Kind: a replaced directory has none;
+// and Nlink: a file with names left keeps them). Renaming a name onto
+// another name of the same file does nothing, as POSIX says.
 // Errors: a directory over a file is ENOTDIR, a file over a directory EISDIR,
 // over a non-empty directory ENOTEMPTY; moving a directory into its own
 // subtree, or renaming "/" or onto "/", is EINVAL. Renaming a path onto
@@ -1001,6 +1006,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		if err != nil {
 			return wrapErr(op, newpath, err)
 		}
+		if exists && target.ID == a.ID {
+			return nil // two names of one file: POSIX says rename does nothing
+		}
 		if exists {
 			if err := t.mayDelete(&newParent, &target); err != nil {
 				return wrapErr(op, newpath, err)
@@ -1013,10 +1021,11 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			case target.Kind == KindDir && !t.isEmpty(target.ID):
 				return wrapErr(op, newpath, syscall.ENOTEMPTY)
 			}
-			if err := t.unlink(&newParent, newName, target); err != nil {
+			gone, err := t.unlink(&newParent, newName, target, time.Now().UnixNano())
+			if err != nil {
 				return err
 			}
-			replaced = &target
+			replaced = &gone
 		}
 		t.unbound(oldParent.ID, oldc[len(oldc)-1], a.ID)
 		if err := t.dirents.Delete(direntKey(oldParent.ID, oldc[len(oldc)-1])); err != nil {
@@ -1032,6 +1041,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		}
 		if newParent.ID == oldParent.ID {
 			return t.touchDir(&newParent, now)
+		}
+		if a.Kind == KindDir {
+			moveSubdir(&oldParent, &newParent)
 		}
 		if err := t.touchDir(&oldParent, now); err != nil {
 			return err
@@ -1108,8 +1120,8 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 				return err
 			}
 		}
-		if a.Kind.Special() {
-			return fmt.Errorf("a special file has no layout: %w", syscall.EINVAL)
+		if a.Kind.Special() || a.Kind == KindSymlink {
+			return fmt.Errorf("a special file or symbolic link has no layout: %w", syscall.EINVAL)
 		}
 		if l.IsZero() && (l != dist.Layout{} || a.Kind == KindFile) {
 			what := "a layout without a distribution name"

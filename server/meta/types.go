@@ -23,12 +23,17 @@ const (
 	KindSocket   Kind = 4
 	KindCharDev  Kind = 5
 	KindBlockDev Kind = 6
+	// KindSymlink is a symbolic link: metadata only, its target kept in
+	// the record (Attr.Target). The metadata server never follows one.
+	KindSymlink Kind = 7
 )
 
 // Special reports whether k is a FIFO, socket or device node.
 func (k Kind) Special() bool { return k >= KindFIFO && k <= KindBlockDev }
 
-func (k Kind) valid() bool { return k == KindDir || k == KindFile || k.Special() }
+func (k Kind) valid() bool {
+	return k == KindDir || k == KindFile || k.Special() || k == KindSymlink
+}
 
 // Attr is everything the metadata server knows about an entry.
 type Attr struct {
@@ -43,6 +48,14 @@ type Attr struct {
 	Atime    int64 // unix nanoseconds: last read (relatime, see AttrChanges.Access)
 	// Rdev is a device node's device number (Linux encoding); 0 otherwise.
 	Rdev uint64
+	// Nlink counts the names of a file, special file or symbolic link
+	// (hard links), and for a directory 2 + its subdirectories. 0 means
+	// unknown: a directory recorded before attribute version 4 (records
+	// of other kinds from then read as 1).
+	Nlink uint32
+	// Target is a symbolic link's target, as given (at most MaxPathLen
+	// bytes); "" for other kinds.
+	Target string
 	// Layout: for a file, its distribution (never zero); for a directory,
 	// the default its new files inherit (zero when none is set).
 	Layout dist.Layout

@@ -11,7 +11,7 @@ import (
 // is not retried: a lost answer is asked for again by the mount's next
 // poll (changes stay until acknowledged), and a poll that waits for
 // changes must not be resent by the endpoint's timeout logic.
-var OpWatch = wire.NewOp[WatchRequest, WatchResponse](16, "watch", false)
+var OpWatch = wire.NewOp[WatchRequest, WatchResponse](19, "watch", false)
 
 func (r WatchRequest) Encode(e *wire.Enc) {
 	e.U64(r.Watcher)

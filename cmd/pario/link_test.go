@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
+)
+
+// TestSymlinksInTheCLI: ls -l shows a link as "name -> target"; pario
+// never follows a link: cp refuses one (ELOOP), a link as a directory
+// of a path is ENOTDIR, rm removes the link and not its target.
+func TestSymlinksInTheCLI(t *testing.T) {
+	ctx := context.Background()
+	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c, err := l.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Mkdir(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/d/f", client.CreateOptions{Exclusive: true}); err != nil {
+		t.Fatal(err)
+	}
+	for target, link := range map[string]string{"f": "/d/l", "/d": "/dl"} {
+		if _, err := c.Symlink(ctx, target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cf := l.ClusterFile
+	out := run(t, cf, "ls", "-l", "/d")
+	if !strings.Contains(out, "l -> f") || !strings.HasPrefix(strings.Split(out, "\n")[1], "lrwxrwxrwx") {
+		t.Errorf("pario ls -l /d:\n%s", out)
+	}
+	if out, err := runErr(cf, "cp", "pario:/d/l", t.TempDir()+"/x"); err == nil || !strings.Contains(out, "symbolic link") {
+		t.Errorf("pario cp of a link: %v\n%s", err, out)
+	}
+	if out, err := runErr(cf, "ls", "/dl/f"); err == nil || !strings.Contains(out, "not a directory") {
+		t.Errorf("pario ls through a link: %v\n%s", err, out)
+	}
+	run(t, cf, "rm", "/d/l")
+	if _, err := c.Lookup(ctx, "/d/f"); err != nil {
+		t.Errorf("target after rm of its link: %v", err)
+	}
+}
