@@ -29,7 +29,7 @@ DEB_NEEDS = ip:iproute2 mpirun:openmpi-bin mpicc:libopenmpi-dev fusermount3:fuse
 	blastp:ncbi-blast+ /usr/share/doc/mmseqs2/example-data/DB.fasta.gz:mmseqs2-examples \
 	hmmscan:hmmer /usr/share/doc/hmmer/examples/tutorial/globins45.fa:hmmer-examples parallel:parallel \
 	pkg-config:pkgconf h5pcc.openmpi:libhdf5-openmpi-dev /usr/lib/$(MULTIARCH)/pkgconfig/netcdf-mpi.pc:libnetcdf-mpi-dev \
-	h5dump:hdf5-tools ncdump:netcdf-bin useradd:passwd setpriv:util-linux git:git python3:python3
+	h5dump:hdf5-tools ncdump:netcdf-bin useradd:passwd setpriv:util-linux git:git python3:python3 /usr/share/doc/python3-venv:python3-venv
 
 deps:
 	@missing=""; \
