@@ -101,6 +101,9 @@ func main() {
 			fail(fmt.Errorf("--exp %q: want runs, np, strip, lambda, iter or cmp128", *exp))
 		}
 		s := mk()
+		if s.diskRate != "" {
+			o.diskRate = s.diskRate
+		}
 		if *replot != "" {
 			rows, err := readSweepCSV(*replot)
 			if err == nil {

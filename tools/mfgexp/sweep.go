@@ -33,6 +33,9 @@ type sweep struct {
 	// against the series' first point, positive when faster).
 	y      string
 	points []point
+	// diskRate, if set, is the emulated disks' rate this sweep needs
+	// (pario up --disk-rate), instead of --disk-rate.
+	diskRate string
 }
 
 // point is one MFG run and the serial run it is measured against.
