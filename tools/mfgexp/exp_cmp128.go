@@ -10,7 +10,7 @@ import "strconv"
 func cmp128Sweep() sweep {
 	s := sweep{name: "cmp128", title: "128 runs, 4 iterations, 8 processes: settings in the thesis' order (7.9)",
 		xLabel: "1-3: varstrip lambda 1, 2, 4; 4-6: simple_stripe su 1024, 65536, 1", y: "speedup"}
-	const runs, chains, np, taxa, gens = 128, 4, 8, 256, 4
+	const runs, chains, np, taxa, gens = 128, 4, 8, 512, 4
 	serial := mcmcArgs(runs, chains, np, taxa, gens, 8, "--chain-work", npChainWork)
 	for i, l := range []int{1, 2, 4} {
 		s.points = append(s.points, point{series: "varstrip lambda", x: float64(i + 1), serial: serial,

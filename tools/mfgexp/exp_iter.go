@@ -18,7 +18,7 @@ func iterSweep() sweep {
 		{"64 runs, 1024 taxa (delta_ioz 3)", 64, 1024},
 	}
 	for _, c := range cases {
-		for _, gens := range []int64{1, 2, 4, 8} {
+		for _, gens := range []int64{1, 2, 4, 8, 16} {
 			s.points = append(s.points, point{
 				series: c.name,
 				x:      float64(gens),
