@@ -176,7 +176,18 @@ func (s sweep) plot(path string, rows []result) error {
 	}
 	if s.logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	// A tick at every x measured: the sweeps have a handful, and log
+	// ticks would label only the powers of ten.
+	var ticks []plot.Tick
+	for _, r := range rows {
+		if !slicesContainsX(ticks, r.x) {
+			ticks = append(ticks, plot.Tick{Value: r.x, Label: strconv.FormatFloat(r.x, 'g', -1, 64)})
+		}
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	if s.y == "speedup" {
+		p.Y.Min = 0
 	}
 	var names []string
 	for _, r := range rows {
@@ -255,4 +266,13 @@ func reportSaturation(rows []result) {
 		sat, err := mfg.SaturationNumber(curves[n])
 		slog.Info("process saturation number", "series", n, "np", sat.Procs, "speedup", sat.Speedup, "err", err)
 	}
+}
+
+func slicesContainsX(ticks []plot.Tick, x float64) bool {
+	for _, t := range ticks {
+		if t.Value == x {
+			return true
+		}
+	}
+	return false
 }
