@@ -91,7 +91,7 @@ func main() {
 	flag.IntVar(&o.gens, "gens", 20, "generations")
 	flag.StringVar(&o.diskRate, "disk-rate", "5MB/s", "each emulated node's disk, decimal (slow, so that the disks and not this machine's 8 rank processes decide)")
 	flag.StringVar(&o.netRate, "net-rate", "2MB/s", "a link between nodes, decimal (the thesis' 100 Mbit/s Ethernet was about a third of its disks)")
-	flag.StringVar(&o.chainWork, "chain-work", "5ms", "runs experiment: emulated compute per chain per generation (pario mcmc --chain-work); 5ms at 1024 taxa makes a rank's compute about 40% of the serial version's I/O per generation, near the thesis' 72% I/O share; 0 for none")
+	flag.StringVar(&o.chainWork, "chain-work", "2ms", "runs experiment: emulated compute per chain per generation (pario mcmc --chain-work); at 1024 taxa 2ms makes the MFG version's time mostly compute, as the thesis' 8/3/8 against 9/3/8 implies (3.86/2.85, about 4/3 chains); 0 for none")
 	flag.IntVar(&o.reps, "reps", 3, "runs of every point; the median time counts")
 	flag.StringVar(&o.localRate, "net-rate-local", "1GB/s", "a link within a node, decimal")
 	replot := flag.String("replot", "", "only draw the plot again from this CSV (into --out)")
