@@ -30,9 +30,10 @@ type mcmcFlags struct {
 	layout     string
 	out        string
 	rendezvous string
-	nodes      int     // emulated nodes (0: none)
-	nodeCPUs   int     // CPUs per emulated node
-	baseline   float64 // the serial version's seconds
+	nodes      int           // emulated nodes (0: none)
+	nodeCPUs   int           // CPUs per emulated node
+	baseline   float64       // the serial version's seconds
+	chainWork  time.Duration // Output.ChainWork
 }
 
 func newMcmcCommand() *cobra.Command {
@@ -83,6 +84,7 @@ into the .t/.p files; pario mcmc matrix writes an input matrix.
 	f.StringVar(&mf.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
 	f.IntVar(&mf.nodes, "nodes", 0, "emulated cluster: ranks on this many nodes, in blocks, node i's I/O server being server i (its link at the cluster file's net-rate-local, varstrip's strips on it); 0: no nodes")
 	f.IntVar(&mf.nodeCPUs, "node-cpus", 2, "emulated cluster: CPUs per node; ranks beyond them share them (compute phases stretched), and efficiency counts nodes x node-cpus")
+	f.DurationVar(&mf.chainWork, "chain-work", 0, "emulated compute per chain per generation (e.g. 2ms), spent asleep and stretched by --node-cpus: a real chain's likelihood costs time, the simulated one almost none")
 	f.Float64Var(&mf.baseline, "baseline", 0, "seconds of the serial version of the same run (pario mcmc --io serial's time): report speedup, efficiency and Delta_perf against it")
 	cmd.AddCommand(newMcmcSplitCommand(), newMcmcMatrixCommand())
 	return cmd
@@ -226,7 +228,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	if sum.Lambda, err = p.Lambda(lambda, auto, servers, limit, false); err != nil {
 		return sum, usageError{err}
 	}
-	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share}
+	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.chainWork}
 	var closeOut func() error
 	switch mode {
 	case mcmc.IOSerial:

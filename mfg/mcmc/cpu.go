@@ -83,3 +83,19 @@ func RanksOnNode(node, procs, nodes int) int {
 	}
 	return n
 }
+
+// work spends d as a chain's computation would (Output.ChainWork): asleep,
+// so the emulated ranks do not take the real cores from each other.
+func (w *worker) work(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcmc: rank %d: chain work: %w", w.rank, ctx.Err())
+	}
+}

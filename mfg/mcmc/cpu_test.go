@@ -102,3 +102,21 @@ func TestPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestChainWork: a rank spends ChainWork per chain it holds per
+// generation, in its compute phase, and the ranks with more chains longer.
+func TestChainWork(t *testing.T) {
+	// 3 runs x 2 chains on 4 ranks: ranks 0 and 1 hold 2 chains, 2 and 3 one.
+	p := Params{Runs: 3, Chains: 2, Procs: 4, Taxa: 16, Gens: 10, SampleFreq: 2, SwapFreq: 1, Seed: 3, Format: MB31}
+	const w = 2 * time.Millisecond
+	st := run(t, p, func(k int) Output { return Output{Mode: IONone, Lambda: 1, ChainWork: w} })
+	for k, s := range st {
+		chains := 1
+		if k < 2 {
+			chains = 2
+		}
+		if want := time.Duration(chains) * time.Duration(p.Gens) * w; s.Compute < want {
+			t.Errorf("rank %d (%d chains): compute %v, want >= %v", k, chains, s.Compute, want)
+		}
+	}
+}

@@ -81,6 +81,12 @@ type Output struct {
 	// emulated node (cpu.go): its compute phases are stretched to take
 	// 1/CPUShare as long.
 	CPUShare float64
+	// ChainWork is the compute time one chain costs per generation,
+	// spent sleeping (cpu.go's compute phase, stretched by CPUShare like
+	// the rest). The simulated chains compute almost nothing; a real
+	// chain's likelihood at 1024 taxa took the thesis' CPUs milliseconds,
+	// and the compute/I-O ratio decides where more processes stop paying.
+	ChainWork time.Duration
 }
 
 // FileName is run r's serial file of section s.
@@ -213,6 +219,14 @@ func (w *worker) run(ctx context.Context, lambda int64) error {
 	for k, u := range w.runs {
 		prev[k] = u.Holder()
 	}
+	cfg := w.p.Config()
+	mine := 0 // chains this rank computes
+	for ch := w.lo * w.p.Chains; ch < w.hi*w.p.Chains; ch++ {
+		if cfg.RankOf(ch) == w.rank {
+			mine++
+		}
+	}
+	var done int64 // generations computed
 	for b := range nb {
 		first, n, err := w.m.Batch(lambda, b)
 		if err != nil {
@@ -239,6 +253,10 @@ func (w *worker) run(ctx context.Context, lambda int64) error {
 				}
 			}
 			w.st.MaxShare = max(w.st.MaxShare, share)
+			if err := w.work(ctx, time.Duration(gen-done)*time.Duration(mine)*w.out.ChainWork); err != nil {
+				return err
+			}
+			done = gen
 		}
 		w.st.Samples += n
 		switch w.out.Mode {

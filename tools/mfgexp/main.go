@@ -53,6 +53,7 @@ type options struct {
 	netRate   string
 	localRate string
 	reps      int
+	chainWork string
 }
 
 // series is one line of the figure.
@@ -90,10 +91,42 @@ func main() {
 	flag.IntVar(&o.gens, "gens", 20, "generations")
 	flag.StringVar(&o.diskRate, "disk-rate", "5MB/s", "each emulated node's disk, decimal (slow, so that the disks and not this machine's 8 rank processes decide)")
 	flag.StringVar(&o.netRate, "net-rate", "2MB/s", "a link between nodes, decimal (the thesis' 100 Mbit/s Ethernet was about a third of its disks)")
+	flag.StringVar(&o.chainWork, "chain-work", "2ms", "runs experiment: emulated compute per chain per generation (pario mcmc --chain-work); at 1024 taxa 2ms makes the MFG version's time mostly compute, as the thesis' 8/3/8 against 9/3/8 implies (3.86/2.85, about 4/3 chains); 0 for none")
 	flag.IntVar(&o.reps, "reps", 3, "runs of every point; the median time counts")
 	flag.StringVar(&o.localRate, "net-rate-local", "1GB/s", "a link within a node, decimal")
 	replot := flag.String("replot", "", "only draw the plot again from this CSV (into --out)")
+	exp := flag.String("exp", "runs", "experiment: runs (speedup against nruns), np (7.6.2), strip (7.7.1), lambda (7.7.2), iter (7.8) or cmp128 (7.9)")
 	flag.Parse()
+	if *exp != "runs" {
+		mk, ok := sweeps[*exp]
+		if !ok {
+			fail(fmt.Errorf("--exp %q: want runs, np, strip, lambda, iter or cmp128", *exp))
+		}
+		s := mk()
+		if s.diskRate != "" {
+			o.diskRate = s.diskRate
+		}
+		if *replot != "" {
+			rows, err := readSweepCSV(*replot)
+			if err == nil {
+				err = s.plot(filepath.Join(o.out, "mfg-"+s.name+".png"), rows)
+			}
+			if err != nil {
+				fail(err)
+			}
+			return
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := onCluster(ctx, o, func(dir, cf string) error {
+			return runSweep(ctx, s, o.out, dir, func(ctx context.Context, args []string) (float64, string, error) {
+				return median(ctx, o, cf, args)
+			})
+		}); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *replot != "" {
 		rows, err := readCSV(*replot)
 		if err == nil {
@@ -132,7 +165,9 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func run(ctx context.Context, o options) error {
+// onCluster starts the emulated cluster, calls f with its directory and
+// cluster file, and stops it.
+func onCluster(ctx context.Context, o options, f func(dir, cf string) error) error {
 	dir, err := os.MkdirTemp("", "mfgexp")
 	if err != nil {
 		return err
@@ -143,6 +178,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer stopUp()
+	return f(dir, cf)
+}
+
+func run(ctx context.Context, o options) error {
+	return onCluster(ctx, o, func(dir, cf string) error { return runRuns(ctx, o, dir, cf) })
+}
+
+func runRuns(ctx context.Context, o options, dir, cf string) error {
 	const procs, nodes = 8, 8
 	var rows []row
 	serialOf := map[int]float64{}
@@ -155,7 +198,7 @@ func run(ctx context.Context, o options) error {
 				return fmt.Errorf("%d/%d/%d: %w", runs, o.chains, procs, err)
 			}
 			common := []string{"mcmc", "--runs", strconv.Itoa(runs), "--chains", strconv.Itoa(o.chains), "--np", strconv.Itoa(procs),
-				"--taxa", strconv.Itoa(o.taxa), "--gens", strconv.Itoa(o.gens), "--nodes", strconv.Itoa(nodes)}
+				"--taxa", strconv.Itoa(o.taxa), "--gens", strconv.Itoa(o.gens), "--nodes", strconv.Itoa(nodes), "--chain-work", o.chainWork}
 			if _, ok := serialOf[runs]; !ok {
 				t, _, err := median(ctx, o, cf, append(common, "--io", "serial", "-o", filepath.Join(dir, fmt.Sprintf("serial%d", runs))))
 				if err != nil {
