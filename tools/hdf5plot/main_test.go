@@ -29,9 +29,9 @@ func TestMedians(t *testing.T) {
 
 func TestLoadRejectsBadRows(t *testing.T) {
 	for name, body := range map[string]string{
-		"short rows":  "stage,config,operation\npatterns,x,write\n",
-		"bad MiB/s":   "stage,config,operation,ranks,rep,MiBps,disk_rate,date\npatterns,x,write,10,1,fast,4MB/s,d\n",
-		"missing":     "",
+		"short rows": "stage,config,operation\npatterns,x,write\n",
+		"bad MiB/s":  "stage,config,operation,ranks,rep,MiBps,disk_rate,date\npatterns,x,write,10,1,fast,4MB/s,d\n",
+		"missing":    "",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "x.csv")
