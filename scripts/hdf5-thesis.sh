@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# hdf5-thesis.sh: the HDF5/NetCDF-4 thesis' (seed 002) results, scaled down,
+# on an emulated 10-server pario cluster through the FUSE mount, with
+# MPI-IO's POSIX (ufs) driver underneath MPIIO, HDF5 and NetCDF-4.
+#
+# It starts `pario up --servers 10 --disk-rate RATE` in a temporary
+# directory, mounts it, sets the layout of the target directory with
+# `pario layout set /thesis -c 10 -S STRIP`, and runs `bin/pario-hdf5
+# bench` under mpirun with RANKS ranks for each stage:
+#
+#   patterns   1-OST, disjoint, 2-, 5- and 10-OST for POSIX, MPIIO,
+#              HDF5 independent and HDF5 collective    -> docs/hdf5-patterns.csv
+#   findings   NetCDF-4 alignment (independent, collective), the old and
+#              fixed chunk rule on an unlimited-only variable, fill values
+#              on/off (HDF5, NetCDF-4)                 -> docs/hdf5-findings.csv
+#   rest       transfer sizes, chunk sizes, collective vs independent on
+#              contiguous and chunked data, the fixed chunk rule at 2 MiB
+#                                                      -> docs/hdf5-rest.csv
+#   extendible an extendible dataset, HDF5 vs NetCDF-4 -> docs/hdf5-extendible.csv
+#
+# Each configuration runs REPS times, configurations alternating within a
+# repetition (the machine is shared); the CSV holds every run, and
+# tools/hdf5plot draws the medians into docs/hdf5-*.png.
+#
+#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-S strip]
+#   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
+#
+# Defaults: all stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
+# for the ten: below what this machine's mount does unthrottled), 256k
+# strips. Run as root (mount); needs /dev/fuse, fuse3, openmpi-bin and the
+# libraries of `make build-hdf5`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s strip=256k
+while getopts s:n:r:R:S: opt; do
+	case $opt in
+	s) stages=$OPTARG ;;
+	n) ranks=$OPTARG ;;
+	r) reps=$OPTARG ;;
+	R) rate=$OPTARG ;;
+	S) strip=$OPTARG ;;
+	*) sed -n '2,31p' "$0" >&2; exit 2 ;;
+	esac
+done
+for tool in mpirun fusermount3; do
+	command -v $tool >/dev/null || { echo "$tool not found: make deps" >&2; exit 1; }
+done
+mkdir -p bin
+go build -o bin/pario ./cmd/pario
+make -s build-hdf5
+go build -o bin/hdf5plot ./tools/hdf5plot
+pario=$PWD/bin/pario
+h5=$PWD/bin/pario-hdf5
+
+work=$(mktemp -d)
+mnt=$work/mnt
+upPID="" mountPID=""
+cleanup() {
+	set +e
+	if [ -n "$mountPID" ]; then
+		"$pario" umount --lazy "$mnt" 2>/dev/null
+		kill "$mountPID" 2>/dev/null
+		wait "$mountPID" 2>/dev/null
+	fi
+	if [ -n "$upPID" ]; then
+		kill "$upPID" 2>/dev/null
+		wait "$upPID" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$mnt" "$work/data"
+"$pario" up --dir "$work/data" --servers 10 --disk-rate "$rate" --log-level warn >"$work/up.log" 2>&1 &
+upPID=$!
+export PARIO_CLUSTER=$work/data/cluster
+for _ in $(seq 100); do [ -f "$PARIO_CLUSTER" ] && break; sleep 0.2; done
+"$pario" mount "$mnt" >"$work/mount.log" 2>&1 &
+mountPID=$!
+for _ in $(seq 100); do mountpoint -q "$mnt" && break; sleep 0.2; done
+mountpoint -q "$mnt" || { cat "$work/mount.log" >&2; exit 1; }
+mkdir -p "$mnt/thesis"
+"$pario" layout set /thesis -c 10 -S "$strip"
+dir=$mnt/thesis
+date=$(date -u +%Y-%m-%dT%H:%MZ)
+
+# run STAGE CONFIG ARGS...: one pario bench run (one repetition) through the
+# mount; prints CSV rows of its write (and read) MiB/s.
+run() {
+	local stage=$1 config=$2
+	shift 2
+	local out
+	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$h5" bench -i 1 -o "$dir/f" "$@" 2>"$work/err") || {
+		echo "hdf5-thesis: $config failed: $(tail -3 "$work/err")" >&2
+		rm -f "$dir/f"
+		return 0
+	}
+	rm -f "$dir/f"
+	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" '
+		/^Summary of all tests:/ { s = 1; next }
+		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s\n", st, c, $1, n, rep, $4, r, d }' <<<"$out"
+}
+
+header="stage,config,operation,ranks,rep,MiBps,disk_rate,date"
+
+# Every pattern moves 20 strips per rank, t = one strip.
+patterns() {
+	local s=$strip
+	local -A pat=(
+		[1-OST]="-b $s -t $s -s 20"
+		[disjoint]="-b $((20 * $(bytes "$s"))) -t $s -s 1"
+		[2-OST]="-b $((2 * $(bytes "$s"))) -t $s -s 10"
+		[5-OST]="-b $((5 * $(bytes "$s"))) -t $s -s 4"
+		[10-OST]="-b $((10 * $(bytes "$s"))) -t $s -s 2"
+	)
+	local -A api=(
+		[POSIX]="-a POSIX"
+		[MPIIO]="-a MPIIO"
+		[HDF5-ind]="-a HDF5 --hdf5.nofill --hdf5.setalignment $strip"
+		[HDF5-coll]="-a HDF5 -c --hdf5.nofill --hdf5.setalignment $strip"
+	)
+	for rep in $(seq "$reps"); do
+		for p in 1-OST disjoint 2-OST 5-OST 10-OST; do
+			for a in POSIX MPIIO HDF5-ind HDF5-coll; do
+				# shellcheck disable=SC2086
+				run patterns "$a/$p" ${api[$a]} ${pat[$p]} -w -r -e
+			done
+		done
+	done
+}
+
+findings() {
+	local s=$strip
+	for rep in $(seq "$reps"); do
+		# NetCDF-4 on the 1-OST pattern, without and with alignment.
+		run findings nc4-unaligned -a NC4 --nc4.nofill -b "$s" -t "$s" -s 20 -w -r -e
+		run findings nc4-aligned -a NC4 --nc4.nofill --nc4.setalignment "$s" -b "$s" -t "$s" -s 20 -w -r -e
+		run findings nc4-unaligned-coll -a NC4 -c --nc4.nofill -b "$s" -t "$s" -s 20 -w -e
+		run findings nc4-aligned-coll -a NC4 -c --nc4.nofill --nc4.setalignment "$s" -b "$s" -t "$s" -s 20 -w -e
+		# An unlimited-only variable, one rank (one-byte chunks are slow:
+		# 32 KiB, against the thesis' 10 MiB).
+		local n=$ranks
+		ranks=1
+		run findings chunk-rule-original -a NC4 -c --nc4.unlimited --nc4.chunk-rule original -b 32k -t 32k -w -e
+		run findings chunk-rule-thesis -a NC4 -c --nc4.unlimited --nc4.chunk-rule thesis -b 32k -t 32k -w -e
+		ranks=$n
+		# Fill values: each rank 8 MiB contiguous.
+		run findings hdf5-nofill -a HDF5 --hdf5.nofill -b 8m -t 1m -w -e
+		run findings hdf5-fill -a HDF5 --hdf5.fill -b 8m -t 1m -w -e
+		run findings nc4-nofill -a NC4 --nc4.nofill -b 8m -t 1m -w -e
+		run findings nc4-fill -a NC4 --nc4.fill -b 8m -t 1m -w -e
+	done
+}
+
+rest() {
+	for rep in $(seq "$reps"); do
+		# Transfer sizes on the disjoint pattern, 8 MiB per rank
+		# (the thesis: 128 KiB to 512 MiB).
+		for t in 128k 512k 1m 2m 8m; do
+			run rest "transfer/POSIX/$t" -a POSIX -b 8m -t "$t" -s 1 -w -r -e
+			run rest "transfer/HDF5/$t" -a HDF5 --hdf5.nofill -b 8m -t "$t" -s 1 -w -r -e
+		done
+		# Chunk sizes (HDF5, disjoint, 8 MiB per rank, 1 MiB transfers).
+		for c in 64k 256k 1m 4m; do
+			run rest "chunk/$c" -a HDF5 --hdf5.nofill --hdf5.chunksize "$c" -b 8m -t 1m -s 1 -w -r -e
+		done
+		# Collective vs independent, contiguous (aligned) and chunked (1-OST).
+		run rest "contig/ind" -a HDF5 --hdf5.nofill --hdf5.setalignment "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		run rest "contig/coll" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		run rest "chunked/ind" -a HDF5 --hdf5.nofill --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		run rest "chunked/coll" -a HDF5 -c --hdf5.nofill --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		# The fixed chunk rule at a size where open and close do not
+		# dominate (the findings stage writes 32 KiB for both rules).
+		local n=$ranks
+		ranks=1
+		run rest "chunk-rule-thesis/2m" -a NC4 -c --nc4.unlimited --nc4.chunk-rule thesis -b 2m -t 256k -w -e
+		ranks=$n
+	done
+}
+
+# An extendible dataset, grown before each write: HDF5 against NetCDF-4
+# (the thesis: 257.9 against 52.4 MiB/s).
+extendible() {
+	for rep in $(seq "$reps"); do
+		run extendible HDF5 -a HDF5 -c --hdf5.nofill --hdf5.unlimited --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
+		run extendible NC4 -a NC4 -c --nc4.nofill --nc4.unlimited --nc4.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
+	done
+}
+
+# bytes SIZE: 1m -> 1048576.
+bytes() {
+	local v=${1%[kKmMgG]} u=${1: -1}
+	case $u in
+	k | K) echo $((v << 10)) ;;
+	m | M) echo $((v << 20)) ;;
+	g | G) echo $((v << 30)) ;;
+	*) echo "$1" ;;
+	esac
+}
+
+for st in $stages; do
+	csv=docs/hdf5-$st.csv
+	{
+		echo "$header"
+		$st
+	} >"$csv.tmp"
+	mv "$csv.tmp" "$csv"
+	bin/hdf5plot -in "$csv" -out "docs/hdf5-$st.png"
+	echo "hdf5-thesis: wrote $csv and docs/hdf5-$st.png" >&2
+done
