@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,43 @@ func TestRateLimitHoldsForSmallContainers(t *testing.T) {
 	sr := rep.Send
 	if rate := float64(sr.Sent) / sr.Transfer.Seconds(); rate > 1.25e6 {
 		t.Errorf("%d bytes in %v: %.3g B/s over a 1 MB/s limit", sr.Sent, sr.Transfer, rate)
+	}
+}
+
+// The send that follows a plan sends the container the plan encoded for
+// the plugin it chose, not a second encoding, and the other candidates'
+// containers do not stay in the spool.
+func TestAutoSendReusesThePlansContainer(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	spool := filepath.Join(filepath.Dir(path), "spool")
+	eo := medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"zstd"}, Encode: eo,
+		Link:  cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Spool: spool,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Choices[0].Name != "zstd" {
+		t.Fatalf("chose %s, want zstd on a 1 MB/s link", p.Choices[0].Name)
+	}
+	left, _ := filepath.Glob(filepath.Join(spool, "*"))
+	if len(left) != 1 || p.Container != left[0] {
+		t.Fatalf("spool holds %v after the plan, want only the chosen container %q", left, p.Container)
+	}
+	eo.Plugin = p.Choices[0].Name
+	rep, err := medic.SendFile(context.Background(), path, medic.SendFileOptions{
+		Encode: eo, Send: medic.SendOptions{Addr: s.addr, Key: s.key}, SpoolDir: spool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Reused || rep.Encode != 0 {
+		t.Errorf("the send encoded again (reused %v, encode %v): the plan's container was not reused", rep.Reused, rep.Encode)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spool, "*")); len(left) != 0 {
+		t.Errorf("spool holds %v after the send", left)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +47,12 @@ type PlanRequest struct {
 	// RTT, when zero) are measured against the receiver of Measure.
 	Link    cost.Link
 	Measure SendOptions
+	// Spool, when set, is the SendFile spool directory of the send that
+	// follows the plan: each candidate is encoded into its spool file
+	// (named for Measure.Name, else the output's base name) and the
+	// chosen one's is kept, so that the send reuses it (Plan.Container)
+	// instead of encoding the output a second time.
+	Spool string
 }
 
 // Skipped is a candidate that could not be calibrated here.
@@ -72,6 +79,10 @@ type Plan struct {
 	Receiver   *Rates
 	RatesErr   error
 	LocalSpeed float64
+	// Container is the spooled container of the best choice (with
+	// PlanRequest.Spool; "" otherwise): SendFile with the same spool,
+	// encode options and name sends it as it is.
+	Container string
 }
 
 // Where a plan's g came from.
@@ -129,13 +140,41 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	}
 	p.GFrom = map[string]string{}
 	env := Env{Resources: req.Resources}
+	spooled := map[string]string{}
+	defer func() {
+		for _, f := range spooled {
+			if f != p.Container {
+				os.Remove(f)
+			}
+		}
+	}()
+	var dg [32]byte
+	if req.Spool != "" {
+		if err := os.MkdirAll(req.Spool, 0o700); err != nil {
+			return p, fmt.Errorf("medic: plan: spool: %w", err)
+		}
+		if _, dg, err = FileDigest(req.Path); err != nil {
+			return p, err
+		}
+	}
+	dest := req.Measure.Name
+	if dest == "" {
+		dest = filepath.Base(req.Path)
+	}
 	for _, n := range names {
 		o := req.Encode
 		o.Plugin = strings.TrimSpace(n)
-		e, from, err := p.calibrate(ctx, req.Path, o, env)
+		keep := ""
+		if req.Spool != "" {
+			keep = filepath.Join(req.Spool, SpoolName(dg, o, dest))
+		}
+		e, from, err := p.calibrate(ctx, req.Path, o, env, keep)
 		if err != nil {
 			p.Skipped = append(p.Skipped, Skipped{Plugin: o.Plugin, Err: err})
 			continue
+		}
+		if keep != "" {
+			spooled[o.Plugin] = keep
 		}
 		p.GFrom[o.Plugin] = from
 		ests = append(ests, e)
@@ -146,6 +185,9 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		}
 	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
+	if d, ok := cost.Decide(p.Choices); ok {
+		p.Container = spooled[d.Best.Name]
+	}
 	return p, nil
 }
 
@@ -184,10 +226,10 @@ func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, est
 // receiver: from the receiver's record of the plugin when it has one
 // (then nothing is regenerated here), else from a regeneration here
 // scaled by the receiver's speed now against this site's.
-func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, string, error) {
+func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env, keep string) (cost.Estimate, string, error) {
 	if p.Receiver != nil {
 		if rec, ok := p.Receiver.Find(o.Plugin); ok {
-			e, err := CalibrateEncode(ctx, path, o)
+			e, err := calibrate(ctx, path, o, Env{}, false, keep)
 			if err != nil {
 				return e, "", err
 			}
@@ -201,7 +243,7 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 			}
 		}
 	}
-	e, err := Calibrate(ctx, path, o, env)
+	e, err := calibrate(ctx, path, o, env, true, keep)
 	if err != nil {
 		return e, "", err
 	}

@@ -275,7 +275,7 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 	return medic.EncodeOptions{Cipher: c, Key: key, Params: params, Dir: wd}, nil
 }
 
-func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, w io.Writer) (medic.Plan, error) {
+func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, spool string, w io.Writer) (medic.Plan, error) {
 	if _, err := os.Stat(path); err != nil {
 		return medic.Plan{}, err
 	}
@@ -292,7 +292,7 @@ func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, 
 		return medic.Plan{}, err
 	}
 	plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: path, Plugins: sf.candidates(), Encode: eo, Resources: res,
-		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc}})
+		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as}, Spool: spool})
 	if err != nil {
 		return plan, err
 	}
@@ -340,7 +340,7 @@ skipped with the reason. Encryption is included in f and g (--cipher).`,
 				sf.cipher = "none"
 				fmt.Fprintln(os.Stderr, "note: no --key, so f and g are measured without encryption")
 			}
-			_, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, os.Stdout)
+			_, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, "", os.Stdout)
 			return err
 		},
 	}
@@ -443,12 +443,22 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return err
 	}
+	spool := sf.spool
+	if spool == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		spool = filepath.Join(d, "pario", "medic")
+	}
 	var predicted *cost.Choice
 	var link cost.Link
 	var planning time.Duration
 	if sf.auto {
 		tp := time.Now()
-		plan, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
+		// The plan encodes into the spool, so that the send reuses the
+		// chosen plugin's container.
+		plan, err := runPlan(ctx, sf, path, addr, key, tc, spool, os.Stdout)
 		if err != nil {
 			return err
 		}
@@ -473,14 +483,6 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		}
 	}
 	rate := sf.bwlimit
-	spool := sf.spool
-	if spool == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			d = os.TempDir()
-		}
-		spool = filepath.Join(d, "pario", "medic")
-	}
 	var bar *progressbar.ProgressBar
 	// Socket buffers of the bandwidth-delay product, from the plan's
 	// measured link or the given --bandwidth and --rtt.
