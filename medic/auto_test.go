@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,5 +214,77 @@ func TestAutoSendReusesThePlansContainer(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(spool, "*")); len(left) != 0 {
 		t.Errorf("spool holds %v after the send", left)
+	}
+}
+
+// ratedPlugin is zstd's output framing with a stated regeneration rate:
+// it counts its regenerations, so that a test sees whether a plan
+// regenerated here to price it.
+type ratedPlugin struct{}
+
+var ratedDecodes atomic.Int64
+
+const ratedRate = 1e6 // output bytes/s at medic.ReferenceSpeed
+
+func (ratedPlugin) Name() string       { return "rated-test" }
+func (ratedPlugin) RegenRate() float64 { return ratedRate }
+
+func (ratedPlugin) Encode(_ context.Context, src medic.Source, meta io.Writer) error {
+	f, err := os.Open(src.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(meta, f)
+	return err
+}
+
+func (ratedPlugin) Decode(_ context.Context, meta io.Reader, out io.Writer, _ medic.Env) error {
+	ratedDecodes.Add(1)
+	_, err := io.Copy(out, meta)
+	return err
+}
+
+func init() { medic.Register(ratedPlugin{}) }
+
+// A receiver with no record of a plugin that states its rate: the plan
+// prices g from that rate at the receiver's speed and regenerates nothing
+// here; after one send with it the receiver's record prices it.
+func TestAutoPricesFromTheStatedRateWithoutRegenerating(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	st, _ := os.Stat(path)
+	req := medic.PlanRequest{
+		Path: path, Plugins: []string{"rated-test", "zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	}
+	ratedDecodes.Store(0)
+	p, err := medic.MakePlan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ratedDecodes.Load(); n != 0 {
+		t.Errorf("the plan regenerated rated-test %d times here to price it; it states its rate", n)
+	}
+	if p.GFrom["rated-test"] != medic.GDefault {
+		t.Errorf("rated-test's g from %q, want %q", p.GFrom["rated-test"], medic.GDefault)
+	}
+	want := float64(st.Size()) / ratedRate * medic.ReferenceSpeed / p.Receiver.Speed
+	for _, c := range p.Choices {
+		if c.Name == "rated-test" && math.Abs(c.G-want) > 1e-9*want {
+			t.Errorf("rated-test priced g = %.4f s, want %.4f s (its rate at the receiver's speed)", c.G, want)
+		}
+	}
+	if _, err := sendFile(t, s, path, "rated-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = medic.MakePlan(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if p.GFrom["rated-test"] != medic.GReceiver {
+		t.Errorf("after a send, rated-test's g from %q, want the receiver's record", p.GFrom["rated-test"])
 	}
 }

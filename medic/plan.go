@@ -95,6 +95,11 @@ const (
 	GScaled = "here, scaled"
 	// GHere: a regeneration here, as is (no receiver to ask).
 	GHere = "here"
+	// GDefault: the plugin's stated RegenRate (RegenRater), scaled by
+	// the receiver's speed now (this site's without a receiver): a
+	// receiver with no record of the plugin, which is not regenerated
+	// here.
+	GDefault = "plugin default"
 )
 
 // MakePlan calibrates the candidates of req on its output and ranks them.
@@ -223,9 +228,11 @@ func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, est
 }
 
 // calibrate measures f and x of one plugin here and prices its g at the
-// receiver: from the receiver's record of the plugin when it has one
-// (then nothing is regenerated here), else from a regeneration here
-// scaled by the receiver's speed now against this site's.
+// receiver: from the receiver's record of the plugin when it has one,
+// else from the plugin's stated rate (RegenRater) scaled to the
+// receiver's speed now (in both, nothing is regenerated here); only a
+// plugin that states no rate is regenerated here, scaled by the
+// receiver's speed now against this site's.
 func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env, keep string) (cost.Estimate, string, error) {
 	if p.Receiver != nil {
 		if rec, ok := p.Receiver.Find(o.Plugin); ok {
@@ -240,6 +247,22 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, 0, 0); ok {
 				e.G = g
 				return e, GReceiver, nil
+			}
+		}
+	}
+	if pl, err := Lookup(o.Plugin); err == nil {
+		if _, ok := pl.(RegenRater); ok {
+			speed := p.LocalSpeed
+			if p.Receiver != nil {
+				speed = p.Receiver.Speed
+			} else if speed == 0 {
+				speed = SpeedProbe(SpeedProbeTime)
+				p.LocalSpeed = speed
+			}
+			if g, ok := DefaultG(o.Plugin, p.Size, speed); ok {
+				e, err := calibrate(ctx, path, o, Env{}, false, keep)
+				e.G = g
+				return e, GDefault, err
 			}
 		}
 	}
@@ -297,7 +320,7 @@ func (p Plan) WriteText(w io.Writer) error {
 	fmt.Fprintln(&b)
 	switch {
 	case p.Receiver != nil:
-		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else measured here and scaled\n",
+		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else the plugin's stated rate or a regeneration here, scaled to its speed\n",
 			p.Receiver.Speed/math.Max(p.LocalSpeed, 1))
 	case p.RatesErr != nil:
 		fmt.Fprintf(&b, "receiver: did not say how fast it regenerates (%v); g measured here\n", p.RatesErr)

@@ -315,7 +315,8 @@ of the ParaMEDIC paper's figure 2 the plugin is in on this link: Q1 (metadata at
 most half the output, f + g under half the raw transfer: always pays), Q2 (large
 reduction, much post-processing: depends), Q3 (never pays), Q4 (depends).
 With --measure, g is the receiver's: its record of earlier regenerations with
-the plugin, else g measured here scaled by the receiver's speed now ("g from").
+the plugin, else the plugin's stated conservative rate (blast: 18 kB/s of
+report) or g measured here, scaled by the receiver's speed now ("g from").
 
 Plugins that cannot run here (missing --param or --resource) are listed as
 skipped with the reason. Encryption is included in f and g (--cipher).`,
@@ -391,8 +392,10 @@ encoding (f), the transfer (x/B) and regeneration (g) took.
 --plugin a,b, with raw and zstd) with the rates measured now: the link's
 bandwidth and RTT (or --bandwidth, --rtt), f and x by encoding FILE here, and
 g as the receiver says it regenerates now (its record of earlier
-regenerations with that plugin, scaled to its load now; else a regeneration
-here scaled to the receiver's speed). It sends with the cheapest by the cost
+regenerations with that plugin; else the plugin's stated conservative rate,
+blast's 18 kB/s of report, scaled to the receiver's speed; else a
+regeneration here scaled to the receiver's speed). The chosen plugin's
+container is the one the plan encoded. It sends with the cheapest by the cost
 model, A = f + x/B + g, prints the prices it compared and why it chose, and
 the prediction beside what happened.
 
