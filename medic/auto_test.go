@@ -222,7 +222,7 @@ func TestAutoSendReusesThePlansContainer(t *testing.T) {
 // regenerated here to price it.
 type ratedPlugin struct{}
 
-var ratedDecodes atomic.Int64
+var ratedEncodes, ratedDecodes atomic.Int64
 
 const ratedRate = 1e6 // output bytes/s at medic.ReferenceSpeed
 
@@ -230,6 +230,7 @@ func (ratedPlugin) Name() string       { return "rated-test" }
 func (ratedPlugin) RegenRate() float64 { return ratedRate }
 
 func (ratedPlugin) Encode(_ context.Context, src medic.Source, meta io.Writer) error {
+	ratedEncodes.Add(1)
 	f, err := os.Open(src.Path)
 	if err != nil {
 		return err
@@ -258,7 +259,7 @@ func TestAutoPricesFromTheStatedRateWithoutRegenerating(t *testing.T) {
 	req := medic.PlanRequest{
 		Path: path, Plugins: []string{"rated-test", "zstd"},
 		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
-		Link:    cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Link:    cost.Link{B: 50e3, RoundTrip: medic.RoundTrips}, // slow enough that rated-test may win
 		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
 	}
 	ratedDecodes.Store(0)
@@ -286,5 +287,39 @@ func TestAutoPricesFromTheStatedRateWithoutRegenerating(t *testing.T) {
 	}
 	if p.GFrom["rated-test"] != medic.GReceiver {
 		t.Errorf("after a send, rated-test's g from %q, want the receiver's record", p.GFrom["rated-test"])
+	}
+}
+
+// A plugin whose g alone (no metadata, no encoding) loses to raw is not
+// encoded to be priced: the plan skips it and says why.
+func TestAutoSkipsWhatCannotWinWithoutEncoding(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	ratedEncodes.Store(0)
+	// rated-test regenerates about 1 MB/s; the link moves 100 MB/s.
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"rated-test", "zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 100e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ratedEncodes.Load(); n != 0 {
+		t.Errorf("the plan encoded rated-test %d times; its g alone loses to raw", n)
+	}
+	var skipped error
+	for _, sk := range p.Skipped {
+		if sk.Plugin == "rated-test" {
+			skipped = sk.Err
+		}
+	}
+	if skipped == nil || !strings.Contains(skipped.Error(), "cannot win") {
+		t.Errorf("rated-test not skipped as one that cannot win: %+v", p.Skipped)
+	}
+	if len(p.Choices) != 2 {
+		t.Errorf("choices %+v, want raw and zstd", p.Choices)
 	}
 }

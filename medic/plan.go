@@ -3,6 +3,7 @@ package medic
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -166,9 +167,9 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	if dest == "" {
 		dest = filepath.Base(req.Path)
 	}
-	for _, n := range names {
+	calib := func(n string) {
 		o := req.Encode
-		o.Plugin = strings.TrimSpace(n)
+		o.Plugin = n
 		keep := ""
 		if req.Spool != "" {
 			keep = filepath.Join(req.Spool, SpoolName(dg, o, dest))
@@ -176,7 +177,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		e, from, err := p.calibrate(ctx, req.Path, o, env, keep)
 		if err != nil {
 			p.Skipped = append(p.Skipped, Skipped{Plugin: o.Plugin, Err: err})
-			continue
+			return
 		}
 		if keep != "" {
 			spooled[o.Plugin] = keep
@@ -184,7 +185,31 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		p.GFrom[o.Plugin] = from
 		ests = append(ests, e)
 	}
-	if p.Link.B <= 0 {
+	// Raw first, then a rough measure of the link: with them a candidate
+	// whose g alone loses is not encoded at all (cannotWin).
+	calib("raw")
+	measured := p.Link.B <= 0
+	if measured {
+		if err := p.measureLink(ctx, sess, req, nil); err != nil {
+			return p, err
+		}
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "raw" {
+			continue
+		}
+		if g, _, ok := p.priorG(n); ok {
+			if why := p.cannotWin(req.AppTime, n, g, ests); why != "" {
+				p.Skipped = append(p.Skipped, Skipped{Plugin: n, Err: errors.New(why)})
+				continue
+			}
+		}
+		calib(n)
+	}
+	// The rough rate is kept when the same candidate is the cheapest at
+	// half and at twice it, else the link is measured precisely.
+	if measured && !p.robust(req.AppTime, ests, p.Link.B, 0) {
 		if err := p.measureLink(ctx, sess, req, ests); err != nil {
 			return p, err
 		}
@@ -196,20 +221,24 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	return p, nil
 }
 
+// robust says whether a rough rate b (and rtt, when the link's is not
+// known) is enough to choose among ests: see cost.Robust.
+func (p *Plan) robust(T float64, ests []cost.Estimate, b float64, rtt time.Duration) bool {
+	l := p.Link
+	l.B = b
+	if l.RTT == 0 {
+		l.RTT = rtt.Seconds()
+	}
+	return cost.Robust(T, float64(p.Size), ests, l, 2)
+}
+
 // measureLink measures B (and the RTT, unless given) against the
 // receiver, only as precisely as the choice needs: rough probes (16 KiB,
 // then 4 times more until one lasts 50 ms) give a rough rate; when the same candidate is the
 // cheapest at half and at twice that rate, the rough rate is kept, else
 // a probe of ProbeTime measures it.
 func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, ests []cost.Estimate) error {
-	enough := func(b float64, rtt time.Duration) bool {
-		l := p.Link
-		l.B = b
-		if l.RTT == 0 {
-			l.RTT = rtt.Seconds()
-		}
-		return cost.Robust(req.AppTime, float64(p.Size), ests, l, 2)
-	}
+	enough := func(b float64, rtt time.Duration) bool { return p.robust(req.AppTime, ests, b, rtt) }
 	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -227,44 +256,50 @@ func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, est
 	return nil
 }
 
-// calibrate measures f and x of one plugin here and prices its g at the
-// receiver: from the receiver's record of the plugin when it has one,
-// else from the plugin's stated rate (RegenRater) scaled to the
-// receiver's speed now (in both, nothing is regenerated here); only a
-// plugin that states no rate is regenerated here, scaled by the
-// receiver's speed now against this site's.
-func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env, keep string) (cost.Estimate, string, error) {
+// priorG prices the g of a plugin at the receiver without regenerating
+// here: from the receiver's record of the plugin when it has one, else
+// from the plugin's stated rate (RegenRater) scaled to the receiver's
+// speed now (this site's without a receiver). ok is false for a plugin
+// that states no rate and that the receiver has no record of.
+func (p *Plan) priorG(plugin string) (g float64, from string, ok bool) {
 	if p.Receiver != nil {
-		if rec, ok := p.Receiver.Find(o.Plugin); ok {
-			e, err := calibrate(ctx, path, o, Env{}, false, keep)
-			if err != nil {
-				return e, "", err
-			}
+		if rec, ok := p.Receiver.Find(plugin); ok {
 			// The record as it is, not scaled by the speed probes: the
 			// regenerations themselves are the better measure of the
 			// receiver's speed (the latest weighs half), and on a shared
 			// machine two 50 ms probes differ by more than its load does.
 			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, 0, 0); ok {
-				e.G = g
-				return e, GReceiver, nil
+				return g, GReceiver, true
 			}
 		}
 	}
-	if pl, err := Lookup(o.Plugin); err == nil {
-		if _, ok := pl.(RegenRater); ok {
-			speed := p.LocalSpeed
-			if p.Receiver != nil {
-				speed = p.Receiver.Speed
-			} else if speed == 0 {
-				speed = SpeedProbe(SpeedProbeTime)
-				p.LocalSpeed = speed
-			}
-			if g, ok := DefaultG(o.Plugin, p.Size, speed); ok {
-				e, err := calibrate(ctx, path, o, Env{}, false, keep)
-				e.G = g
-				return e, GDefault, err
-			}
-		}
+	pl, err := Lookup(plugin)
+	if err != nil {
+		return 0, "", false
+	}
+	if _, ok := pl.(RegenRater); !ok {
+		return 0, "", false
+	}
+	speed := p.LocalSpeed
+	if p.Receiver != nil {
+		speed = p.Receiver.Speed
+	} else if speed == 0 {
+		speed = SpeedProbe(SpeedProbeTime)
+		p.LocalSpeed = speed
+	}
+	g, ok = DefaultG(plugin, p.Size, speed)
+	return g, GDefault, ok
+}
+
+// calibrate measures f and x of one plugin here and prices its g at the
+// receiver: by priorG when it can (nothing is regenerated here), else by
+// a regeneration here scaled by the receiver's speed now against this
+// site's.
+func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env, keep string) (cost.Estimate, string, error) {
+	if g, from, ok := p.priorG(o.Plugin); ok {
+		e, err := calibrate(ctx, path, o, Env{}, false, keep)
+		e.G = g
+		return e, from, err
 	}
 	e, err := calibrate(ctx, path, o, env, true, keep)
 	if err != nil {
@@ -275,6 +310,25 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 		return e, GScaled, nil
 	}
 	return e, GHere, nil
+}
+
+// cannotWin says why a plugin whose g is already priced loses even in
+// its best case (encoded in no time into no bytes) to the cheapest of
+// ests at half the link's bandwidth (a rough probe is within 2x), so that
+// the plan need not encode it: "" when it may win.
+func (p *Plan) cannotWin(T float64, plugin string, g float64, ests []cost.Estimate) string {
+	l := p.Link
+	l.B /= 2
+	d, ok := cost.Decide(cost.Plan(T, float64(p.Size), ests, l))
+	if !ok {
+		return ""
+	}
+	lb := cost.Time(T, cost.Estimate{Name: plugin, G: g}, l)
+	if lb <= d.Best.A {
+		return ""
+	}
+	return fmt.Sprintf("cannot win: with no metadata and no encoding it would take %.3f s (g %.3f s), more than %s's %.3f s at half the link's bandwidth",
+		lb, g, d.Best.Name, d.Best.A)
 }
 
 // CalibrateAll measures f, g and x of every named plugin on the output at
