@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -84,8 +85,9 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			return err
 		}
 		buffer := cost.SocketBuffer(link.B, link.RTT)
-		// Repetitions in turn (raw, zstd, blast, auto, raw, ...), so that
-		// a spell of load on this shared machine falls on all of them;
+		// Repetitions in turn, in ABBA order (raw, zstd, blast, auto,
+		// auto, blast, zstd, raw, ...), so that a spell of load or a
+		// drift on this shared machine falls on all of them alike;
 		// the median of each is kept, and of auto the repetition with
 		// the median whole time.
 		all := map[string][]float64{}
@@ -97,12 +99,25 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 		}
 		var runs []autoRun
 		for r := 0; r < max(c.reps, 1); r++ {
-			for _, p := range c.plugins {
-				t, _, err := l.sendOnce(ctx, c, p, cp, buffer, false)
-				if err != nil {
-					return fmt.Errorf("%s at %s, RTT %v: %w", p, units.FormatRate(link.B), link.RTT, err)
+			named := func() error {
+				order := slices.Clone(c.plugins)
+				if r%2 == 1 {
+					slices.Reverse(order)
 				}
-				all[p] = append(all[p], t)
+				for _, p := range order {
+					t, _, err := l.sendOnce(ctx, c, p, cp, buffer, false)
+					if err != nil {
+						return fmt.Errorf("%s at %s, RTT %v: %w", p, units.FormatRate(link.B), link.RTT, err)
+					}
+					all[p] = append(all[p], t)
+				}
+				return nil
+			}
+			// ABBA: raw, zstd, blast, auto, then auto, blast, zstd, raw.
+			if r%2 == 0 {
+				if err := named(); err != nil {
+					return err
+				}
 			}
 			// As send --auto: the link measured through the emulated one,
 			// the receiver's rates asked, every candidate calibrated here.
@@ -126,6 +141,11 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 				return fmt.Errorf("auto (%s) at %s: %w", d.Best.Name, units.FormatRate(link.B), err)
 			}
 			runs = append(runs, autoRun{plan, d, planT, sendT})
+			if r%2 == 1 {
+				if err := named(); err != nil {
+					return err
+				}
+			}
 		}
 		times := map[string]float64{}
 		for p, ts := range all {
