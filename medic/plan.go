@@ -140,7 +140,6 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 			defer c.nc.Close()
 		} else {
 			p.Receiver = &r
-			p.LocalSpeed = SpeedProbe(SpeedProbeTime)
 		}
 		sess = c
 	}
@@ -280,12 +279,9 @@ func (p *Plan) priorG(plugin string) (g float64, from string, ok bool) {
 	if _, ok := pl.(RegenRater); !ok {
 		return 0, "", false
 	}
-	speed := p.LocalSpeed
-	if p.Receiver != nil {
-		speed = p.Receiver.Speed
-	} else if speed == 0 {
-		speed = SpeedProbe(SpeedProbeTime)
-		p.LocalSpeed = speed
+	speed := p.Receiver.speed()
+	if p.Receiver == nil {
+		speed = p.localSpeed()
 	}
 	g, ok = DefaultG(plugin, p.Size, speed)
 	return g, GDefault, ok
@@ -306,10 +302,20 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 		return e, "", err
 	}
 	if p.Receiver != nil {
-		e.G = cost.ScaleG(e.G, p.LocalSpeed, p.Receiver.Speed)
+		e.G = cost.ScaleG(e.G, p.localSpeed(), p.Receiver.Speed)
 		return e, GScaled, nil
 	}
 	return e, GHere, nil
+}
+
+// localSpeed is this site's SpeedProbe, probed the first time a price
+// needs it (50 ms of both CPUs that a plan of recorded or stated rates
+// does without).
+func (p *Plan) localSpeed() float64 {
+	if p.LocalSpeed == 0 {
+		p.LocalSpeed = SpeedProbe(SpeedProbeTime)
+	}
+	return p.LocalSpeed
 }
 
 // cannotWin says why a plugin whose g is already priced loses even in
@@ -373,6 +379,8 @@ func (p Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	switch {
+	case p.Receiver != nil && p.LocalSpeed == 0:
+		fmt.Fprintf(&b, "receiver: g from its record of earlier regenerations where it has one, else the plugin's stated rate scaled to its speed now\n")
 	case p.Receiver != nil:
 		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else the plugin's stated rate or a regeneration here, scaled to its speed\n",
 			p.Receiver.Speed/math.Max(p.LocalSpeed, 1))

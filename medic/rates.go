@@ -36,6 +36,14 @@ type PluginRate struct {
 	Speed float64
 }
 
+// speed is r's Speed, 0 (unknown) for no answer.
+func (r *Rates) speed() float64 {
+	if r == nil {
+		return 0
+	}
+	return r.Speed
+}
+
 // Find returns the record of plugin, if the receiver has one.
 func (r Rates) Find(plugin string) (PluginRate, bool) {
 	for _, p := range r.Plugins {
