@@ -323,3 +323,33 @@ func TestAutoSkipsWhatCannotWinWithoutEncoding(t *testing.T) {
 		t.Errorf("choices %+v, want raw and zstd", p.Choices)
 	}
 }
+
+// With every g from the receiver's records, a plan neither regenerates
+// here nor probes this site's speed (50 ms of every CPU).
+func TestAutoWithRecordsProbesNothingHere(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(2000))
+	for _, pl := range []string{"raw", "zstd"} {
+		if _, err := sendFile(t, s, path, pl, medic.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"raw", "zstd"} {
+		if p.GFrom[n] != medic.GReceiver {
+			t.Errorf("%s's g from %q, want the receiver's record", n, p.GFrom[n])
+		}
+	}
+	if p.LocalSpeed != 0 {
+		t.Errorf("the plan probed this site's speed (%.3g) though no price needed it", p.LocalSpeed)
+	}
+}
