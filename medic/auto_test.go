@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,5 +176,180 @@ func TestRateLimitHoldsForSmallContainers(t *testing.T) {
 	sr := rep.Send
 	if rate := float64(sr.Sent) / sr.Transfer.Seconds(); rate > 1.25e6 {
 		t.Errorf("%d bytes in %v: %.3g B/s over a 1 MB/s limit", sr.Sent, sr.Transfer, rate)
+	}
+}
+
+// The send that follows a plan sends the container the plan encoded for
+// the plugin it chose, not a second encoding, and the other candidates'
+// containers do not stay in the spool.
+func TestAutoSendReusesThePlansContainer(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	spool := filepath.Join(filepath.Dir(path), "spool")
+	eo := medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"zstd"}, Encode: eo,
+		Link:  cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Spool: spool,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Choices[0].Name != "zstd" {
+		t.Fatalf("chose %s, want zstd on a 1 MB/s link", p.Choices[0].Name)
+	}
+	left, _ := filepath.Glob(filepath.Join(spool, "*"))
+	if len(left) != 1 || p.Container != left[0] {
+		t.Fatalf("spool holds %v after the plan, want only the chosen container %q", left, p.Container)
+	}
+	eo.Plugin = p.Choices[0].Name
+	rep, err := medic.SendFile(context.Background(), path, medic.SendFileOptions{
+		Encode: eo, Send: medic.SendOptions{Addr: s.addr, Key: s.key}, SpoolDir: spool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Reused || rep.Encode != 0 {
+		t.Errorf("the send encoded again (reused %v, encode %v): the plan's container was not reused", rep.Reused, rep.Encode)
+	}
+	if left, _ := filepath.Glob(filepath.Join(spool, "*")); len(left) != 0 {
+		t.Errorf("spool holds %v after the send", left)
+	}
+}
+
+// ratedPlugin is zstd's output framing with a stated regeneration rate:
+// it counts its regenerations, so that a test sees whether a plan
+// regenerated here to price it.
+type ratedPlugin struct{}
+
+var ratedEncodes, ratedDecodes atomic.Int64
+
+const ratedRate = 1e6 // output bytes/s at medic.ReferenceSpeed
+
+func (ratedPlugin) Name() string       { return "rated-test" }
+func (ratedPlugin) RegenRate() float64 { return ratedRate }
+
+func (ratedPlugin) Encode(_ context.Context, src medic.Source, meta io.Writer) error {
+	ratedEncodes.Add(1)
+	f, err := os.Open(src.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(meta, f)
+	return err
+}
+
+func (ratedPlugin) Decode(_ context.Context, meta io.Reader, out io.Writer, _ medic.Env) error {
+	ratedDecodes.Add(1)
+	_, err := io.Copy(out, meta)
+	return err
+}
+
+func init() { medic.Register(ratedPlugin{}) }
+
+// A receiver with no record of a plugin that states its rate: the plan
+// prices g from that rate at the receiver's speed and regenerates nothing
+// here; after one send with it the receiver's record prices it.
+func TestAutoPricesFromTheStatedRateWithoutRegenerating(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	st, _ := os.Stat(path)
+	req := medic.PlanRequest{
+		Path: path, Plugins: []string{"rated-test", "zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 50e3, RoundTrip: medic.RoundTrips}, // slow enough that rated-test may win
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	}
+	ratedDecodes.Store(0)
+	p, err := medic.MakePlan(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ratedDecodes.Load(); n != 0 {
+		t.Errorf("the plan regenerated rated-test %d times here to price it; it states its rate", n)
+	}
+	if p.GFrom["rated-test"] != medic.GDefault {
+		t.Errorf("rated-test's g from %q, want %q", p.GFrom["rated-test"], medic.GDefault)
+	}
+	want := float64(st.Size()) / ratedRate * medic.ReferenceSpeed / p.Receiver.Speed
+	for _, c := range p.Choices {
+		if c.Name == "rated-test" && math.Abs(c.G-want) > 1e-9*want {
+			t.Errorf("rated-test priced g = %.4f s, want %.4f s (its rate at the receiver's speed)", c.G, want)
+		}
+	}
+	if _, err := sendFile(t, s, path, "rated-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = medic.MakePlan(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if p.GFrom["rated-test"] != medic.GReceiver {
+		t.Errorf("after a send, rated-test's g from %q, want the receiver's record", p.GFrom["rated-test"])
+	}
+}
+
+// A plugin whose g alone (no metadata, no encoding) loses to raw is not
+// encoded to be priced: the plan skips it and says why.
+func TestAutoSkipsWhatCannotWinWithoutEncoding(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	ratedEncodes.Store(0)
+	// rated-test regenerates about 1 MB/s; the link moves 100 MB/s.
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"rated-test", "zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 100e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ratedEncodes.Load(); n != 0 {
+		t.Errorf("the plan encoded rated-test %d times; its g alone loses to raw", n)
+	}
+	var skipped error
+	for _, sk := range p.Skipped {
+		if sk.Plugin == "rated-test" {
+			skipped = sk.Err
+		}
+	}
+	if skipped == nil || !strings.Contains(skipped.Error(), "cannot win") {
+		t.Errorf("rated-test not skipped as one that cannot win: %+v", p.Skipped)
+	}
+	if len(p.Choices) != 2 {
+		t.Errorf("choices %+v, want raw and zstd", p.Choices)
+	}
+}
+
+// With every g from the receiver's records, a plan neither regenerates
+// here nor probes this site's speed (50 ms of every CPU).
+func TestAutoWithRecordsProbesNothingHere(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(2000))
+	for _, pl := range []string{"raw", "zstd"} {
+		if _, err := sendFile(t, s, path, pl, medic.SendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"zstd"},
+		Encode:  medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Link:    cost.Link{B: 1e6, RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"raw", "zstd"} {
+		if p.GFrom[n] != medic.GReceiver {
+			t.Errorf("%s's g from %q, want the receiver's record", n, p.GFrom[n])
+		}
+	}
+	if p.LocalSpeed != 0 {
+		t.Errorf("the plan probed this site's speed (%.3g) though no price needed it", p.LocalSpeed)
 	}
 }

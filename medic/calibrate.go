@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/pario/pario/medic/cost"
@@ -16,23 +17,37 @@ import (
 // real run: the plugin must be able to regenerate at this site (for an
 // application plugin, with a copy of the resources it needs).
 func Calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, error) {
-	return calibrate(ctx, path, o, env, true)
+	return calibrate(ctx, path, o, env, true, "")
 }
 
 // CalibrateEncode measures only f and x (G is 0): for a plugin whose g
 // comes from elsewhere (the receiver's record), so that this site needs
 // nothing to regenerate with and spends no time on it.
 func CalibrateEncode(ctx context.Context, path string, o EncodeOptions) (cost.Estimate, error) {
-	return calibrate(ctx, path, o, Env{}, false)
+	return calibrate(ctx, path, o, Env{}, false, "")
 }
 
-func calibrate(ctx context.Context, path string, o EncodeOptions, env Env, decode bool) (cost.Estimate, error) {
-	tmp, err := os.CreateTemp("", "pario-medic-cal-*")
+// calibrate encodes into keep when it is not "" (a spool file, so that
+// the send of the plugin chosen reuses the container instead of encoding
+// again), else into a temporary file it removes.
+func calibrate(ctx context.Context, path string, o EncodeOptions, env Env, decode bool, keep string) (e cost.Estimate, err error) {
+	dir := ""
+	if keep != "" {
+		dir = filepath.Dir(keep)
+	}
+	tmp, err := os.CreateTemp(dir, ".pario-medic-cal-*")
 	if err != nil {
 		return cost.Estimate{}, err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	defer func() {
+		tmp.Close()
+		if keep != "" && err == nil {
+			err = os.Rename(tmp.Name(), keep)
+		}
+		if keep == "" || err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
 	t0 := time.Now()
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	if _, err := Encode(ctx, path, o, bw); err != nil {

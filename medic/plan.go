@@ -3,10 +3,12 @@ package medic
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -46,6 +48,12 @@ type PlanRequest struct {
 	// RTT, when zero) are measured against the receiver of Measure.
 	Link    cost.Link
 	Measure SendOptions
+	// Spool, when set, is the SendFile spool directory of the send that
+	// follows the plan: each candidate is encoded into its spool file
+	// (named for Measure.Name, else the output's base name) and the
+	// chosen one's is kept, so that the send reuses it (Plan.Container)
+	// instead of encoding the output a second time.
+	Spool string
 }
 
 // Skipped is a candidate that could not be calibrated here.
@@ -72,6 +80,10 @@ type Plan struct {
 	Receiver   *Rates
 	RatesErr   error
 	LocalSpeed float64
+	// Container is the spooled container of the best choice (with
+	// PlanRequest.Spool; "" otherwise): SendFile with the same spool,
+	// encode options and name sends it as it is.
+	Container string
 }
 
 // Where a plan's g came from.
@@ -84,6 +96,11 @@ const (
 	GScaled = "here, scaled"
 	// GHere: a regeneration here, as is (no receiver to ask).
 	GHere = "here"
+	// GDefault: the plugin's stated RegenRate (RegenRater), scaled by
+	// the receiver's speed now (this site's without a receiver): a
+	// receiver with no record of the plugin, which is not regenerated
+	// here.
+	GDefault = "plugin default"
 )
 
 // MakePlan calibrates the candidates of req on its output and ranks them.
@@ -123,30 +140,95 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 			defer c.nc.Close()
 		} else {
 			p.Receiver = &r
-			p.LocalSpeed = SpeedProbe(SpeedProbeTime)
 		}
 		sess = c
 	}
 	p.GFrom = map[string]string{}
 	env := Env{Resources: req.Resources}
-	for _, n := range names {
+	spooled := map[string]string{}
+	defer func() {
+		for _, f := range spooled {
+			if f != p.Container {
+				os.Remove(f)
+			}
+		}
+	}()
+	var dg [32]byte
+	if req.Spool != "" {
+		if err := os.MkdirAll(req.Spool, 0o700); err != nil {
+			return p, fmt.Errorf("medic: plan: spool: %w", err)
+		}
+		if _, dg, err = FileDigest(req.Path); err != nil {
+			return p, err
+		}
+	}
+	dest := req.Measure.Name
+	if dest == "" {
+		dest = filepath.Base(req.Path)
+	}
+	calib := func(n string) {
 		o := req.Encode
-		o.Plugin = strings.TrimSpace(n)
-		e, from, err := p.calibrate(ctx, req.Path, o, env)
+		o.Plugin = n
+		keep := ""
+		if req.Spool != "" {
+			keep = filepath.Join(req.Spool, SpoolName(dg, o, dest))
+		}
+		e, from, err := p.calibrate(ctx, req.Path, o, env, keep)
 		if err != nil {
 			p.Skipped = append(p.Skipped, Skipped{Plugin: o.Plugin, Err: err})
-			continue
+			return
+		}
+		if keep != "" {
+			spooled[o.Plugin] = keep
 		}
 		p.GFrom[o.Plugin] = from
 		ests = append(ests, e)
 	}
-	if p.Link.B <= 0 {
+	// Raw first, then a rough measure of the link: with them a candidate
+	// whose g alone loses is not encoded at all (cannotWin).
+	calib("raw")
+	measured := p.Link.B <= 0
+	if measured {
+		if err := p.measureLink(ctx, sess, req, nil); err != nil {
+			return p, err
+		}
+	}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "raw" {
+			continue
+		}
+		if g, _, ok := p.priorG(n); ok {
+			if why := p.cannotWin(req.AppTime, n, g, ests); why != "" {
+				p.Skipped = append(p.Skipped, Skipped{Plugin: n, Err: errors.New(why)})
+				continue
+			}
+		}
+		calib(n)
+	}
+	// The rough rate is kept when the same candidate is the cheapest at
+	// half and at twice it, else the link is measured precisely.
+	if measured && !p.robust(req.AppTime, ests, p.Link.B, 0) {
 		if err := p.measureLink(ctx, sess, req, ests); err != nil {
 			return p, err
 		}
 	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
+	if d, ok := cost.Decide(p.Choices); ok {
+		p.Container = spooled[d.Best.Name]
+	}
 	return p, nil
+}
+
+// robust says whether a rough rate b (and rtt, when the link's is not
+// known) is enough to choose among ests: see cost.Robust.
+func (p *Plan) robust(T float64, ests []cost.Estimate, b float64, rtt time.Duration) bool {
+	l := p.Link
+	l.B = b
+	if l.RTT == 0 {
+		l.RTT = rtt.Seconds()
+	}
+	return cost.Robust(T, float64(p.Size), ests, l, 2)
 }
 
 // measureLink measures B (and the RTT, unless given) against the
@@ -155,14 +237,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 // cheapest at half and at twice that rate, the rough rate is kept, else
 // a probe of ProbeTime measures it.
 func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, ests []cost.Estimate) error {
-	enough := func(b float64, rtt time.Duration) bool {
-		l := p.Link
-		l.B = b
-		if l.RTT == 0 {
-			l.RTT = rtt.Seconds()
-		}
-		return cost.Robust(req.AppTime, float64(p.Size), ests, l, 2)
-	}
+	enough := func(b float64, rtt time.Duration) bool { return p.robust(req.AppTime, ests, b, rtt) }
 	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -180,36 +255,86 @@ func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, est
 	return nil
 }
 
-// calibrate measures f and x of one plugin here and prices its g at the
-// receiver: from the receiver's record of the plugin when it has one
-// (then nothing is regenerated here), else from a regeneration here
-// scaled by the receiver's speed now against this site's.
-func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env) (cost.Estimate, string, error) {
+// priorG prices the g of a plugin at the receiver without regenerating
+// here: from the receiver's record of the plugin when it has one, else
+// from the plugin's stated rate (RegenRater) scaled to the receiver's
+// speed now (this site's without a receiver). ok is false for a plugin
+// that states no rate and that the receiver has no record of.
+func (p *Plan) priorG(plugin string) (g float64, from string, ok bool) {
 	if p.Receiver != nil {
-		if rec, ok := p.Receiver.Find(o.Plugin); ok {
-			e, err := CalibrateEncode(ctx, path, o)
-			if err != nil {
-				return e, "", err
-			}
+		if rec, ok := p.Receiver.Find(plugin); ok {
 			// The record as it is, not scaled by the speed probes: the
 			// regenerations themselves are the better measure of the
 			// receiver's speed (the latest weighs half), and on a shared
 			// machine two 50 ms probes differ by more than its load does.
 			if g, ok := cost.GFromHistory(float64(p.Size), rec.Rate, 0, 0); ok {
-				e.G = g
-				return e, GReceiver, nil
+				return g, GReceiver, true
 			}
 		}
 	}
-	e, err := Calibrate(ctx, path, o, env)
+	pl, err := Lookup(plugin)
+	if err != nil {
+		return 0, "", false
+	}
+	if _, ok := pl.(RegenRater); !ok {
+		return 0, "", false
+	}
+	speed := p.Receiver.speed()
+	if p.Receiver == nil {
+		speed = p.localSpeed()
+	}
+	g, ok = DefaultG(plugin, p.Size, speed)
+	return g, GDefault, ok
+}
+
+// calibrate measures f and x of one plugin here and prices its g at the
+// receiver: by priorG when it can (nothing is regenerated here), else by
+// a regeneration here scaled by the receiver's speed now against this
+// site's.
+func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env Env, keep string) (cost.Estimate, string, error) {
+	if g, from, ok := p.priorG(o.Plugin); ok {
+		e, err := calibrate(ctx, path, o, Env{}, false, keep)
+		e.G = g
+		return e, from, err
+	}
+	e, err := calibrate(ctx, path, o, env, true, keep)
 	if err != nil {
 		return e, "", err
 	}
 	if p.Receiver != nil {
-		e.G = cost.ScaleG(e.G, p.LocalSpeed, p.Receiver.Speed)
+		e.G = cost.ScaleG(e.G, p.localSpeed(), p.Receiver.Speed)
 		return e, GScaled, nil
 	}
 	return e, GHere, nil
+}
+
+// localSpeed is this site's SpeedProbe, probed the first time a price
+// needs it (50 ms of both CPUs that a plan of recorded or stated rates
+// does without).
+func (p *Plan) localSpeed() float64 {
+	if p.LocalSpeed == 0 {
+		p.LocalSpeed = SpeedProbe(SpeedProbeTime)
+	}
+	return p.LocalSpeed
+}
+
+// cannotWin says why a plugin whose g is already priced loses even in
+// its best case (encoded in no time into no bytes) to the cheapest of
+// ests at half the link's bandwidth (a rough probe is within 2x), so that
+// the plan need not encode it: "" when it may win.
+func (p *Plan) cannotWin(T float64, plugin string, g float64, ests []cost.Estimate) string {
+	l := p.Link
+	l.B /= 2
+	d, ok := cost.Decide(cost.Plan(T, float64(p.Size), ests, l))
+	if !ok {
+		return ""
+	}
+	lb := cost.Time(T, cost.Estimate{Name: plugin, G: g}, l)
+	if lb <= d.Best.A {
+		return ""
+	}
+	return fmt.Sprintf("cannot win: with no metadata and no encoding it would take %.3f s (g %.3f s), more than %s's %.3f s at half the link's bandwidth",
+		lb, g, d.Best.Name, d.Best.A)
 }
 
 // CalibrateAll measures f, g and x of every named plugin on the output at
@@ -254,8 +379,10 @@ func (p Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	switch {
+	case p.Receiver != nil && p.LocalSpeed == 0:
+		fmt.Fprintf(&b, "receiver: g from its record of earlier regenerations where it has one, else the plugin's stated rate scaled to its speed now\n")
 	case p.Receiver != nil:
-		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else measured here and scaled\n",
+		fmt.Fprintf(&b, "receiver: speed now %.2fx this site's; g from its record of earlier regenerations where it has one, else the plugin's stated rate or a regeneration here, scaled to its speed\n",
 			p.Receiver.Speed/math.Max(p.LocalSpeed, 1))
 	case p.RatesErr != nil:
 		fmt.Fprintf(&b, "receiver: did not say how fast it regenerates (%v); g measured here\n", p.RatesErr)

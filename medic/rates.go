@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/pario/pario/medic/cost"
 )
 
 // Rates is how fast a receiver regenerates now, as it answers the rates
@@ -34,6 +36,14 @@ type PluginRate struct {
 	Speed float64
 }
 
+// speed is r's Speed, 0 (unknown) for no answer.
+func (r *Rates) speed() float64 {
+	if r == nil {
+		return 0
+	}
+	return r.Speed
+}
+
 // Find returns the record of plugin, if the receiver has one.
 func (r Rates) Find(plugin string) (PluginRate, bool) {
 	for _, p := range r.Plugins {
@@ -42,6 +52,40 @@ func (r Rates) Find(plugin string) (PluginRate, bool) {
 		}
 	}
 	return PluginRate{}, false
+}
+
+// RegenRater is a plugin that states a conservative regeneration rate,
+// for a plan to price g with when the receiver has no record of the
+// plugin: then nothing is regenerated at the sender (regenerating a BLAST
+// report here to price it took as long as the send). The receiver records
+// the real rate of every regeneration, so that the next plan uses that.
+type RegenRater interface {
+	// RegenRate is output bytes regenerated per second (digest check
+	// included) on a machine whose SpeedProbe reads ReferenceSpeed.
+	RegenRate() float64
+}
+
+// ReferenceSpeed is the SpeedProbe a RegenRate is stated at: this
+// project's 2-core development machine under its usual load (its probe
+// read 1.2e9-1.7e9). A receiver whose probe reads twice that is taken to
+// regenerate twice as fast.
+const ReferenceSpeed = 1.5e9
+
+// DefaultG prices the regeneration of size output bytes with plugin from
+// its stated RegenRate at a receiver whose SpeedProbe reads speed (0:
+// unknown, taken as ReferenceSpeed). It returns false when the plugin
+// states no rate.
+func DefaultG(plugin string, size int64, speed float64) (float64, bool) {
+	p, err := Lookup(plugin)
+	if err != nil {
+		return 0, false
+	}
+	r, ok := p.(RegenRater)
+	if !ok {
+		return 0, false
+	}
+	g, ok := cost.GFromHistory(float64(size), r.RegenRate(), ReferenceSpeed, speed)
+	return g, ok
 }
 
 // SpeedProbeTime is how long a SpeedProbe runs.

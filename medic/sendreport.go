@@ -43,9 +43,15 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  output      %s, sha256 %x… verified by the receiver\n", units.FormatBytes(s.Size), rep.Header.Digest[:8])
 	fmt.Fprintf(&b, "  metadata    %s (%.1fx smaller)\n", units.FormatBytes(rep.MetaSize), float64(s.Size)/math.Max(float64(rep.MetaSize), 1))
-	if rep.Reused {
+	// With --auto the plan encoded the container the send reused: its f
+	// is in the planning's time.
+	planned := rep.Reused && s.Planning > 0 && s.Predicted != nil && rep.FellBack == nil
+	switch {
+	case planned:
+		fmt.Fprintf(&b, "  encode f    %.3f s, by the plan (in its time; the send reused the container)\n", s.Predicted.F)
+	case rep.Reused:
 		fmt.Fprintf(&b, "  encode f    (container from the spool of an earlier attempt)\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "  encode f    %.3f s\n", rep.Encode.Seconds())
 	}
 	if sr.Resumed > 0 {
@@ -60,15 +66,21 @@ func (s SendSummary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  regenerate g %.3f s at the receiver (verify %.3f s, commit %.3f s; answer %.3f s after the transfer)\n",
 		sr.Result.Decode.Seconds(), sr.Result.Verify.Seconds(), sr.Result.Commit.Seconds(), sr.Receiver.Seconds())
 	if s.Planning > 0 {
-		fmt.Fprintf(&b, "  planning    %.3f s before the send (every candidate encoded here, the receiver's rates, the link)\n", s.Planning.Seconds())
+		fmt.Fprintf(&b, "  planning    %.3f s before the send (the candidates that may win encoded here, the receiver's rates, the link)\n", s.Planning.Seconds())
 		fmt.Fprintf(&b, "  total       %.3f s, %.3f s with the planning\n", s.Wall.Seconds(), (s.Wall + s.Planning).Seconds())
 	} else {
 		fmt.Fprintf(&b, "  total       %.3f s\n", s.Wall.Seconds())
 	}
 	if p := s.Predicted; p != nil {
 		raw := p.A * p.Speedup
-		fmt.Fprintf(&b, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%)\n",
-			p.A, p.Name, units.FormatRate(s.Link.Effective()), raw, s.Wall.Seconds(), 100*(s.Wall.Seconds()-p.A)/p.A)
+		// The prediction includes f: so does the measure.
+		m, plus := s.Wall.Seconds(), ""
+		if planned {
+			m += p.F
+			plus = ", the plan's f included"
+		}
+		fmt.Fprintf(&b, "  predicted   %.3f s with %s over %s (raw: %.3f s); measured %.3f s (%+.0f%%%s)\n",
+			p.A, p.Name, units.FormatRate(s.Link.Effective()), raw, m, 100*(m-p.A)/p.A, plus)
 	}
 	_, err := w.Write(b.Bytes())
 	return err

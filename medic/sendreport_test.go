@@ -51,10 +51,19 @@ func TestSendSummaryWriteTextGolden(t *testing.T) {
 	predicted.Link = cost.Link{B: 10e6}
 	predicted.Planning = 2 * time.Second // --auto: the plan before the send
 
+	// --auto as it is: the send reused the container the plan encoded,
+	// whose f was spent in the planning.
+	planned := predicted
+	pr := *planned.Report
+	pr.Reused, pr.Encode = true, 0
+	planned.Report = &pr
+	planned.Wall = 6500 * time.Millisecond
+
 	for _, tc := range []struct {
 		name string
 		sum  medic.SendSummary
-	}{{"send", exampleSend()}, {"send-fell-back-resumed", fellBack}, {"send-predicted", predicted}, {"send-resumed-all", resumedAll}} {
+	}{{"send", exampleSend()}, {"send-fell-back-resumed", fellBack}, {"send-predicted", predicted}, {"send-resumed-all", resumedAll},
+		{"send-predicted-planned", planned}} {
 		var b bytes.Buffer
 		if err := tc.sum.WriteText(&b); err != nil {
 			t.Fatal(err)

@@ -275,7 +275,7 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 	return medic.EncodeOptions{Cipher: c, Key: key, Params: params, Dir: wd}, nil
 }
 
-func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, w io.Writer) (medic.Plan, error) {
+func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, spool string, w io.Writer) (medic.Plan, error) {
 	if _, err := os.Stat(path); err != nil {
 		return medic.Plan{}, err
 	}
@@ -292,7 +292,7 @@ func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, 
 		return medic.Plan{}, err
 	}
 	plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: path, Plugins: sf.candidates(), Encode: eo, Resources: res,
-		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc}})
+		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as}, Spool: spool})
 	if err != nil {
 		return plan, err
 	}
@@ -315,7 +315,8 @@ of the ParaMEDIC paper's figure 2 the plugin is in on this link: Q1 (metadata at
 most half the output, f + g under half the raw transfer: always pays), Q2 (large
 reduction, much post-processing: depends), Q3 (never pays), Q4 (depends).
 With --measure, g is the receiver's: its record of earlier regenerations with
-the plugin, else g measured here scaled by the receiver's speed now ("g from").
+the plugin, else the plugin's stated conservative rate (blast: 18 kB/s of
+report) or g measured here, scaled by the receiver's speed now ("g from").
 
 Plugins that cannot run here (missing --param or --resource) are listed as
 skipped with the reason. Encryption is included in f and g (--cipher).`,
@@ -340,7 +341,7 @@ skipped with the reason. Encryption is included in f and g (--cipher).`,
 				sf.cipher = "none"
 				fmt.Fprintln(os.Stderr, "note: no --key, so f and g are measured without encryption")
 			}
-			_, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, os.Stdout)
+			_, err := runPlan(cmd.Context(), sf, args[0], sf.measure, key, tc, "", os.Stdout)
 			return err
 		},
 	}
@@ -391,8 +392,10 @@ encoding (f), the transfer (x/B) and regeneration (g) took.
 --plugin a,b, with raw and zstd) with the rates measured now: the link's
 bandwidth and RTT (or --bandwidth, --rtt), f and x by encoding FILE here, and
 g as the receiver says it regenerates now (its record of earlier
-regenerations with that plugin, scaled to its load now; else a regeneration
-here scaled to the receiver's speed). It sends with the cheapest by the cost
+regenerations with that plugin; else the plugin's stated conservative rate,
+blast's 18 kB/s of report, scaled to the receiver's speed; else a
+regeneration here scaled to the receiver's speed). The chosen plugin's
+container is the one the plan encoded. It sends with the cheapest by the cost
 model, A = f + x/B + g, prints the prices it compared and why it chose, and
 the prediction beside what happened.
 
@@ -443,12 +446,22 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return err
 	}
+	spool := sf.spool
+	if spool == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		spool = filepath.Join(d, "pario", "medic")
+	}
 	var predicted *cost.Choice
 	var link cost.Link
 	var planning time.Duration
 	if sf.auto {
 		tp := time.Now()
-		plan, err := runPlan(ctx, sf, path, addr, key, tc, os.Stdout)
+		// The plan encodes into the spool, so that the send reuses the
+		// chosen plugin's container.
+		plan, err := runPlan(ctx, sf, path, addr, key, tc, spool, os.Stdout)
 		if err != nil {
 			return err
 		}
@@ -473,14 +486,6 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		}
 	}
 	rate := sf.bwlimit
-	spool := sf.spool
-	if spool == "" {
-		d, err := os.UserCacheDir()
-		if err != nil {
-			d = os.TempDir()
-		}
-		spool = filepath.Join(d, "pario", "medic")
-	}
 	var bar *progressbar.ProgressBar
 	// Socket buffers of the bandwidth-delay product, from the plan's
 	// measured link or the given --bandwidth and --rtt.

@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -84,8 +85,9 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			return err
 		}
 		buffer := cost.SocketBuffer(link.B, link.RTT)
-		// Repetitions in turn (raw, zstd, blast, auto, raw, ...), so that
-		// a spell of load on this shared machine falls on all of them;
+		// Repetitions in turn, in ABBA order (raw, zstd, blast, auto,
+		// auto, blast, zstd, raw, ...), so that a spell of load or a
+		// drift on this shared machine falls on all of them alike;
 		// the median of each is kept, and of auto the repetition with
 		// the median whole time.
 		all := map[string][]float64{}
@@ -97,20 +99,35 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 		}
 		var runs []autoRun
 		for r := 0; r < max(c.reps, 1); r++ {
-			for _, p := range c.plugins {
-				t, _, err := l.sendOnce(ctx, c, p, cp, buffer)
-				if err != nil {
-					return fmt.Errorf("%s at %s, RTT %v: %w", p, units.FormatRate(link.B), link.RTT, err)
+			named := func() error {
+				order := slices.Clone(c.plugins)
+				if r%2 == 1 {
+					slices.Reverse(order)
 				}
-				all[p] = append(all[p], t)
+				for _, p := range order {
+					t, _, err := l.sendOnce(ctx, c, p, cp, buffer, false)
+					if err != nil {
+						return fmt.Errorf("%s at %s, RTT %v: %w", p, units.FormatRate(link.B), link.RTT, err)
+					}
+					all[p] = append(all[p], t)
+				}
+				return nil
+			}
+			// ABBA: raw, zstd, blast, auto, then auto, blast, zstd, raw.
+			if r%2 == 0 {
+				if err := named(); err != nil {
+					return err
+				}
 			}
 			// As send --auto: the link measured through the emulated one,
 			// the receiver's rates asked, every candidate calibrated here.
+			os.RemoveAll(l.spool())
 			t0 := time.Now()
 			plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: l.input, Plugins: semantic,
 				Encode: medic.EncodeOptions{Params: c.params, Cipher: cp, Key: l.key}, Resources: c.res,
 				Link:    cost.Link{RoundTrip: medic.RoundTrips},
-				Measure: medic.SendOptions{Addr: l.proxy.Listen, Key: l.key}})
+				Measure: medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out"},
+				Spool:   l.spool()})
 			if err != nil {
 				return fmt.Errorf("auto at %s: %w", units.FormatRate(link.B), err)
 			}
@@ -119,11 +136,16 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			if !ok {
 				return errors.New("auto: no candidate")
 			}
-			sendT, _, err := l.sendOnce(ctx, c, d.Best.Name, cp, cost.SocketBuffer(plan.Link.B, plan.Link.RTT))
+			sendT, _, err := l.sendOnce(ctx, c, d.Best.Name, cp, cost.SocketBuffer(plan.Link.B, plan.Link.RTT), true)
 			if err != nil {
 				return fmt.Errorf("auto (%s) at %s: %w", d.Best.Name, units.FormatRate(link.B), err)
 			}
 			runs = append(runs, autoRun{plan, d, planT, sendT})
+			if r%2 == 1 {
+				if err := named(); err != nil {
+					return err
+				}
+			}
 		}
 		times := map[string]float64{}
 		for p, ts := range all {
@@ -164,9 +186,13 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 // sendOnce sends the output with plugin over the proxy, with socket
 // buffers and window of the link's bandwidth-delay product, and returns
 // the whole send's seconds (encode, transfer, regenerate).
-func (l *lab) sendOnce(ctx context.Context, c config, plugin string, cp medic.Cipher, buffer int) (float64, *medic.FileReport, error) {
-	spool := filepath.Join(l.tmp, "spool")
-	os.RemoveAll(spool)
+// sendOnce sends l.input with plugin, as send does: from an empty spool,
+// or with reuse from the container a plan left there (send --auto).
+func (l *lab) sendOnce(ctx context.Context, c config, plugin string, cp medic.Cipher, buffer int, reuse bool) (float64, *medic.FileReport, error) {
+	spool := l.spool()
+	if !reuse {
+		os.RemoveAll(spool)
+	}
 	t0 := time.Now()
 	rep, err := medic.SendFile(ctx, l.input, medic.SendFileOptions{
 		Encode:   medic.EncodeOptions{Plugin: plugin, Params: c.params, Cipher: cp, Key: l.key},
@@ -180,6 +206,8 @@ func (l *lab) sendOnce(ctx context.Context, c config, plugin string, cp medic.Ci
 	os.Remove(filepath.Join(l.dest, "out"))
 	return el, rep, nil
 }
+
+func (l *lab) spool() string { return filepath.Join(l.tmp, "spool") }
 
 type autoRow struct {
 	label             string
