@@ -109,6 +109,7 @@ func (fsys *fileSystem) retain(id meta.FileID, direct bool) (of *openFile, orpha
 		of = &openFile{id: id}
 		of.wb.init()
 		fsys.open[id] = of
+		fsys.idle.busy()
 	}
 	of.opens++
 	if !direct {
@@ -369,8 +370,13 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 			_ = h.n.NotifyContent(off, int64(len(data)))
 		}
 	} else {
+		held, errno := fsys.takeMemory(ctx, len(data), h.n.path())
+		if errno != 0 {
+			return 0, errno
+		}
 		sp, errno := of.wb.begin(off, int64(len(data)), limit)
 		if errno != 0 {
+			fsys.mem.release(held)
 			return 0, errno
 		}
 		n := len(data)
@@ -385,6 +391,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 			cancel()
 			fsys.stats.writeBehind.Add(-int64(n))
 			putBuffer(buf)
+			fsys.mem.release(held)
 			// The slot goes before the invalidation, which may wait for
 			// the write-back of mmap'd pages, whose writes need slots.
 			<-fsys.slots
@@ -539,6 +546,9 @@ func (h *handle) release(ctx context.Context) {
 	}
 	if fsys.open[of.id] == of {
 		delete(fsys.open, of.id)
+	}
+	if len(fsys.open) == 0 {
+		fsys.idle.idle()
 	}
 	unlinked, gone := of.unlinked, of.gone
 	fsys.mu.Unlock()

@@ -13,6 +13,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/pario/pario/fusefs"
 )
 
 // TestParioMountMetrics runs `pario mount --embedded --metrics`, writes,
@@ -75,6 +77,11 @@ func TestParioMountMetrics(t *testing.T) {
 		{"pario_client_request_bytes_total", map[string]string{"service": "data", "op": "write", "direction": "out"}, float64(len(data))},
 		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
 		{"pario_mount_write_behind_bytes", nil, 0},
+		{"pario_mount_memory_used_bytes", nil, 0},
+		{"pario_mount_memory_budget_bytes", nil, fusefs.DefaultMemory},
+		// The mount's own memory, as the Go runtime and the kernel see it.
+		{"go_memstats_heap_inuse_bytes", nil, 1},
+		{"process_resident_memory_bytes", nil, 1},
 	}
 	// Closing the file may finish after close(2) returns to the kernel
 	// (release is asynchronous), so the counters are read until they

@@ -63,6 +63,13 @@ type Options struct {
 	// Reads, stat, fsync and close of the file wait for them; a failure is
 	// reported by the next write, fsync or close.
 	WriteBehind int64
+	// Memory bounds the bytes the mount holds for write-behind, over all
+	// open files (default DefaultMemory, 256 MiB): a write that finds it
+	// full waits for earlier ones to reach the servers. Memory freed is
+	// handed back to the operating system once no file has been open for
+	// a couple of seconds. MemoryLimit gives the soft limit for the Go
+	// runtime of a process that serves only the mount.
+	Memory int64
 	// SyncOnClose makes close(2) of a written file wait until its data is
 	// on disk on the I/O servers (as fsync). Off by default: the data is
 	// on the servers, visible to every client, before write(2) returns.
@@ -101,6 +108,9 @@ func (o *Options) fill() {
 	if o.WriteBehind == 0 {
 		o.WriteBehind = 8 * MaxIO
 	}
+	if o.Memory <= 0 {
+		o.Memory = DefaultMemory
+	}
 	if o.OpTimeout <= 0 {
 		o.OpTimeout = 30 * time.Second
 	}
@@ -134,6 +144,13 @@ type Stats struct {
 	// WriteBehind is the bytes written by write(2) still on their way to
 	// the I/O servers, over all open files.
 	WriteBehind int64
+	// MemoryUsed is the part of the memory budget (MemoryBudget,
+	// Options.Memory) held now: write-behind buffers. Zero once every
+	// file is closed. MemoryPeak is the most it held at once.
+	MemoryUsed, MemoryPeak, MemoryBudget int64
+	// MemoryReleases counts the times the mount, idle, handed its free
+	// memory back to the operating system.
+	MemoryReleases int
 }
 
 type stats struct {
@@ -194,6 +211,7 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		c: c, log: opts.Logger, opts: opts,
 		open:   map[meta.FileID]*openFile{},
 		slots:  make(chan struct{}, maxWritesInFlight),
+		mem:    newMemBudget(opts.Memory),
 		logged: map[string]time.Time{},
 	}
 	root := &node{fsys: fsys, id: meta.RootID, dir: true}
@@ -256,6 +274,7 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	go func() {
 		srv.Wait()
 		fsys.stopLease()
+		fsys.idle.stop()
 		close(m.done)
 	}()
 	if opts.ReadAheadKB > 0 && os.Geteuid() == 0 {
@@ -286,11 +305,14 @@ func (m *Server) Wait() { <-m.done }
 // Stats reports the data requests served so far.
 func (m *Server) Stats() Stats {
 	s := &m.fsys.stats
+	used, peak := m.fsys.mem.inUse()
 	return Stats{
 		Reads: s.reads.Load(), Writes: s.writes.Load(),
 		ReadBytes: s.readBytes.Load(), WriteBytes: s.writeBytes.Load(),
 		MaxRead: s.maxRead.Load(), MaxWrite: s.maxWrite.Load(),
 		WriteBehind: s.writeBehind.Load(),
+		MemoryUsed:  used, MemoryPeak: peak, MemoryBudget: m.fsys.mem.limit,
+		MemoryReleases: m.fsys.idle.releases(),
 	}
 }
 

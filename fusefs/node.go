@@ -33,8 +33,11 @@ type fileSystem struct {
 	mu   sync.Mutex
 	open map[meta.FileID]*openFile
 
-	// slots bounds the write-behind requests in flight.
+	// slots bounds the write-behind requests in flight, mem their
+	// buffers' bytes; idle hands free memory back when no file is open.
 	slots chan struct{}
+	mem   *memBudget
+	idle  idleFree
 
 	logMu  sync.Mutex
 	logged map[string]time.Time

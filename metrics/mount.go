@@ -12,6 +12,9 @@ import (
 type MountStats struct {
 	ReadBytes, WriteBytes uint64 // data of read(2) and write(2) served
 	WriteBehind           int64  // bytes written, not yet on the I/O servers
+	// MemoryUsed is the part of the mount's memory budget (MemoryBudget
+	// bytes) its buffers hold.
+	MemoryUsed, MemoryBudget int64
 }
 
 // MountObserver counts a FUSE mount's requests by name (fusefs.OpObserver).
@@ -66,6 +69,12 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_write_behind_bytes", Help: "Bytes written through the mount and not yet on the I/O servers.",
 		}, func() float64 { return float64(stats().WriteBehind) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pario_mount_memory_used_bytes", Help: "Bytes of the mount's memory budget (--memory) its write-behind buffers hold; writers wait while it is full.",
+		}, func() float64 { return float64(stats().MemoryUsed) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pario_mount_memory_budget_bytes", Help: "The mount's memory budget (--memory).",
+		}, func() float64 { return float64(stats().MemoryBudget) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pario_mount_read_bytes_total", Help: "Bytes the mount answered read requests with.",
 		}, func() float64 { return float64(stats().ReadBytes) }),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	runtimedebug "runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,7 @@ func newMountCommand() *cobra.Command {
 		debug       bool
 		readAhead   = int64(4 << 20)
 		writeBehind = int64(8 << 20)
+		memory      = int64(fusefs.DefaultMemory)
 		mf          metricsFlags
 	)
 	cmd := &cobra.Command{
@@ -120,6 +122,13 @@ file's root-squash makes root nobody). Hard and symbolic links are not supported
 			if wb == 0 {
 				opts.WriteBehind = -1
 			}
+			opts.Memory = memory
+			if !embedded {
+				// The process serves only the mount: hold the Go heap near
+				// the budget (servers run in it with --embedded, and have
+				// budgets of their own).
+				runtimedebug.SetMemoryLimit(fusefs.MemoryLimit(memory))
+			}
 			mounted := mf.observeMount(&opts)
 			srv, err := fusefs.Mount(c, args[0], opts)
 			if err != nil {
@@ -149,6 +158,7 @@ file's root-squash makes root nobody). Hard and symbolic links are not supported
 	f.DurationVar(&opts.OpTimeout, "op-timeout", 30*time.Second, "longest wait for the servers in one request before it fails with EIO")
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
 	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
+	f.Var(units.SizeFlag(&memory), "memory", "memory for write-behind over all open files; writers wait when it is full (the process's Go heap is held near it)")
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
 	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount, each as itself (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")

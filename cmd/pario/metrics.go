@@ -73,7 +73,10 @@ func (m *metricsFlags) observeMount(opts *fusefs.Options) (mounted func(*fusefs.
 				return metrics.MountStats{}
 			}
 			st := s.Stats()
-			return metrics.MountStats{ReadBytes: st.ReadBytes, WriteBytes: st.WriteBytes, WriteBehind: st.WriteBehind}
+			return metrics.MountStats{
+				ReadBytes: st.ReadBytes, WriteBytes: st.WriteBytes, WriteBehind: st.WriteBehind,
+				MemoryUsed: st.MemoryUsed, MemoryBudget: st.MemoryBudget,
+			}
 		})
 	}
 	return srv.Store
