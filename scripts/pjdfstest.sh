@@ -16,10 +16,12 @@
 #
 # It starts its own cluster (`pario up` in a temporary directory) and
 # mounts it with --allow-other on a temporary mount point, then runs
-# `prove -r` with the working directory inside the mount, as pjdfstest
+# `prove -v -r` with the working directory inside the mount, as pjdfstest
 # requires. Results: RESULTS/pario.tap (prove's output), RESULTS/pario.failures
-# (one line per test file with failures: "failed planned file"), and the
-# same for local.*; the last line printed per target is failures/total.
+# (one line per test file with failures: "failed planned file"),
+# RESULTS/pario.notok (every failed test: what was tried, what was expected,
+# what came back), and the same for local.*; the line printed per target is
+# failures/total.
 # Whatever fails, the mount is unmounted and the servers stopped.
 # Run as root (pjdfstest changes owners and switches users); needs prove
 # (perl) and fusermount3.
@@ -85,7 +87,9 @@ trap 'exit 130' INT TERM
 run() {
   local name=$1 dir=$2 tap=$results/$1.tap
   echo "pjdfstest.sh: $name: prove -r ${targets[*]} in $dir" >&2
-  (cd "$dir" && prove -r "${targets[@]}") >"$tap" 2>&1 || true
+  (cd "$dir" && prove -v -r "${targets[@]}") >"$tap" 2>&1 || true
+  # With -v each failure says what was tried and what came back.
+  grep '^not ok' "$tap" >"$results/$name.notok" || true
   # Test Summary Report lines: "FILE (Wstat: W Tests: N Failed: F)"; a file
   # that died before its plan shows as a parse error with no Failed count.
   awk '/ \(Wstat: / {
