@@ -65,9 +65,13 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pjdfstest.XXXXXX")
-mnt=$work/mnt up_pid="" mount_pid="" local=""
+mnt=$work/mnt up_pid="" mount_pid="" prove_pid="" local=""
 cleanup() {
   cd /
+  if [ -n "$prove_pid" ]; then
+    kill "$prove_pid" 2>/dev/null || true
+    wait "$prove_pid" 2>/dev/null || true
+  fi
   if [ -n "$mount_pid" ]; then
     "$pario" umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
     kill "$mount_pid" 2>/dev/null || true
@@ -86,8 +90,13 @@ trap 'exit 130' INT TERM
 # run NAME DIR: prove the suite with DIR as the working directory.
 run() {
   local name=$1 dir=$2 tap=$results/$1.tap
-  echo "pjdfstest.sh: $name: prove -r ${targets[*]} in $dir" >&2
-  (cd "$dir" && prove -v -r "${targets[@]}") >"$tap" 2>&1 || true
+  echo "pjdfstest.sh: $name: prove -v -r ${targets[*]} in $dir" >&2
+  # In the background and waited for, so that Ctrl-C or a kill reaches the
+  # trap at once rather than after the suite.
+  (cd "$dir" && exec prove -v -r "${targets[@]}") >"$tap" 2>&1 &
+  prove_pid=$!
+  wait "$prove_pid" || true
+  prove_pid=""
   # With -v each failure says what was tried and what came back.
   grep '^not ok' "$tap" >"$results/$name.notok" || true
   # Test Summary Report lines: "FILE (Wstat: W Tests: N Failed: F)"; a file
