@@ -144,9 +144,13 @@ func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 }
 
 // attrOut fills a reply with attributes, kept by the kernel until the
-// lease ends (or for Options.AttrTimeout without one).
+// lease ends (or for Options.AttrTimeout without one). A file open here
+// whose name is gone has no link left: POSIX's fstat says 0.
 func (fsys *fileSystem) attrOut(out *fuse.AttrOut, a meta.Attr, u client.Usage) {
 	fsys.fillAttr(&out.Attr, a, u)
+	if _, f := fsys.orphan(a.ID); f != nil {
+		out.Nlink = 0
+	}
 	if ttl := fsys.ttl(); ttl > 0 {
 		out.SetTimeout(ttl)
 	}
