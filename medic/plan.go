@@ -59,6 +59,10 @@ type PlanRequest struct {
 	// receiver address: a plan within LinkTTL of a measurement to the
 	// same Measure.Addr takes the remembered link and does not probe.
 	Links LinkCache
+	// KeepSession keeps the plan's connection to the receiver of Measure
+	// open (Plan.Session) for the send that follows, which then pays no
+	// connect, TLS or authentication round trips.
+	KeepSession bool
 }
 
 // Skipped is a candidate that could not be calibrated here.
@@ -90,6 +94,10 @@ type Plan struct {
 	// PlanRequest.Spool; "" otherwise): SendFile with the same spool,
 	// encode options and name sends it as it is.
 	Container string
+	// Session is the plan's authenticated connection to the receiver,
+	// with PlanRequest.KeepSession: give it to the send (SendOptions) or
+	// Close it.
+	Session *Session
 }
 
 // Where a plan's g came from.
@@ -133,17 +141,22 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		if err != nil {
 			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 		}
-		defer c.nc.Close()
 		stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 		defer stop()
+		// The session is closed unless it is handed to the send.
+		defer func() {
+			if sess != nil && p.Session == nil {
+				sess.nc.Close()
+			}
+		}()
 		// g is the receiver's: ask it how fast it regenerates now.
 		if r, err := c.rates(); err != nil {
 			p.RatesErr = err
 			// A receiver that did not understand dropped the session.
+			c.nc.Close()
 			if c, err = dial(ctx, &req.Measure); err != nil {
 				return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 			}
-			defer c.nc.Close()
 		} else {
 			p.Receiver = &r
 		}
@@ -243,6 +256,9 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
 	if d, ok := cost.Decide(p.Choices); ok {
 		p.Container = spooled[d.Best.Name]
+	}
+	if req.KeepSession && sess != nil {
+		p.Session = &Session{c: sess}
 	}
 	return p, nil
 }

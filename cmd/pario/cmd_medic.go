@@ -293,7 +293,7 @@ func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, 
 	}
 	plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: path, Plugins: sf.candidates(), Encode: eo, Resources: res,
 		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as}, Spool: spool,
-		Links: linkCache(spool)})
+		Links: linkCache(spool), KeepSession: spool != ""})
 	if err != nil {
 		return plan, err
 	}
@@ -470,11 +470,15 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	var predicted *cost.Choice
 	var link cost.Link
 	var planning time.Duration
+	var session *medic.Session
 	if sf.auto {
 		tp := time.Now()
 		// The plan encodes into the spool, so that the send reuses the
 		// chosen plugin's container.
 		plan, err := runPlan(ctx, sf, path, addr, key, tc, spool, os.Stdout)
+		// The send goes over the plan's connection.
+		session = plan.Session
+		defer session.Close()
 		if err != nil {
 			return err
 		}
@@ -506,7 +510,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		link = cost.Link{B: sf.bandwidth, RTT: sf.rtt.Seconds()}
 	}
 	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate,
-		Buffer: cost.SocketBuffer(link.B, link.RTT)}
+		Buffer: cost.SocketBuffer(link.B, link.RTT), Session: session}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {
