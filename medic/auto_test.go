@@ -353,3 +353,50 @@ func TestAutoWithRecordsProbesNothingHere(t *testing.T) {
 		t.Errorf("the plan probed this site's speed (%.3g) though no price needed it", p.LocalSpeed)
 	}
 }
+
+// send --auto's send goes over the plan's connection: it dials nothing,
+// and the output arrives as with a fresh one.
+func TestAutoSendReusesThePlansConnection(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(20000))
+	spool := filepath.Join(filepath.Dir(path), "spool")
+	eo := medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key}
+	var dials atomic.Int64
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	p, err := medic.MakePlan(context.Background(), medic.PlanRequest{
+		Path: path, Plugins: []string{"zstd"}, Encode: eo,
+		Link:    cost.Link{RoundTrip: medic.RoundTrips},
+		Measure: medic.SendOptions{Addr: s.addr, Key: s.key, Dial: dial},
+		Spool:   spool, KeepSession: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Session == nil {
+		t.Fatal("no session kept with KeepSession")
+	}
+	defer p.Session.Close()
+	planDials := dials.Load()
+	d, _ := cost.Decide(p.Choices)
+	eo.Plugin = d.Best.Name
+	rep, err := medic.SendFile(context.Background(), path, medic.SendFileOptions{
+		Encode: eo, Send: medic.SendOptions{Addr: s.addr, Key: s.key, Dial: dial, Session: p.Session}, SpoolDir: spool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := dials.Load() - planDials; n != 0 {
+		t.Errorf("the send dialled %d times, want 0 (the plan's connection)", n)
+	}
+	if rep.Send == nil || rep.Send.Result.Path == "" {
+		t.Errorf("send report %+v: nothing stored", rep.Send)
+	}
+	// The session is used once: closing it after the send is harmless.
+	if err := p.Session.Close(); err != nil {
+		t.Errorf("close after the send: %v", err)
+	}
+}

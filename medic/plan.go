@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -54,6 +55,14 @@ type PlanRequest struct {
 	// chosen one's is kept, so that the send reuses it (Plan.Container)
 	// instead of encoding the output a second time.
 	Spool string
+	// Links, when its Dir is set, remembers the measured link per
+	// receiver address: a plan within LinkTTL of a measurement to the
+	// same Measure.Addr takes the remembered link and does not probe.
+	Links LinkCache
+	// KeepSession keeps the plan's connection to the receiver of Measure
+	// open (Plan.Session) for the send that follows, which then pays no
+	// connect, TLS or authentication round trips.
+	KeepSession bool
 }
 
 // Skipped is a candidate that could not be calibrated here.
@@ -66,7 +75,8 @@ type Skipped struct {
 type Plan struct {
 	Size int64 // of the output, D
 	Link cost.Link
-	// LinkSource says where Link.B came from: "given" or "measured".
+	// LinkSource says where Link.B came from: "given", "measured" (", rough
+	// probe" when the rough probe was enough) or "remembered" (Links).
 	LinkSource string
 	// Choices are the calibrated candidates and raw, fastest first.
 	Choices []cost.Choice
@@ -84,6 +94,10 @@ type Plan struct {
 	// PlanRequest.Spool; "" otherwise): SendFile with the same spool,
 	// encode options and name sends it as it is.
 	Container string
+	// Session is the plan's authenticated connection to the receiver,
+	// with PlanRequest.KeepSession: give it to the send (SendOptions) or
+	// Close it.
+	Session *Session
 }
 
 // Where a plan's g came from.
@@ -127,17 +141,22 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		if err != nil {
 			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 		}
-		defer c.nc.Close()
 		stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 		defer stop()
+		// The session is closed unless it is handed to the send.
+		defer func() {
+			if sess != nil && p.Session == nil {
+				sess.nc.Close()
+			}
+		}()
 		// g is the receiver's: ask it how fast it regenerates now.
 		if r, err := c.rates(); err != nil {
 			p.RatesErr = err
 			// A receiver that did not understand dropped the session.
+			c.nc.Close()
 			if c, err = dial(ctx, &req.Measure); err != nil {
 				return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 			}
-			defer c.nc.Close()
 		} else {
 			p.Receiver = &r
 		}
@@ -188,9 +207,21 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	// whose g alone loses is not encoded at all (cannotWin).
 	calib("raw")
 	measured := p.Link.B <= 0
+	rough, probed := false, false
 	if measured {
-		if err := p.measureLink(ctx, sess, req, nil); err != nil {
-			return p, err
+		if l, ok := req.Links.Get(req.Measure.Addr); ok {
+			p.Link.B, p.LinkSource, rough = l.B, "remembered", l.Rough
+			if p.Link.RTT == 0 {
+				p.Link.RTT = l.RTT.Seconds()
+			}
+			// A remembered precise rate is used as it is; a remembered
+			// rough one is measured precisely below only if it must be.
+			measured = l.Rough
+		} else {
+			if err := p.measureLink(ctx, sess, req, nil); err != nil {
+				return p, err
+			}
+			rough, probed = p.LinkSource == "measured, rough probe", true
 		}
 	}
 	for _, n := range names {
@@ -212,10 +243,22 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 		if err := p.measureLink(ctx, sess, req, ests); err != nil {
 			return p, err
 		}
+		rough, probed = p.LinkSource == "measured, rough probe", true
+	}
+	// Only a probe refreshes the memory: a remembered link is not made
+	// younger by being used.
+	if probed {
+		if err := req.Links.Put(RememberedLink{Addr: req.Measure.Addr, B: p.Link.B,
+			RTT: time.Duration(p.Link.RTT * float64(time.Second)), Rough: rough}); err != nil {
+			slog.Warn("medic: plan: link not remembered", "err", err)
+		}
 	}
 	p.Choices = cost.Plan(req.AppTime, float64(p.Size), ests, p.Link)
 	if d, ok := cost.Decide(p.Choices); ok {
 		p.Container = spooled[d.Best.Name]
+	}
+	if req.KeepSession && sess != nil {
+		p.Session = &Session{c: sess}
 	}
 	return p, nil
 }

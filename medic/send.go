@@ -45,6 +45,38 @@ type SendOptions struct {
 	HandshakeTimeout time.Duration
 	// Dial replaces net.Dialer for tests.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Session, when set, is an authenticated connection to Addr (a plan's,
+	// Plan.Session) that the first Send uses instead of dialling; Send
+	// takes it over and closes it. A later Send (a resumption, a
+	// fallback) dials.
+	Session *Session
+}
+
+// Session is an authenticated connection to a receiver, kept open by a
+// plan for the send that follows it.
+type Session struct {
+	mu sync.Mutex
+	c  *sclient
+}
+
+// take hands the connection over once; nil after.
+func (s *Session) take() *sclient {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.c
+	s.c = nil
+	return c
+}
+
+// Close closes the connection unless a Send took it.
+func (s *Session) Close() error {
+	if c := s.take(); c != nil {
+		return c.nc.Close()
+	}
+	return nil
 }
 
 // SendReport is what happened during one Send, phase by phase.
@@ -225,8 +257,14 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}
 	defer f.Close()
 	t0 := time.Now()
-	c, err := dial(ctx, &o)
-	if err != nil {
+	c := o.Session.take()
+	if c != nil {
+		// The plan's connection: sized for the link it measured.
+		if err := sizeBuffers(c.nc, o.Buffer); err != nil {
+			c.nc.Close()
+			return nil, fmt.Errorf("receiver %s: %w", o.Addr, err)
+		}
+	} else if c, err = dial(ctx, &o); err != nil {
 		return nil, err
 	}
 	defer c.nc.Close()

@@ -292,11 +292,21 @@ func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, 
 		return medic.Plan{}, err
 	}
 	plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: path, Plugins: sf.candidates(), Encode: eo, Resources: res,
-		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as}, Spool: spool})
+		AppTime: sf.appTime, Link: l, Measure: medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as}, Spool: spool,
+		Links: linkCache(spool), KeepSession: spool != ""})
 	if err != nil {
 		return plan, err
 	}
 	return plan, plan.WriteText(w)
+}
+
+// linkCache is where plans remember measured links: beside the spool
+// (the sender's medic state), only when there is one.
+func linkCache(spool string) medic.LinkCache {
+	if spool == "" {
+		return medic.LinkCache{}
+	}
+	return medic.LinkCache{Dir: filepath.Join(spool, "links")}
 }
 
 func newMedicPlanCommand() *cobra.Command {
@@ -397,7 +407,10 @@ blast's 18 kB/s of report, scaled to the receiver's speed; else a
 regeneration here scaled to the receiver's speed). The chosen plugin's
 container is the one the plan encoded. It sends with the cheapest by the cost
 model, A = f + x/B + g, prints the prices it compared and why it chose, and
-the prediction beside what happened.
+the prediction beside what happened. The measured link is remembered for 10
+minutes per receiver address (in --spool/links): a second send to the same
+receiver plans with no probe (link "remembered"), and a send whose rate is
+more than 2x from it forgets it.
 
 Socket buffers are sized to the bandwidth-delay product of the measured or
 given link (--bandwidth and --rtt), between 256 KiB and 64 MiB.
@@ -457,11 +470,15 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	var predicted *cost.Choice
 	var link cost.Link
 	var planning time.Duration
+	var session *medic.Session
 	if sf.auto {
 		tp := time.Now()
 		// The plan encodes into the spool, so that the send reuses the
 		// chosen plugin's container.
 		plan, err := runPlan(ctx, sf, path, addr, key, tc, spool, os.Stdout)
+		// The send goes over the plan's connection.
+		session = plan.Session
+		defer session.Close()
 		if err != nil {
 			return err
 		}
@@ -493,7 +510,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		link = cost.Link{B: sf.bandwidth, RTT: sf.rtt.Seconds()}
 	}
 	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate,
-		Buffer: cost.SocketBuffer(link.B, link.RTT)}
+		Buffer: cost.SocketBuffer(link.B, link.RTT), Session: session}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {
@@ -516,6 +533,11 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("send %s: %w", path, err)
+	}
+	if rate == 0 && rep.Failed == nil {
+		// A send far from the remembered link's rate makes the next
+		// plan measure again.
+		linkCache(spool).ObserveSend(addr, rep.Send)
 	}
 	sum := medic.SendSummary{Path: path, Addr: addr, Size: st.Size(), Asked: eo.Plugin, Cipher: eo.Cipher, Report: rep,
 		Wall: time.Since(t0), Predicted: predicted, Link: link, Planning: planning}
