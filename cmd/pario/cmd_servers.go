@@ -57,7 +57,7 @@ server of another node and of its own node (pario mcmc's ranks say which
 node they are on). The rates go into the cluster file (docs/mfg.md).
 
   pario up --servers 8 --disk-rate 40MB/s --net-rate 100MB/s --net-rate-local 1GB/s
-  pario up --servers 10 --disk-rate 4MB/s --disk-seek 8ms`,
+  pario up --servers 10 --disk-rate 4MB/s --disk-seek 10ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
