@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/pario/pario/units"
 	"github.com/pario/pario/wire/throttle"
@@ -15,6 +16,7 @@ import (
 // cluster file:
 //
 //	disk-rate 40MB/s         # each I/O server's datafile reads and writes
+//	disk-seek 8ms            # and the time a non-contiguous request costs
 //	net-rate 100MB/s         # a client's link to an I/O server of another node
 //	net-rate-local 1GB/s     # its link to the I/O server of its own node
 //
@@ -24,6 +26,7 @@ import (
 // link at net-rate.
 type Emulation struct {
 	DiskRate     float64
+	DiskSeek     time.Duration // charged per request that does not continue the last one on its datafile
 	NetRate      float64
 	NetLocalRate float64
 }
@@ -46,6 +49,8 @@ func (e Emulation) Links(node int) *throttle.Links {
 func (e *Emulation) directive(fields []string) (ok bool, err error) {
 	var p *float64
 	switch fields[0] {
+	case "disk-seek":
+		return true, e.seekDirective(fields)
 	case "disk-rate":
 		p = &e.DiskRate
 	case "net-rate":
@@ -69,6 +74,22 @@ func (e *Emulation) directive(fields []string) (ok bool, err error) {
 	return true, nil
 }
 
+// seekDirective sets the disk-seek directive's time.
+func (e *Emulation) seekDirective(fields []string) error {
+	if len(fields) != 2 {
+		return fmt.Errorf("want `disk-seek TIME` (e.g. 8ms)")
+	}
+	if e.DiskSeek != 0 {
+		return fmt.Errorf("disk-seek given twice")
+	}
+	d, err := time.ParseDuration(fields[1])
+	if err != nil || d <= 0 {
+		return fmt.Errorf("disk-seek %q: want a positive time such as 8ms", fields[1])
+	}
+	e.DiskSeek = d
+	return nil
+}
+
 // format renders the directives of the rates that are set, in bytes per
 // second exactly (FormatRate rounds to three digits).
 func (e Emulation) format() string {
@@ -80,6 +101,9 @@ func (e Emulation) format() string {
 		if d.v > 0 {
 			s += d.name + " " + strconv.FormatFloat(d.v, 'f', -1, 64) + "  # " + units.FormatRate(d.v) + "\n"
 		}
+	}
+	if e.DiskSeek > 0 {
+		s += "disk-seek " + e.DiskSeek.String() + "\n"
 	}
 	return s
 }

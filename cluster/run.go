@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/data"
@@ -40,6 +41,8 @@ type DataServerConfig struct {
 	Observe Observe
 	// DiskRate, if positive, caps its datafile bytes per second (Emulation).
 	DiskRate float64
+	// DiskSeek, if positive, is its emulated disk's seek (Emulation).
+	DiskSeek time.Duration
 }
 
 // Observe makes the observer of one server: service "meta" or "data",
@@ -100,7 +103,7 @@ func (s *serving) Wait() error {
 // StartDataServer opens the data directory and serves on ln until ctx is
 // done or Close is called.
 func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig) (*DataServer, error) {
-	st, err := data.Open(cfg.Dir, data.StoreOptions{DiskRate: cfg.DiskRate})
+	st, err := data.Open(cfg.Dir, data.StoreOptions{DiskRate: cfg.DiskRate, DiskSeek: cfg.DiskSeek})
 	if err != nil {
 		return nil, fmt.Errorf("I/O server %s: %w", cfg.Name, err)
 	}

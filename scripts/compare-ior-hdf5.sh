@@ -32,6 +32,15 @@
 # pario in runs 1 and 4 (of every four) and pario, IOR in runs 2 and 3
 # (ABBA), each file removed and synced before it is written. As root the
 # page cache is dropped before every read; otherwise the script says so.
+# What the two sides share (checked against IOR 5fcf0ba's aiori-HDF5.c and
+# bench/backend/hdf5): HDF5's MPI-IO file driver (H5Pset_fapl_mpio, the
+# same hints), independent transfers unless -c, one hyperslab per
+# transfer, HDF5's default fill behaviour unless a fill option is given
+# (no fill written: no user fill value), the timed window from before the
+# open to after the close, and -e as H5Fflush (MPI_File_sync) inside it.
+# What differs and is left: IOR's elements are 8-byte integers, pario's
+# bytes (no conversion on either side), and H5F_SCOPE_LOCAL against
+# GLOBAL (the same for a file with no mounted files).
 # Needs mpirun (Open MPI) and python3.
 set -euo pipefail
 

@@ -3,7 +3,7 @@
 # on an emulated 10-server pario cluster through the FUSE mount, with
 # MPI-IO's POSIX (ufs) driver underneath MPIIO, HDF5 and NetCDF-4.
 #
-# It starts `pario up --servers 10 --disk-rate RATE` in a temporary
+# It starts `pario up --servers 10 --disk-rate RATE --disk-seek SEEK` in a temporary
 # directory, mounts it, sets the layout of the target directory with
 # `pario layout set /thesis -c 10 -S STRIP`, and runs `bin/pario-hdf5
 # bench` under mpirun with RANKS ranks for each stage:
@@ -22,25 +22,28 @@
 # repetition (the machine is shared); the CSV holds every run, and
 # tools/hdf5plot draws the medians into docs/hdf5-*.png.
 #
-#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-S strip]
+#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-S strip]
 #   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
 #
 # Defaults: all stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
-# for the ten: below what this machine's mount does unthrottled), 256k
-# strips. Run as root (mount); needs /dev/fuse, fuse3, openmpi-bin and the
-# libraries of `make build-hdf5`.
+# for the ten: below what this machine's mount does unthrottled), a 10ms
+# seek for each request that does not continue the previous one on its
+# datafile (-D 0: bytes only, as before), 256k strips. Run as root
+# (mount); needs /dev/fuse, fuse3, openmpi-bin and the libraries of
+# `make build-hdf5`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s strip=256k
-while getopts s:n:r:R:S: opt; do
+stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms strip=256k
+while getopts s:n:r:R:D:S: opt; do
 	case $opt in
 	s) stages=$OPTARG ;;
 	n) ranks=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	R) rate=$OPTARG ;;
+	D) seek=$OPTARG ;;
 	S) strip=$OPTARG ;;
-	*) sed -n '2,31p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,34p' "$0" >&2; exit 2 ;;
 	esac
 done
 for tool in mpirun fusermount3; do
@@ -73,7 +76,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$mnt" "$work/data"
-"$pario" up --dir "$work/data" --servers 10 --disk-rate "$rate" --log-level warn >"$work/up.log" 2>&1 &
+seekFlag=()
+[ "$seek" = 0 ] || seekFlag=(--disk-seek "$seek")
+"$pario" up --dir "$work/data" --servers 10 --disk-rate "$rate" "${seekFlag[@]}" --log-level warn >"$work/up.log" 2>&1 &
 upPID=$!
 export PARIO_CLUSTER=$work/data/cluster
 for _ in $(seq 100); do [ -f "$PARIO_CLUSTER" ] && break; sleep 0.2; done
@@ -98,12 +103,12 @@ run() {
 		return 0
 	}
 	rm -f "$dir/f"
-	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" '
+	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" -v sk="$seek" '
 		/^Summary of all tests:/ { s = 1; next }
-		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s\n", st, c, $1, n, rep, $4, r, d }' <<<"$out"
+		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s,%s\n", st, c, $1, n, rep, $4, r, d, sk }' <<<"$out"
 }
 
-header="stage,config,operation,ranks,rep,MiBps,disk_rate,date"
+header="stage,config,operation,ranks,rep,MiBps,disk_rate,date,disk_seek"
 
 # Every pattern moves 20 strips per rank, t = one strip.
 patterns() {

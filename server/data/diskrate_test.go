@@ -89,7 +89,78 @@ func TestDiskUnlimited(t *testing.T) {
 	if s.disk.b != nil {
 		t.Fatalf("no DiskRate gives a limit of %v B/s", s.disk.b.Rate())
 	}
-	if err := s.disk.wait(ctx, 1<<40); err != nil {
+	if err := s.disk.wait(ctx, 1, 0, 1<<40); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDiskSeekCost: a request that does not start where the previous one
+// on its datafile ended pays a seek; a contiguous one does not; datafiles
+// keep their own positions.
+func TestDiskSeekCost(t *testing.T) {
+	type req struct{ id, off, n int64 }
+	tests := []struct {
+		name string
+		rate float64
+		seek time.Duration
+		reqs []req
+		want []int64 // tokens of each request
+	}{
+		{"sequential: one seek", 4e6, 10 * time.Millisecond,
+			[]req{{1, 0, 100}, {1, 100, 100}, {1, 200, 50}}, []int64{40_100, 100, 50}},
+		{"interleaved writers on one datafile", 4e6, 10 * time.Millisecond,
+			[]req{{1, 0, 100}, {1, 200, 100}, {1, 100, 100}, {1, 300, 100}}, []int64{40_100, 40_100, 40_100, 40_100}},
+		{"two datafiles keep their heads", 4e6, 10 * time.Millisecond,
+			[]req{{1, 0, 100}, {2, 0, 100}, {1, 100, 100}, {2, 100, 100}}, []int64{40_100, 40_100, 100, 100}},
+		{"backwards is a seek", 4e6, 5 * time.Millisecond,
+			[]req{{1, 100, 100}, {1, 0, 100}}, []int64{20_100, 20_100}},
+		{"seek only: tokens are nanoseconds", 0, 5 * time.Millisecond,
+			[]req{{1, 0, 1 << 20}, {1, 1 << 20, 1}, {1, 0, 1}}, []int64{5e6, 0, 5e6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDiskLimit(tt.rate, tt.seek)
+			for i, r := range tt.reqs {
+				if got := d.seek.cost(uint64(r.id), r.off, r.n); got != tt.want[i] {
+					t.Errorf("request %d %+v costs %d tokens, want %d", i, r, got, tt.want[i])
+				}
+			}
+		})
+	}
+	if d := newDiskLimit(4e6, 0); d.seek != nil {
+		t.Error("no seek time still charges seeks")
+	}
+}
+
+// TestDiskSeekStore: through the store, at 4 MB/s and 10 ms a seek, two
+// writers interleaving 256 KiB strips on one datafile pay a seek per
+// request, one writing the same bytes in order pays one; the clock says so.
+func TestDiskSeekStore(t *testing.T) {
+	const rate, seek, strip, n = 4e6, 10 * time.Millisecond, 256 << 10, 16
+	buf := make([]byte, strip)
+	run := func(order func(i int) int64) time.Duration {
+		s, _, _ := memStore(t, StoreOptions{DiskRate: rate, DiskSeek: seek})
+		c := &diskClock{t: time.Unix(0, 0)}
+		s.disk = newDiskLimitClock(rate, seek, c.now, c.sleep)
+		if err := s.Create(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := s.WriteAt(ctx, 7, buf, order(i)*strip); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c.slept
+	}
+	seq := run(func(i int) int64 { return int64(i) })
+	// Rank 0 writes the first half, rank 1 the second, alternating.
+	inter := run(func(i int) int64 {
+		if i%2 == 0 {
+			return int64(i / 2)
+		}
+		return int64(n/2 + i/2)
+	})
+	if got, want := inter-seq, (n-1)*seek; got < want-time.Millisecond || got > want+time.Millisecond {
+		t.Errorf("interleaved took %v more than sequential (%v), want %v more (15 seeks)", got, seq, want)
 	}
 }

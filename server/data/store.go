@@ -60,6 +60,10 @@ type StoreOptions struct {
 	// DiskRate, if positive, caps the datafile bytes written and read per
 	// second (the emulated cluster's disk, diskrate.go).
 	DiskRate float64
+	// DiskSeek, if positive, is the time the emulated disk charges a
+	// request that does not start where the previous one on its
+	// datafile ended (diskrate.go).
+	DiskSeek time.Duration
 	// FS, if set, is the data directory itself (the dir given to Open
 	// then only names it in errors and Dir), for tests that inject
 	// faults (vfs/errorfs) or crash (vfs.MemFS). The Store does not
@@ -139,7 +143,7 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		busy:        make(map[*handle]struct{}),
 		needDirSync: make(map[uint64]uint64),
 		statTTL:     statfsTTL,
-		disk:        newDiskLimit(opts.DiskRate),
+		disk:        newDiskLimit(opts.DiskRate, opts.DiskSeek),
 	}
 	if s.maxOpen <= 0 {
 		s.maxOpen = DefaultMaxOpenFiles
@@ -349,7 +353,7 @@ func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) err
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, int64(len(p))); err != nil {
+	if err := s.disk.wait(ctx, id, off, int64(len(p))); err != nil {
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
 	n, err := h.f.WriteAt(p, off)
@@ -399,7 +403,7 @@ func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int6
 		return dfErr(id, op(), err)
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, total); err != nil {
+	if err := s.disk.wait(ctx, id, off, total); err != nil {
 		return dfErr(id, op(), err)
 	}
 	n, err := vfs.WriteAtv(h.f, bufs, off)
@@ -459,7 +463,7 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 		return 0, io.EOF
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, int64(len(p))); err != nil {
+	if err := s.disk.wait(ctx, id, off, int64(len(p))); err != nil {
 		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
 	}
 	n, err := h.f.ReadAt(p, off)
