@@ -141,7 +141,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 	"unsafe"
@@ -330,10 +329,7 @@ func (b *Backend) Open(ctx context.Context, name string) (backend.File, error) {
 
 // Remove implements backend.Backend.
 func (b *Backend) Remove(_ context.Context, name string) error {
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
+	return mpi.Remove(name)
 }
 
 // Size implements backend.Backend: the data start plus the variable's
