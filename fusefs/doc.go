@@ -17,10 +17,13 @@
 // failure (as does the next write). close(2) records the modification
 // time; fsync(2) makes the data durable. open(2) reads the file's
 // attributes afresh and the kernel drops its cached pages of the file.
-// Attributes are not cached (attribute timeout 0): stat(2) computes the
-// size from the datafiles each time, so it is right while other clients
-// write. File names are looked up at every open and stat; directory names
-// are cached for Options.EntryTimeout (1 s).
+// Under a lease from the metadata server (lease.go) the kernel keeps names
+// and attributes until the lease ends; the server answers a change only
+// after every mount holding a lease has dropped what it contradicts, and a
+// mount whose lease lapses stops caching. Sizes changed by writes through
+// another client show at that writer's close or fsync. Without a lease
+// (Options.NoLease) attributes are not cached and names are looked up at
+// every open and stat, directory names kept for Options.EntryTimeout.
 //
 // Write-only descriptors bypass the page cache (FOPEN_DIRECT_IO); reading
 // descriptors use it, with a read-ahead of 4 MiB.
@@ -37,9 +40,8 @@
 //
 // # What the store cannot do
 //
-// The metadata server keeps no link counts and no symbolic links: link(2)
-// and symlink(2) fail with ENOTSUP. Extended attributes other than those
-// below are not supported.
+// Extended attributes other than those below are not supported (hard and
+// symbolic links are in link.go).
 //
 // # Owners and permissions
 //
