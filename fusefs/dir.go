@@ -33,7 +33,6 @@ type dirStream struct {
 	i    int    // next entry of page
 	base uint64 // ordinal of the entry before page[0]
 	next string // cookie of the page after page; "" when page is the last
-	err  syscall.Errno
 
 	// For READDIRPLUS: when the page was read, and the sizes of its
 	// files (nil until the kernel first asks for attributes).
@@ -43,9 +42,15 @@ type dirStream struct {
 	uerr  []error
 }
 
+// dirStream is the directory's file handle itself (node.OpendirHandle),
+// not a gofs.DirStream: go-fuse asks only a handle for READDIRPLUS's
+// attributes (FileLookuper), and would otherwise look every entry up
+// through node.Lookup, a metadata call per entry.
 var (
-	_ gofs.FileSeekdirer = (*dirStream)(nil)
-	_ gofs.FileLookuper  = (*dirStream)(nil)
+	_ gofs.FileReaddirenter = (*dirStream)(nil)
+	_ gofs.FileSeekdirer    = (*dirStream)(nil)
+	_ gofs.FileLookuper     = (*dirStream)(nil)
+	_ gofs.FileReleasedirer = (*dirStream)(nil)
 )
 
 // openDirStream reads the first page, so that a directory that cannot be
@@ -86,7 +91,7 @@ const plusWorkers = 16
 // kernel: changes are recognised (lease.changed) for about freshWindow.
 const plusMaxAge = freshWindow / 2
 
-// Lookup answers READDIRPLUS for the entry Next gave last: its
+// Lookup answers READDIRPLUS for the entry Readdirent gave last: its
 // attributes come with the page, its size from the I/O servers, asked
 // for the page's files at once, so that ls -l costs no round trip per
 // entry. An entry that changed since the page was read, a page too old to
@@ -139,41 +144,26 @@ func (d *dirStream) sizes(ctx context.Context) {
 	wg.Wait()
 }
 
-// HasNext fetches the next page when this one is used up; a failure is
-// reported by the Next that follows.
-func (d *dirStream) HasNext() bool {
-	if d.err != 0 {
-		return true
-	}
-	if d.i < len(d.page) {
-		return true
-	}
-	if d.next == "" {
-		return false
-	}
-	if errno := d.fetch(context.Background(), d.next); errno != 0 {
-		d.err = errno
-		return true
-	}
-	return d.i < len(d.page)
-}
-
-// Next returns the next entry: name, type and inode number (the FileID),
-// no attributes (plain READDIR: see Options in mount.go).
-func (d *dirStream) Next() (fuse.DirEntry, syscall.Errno) {
-	if d.err != 0 {
-		errno := d.err
-		d.err = 0
-		return fuse.DirEntry{}, errno
+// Readdirent returns the next entry: name, type and inode number (the
+// FileID), attributes only through Lookup; nil after the last. It fetches
+// the next page when this one is used up; a failure leaves the position
+// where it was, so that the kernel can ask again.
+func (d *dirStream) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	for d.i == len(d.page) {
+		if d.next == "" {
+			return nil, 0
+		}
+		if errno := d.fetch(ctx, d.next); errno != 0 {
+			return nil, errno
+		}
 	}
 	e := d.page[d.i]
 	d.i++
-	return fuse.DirEntry{Name: e.Name, Mode: typeBits(e.Attr.Kind), Ino: uint64(e.Attr.ID), Off: d.base + uint64(d.i)}, 0
+	return &fuse.DirEntry{Name: e.Name, Mode: typeBits(e.Attr.Kind), Ino: uint64(e.Attr.ID), Off: d.base + uint64(d.i)}, 0
 }
 
 // Seekdir goes on after the off-th entry (0: from the start).
 func (d *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	d.err = 0
 	if off < d.base {
 		// Back before this page: list again from the start.
 		d.page, d.i, d.base, d.next = nil, 0, 0, ""
@@ -190,5 +180,5 @@ func (d *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
-// Close drops the page.
-func (d *dirStream) Close() { d.page, d.usage, d.uerr = nil, nil, nil }
+// Releasedir drops the page.
+func (d *dirStream) Releasedir(context.Context, uint32) { d.page, d.usage, d.uerr = nil, nil, nil }

@@ -7,8 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +21,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
@@ -117,15 +125,14 @@ func spawnFast(t *testing.T) *cluster.Processes {
 }
 
 // TestLargeDirectory: a directory of 200,000 files is listed whole through
-// the client, `pario ls` and `ls` on the mount, and removed with `pario rm
-// -r`; the metadata server and `pario ls` stay within memory bounds that do
-// not grow with the directory.
+// the client, `pario ls`, and `ls` and `ls -l` on a `pario mount`, and
+// removed with `pario rm -r`; the metadata server, the mount and `pario
+// ls` stay within memory bounds that do not grow with the directory.
 func TestLargeDirectory(t *testing.T) {
-	need(t, "ls")
+	need(t, "ls", "fusermount3")
 	n := largeDirEntries(t, 200_000, 25_000)
 	p := spawnFast(t)
-	m := mount(t, p, fusefs.Options{})
-	c := m.c
+	c := dial(t, p)
 	ctx := context.Background()
 	makeLargeDir(t, c, n)
 	checkNames := func(how string, names []string) { t.Helper(); checkLargeNames(t, how, names, n) }
@@ -143,6 +150,7 @@ func TestLargeDirectory(t *testing.T) {
 		names = append(names, e.Name)
 	}
 	checkNames("client listing", names)
+	names = nil
 	t.Logf("client listing: %v", time.Since(start).Round(time.Millisecond))
 
 	// pario ls: streams, in byte order.
@@ -155,6 +163,7 @@ func TestLargeDirectory(t *testing.T) {
 		t.Fatalf("pario ls /big: %v\n%s", err, stderr.String())
 	}
 	checkNames("pario ls", strings.Fields(string(out)))
+	out = nil
 	lsRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
 	t.Logf("pario ls: %v, peak RSS %d MiB", time.Since(start).Round(time.Millisecond), lsRSS>>20)
 	// The bounds hold memory to a page, not the directory. They tell the
@@ -162,19 +171,58 @@ func TestLargeDirectory(t *testing.T) {
 	// run): a smaller one (the race run's) held whole fits under them too,
 	// and there the Go runtime's own footprint, which varies with the
 	// machine's load, is most of what is measured.
-	lsBound, metaBound := int64(96<<20), int64(64<<20)
+	lsBound, metaBound, mountBound := int64(96<<20), int64(64<<20), int64(128<<20)
 	if n < 100_000 {
-		lsBound, metaBound = 4*lsBound, 4*metaBound
+		lsBound, metaBound, mountBound = 4*lsBound, 4*metaBound, 4*mountBound
 	}
 	if lsRSS > lsBound {
 		t.Errorf("pario ls of %d entries peaked at %d MiB resident, want under %d MiB", n, lsRSS>>20, lsBound>>20)
 	}
 
+	// `pario mount`, a process of its own so that its memory is measured
+	// apart from the test's.
+	dir := t.TempDir()
+	mcmd, mout, _ := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount", "--metrics", "127.0.0.1:0")
+	addr := regexp.MustCompile(`metrics: http://([^/\s]+)/metrics`).FindStringSubmatch(mout.String())
+	if addr == nil {
+		t.Fatalf("pario mount printed no metrics address:\n%s", mout.String())
+	}
+	big := filepath.Join(dir, "big")
+
 	// ls on the mount: getdents, a page at a time through the kernel.
+	before := scrapeCounts(t, addr[1])
 	start = time.Now()
-	plain := strings.Fields(sh(t, "ls "+m.path("big")))
+	plain := strings.Fields(sh(t, "ls "+big))
 	checkNames("ls on the mount", plain)
-	t.Logf("ls on the mount: %v", time.Since(start).Round(time.Millisecond))
+	plain = nil
+	t.Logf("ls on the mount: %v; %s", time.Since(start).Round(time.Millisecond), scrapeCounts(t, addr[1]).since(before))
+
+	// ls -l on the mount: getdents a page at a time with attributes
+	// (READDIRPLUS), and a stat of every entry, answered by the kernel.
+	before = scrapeCounts(t, addr[1])
+	start = time.Now()
+	lsl := sh(t, "ls -l "+big)
+	sc := bufio.NewScanner(strings.NewReader(lsl))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == "total" {
+			continue
+		}
+		if len(f) < 9 || f[0] != "-rw-r--r--" || f[4] != "0" {
+			t.Fatalf("ls -l line %q: want a 0-byte file with mode -rw-r--r--", sc.Text())
+		}
+		names = append(names, f[8])
+	}
+	lsl = ""
+	checkNames("ls -l on the mount", names)
+	names = nil
+	t.Logf("ls -l on the mount: %v; %s", time.Since(start).Round(time.Millisecond), scrapeCounts(t, addr[1]).since(before))
+
+	mountRSS := procStatus(t, mcmd.Process.Pid, "VmHWM:")
+	t.Logf("pario mount: peak RSS %d MiB", mountRSS>>20)
+	if mountRSS > mountBound {
+		t.Errorf("pario mount peaked at %d MiB resident listing %d entries, want under %d MiB", mountRSS>>20, n, mountBound>>20)
+	}
 
 	// The metadata server's resident set includes the pages of meta.db it
 	// mapped (bbolt), which grow with the namespace; its own memory
@@ -197,6 +245,54 @@ func TestLargeDirectory(t *testing.T) {
 	if files, _, err := c.MetaStats(ctx); err != nil || files != 0 {
 		t.Fatalf("after rm -r: %d files left (%v)", files, err)
 	}
+}
+
+// opCounts are counters of a mount's metrics endpoint: FUSE requests by op
+// ("fuse lookup") and the client's calls to the metadata server ("meta
+// getattr").
+type opCounts map[string]float64
+
+// scrapeCounts reads the counters from the metrics endpoint at addr.
+func scrapeCounts(t *testing.T, addr string) opCounts {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tp expfmt.TextParser
+	fams, err := tp.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("metrics of %s: %v", addr, err)
+	}
+	counts := opCounts{}
+	for _, m := range fams["pario_fuse_requests_total"].GetMetric() {
+		counts["fuse "+label(m, "op")] += m.GetCounter().GetValue()
+	}
+	for _, m := range fams["pario_client_requests_total"].GetMetric() {
+		counts[label(m, "service")+" "+label(m, "op")] += m.GetCounter().GetValue()
+	}
+	return counts
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// since says what grew since before, in order of names.
+func (c opCounts) since(before opCounts) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		if d := c[k] - before[k]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", k, d))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // procStatus reads a size field ("VmHWM:", "RssAnon:") of a process's
