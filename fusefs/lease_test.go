@@ -1,17 +1,22 @@
 package fusefs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/server/meta"
+	"github.com/pario/pario/wire"
 )
 
 // countOps counts the lookups and getattrs a mount serves: what the
@@ -21,6 +26,16 @@ type countOps struct{ n atomic.Int64 }
 func (c *countOps) FuseOp(op string, _ time.Duration, _ syscall.Errno) {
 	if op == "lookup" || op == "getattr" {
 		c.n.Add(1)
+	}
+}
+
+// metaLookups counts a client's calls that look one entry up on the
+// metadata server (by name or by ID).
+type metaLookups struct{ n atomic.Int64 }
+
+func (m *metaLookups) CallDone(op uint8, _, _ int, _ time.Duration, _ error) {
+	if op == meta.OpLookup.Code || op == meta.OpGetByID.Code {
+		m.n.Add(1)
 	}
 }
 
@@ -297,5 +312,94 @@ func TestLeaseLapseStopsCaching(t *testing.T) {
 	waitLease(t, m)
 	if err := statErr(m.path("f")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// ls -l through one mount right after changes through another shows them:
+// the attributes READDIRPLUS gives the kernel come from a page read after
+// the change, or, for a change that arrived after the page was read, are
+// left to a lookup. Each round warms B's caches with a listing first, and
+// the listing after the change is checked once, with no retry.
+func TestLongListingNoStaleAcrossMounts(t *testing.T) {
+	need(t, "ls")
+	p := spawn(t)
+	var ops countOps
+	var metaCalls metaLookups
+	a := mount(t, p, fusefs.Options{})
+	cb, err := p.Client(context.Background(), func(o *client.Options) {
+		o.Endpoint = fusefs.EndpointOptions()
+		o.Observe = func(service, _ string, _ wire.OpTable) wire.CallObserver {
+			if service == "meta" {
+				return &metaCalls
+			}
+			return nil
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cb.Close() })
+	b := mountClient(t, cb, fusefs.Options{Observer: &ops})
+	waitLease(t, a)
+	waitLease(t, b)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const files = 50
+	for i := range files {
+		writeFile(t, a.path("d", fmt.Sprintf("f%02d", i)), []byte("x"))
+	}
+	// ls -ln: mode, links, uid, gid, size, date (3 fields), name.
+	fields := func(out string) map[string][]string {
+		m := map[string][]string{}
+		for line := range strings.Lines(out) {
+			if f := strings.Fields(line); len(f) == 9 {
+				m[f[8]] = f
+			}
+		}
+		return m
+	}
+	for round := range 10 {
+		sh(t, "ls -ln "+b.path("d"))
+		mode := []os.FileMode{0o600, 0o640}[round%2]
+		if err := os.Chmod(a.path("d", "f00"), mode); err != nil {
+			t.Fatal(err)
+		}
+		size := round + 2
+		writeFile(t, a.path("d", "f01"), bytes.Repeat([]byte("y"), size))
+		old, renamed := fmt.Sprintf("f%02d", files-1+round), fmt.Sprintf("f%02d", files+round)
+		if err := os.Rename(a.path("d", old), a.path("d", renamed)); err != nil {
+			t.Fatal(err)
+		}
+		// New names, which B's kernel has never seen: their attributes
+		// come with the listing, not from a lookup each.
+		const fresh = 10
+		for i := range fresh {
+			writeFile(t, a.path("d", fmt.Sprintf("n%d-%d", round, i)), []byte("new"))
+		}
+		before, beforeMeta := ops.n.Load(), metaCalls.n.Load()
+		got := fields(sh(t, "ls -ln "+b.path("d")))
+		for i := range fresh {
+			if f := got[fmt.Sprintf("n%d-%d", round, i)]; f == nil || f[4] != "3" {
+				t.Errorf("round %d: n%d-%d listed as %v, want 3 bytes", round, round, i, f)
+			}
+		}
+		if f := got["f00"]; f == nil || f[0] != "-"+mode.String()[1:] {
+			t.Errorf("round %d: f00 listed as %v after chmod %o through the other mount", round, f, mode)
+		}
+		if f := got["f01"]; f == nil || f[4] != fmt.Sprint(size) {
+			t.Errorf("round %d: f01 listed as %v after writing %d bytes through the other mount", round, f, size)
+		}
+		if got[old] != nil || got[renamed] == nil {
+			t.Errorf("round %d: after renaming %s to %s, listed %v and %v", round, old, renamed, got[old], got[renamed])
+		}
+		// The three changed entries may be looked up (a change that came
+		// after the page was read is left to a lookup), the new ones not.
+		if n := ops.n.Load() - before; n >= fresh {
+			t.Errorf("round %d: ls -l after %d new files sent %d lookups or getattrs to the mount, want fewer (READDIRPLUS gives their attributes)", round, fresh, n)
+		}
+		if n := metaCalls.n.Load() - beforeMeta; n >= fresh {
+			t.Errorf("round %d: ls -l of %d entries made %d lookups on the metadata server, want fewer (the attributes come with the listing)", round, len(got), n)
+		}
 	}
 }

@@ -166,7 +166,13 @@ func (m *mounted) path(elem ...string) string {
 func mount(t *testing.T, p *cluster.Processes, opts fusefs.Options) *mounted {
 	t.Helper()
 	need(t, "fusermount3")
-	c := dial(t, p)
+	return mountClient(t, dial(t, p), opts)
+}
+
+// mountClient mounts through c on a fresh directory; t.Cleanup unmounts it.
+func mountClient(t *testing.T, c *client.Client, opts fusefs.Options) *mounted {
+	t.Helper()
+	need(t, "fusermount3")
 	dir := t.TempDir()
 	logs := &testbin.LockedBuffer{}
 	if opts.Logger == nil {
