@@ -36,10 +36,11 @@ type dirStream struct {
 
 	// For READDIRPLUS: when the page was read, and the sizes of its
 	// files (nil until the kernel first asks for attributes).
-	read  time.Time
-	gen   uint64 // the lease held when the page was read (leaseGen)
-	usage []client.Usage
-	uerr  []error
+	read    time.Time
+	gen     uint64 // the lease held when the page was read (leaseGen)
+	batches uint64 // changes applied by then (changeBatches)
+	usage   []client.Usage
+	uerr    []error
 }
 
 // dirStream is the directory's file handle itself (node.OpendirHandle),
@@ -73,13 +74,13 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	}
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
-	read, gen := time.Now(), d.fsys.leaseGen()
+	read, gen, batches := time.Now(), d.fsys.leaseGen(), d.fsys.changeBatches()
 	page, next, err := d.fsys.c.ReaddirPage(ctx, d.path, cookie, 0)
 	if err != nil {
 		return d.fsys.errno("readdir", d.path, err)
 	}
 	d.base += uint64(len(d.page))
-	d.page, d.i, d.next, d.read, d.gen = page, 0, next, read, gen
+	d.page, d.i, d.next, d.read, d.gen, d.batches = page, 0, next, read, gen, batches
 	d.usage, d.uerr = nil, nil
 	return 0
 }
@@ -88,25 +89,23 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 const plusWorkers = 16
 
 // plusMaxAge is how old a page may be when its attributes go to the
-// kernel: changes are recognised (lease.changed) for about freshWindow.
+// kernel while changes are being applied: changes are recognised
+// (lease.changed) for about freshWindow.
 const plusMaxAge = freshWindow / 2
 
 // Lookup answers READDIRPLUS for the entry Readdirent gave last: its
 // attributes come with the page, its size from the I/O servers, asked
 // for the page's files at once, so that ls -l costs no round trip per
-// entry. An entry that changed since the page was read, a page too old to
-// tell, and a file open here (its size moves) get no attributes: the
-// kernel then looks the name up itself.
+// entry. An entry that changed since the page was read, a page that
+// cannot tell (see current), and a file open here (its size moves) get
+// no attributes: the kernel then looks the name up itself.
 func (d *dirStream) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	fsys := d.fsys
 	if d.i == 0 || d.i > len(d.page) || d.page[d.i-1].Name != name ||
-		d.gen == 0 || fsys.leaseGen() != d.gen || time.Since(d.read) > plusMaxAge {
+		d.gen == 0 || fsys.leaseGen() != d.gen {
 		return nil, syscall.EAGAIN
 	}
 	a := d.page[d.i-1].Attr
-	if fsys.changedSince(a.ID, d.read) || fsys.openFile(a.ID) != nil {
-		return nil, syscall.EAGAIN
-	}
 	var u client.Usage
 	if a.Kind == meta.KindFile {
 		if d.usage == nil {
@@ -116,10 +115,28 @@ func (d *dirStream) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 			return nil, syscall.EAGAIN
 		}
 		u = d.usage[d.i-1]
+	}
+	// After the sizes, which take a while on a busy machine.
+	if !d.current() || fsys.changedSince(a.ID, d.read) || fsys.openFile(a.ID) != nil {
+		return nil, syscall.EAGAIN
+	}
+	if a.Kind == meta.KindFile {
 		fsys.lookedUp(a.ID, d.read)
 	}
 	fsys.entry(out, a, u)
 	return d.dir.newChild(ctx, a), 0
+}
+
+// current reports whether the page's attributes may still go to the
+// kernel: read under the lease held now, and either recent enough that
+// changedSince knows of every change since, or with no change at all
+// applied since (a page of a large listing on a busy machine, whose
+// sizes took longer than plusMaxAge).
+func (d *dirStream) current() bool {
+	if d.fsys.leaseGen() != d.gen {
+		return false
+	}
+	return time.Since(d.read) <= plusMaxAge || d.fsys.changeBatches() == d.batches
 }
 
 // sizes asks the I/O servers for the sizes of the page's files,

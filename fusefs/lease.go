@@ -53,6 +53,10 @@ type leaseState struct {
 	// the kernel, looked when a lookup last gave them to it, both for the
 	// last freshWindow or so (see fresh).
 	changed map[meta.FileID]time.Time
+	// batches counts the batches of changes applied, so that a listing
+	// can tell that nothing at all changed since its page was read
+	// (dir.go), however long ago.
+	batches uint64
 	looked  map[meta.FileID]time.Time
 	pruned  time.Time
 	// own counts the names this mount is removing or replacing.
@@ -72,6 +76,14 @@ func (fsys *fileSystem) leaseGen() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.gen
+}
+
+// changeBatches is the number of batches of changes applied so far.
+func (fsys *fileSystem) changeBatches() uint64 {
+	l := &fsys.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.batches
 }
 
 // freshWindow is how long after a lookup an O_APPEND open may trust the
@@ -285,6 +297,9 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	}
 	for _, c := range changes {
 		l.changed[c.ID] = now
+	}
+	if len(changes) > 0 {
+		l.batches++
 	}
 	l.mu.Unlock()
 	for _, c := range changes {
