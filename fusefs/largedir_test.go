@@ -223,20 +223,22 @@ func TestLargeDirectory(t *testing.T) {
 	names = nil
 	after := scrapeCounts(t, addr[1])
 	t.Logf("ls -l on the mount: %v; %s", time.Since(start).Round(time.Millisecond), after.since(before))
-	// The attributes come with the pages (READDIRPLUS): the kernel looks
-	// up, and the mount asks the metadata server about, only the entries
-	// of pages older than the lease lets it trust (a loaded machine), not
-	// every entry.
+	// The attributes come with the pages (READDIRPLUS): neither the
+	// kernel nor the mount looks entries up one by one (before the
+	// directory handle answered READDIRPLUS itself, the mount asked the
+	// metadata server about every entry). Nothing changes meanwhile, so
+	// only a lease lapsing on a loaded machine would send a page's
+	// entries to lookups.
 	for _, op := range []string{"fuse lookup", "meta lookup", "meta getbyid"} {
-		if d := after[op] - before[op]; d > float64(n/10) {
-			t.Errorf("ls -l of %d entries: %.0f %s requests, want under %d", n, d, op, n/10)
+		if d := after[op] - before[op]; d > float64(n/100) {
+			t.Errorf("ls -l of %d entries: %.0f %s requests, want under %d", n, d, op, n/100)
 		}
 	}
 
 	// What grows with the directory in the mount is the kernel's inode
 	// cache: every entry ls -l stat()ed stays in it (as on any file
 	// system), and FUSE makes the mount keep a node for each until the
-	// kernel forgets it (go-fuse's inode and its tables, about 400 bytes).
+	// kernel forgets it (go-fuse's inode and its tables, about 450 bytes).
 	// The listing itself holds one page.
 	live := liveHeap(t, addr[1])
 	t.Logf("pario mount: peak RSS %d MiB, live heap %d MiB after ls -l (%d bytes an entry)",
