@@ -55,7 +55,7 @@ var (
 )
 
 // openDirStream reads the first page, so that a directory that cannot be
-// listed fails opendir's first read with its own errno.
+// listed fails opendir with its own errno (EACCES, ENOENT).
 func (fsys *fileSystem) openDirStream(ctx context.Context, dir *node) (*dirStream, syscall.Errno) {
 	d := &dirStream{fsys: fsys, dir: dir, path: dir.path()}
 	if c, ok := meta.CredFrom(fsys.withCaller(ctx)); ok {
