@@ -63,27 +63,26 @@ type node struct {
 }
 
 var (
-	_ gofs.NodeLookuper       = (*node)(nil)
-	_ gofs.NodeGetattrer      = (*node)(nil)
-	_ gofs.NodeSetattrer      = (*node)(nil)
-	_ gofs.NodeOpendirHandler = (*node)(nil)
-	_ gofs.NodeMkdirer        = (*node)(nil)
-	_ gofs.NodeMknoder        = (*node)(nil)
-	_ gofs.NodeCreater        = (*node)(nil)
-	_ gofs.NodeOpener         = (*node)(nil)
-	_ gofs.NodeUnlinker       = (*node)(nil)
-	_ gofs.NodeRmdirer        = (*node)(nil)
-	_ gofs.NodeRenamer        = (*node)(nil)
-	_ gofs.NodeLinker         = (*node)(nil)
-	_ gofs.NodeSymlinker      = (*node)(nil)
-	_ gofs.NodeReadlinker     = (*node)(nil)
-	_ gofs.NodeStatfser       = (*node)(nil)
-	_ gofs.NodeFsyncer        = (*node)(nil)
-	_ gofs.NodeGetxattrer     = (*node)(nil)
-	_ gofs.NodeSetxattrer     = (*node)(nil)
-	_ gofs.NodeListxattrer    = (*node)(nil)
-	_ gofs.NodeRemovexattrer  = (*node)(nil)
-	_ gofs.NodeAccesser       = (*node)(nil)
+	_ gofs.NodeLookuper      = (*node)(nil)
+	_ gofs.NodeGetattrer     = (*node)(nil)
+	_ gofs.NodeSetattrer     = (*node)(nil)
+	_ gofs.NodeMkdirer       = (*node)(nil)
+	_ gofs.NodeMknoder       = (*node)(nil)
+	_ gofs.NodeCreater       = (*node)(nil)
+	_ gofs.NodeOpener        = (*node)(nil)
+	_ gofs.NodeUnlinker      = (*node)(nil)
+	_ gofs.NodeRmdirer       = (*node)(nil)
+	_ gofs.NodeRenamer       = (*node)(nil)
+	_ gofs.NodeLinker        = (*node)(nil)
+	_ gofs.NodeSymlinker     = (*node)(nil)
+	_ gofs.NodeReadlinker    = (*node)(nil)
+	_ gofs.NodeStatfser      = (*node)(nil)
+	_ gofs.NodeFsyncer       = (*node)(nil)
+	_ gofs.NodeGetxattrer    = (*node)(nil)
+	_ gofs.NodeSetxattrer    = (*node)(nil)
+	_ gofs.NodeListxattrer   = (*node)(nil)
+	_ gofs.NodeRemovexattrer = (*node)(nil)
+	_ gofs.NodeAccesser      = (*node)(nil)
 )
 
 // path is the node's path in the store, as this mount last saw it.
@@ -364,6 +363,8 @@ func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, f
 	}
 	return f, 0
 }
+
+var _ gofs.NodeOpendirHandler = (*node)(nil)
 
 // OpendirHandle opens a listing of the directory, read a page at a time
 // (dirStream).
