@@ -54,8 +54,8 @@ Layouts are extended attributes:
 
 Files keep their owner, group and mode, and the metadata server checks every
 request as its caller: with --allow-other each user acts as itself (a cluster
-file's root-squash makes root nobody). Hard and symbolic links are not supported
-(ENOTSUP). See docs/mount.md.`,
+file's root-squash makes root nobody). Hard and symbolic links work as on a
+local disk. See docs/mount.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
