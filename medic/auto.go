@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,23 +82,27 @@ type AutoReport struct {
 	FirstWhy string
 	// Candidates are raw, zstd and the semantic plugins considered.
 	Candidates []AutoCandidate
-	// Abandoned is the first send when SendAuto switched, after
-	// AbandonedAfter (from the start) with AbandonedAcked of its
-	// container's bytes at the receiver; SwitchWhy gives the prediction.
-	Abandoned      *FileReport
-	AbandonedAfter time.Duration
-	AbandonedAcked int64
-	SwitchWhy      string
+	// Abandoned are the sends SendAuto switched away from, in order.
+	Abandoned []AbandonedSend
 	// Chosen is the plugin that carried the output, and File its send.
 	Chosen string
 	File   *FileReport
 	Total  time.Duration
 }
 
+// AbandonedSend is a send SendAuto switched away from.
+type AbandonedSend struct {
+	Plugin string
+	File   *FileReport   // its encode and what it sent (Send is nil when cut before the answer)
+	After  time.Duration // from SendAuto's start to the switch
+	Acked  int64         // its container's bytes the receiver held then
+	Why    string        // the switch's prediction
+}
+
 // autoCand is a candidate's state during SendAuto.
 type autoCand struct {
 	AutoCandidate
-	encoding bool
+	encoding, sent bool
 }
 
 // SendAuto sends the output at path with the cheapest of raw, zstd and
@@ -142,10 +147,11 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	}
 	known := link.B > 0
 	rep.LinkSource = "given"
+	remembered, _ := o.Links.Get(o.Send.Addr)
 	if !known {
 		rep.LinkSource = "not measured (the send ended before it could be)"
-		if l, ok := o.Links.Get(o.Send.Addr); ok && !l.Rough {
-			link.B, known, rep.LinkSource = l.B, true, "remembered"
+		if remembered.B > 0 && !remembered.Rough {
+			link.B, known, rep.LinkSource = remembered.B, true, "remembered"
 		}
 	}
 	rep.Link = link
@@ -172,51 +178,25 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 		}
 	}
 
-	first, firstWhy := "zstd", "the likely winner below tens of MB/s; the link is measured from its first bytes"
+	// Raw goes first unless the model prices zstd cheaper over a known
+	// link with zstd's rates from the last send: raw's encode is the
+	// cheapest, and zstd, encoded beside it, takes over where the link
+	// turns out slow enough for that to pay (its encode is 2-5x raw's
+	// here, and over a fast link raw is the best there is).
+	first, firstWhy := "raw", "the link is not known yet: raw goes at once and measures it; zstd is encoded beside it where it may pay"
+	zg, zfrom := g("zstd")
 	if known {
-		first, firstWhy, err = rawOrZstd(ctx, path, o.Encode, link, rep.Size)
-		if err != nil {
-			return rep, err
-		}
+		first, firstWhy = rawOrZstd(rep.Size, link, remembered, zg)
 	}
 	rep.First, rep.FirstWhy = first, firstWhy
 	curG, curFrom := g(first)
-
-	// The first send, over the authentication's connection.
-	var (
-		mu      sync.Mutex
-		acks    []autoAck
-		sendRep *FileReport
-		sendErr error
-	)
-	sendDone := make(chan struct{})
-	sctx, cancelSend := context.WithCancel(ctx)
-	defer cancelSend()
-	so := o.Send
-	so.Session = sess
-	if known {
-		so.Buffer = cost.SocketBuffer(link.B, link.RTT)
+	if first == "raw" {
+		// zstd is a candidate beside raw, tried before the semantic
+		// plugins (its g is the smallest).
+		cands = append([]*autoCand{{AutoCandidate: AutoCandidate{Estimate: cost.Estimate{Name: "zstd", G: zg}, GFrom: zfrom}}}, cands...)
 	}
-	userProgress := o.Send.Progress
-	so.Progress = func(done, total int64) {
-		mu.Lock()
-		acks = append(acks, autoAck{time.Now(), done, total})
-		mu.Unlock()
-		if userProgress != nil {
-			userProgress(done, total)
-		}
-	}
-	eo := o.Encode
-	eo.Plugin, eo.Params = first, nil // a semantic plugin's parameters are not zstd's
-	go func() {
-		r, err := SendFile(sctx, path, SendFileOptions{Encode: eo, Send: so, SpoolDir: o.SpoolDir})
-		mu.Lock()
-		sendRep, sendErr = r, err
-		mu.Unlock()
-		close(sendDone)
-	}()
 
-	// Encodes of semantic candidates beside the send, one at a time.
+	// Encodes of the other candidates beside the sends, one at a time.
 	type encoded struct {
 		c   *autoCand
 		e   cost.Estimate
@@ -232,8 +212,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 		encWG.Add(1)
 		go func() {
 			defer encWG.Done()
-			e := o.Encode
-			e.Plugin = ac.Name
+			e := plainOpts(o.Encode, ac.Name)
 			t := time.Now()
 			spool, _, err := encodeToSpool(ectx, path, e, o.SpoolDir, o.Send.Name)
 			var est cost.Estimate
@@ -248,103 +227,159 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 		}()
 	}
 
+	// The first send goes over the authentication's connection; a send
+	// switched to dials anew (closing the connection is what stops the
+	// abandoned one's bytes in flight).
+	so := o.Send
+	so.Session = sess
+	if known {
+		so.Buffer = cost.SocketBuffer(link.B, link.RTT)
+	}
+	userProgress := o.Send.Progress
+	cur := &autoCand{AutoCandidate: AutoCandidate{Estimate: cost.Estimate{Name: first, G: curG}, GFrom: curFrom}}
+	all := append([]*autoCand{cur}, cands...)
 	tick := time.NewTicker(o.Check)
 	defer tick.Stop()
-	var switchTo *autoCand
-loop:
 	for {
-		select {
-		case <-sendDone:
-			break loop
-		case r := <-encDone:
-			encodingNow = false
-			if r.err != nil {
-				r.c.Skipped = fmt.Sprintf("encode: %v", r.err)
-			} else {
-				r.c.Estimate, r.c.Encoded = r.e, true
+		var (
+			mu      sync.Mutex
+			acks    []autoAck
+			sendRep *FileReport
+			sendErr error
+		)
+		sendDone := make(chan struct{})
+		sctx, cancelSend := context.WithCancel(ctx)
+		so.Progress = func(done, total int64) {
+			mu.Lock()
+			acks = append(acks, autoAck{time.Now(), done, total})
+			mu.Unlock()
+			if userProgress != nil {
+				userProgress(done, total)
 			}
-		case <-tick.C:
-		case <-ctx.Done():
-			<-sendDone
-			return rep, ctx.Err()
 		}
-		mu.Lock()
-		as := append([]autoAck(nil), acks...)
-		mu.Unlock()
-		if len(as) == 0 {
-			continue // still encoding, or the offer's answer on its way
-		}
-		l, src, ok := linkFromAcks(as, link, known, rep.LinkSource, time.Now())
-		if !ok {
-			continue
-		}
-		rep.Link, rep.LinkSource = l, src
-		last := as[len(as)-1]
-		left := float64(last.size - last.done)
-		cur := cost.Estimate{Name: first, G: curG}
-		for _, ac := range cands {
-			if ac.Skipped != "" {
-				continue
-			}
-			if ac.Encoded {
-				alt := ac.Estimate
-				alt.F = 0 // encoded beside the send: spent
-				if ok, curT, altT := cost.Switch(left, cur, alt, l); ok {
-					rep.SwitchWhy = fmt.Sprintf("after %s of %s's %s had arrived, %s was predicted to finish in %.3f s (x/B %.3f s, g %.3f s, a new connection), %s in %.3f s (%s left at %s)",
-						units.FormatBytes(last.done), first, units.FormatBytes(last.size), alt.Name, altT, alt.X/l.Effective(), alt.G,
-						first, curT, units.FormatBytes(int64(left)), units.FormatRate(l.B))
-					switchTo = ac
-					break loop
+		cur.sent = true
+		eo := plainOpts(o.Encode, cur.Name)
+		go func(so SendOptions) {
+			r, err := SendFile(sctx, path, SendFileOptions{Encode: eo, Send: so, SpoolDir: o.SpoolDir})
+			mu.Lock()
+			sendRep, sendErr = r, err
+			mu.Unlock()
+			close(sendDone)
+		}(so)
+
+		var switchTo *autoCand
+		var why string
+	watch:
+		for {
+			select {
+			case <-sendDone:
+				break watch
+			case r := <-encDone:
+				encodingNow = false
+				if r.err != nil {
+					r.c.Skipped = fmt.Sprintf("encode: %v", r.err)
+				} else {
+					r.c.Estimate, r.c.Encoded = r.e, true
 				}
-				continue
+			case <-tick.C:
+			case <-ctx.Done():
+				<-sendDone
+				cancelSend()
+				return rep, ctx.Err()
 			}
-			if !ac.encoding && !encodingNow && cost.WorthEncoding(left, cur, ac.G, l) {
-				startEncode(ac)
+			mu.Lock()
+			as := append([]autoAck(nil), acks...)
+			mu.Unlock()
+			l, src, ok := linkFromAcks(as, link, known, rep.LinkSource, time.Now())
+			if !ok {
+				continue // still encoding, or the offer's answer on its way
+			}
+			rep.Link, rep.LinkSource = l, src
+			last := as[len(as)-1]
+			left := float64(last.size - last.done)
+			// The cheapest switch the model prices as faster, if any.
+			bestT := math.Inf(1)
+			for _, ac := range cands {
+				if ac.Skipped != "" || ac.sent {
+					continue
+				}
+				if ac.Encoded {
+					alt := ac.Estimate
+					alt.F = 0 // encoded beside the send: spent
+					if ok, curT, altT := cost.Switch(left, cur.Estimate, alt, l); ok && altT < bestT {
+						bestT, switchTo = altT, ac
+						why = fmt.Sprintf("after %s of %s's %s had arrived, %s was predicted to finish in %.3f s (x/B %.3f s, g %.3f s, a new connection), %s in %.3f s (%s left at %s)",
+							units.FormatBytes(last.done), cur.Name, units.FormatBytes(last.size), alt.Name, altT, alt.X/l.Effective(), alt.G,
+							cur.Name, curT, units.FormatBytes(int64(left)), units.FormatRate(l.B))
+					}
+					continue
+				}
+				if !ac.encoding && !encodingNow && cost.WorthEncoding(left, cur.Estimate, ac.G, l) {
+					startEncode(ac)
+				}
+			}
+			if switchTo != nil {
+				break watch
 			}
 		}
-	}
-	cancelEnc()
-	encWG.Wait()
-	if switchTo == nil {
+		if switchTo == nil {
+			<-sendDone
+			cancelSend()
+			cancelEnc()
+			encWG.Wait()
+			mu.Lock()
+			r, err := sendRep, sendErr
+			mu.Unlock()
+			rep.Chosen, rep.File = cur.Name, r
+			if r != nil && !cur.Encoded {
+				cur.Encoded, cur.F, cur.X = true, r.Encode.Seconds(), float64(r.MetaSize)
+			}
+			// Candidates encoded beside the send and not sent are dropped.
+			for _, ac := range cands {
+				if ac.Encoded && !ac.sent {
+					removeSpooled(path, plainOpts(o.Encode, ac.Name), o.SpoolDir, o.Send.Name)
+				}
+			}
+			rep.Candidates = nil
+			for _, ac := range all {
+				rep.Candidates = append(rep.Candidates, ac.AutoCandidate)
+			}
+			if err == nil {
+				rememberLink(o.Links, o.Send.Addr, r.Send, rep.Link, remembered, rep.Size, all)
+			}
+			return rep, err
+		}
+
+		// Abandon the send under way: the receiver keeps the part it got
+		// (a later send of the same container resumes it), the spool
+		// does not.
+		cancelSend()
 		<-sendDone
 		mu.Lock()
-		r, err := sendRep, sendErr
+		ab := AbandonedSend{Plugin: cur.Name, File: sendRep, After: time.Since(t0), Why: why}
+		if len(acks) > 0 {
+			ab.Acked = acks[len(acks)-1].done
+		}
 		mu.Unlock()
-		rep.Chosen, rep.File = first, r
-		rep.Candidates = candidates(first, curG, curFrom, r, cands)
-		// Candidates encoded beside the send are not sent.
-		for _, ac := range cands {
-			if ac.Encoded {
-				e := o.Encode
-				e.Plugin = ac.Name
-				removeSpooled(path, e, o.SpoolDir, o.Send.Name)
-			}
+		if ab.File != nil && !cur.Encoded {
+			cur.Encoded, cur.F, cur.X = true, ab.File.Encode.Seconds(), float64(ab.File.MetaSize)
 		}
-		if err == nil {
-			rememberLink(o.Links, o.Send.Addr, r.Send, link)
-		}
-		return rep, err
+		rep.Abandoned = append(rep.Abandoned, ab)
+		removeSpooled(path, eo, o.SpoolDir, o.Send.Name)
+		cur = switchTo
+		so.Session = nil
+		so.Buffer = cost.SocketBuffer(rep.Link.B, rep.Link.RTT)
 	}
+}
 
-	// Abandon the first send: the receiver keeps the part it got (a
-	// later send of the same container resumes it), the spool does not.
-	cancelSend()
-	<-sendDone
-	mu.Lock()
-	rep.Abandoned, rep.AbandonedAfter = sendRep, time.Since(t0)
-	if len(acks) > 0 {
-		rep.AbandonedAcked = acks[len(acks)-1].done
+// plainOpts are o for plugin: raw and zstd do not take a semantic
+// plugin's parameters.
+func plainOpts(o EncodeOptions, plugin string) EncodeOptions {
+	o.Plugin = plugin
+	if plugin == "raw" || plugin == "zstd" {
+		o.Params = nil
 	}
-	mu.Unlock()
-	removeSpooled(path, eo, o.SpoolDir, o.Send.Name)
-	ae := o.Encode
-	ae.Plugin = switchTo.Name
-	so2 := o.Send
-	so2.Buffer = cost.SocketBuffer(rep.Link.B, rep.Link.RTT)
-	r, err := SendFile(ctx, path, SendFileOptions{Encode: ae, Send: so2, SpoolDir: o.SpoolDir})
-	rep.Chosen, rep.File = switchTo.Name, r
-	rep.Candidates = candidates(first, curG, curFrom, rep.Abandoned, cands)
-	return rep, err
+	return o
 }
 
 // autoAck is an acknowledgement of the first send, as SendAuto saw it:
@@ -389,75 +424,37 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 	return link, "bounded by the send", true
 }
 
-// rawOrZstd chooses the first send over a known link: zstd unless raw is
-// cheaper by the model, with both encodes' rates (and zstd's ratio)
-// measured on the output's first block.
-func rawOrZstd(ctx context.Context, path string, eo EncodeOptions, l cost.Link, D int64) (string, string, error) {
-	const block = 128 << 10
-	n := min(D, block)
-	if n <= 0 {
-		return "zstd", "an empty output", nil
+// rawOrZstd chooses the first send over a known link: raw or zstd,
+// whichever the model prices cheaper with zstd's encode rate and ratio on
+// the last output sent to this receiver (a sample of this output's first
+// block was tried: the encoder's fixed costs made 64 KiB take as long as
+// the whole output); raw without them.
+func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, string) {
+	if r.ZstdRate <= 0 || r.ZstdRatio <= 0 {
+		return "raw", fmt.Sprintf("the link is known (%s), zstd's rates are not: raw goes at once; zstd is encoded beside it where it may pay", units.FormatRate(l.B))
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	tmp, err := os.CreateTemp("", "medic-sample-*")
-	if err != nil {
-		return "", "", err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, io.LimitReader(f, n))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", "", fmt.Errorf("sample the output's first block: %w", err)
-	}
-	scale := float64(D) / float64(n)
-	var es []cost.Estimate
-	for _, name := range []string{"raw", "zstd"} {
-		o := eo
-		o.Plugin, o.Params = name, nil
-		var cw countWriter
-		t := time.Now()
-		if _, err := Encode(ctx, tmp.Name(), o, &cw); err != nil {
-			return "", "", fmt.Errorf("sample the output's first block with %s: %w", name, err)
-		}
-		es = append(es, cost.Estimate{Name: name, X: float64(cw) * scale, F: time.Since(t).Seconds() * scale})
-	}
+	es := []cost.Estimate{{Name: "raw", X: float64(D)},
+		{Name: "zstd", X: float64(D) / r.ZstdRatio, F: float64(D) / r.ZstdRate, G: zg}}
 	d, _ := cost.Decide(cost.Plan(0, float64(D), es, l))
-	return d.Best.Name, fmt.Sprintf("over the %s link, from a %s sample: %s", units.FormatRate(l.B), units.FormatBytes(n), d.Why()), nil
+	return d.Best.Name, fmt.Sprintf("over the %s link, with zstd's rates on the last output (%s/s, ratio %.1f): %s",
+		units.FormatRate(l.B), units.FormatBytes(int64(r.ZstdRate)), r.ZstdRatio, d.Why())
 }
 
-type countWriter int64
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	*c += countWriter(len(p))
-	return len(p), nil
-}
-
-func candidates(first string, g float64, from string, r *FileReport, cands []*autoCand) []AutoCandidate {
-	c := AutoCandidate{Estimate: cost.Estimate{Name: first, G: g}, GFrom: from}
-	if r != nil {
-		c.Encoded, c.F, c.X = true, r.Encode.Seconds(), float64(r.MetaSize)
-	}
-	out := []AutoCandidate{c}
-	for _, ac := range cands {
-		out = append(out, ac.AutoCandidate)
-	}
-	return out
-}
-
-// rememberLink refreshes the link remembered for addr with the rate of a
-// send's transfer, when it lasted long enough to measure the bandwidth.
-func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link) {
+// rememberLink remembers for addr the rate of a send's transfer, when it
+// lasted long enough to measure the bandwidth, with zstd's rates when a
+// candidate was encoded with zstd (else the ones remembered before).
+func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, old RememberedLink, D int64, cands []*autoCand) {
 	if lc.Dir == "" || r == nil || r.Transfer < minObserved || r.Sent <= 0 {
 		return
 	}
-	b := float64(r.Sent) / r.Transfer.Seconds()
-	if err := lc.Put(RememberedLink{Addr: addr, B: b, RTT: time.Duration(l.RTT * float64(time.Second))}); err != nil {
+	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / r.Transfer.Seconds(), RTT: time.Duration(l.RTT * float64(time.Second)),
+		ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
+	for _, c := range cands {
+		if c.Name == "zstd" && c.Encoded && c.F > 0 && c.X > 0 {
+			nl.ZstdRate, nl.ZstdRatio = float64(D)/c.F, float64(D)/c.X
+		}
+	}
+	if err := lc.Put(nl); err != nil {
 		slog.Warn("medic: send --auto: link not remembered", "err", err)
 	}
 }
@@ -521,14 +518,18 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "  sent %s first: %s\n", r.First, r.FirstWhy)
-	if r.Abandoned != nil {
-		fmt.Fprintf(&b, "  switched to %s after %.3f s: %s\n", r.Chosen, r.AbandonedAfter.Seconds(), r.SwitchWhy)
+	for i, a := range r.Abandoned {
+		next := r.Chosen
+		if i+1 < len(r.Abandoned) {
+			next = r.Abandoned[i+1].Plugin
+		}
+		fmt.Fprintf(&b, "  switched from %s to %s at %.3f s: %s\n", a.Plugin, next, a.After.Seconds(), a.Why)
 	}
 	fmt.Fprintf(&b, "  phases: connect and rates %.3f s", r.Connect.Seconds())
-	if a := r.Abandoned; a != nil {
-		fmt.Fprintf(&b, ", %s (abandoned) encode %.3f s", r.First, a.Encode.Seconds())
-		if a.Send != nil {
-			fmt.Fprintf(&b, " + transfer %.3f s", a.Send.Transfer.Seconds())
+	for _, a := range r.Abandoned {
+		fmt.Fprintf(&b, ", %s (abandoned after %s)", a.Plugin, units.FormatBytes(a.Acked))
+		if a.File != nil {
+			fmt.Fprintf(&b, " encode %.3f s", a.File.Encode.Seconds())
 		}
 	}
 	if f := r.File; f != nil {
@@ -537,7 +538,7 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 			b.WriteString(" (beside the first send)")
 		}
 		if s := f.Send; s != nil {
-			if r.Abandoned != nil {
+			if len(r.Abandoned) > 0 {
 				fmt.Fprintf(&b, ", connect %.3f s", s.Connect.Seconds())
 			}
 			fmt.Fprintf(&b, ", transfer %.3f s (%s), receiver %.3f s", s.Transfer.Seconds(), units.FormatBytes(s.Sent), s.Receiver.Seconds())

@@ -189,7 +189,7 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			w.Write([]string{c.label, strconv.FormatInt(c.queryBytes, 10), strconv.FormatInt(l.D, 10), ff(link.B), ff(link.RTT * 1e3), strconv.Itoa(c.load), p, ff(times[p]),
 				arep.Chosen, ff(planT), ff(sendT), ff(planT + sendT), best, ff(times[best]), ff(sendT / times[best]), ff((planT + sendT) / times[best]),
 				ff(arep.Link.B), ff(0), ff(again.planT), ff(again.planT + again.sendT), ff((again.planT + again.sendT) / times[best]),
-				again.rep.Chosen, arep.First, strconv.FormatBool(arep.Abandoned != nil)})
+				again.rep.Chosen, arep.First, strconv.FormatBool(len(arep.Abandoned) > 0)})
 		}
 		w.Flush()
 	}
