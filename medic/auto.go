@@ -178,12 +178,14 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 		}
 	}
 
-	// Raw goes first unless the model prices zstd cheaper over a known
-	// link with zstd's rates from the last send: raw's encode is the
-	// cheapest, and zstd, encoded beside it, takes over where the link
-	// turns out slow enough for that to pay (its encode is 2-5x raw's
-	// here, and over a fast link raw is the best there is).
-	first, firstWhy := "raw", "the link is not known yet: raw goes at once and measures it; zstd is encoded beside it where it may pay"
+	// zstd goes first unless the model prices raw cheaper over a known
+	// link with zstd's rates from the last send: zstd was the best or
+	// within a few percent of it at every point of the sweep (its encode
+	// takes tens of milliseconds for a report of megabytes), and a first
+	// choice that must be corrected costs a new connection. Where raw
+	// goes first, zstd is encoded beside it and takes over where the link
+	// turns out slow enough for that to pay.
+	first, firstWhy := "zstd", "the link is not known yet: zstd, the likely winner below tens of MB/s, goes at once and measures it"
 	zg, zfrom := g("zstd")
 	if known {
 		first, firstWhy = rawOrZstd(rep.Size, link, remembered, zg)
@@ -428,10 +430,10 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 // whichever the model prices cheaper with zstd's encode rate and ratio on
 // the last output sent to this receiver (a sample of this output's first
 // block was tried: the encoder's fixed costs made 64 KiB take as long as
-// the whole output); raw without them.
+// the whole output); zstd without them.
 func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, string) {
 	if r.ZstdRate <= 0 || r.ZstdRatio <= 0 {
-		return "raw", fmt.Sprintf("the link is known (%s), zstd's rates are not: raw goes at once; zstd is encoded beside it where it may pay", units.FormatRate(l.B))
+		return "zstd", fmt.Sprintf("the link is known (%s), zstd's rates are not: zstd, the likely winner below tens of MB/s, goes at once", units.FormatRate(l.B))
 	}
 	es := []cost.Estimate{{Name: "raw", X: float64(D)},
 		{Name: "zstd", X: float64(D) / r.ZstdRatio, F: float64(D) / r.ZstdRate, G: zg}}

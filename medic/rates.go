@@ -235,21 +235,15 @@ func (c *speedCache) set(v float64) {
 }
 
 // speedNow is the receiver's speed for the rates op: the cached probe,
-// refreshed in the background once older than SpeedMaxAge (the answer
-// does not wait for it); only the first rates op probes while it waits.
+// refreshed in the background once older than SpeedMaxAge. The answer
+// never waits for a probe: before the first one has finished it is 0
+// (unknown: a stated rate is then taken at ReferenceSpeed).
 func (s *Server) speedNow() float64 {
 	c := &s.speed
 	c.mu.Lock()
-	v, age, busy := c.v, time.Since(c.at), c.refreshing
-	if v > 0 && age > SpeedMaxAge && !busy {
+	defer c.mu.Unlock()
+	if (c.v == 0 || time.Since(c.at) > SpeedMaxAge) && !c.refreshing {
 		c.refreshing = true
-	}
-	c.mu.Unlock()
-	switch {
-	case v == 0:
-		v = SpeedProbe(SpeedProbeTime)
-		c.set(v)
-	case age > SpeedMaxAge && !busy:
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -259,5 +253,5 @@ func (s *Server) speedNow() float64 {
 			c.mu.Unlock()
 		}()
 	}
-	return v
+	return c.v
 }

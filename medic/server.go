@@ -98,7 +98,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
-	return &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
+	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}
+	s.speedNow() // the first probe, in the background: no rates op waits for one
+	return s, nil
 }
 
 // Serve accepts connections on ln until Close.
