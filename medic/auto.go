@@ -46,6 +46,9 @@ type AutoOptions struct {
 	// for Send.Addr in Links is used, or none: the send measures it.
 	Link  cost.Link
 	Links LinkCache
+	// Fallback names the plugin to send with when the receiver could not
+	// regenerate the output with a semantic plugin (SendFileOptions).
+	Fallback string
 	// Check, when set, is how often the choice is reconsidered while the
 	// first send runs (default 10 ms).
 	Check time.Duration
@@ -262,7 +265,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 		cur.sent = true
 		eo := plainOpts(o.Encode, cur.Name)
 		go func(so SendOptions) {
-			r, err := SendFile(sctx, path, SendFileOptions{Encode: eo, Send: so, SpoolDir: o.SpoolDir})
+			r, err := SendFile(sctx, path, SendFileOptions{Encode: eo, Send: so, SpoolDir: o.SpoolDir, Fallback: o.Fallback})
 			mu.Lock()
 			sendRep, sendErr = r, err
 			mu.Unlock()
