@@ -20,10 +20,14 @@ func Left(left float64, cur Estimate, l Link) float64 {
 func Fresh(alt Estimate, l Link) float64 { return Time(0, alt, l) }
 
 // Switch says whether abandoning the send under way (left bytes to go,
-// cur's g) for alt finishes sooner, and the two predictions.
-func Switch(left float64, cur, alt Estimate, l Link) (ok bool, curT, altT float64) {
+// cur's g) for alt finishes sooner by more than the fraction margin of
+// what the send under way still needs, and the two predictions. The
+// margin covers what the predictions are not sure of (B from a send's
+// first acknowledgements, g from the receiver's earlier regenerations):
+// a switch that gains less than it can lose is not made.
+func Switch(left float64, cur, alt Estimate, l Link, margin float64) (ok bool, curT, altT float64) {
 	curT, altT = Left(left, cur, l), Fresh(alt, l)
-	return altT < curT, curT, altT
+	return altT < curT*(1-margin), curT, altT
 }
 
 // WorthEncoding says whether alt, whose g is known but not its encode
@@ -32,6 +36,6 @@ func Switch(left float64, cur, alt Estimate, l Link) (ok bool, curT, altT float6
 // it worth encoding alt beside the send. Where left > x, a slower link
 // favours alt further, so a bound on B from above is enough.
 func WorthEncoding(left float64, cur Estimate, altG float64, l Link) bool {
-	ok, _, _ := Switch(left, cur, Estimate{G: altG}, l)
+	ok, _, _ := Switch(left, cur, Estimate{G: altG}, l, 0)
 	return ok
 }

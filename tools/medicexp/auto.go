@@ -334,7 +334,7 @@ func renderAuto(dir, name string) error {
 			xy    plotter.XYs
 			shape draw.GlyphDrawer
 			col   color.Color
-		}{{"auto: its send", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: planning + send", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
+		}{{"auto: the send it chose", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: whole time (first send)", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
 			sc, err := plotter.NewScatter(m.xy)
 			if err != nil {
 				return err
@@ -419,7 +419,7 @@ func renderScenario(dir, name, title string) error {
 		xy    plotter.XYs
 		shape draw.GlyphDrawer
 		col   color.Color
-	}{{"auto: its send", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: planning + send", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
+	}{{"auto: the send it chose", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: whole time (first send)", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
 		sc, err := plotter.NewScatter(m.xy)
 		if err != nil {
 			return err
