@@ -164,14 +164,26 @@ func TestCLICrashedReceiverResumes(t *testing.T) {
 	if es, _ := os.ReadDir(filepath.Join(dest, ".medic-staging")); len(es) != 0 {
 		t.Fatalf("staging left: %v", es)
 	}
-	// --auto follows the cost model and prints its prediction beside the outcome.
+	// --auto --plan-first follows the cost model and prints its prediction
+	// beside the outcome.
 	text := filepath.Join(dir, "report.txt")
 	os.WriteFile(text, report(20000), 0o644)
-	out, code = run(t, "medic", "send", text, s2.addr, "--key", key, "--auto", "--plugin", "raw,zstd", "--bandwidth", "1MB/s", "--spool", filepath.Join(dir, "spool"))
+	out, code = run(t, "medic", "send", text, s2.addr, "--key", key, "--auto", "--plan-first", "--plugin", "raw,zstd", "--bandwidth", "1MB/s", "--spool", filepath.Join(dir, "spool"))
 	if code != 0 || !strings.Contains(out, "best: zstd") || !strings.Contains(out, "predicted") {
-		t.Fatalf("send --auto: exit %d: %s", code, out)
+		t.Fatalf("send --auto --plan-first: exit %d: %s", code, out)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dest, "report.txt")); !bytes.Equal(got, report(20000)) {
+		t.Fatal("--auto --plan-first stored output differs")
+	}
+	// --auto chooses while it sends and says what it sent, why, and each
+	// phase's time.
+	out, code = run(t, "medic", "send", text, s2.addr, "--key", key, "--auto", "--plugin", "raw,zstd", "--as", "report2.txt", "--spool", filepath.Join(dir, "spool"))
+	for _, w := range []string{"sent zstd first", "phases: connect and rates", "total"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Fatalf("send --auto: exit %d, want %q in: %s", code, w, out)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dest, "report2.txt")); !bytes.Equal(got, report(20000)) {
 		t.Fatal("--auto stored output differs")
 	}
 	// plan against the live receiver.

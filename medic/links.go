@@ -32,6 +32,12 @@ type RememberedLink struct {
 	// Rough is true when B came from the rough probe only.
 	Rough bool
 	At    time.Time
+	// ZstdRate and ZstdRatio are zstd's encode rate (output bytes per
+	// second) and ratio (output over container bytes) on the last output
+	// a send --auto to this receiver encoded with it: the next prices
+	// zstd against raw with them before it sends.
+	ZstdRate  float64 `json:",omitempty"`
+	ZstdRatio float64 `json:",omitempty"`
 }
 
 // LinkCache is the directory the measured links are remembered in (one

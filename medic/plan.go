@@ -137,7 +137,8 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	if req.Measure.Addr != "" {
 		// One session for the rates and the probes: each connection
 		// costs round trips (connect, hello, auth).
-		c, err := dial(ctx, &req.Measure)
+		// The rates come in the authentication's round trip.
+		c, r, ratesErr, err := dialRates(ctx, &req.Measure)
 		if err != nil {
 			return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
 		}
@@ -149,17 +150,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 				sess.nc.Close()
 			}
 		}()
-		// g is the receiver's: ask it how fast it regenerates now.
-		if r, err := c.rates(); err != nil {
-			p.RatesErr = err
-			// A receiver that did not understand dropped the session.
-			c.nc.Close()
-			if c, err = dial(ctx, &req.Measure); err != nil {
-				return p, fmt.Errorf("measure the link to %s: %w", req.Measure.Addr, err)
-			}
-		} else {
-			p.Receiver = &r
-		}
+		p.Receiver, p.RatesErr = r, ratesErr
 		sess = c
 	}
 	p.GFrom = map[string]string{}

@@ -214,3 +214,44 @@ func (l *regenLog) snapshot() []PluginRate {
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
 	return out
 }
+
+// SpeedMaxAge is how long a receiver answers the rates op with a speed it
+// probed earlier: a machine's load changes over minutes, and a probe per
+// send cost every send --auto 50 ms of waiting.
+const SpeedMaxAge = time.Minute
+
+// speedCache is a receiver's latest SpeedProbe and when it was taken.
+type speedCache struct {
+	mu         sync.Mutex
+	v          float64
+	at         time.Time
+	refreshing bool
+}
+
+func (c *speedCache) set(v float64) {
+	c.mu.Lock()
+	c.v, c.at = v, time.Now()
+	c.mu.Unlock()
+}
+
+// speedNow is the receiver's speed for the rates op: the cached probe,
+// refreshed in the background once older than SpeedMaxAge. The answer
+// never waits for a probe: before the first one has finished it is 0
+// (unknown: a stated rate is then taken at ReferenceSpeed).
+func (s *Server) speedNow() float64 {
+	c := &s.speed
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if (c.v == 0 || time.Since(c.at) > SpeedMaxAge) && !c.refreshing {
+		c.refreshing = true
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			v := SpeedProbe(SpeedProbeTime)
+			c.mu.Lock()
+			c.v, c.at, c.refreshing = v, time.Now(), false
+			c.mu.Unlock()
+		}()
+	}
+	return c.v
+}

@@ -103,9 +103,34 @@ type sclient struct {
 	nc   net.Conn
 	br   *bufio.Reader
 	name string
+	// rtt is the authentication's round trip (an HMAC on each side
+	// besides the network's).
+	rtt time.Duration
 }
 
 func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
+	c, _, err := dialOnce(ctx, o, false)
+	return c, err
+}
+
+// dialRates connects and authenticates, and asks for the receiver's
+// rates in the same round trip as the authentication (the request follows
+// the auth frame without waiting for its answer). A receiver older than
+// the rates op drops that connection: dialRates then dials again without
+// asking, and returns nil rates and why (ratesErr).
+func dialRates(ctx context.Context, o *SendOptions) (c *sclient, r *Rates, ratesErr, err error) {
+	c, r, err = dialOnce(ctx, o, true)
+	if err == nil || !errors.Is(err, errNoRates) {
+		return c, r, nil, err
+	}
+	c, _, err2 := dialOnce(ctx, o, false)
+	return c, nil, err, err2
+}
+
+// errNoRates marks a receiver that did not answer the rates op.
+var errNoRates = errors.New("the receiver did not answer the rates op (older than it?)")
+
+func dialOnce(ctx context.Context, o *SendOptions, wantRates bool) (*sclient, *Rates, error) {
 	var nc net.Conn
 	var err error
 	if o.Dial != nil {
@@ -115,11 +140,11 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 		nc, err = d.DialContext(ctx, "tcp", o.Addr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
+		return nil, nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
 	}
 	if err := sizeBuffers(nc, o.Buffer); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
+		return nil, nil, fmt.Errorf("connect to receiver %s: %w", o.Addr, err)
 	}
 	ht := o.HandshakeTimeout
 	if ht == 0 {
@@ -130,17 +155,26 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 		tc := tls.Client(nc, o.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			return nil, fmt.Errorf("TLS with %s: %w", o.Addr, err)
+			return nil, nil, fmt.Errorf("TLS with %s: %w", o.Addr, err)
 		}
 		nc = tc
 	}
 	c := &sclient{nc: nc, br: bufio.NewReaderSize(nc, 64<<10)}
-	if err := c.handshake(o.Key); err != nil {
+	if err := c.handshake(o.Key, wantRates); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("receiver %s: %w", o.Addr, err)
+		return nil, nil, fmt.Errorf("receiver %s: %w", o.Addr, err)
+	}
+	var rates *Rates
+	if wantRates {
+		var r ratesResponse
+		if err := c.answer(opRates.OpInfo, &r, nil); err != nil {
+			nc.Close()
+			return nil, nil, fmt.Errorf("receiver %s: %w: %w", o.Addr, errNoRates, err)
+		}
+		rates = &r.Rates
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return c, nil
+	return c, rates, nil
 }
 
 // sizeBuffers sets a TCP connection's send and receive buffers to n bytes
@@ -160,7 +194,7 @@ func sizeBuffers(nc net.Conn, n int) error {
 	return nil
 }
 
-func (c *sclient) handshake(key []byte) error {
+func (c *sclient) handshake(key []byte, wantRates bool) error {
 	f, err := readFrame(c.br, maxPreAuthFrame)
 	if err != nil {
 		return fmt.Errorf("read hello (is it a `pario medic serve`? with --tls on one side only?): %w", err)
@@ -181,13 +215,19 @@ func (c *sclient) handshake(key []byte) error {
 	if _, err := rand.Read(cn); err != nil {
 		return err
 	}
-	if err := writeFrame(c.nc, opAuth.OpInfo, 0, authRequest{Nonce: cn, Proof: authProof(key, "client", sn, cn)}); err != nil {
+	frames := wire.AppendFrame(nil, opAuth.Code, 0, 0, encode(authRequest{Nonce: cn, Proof: authProof(key, "client", sn, cn)}), nil)
+	if wantRates {
+		frames = wire.AppendFrame(frames, opRates.Code, 0, 0, encode(ratesRequest{}), nil)
+	}
+	t := time.Now()
+	if _, err := c.nc.Write(frames); err != nil {
 		return err
 	}
 	f, err = readFrame(c.br, maxPreAuthFrame)
 	if err != nil {
 		return fmt.Errorf("read auth answer: %w", err)
 	}
+	c.rtt = time.Since(t)
 	if f.Flags&wire.FlagError != 0 {
 		return ErrAuth
 	}
@@ -320,7 +360,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		mu.Unlock()
 	}()
 
-	chunk := min(maxDataFrame, max(o.Window/4, 4096))
+	chunk := min(ProgressAck, max(o.Window/4, 4096))
 	if o.RateLimit > 0 {
 		// Frames of 20 ms at the limit: pacing whole window quarters
 		// would send a small container in one burst, faster than the

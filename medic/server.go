@@ -62,6 +62,10 @@ type Server struct {
 	wg     sync.WaitGroup
 	// regens is the record of regenerations the rates op answers with.
 	regens regenLog
+	// speed is the latest SpeedProbe, which the rates op answers with
+	// while it is younger than SpeedMaxAge (a probe per send would cost
+	// every send --auto 50 ms).
+	speed speedCache
 }
 
 // NewServer checks cfg, makes the staging directory and removes from it
@@ -94,7 +98,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
-	return &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}, nil
+	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}
+	s.speedNow() // the first probe, in the background: no rates op waits for one
+	return s, nil
 }
 
 // Serve accepts connections on ln until Close.
@@ -218,7 +224,7 @@ func (s *Server) handle(nc net.Conn) {
 		case opPing.Code:
 			err = c.reply(opPing.OpInfo, pingResponse{})
 		case opRates.Code:
-			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: SpeedProbe(SpeedProbeTime), Plugins: s.regens.snapshot()}})
+			err = c.reply(opRates.OpInfo, ratesResponse{Rates: Rates{Speed: s.speedNow(), Plugins: s.regens.snapshot()}})
 		case opProbe.Code:
 			err = c.probe(f)
 		case opOffer.Code:
@@ -338,11 +344,20 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	if err := c.reply(opOffer.OpInfo, offerResponse{Offset: off}); err != nil {
 		return err
 	}
-	ackEvery := max(window/4, 1)
-	lastAck := off
+	// Acknowledgements every 64 KiB at least: they pace the window and
+	// are how a send --auto measures the link from its own bytes. The
+	// checkpoint for a resumption stays at a quarter of the window (a
+	// resumption starts from the checkpoint the offer reads, not from the
+	// last acknowledgement).
+	ackEvery := max(min(window/4, ProgressAck), 1)
+	checkEvery := max(window/4, 1)
+	lastAck, lastCheck := off, off
 	ack := func() error {
-		if err := st.checkpoint(); err != nil {
-			return err
+		if st.off-lastCheck >= checkEvery || st.off == size {
+			if err := st.checkpoint(); err != nil {
+				return err
+			}
+			lastCheck = st.off
 		}
 		lastAck = st.off
 		return writeFrame(c.nc, opAck.OpInfo, wire.FlagResponse, ackRequest{Acked: st.off})
@@ -404,7 +419,9 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			// would delay every answer).
 			s.regens.note(res.Plugin, res.Size, res.Decode)
 			err = c.reply(opDone.OpInfo, doneResponse{Result: res})
-			s.regens.noteSpeed(res.Plugin, SpeedProbe(SpeedProbeTime))
+			speed := SpeedProbe(SpeedProbeTime)
+			s.regens.noteSpeed(res.Plugin, speed)
+			s.speed.set(speed)
 			return err
 		default:
 			_ = st.checkpoint()

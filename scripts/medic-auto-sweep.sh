@@ -6,7 +6,9 @@
 # toxiproxy) at bandwidths from 10 MB/s down to 50 KB/s and a few RTTs, and
 # once with a CPU-loading process beside it. Socket buffers and the window
 # are the bandwidth-delay product. Writes docs/medic-auto.{csv,png}
-# (OUT_DOCS to change). About 20 minutes on a busy 2-core machine.
+# (OUT_DOCS to change). About 20 minutes on a busy 2-core machine (REPS=3).
+# Auto is medic.SendAuto (send --auto): a first send, then a repeated one
+# that finds the link the first measured.
 #
 # Needs ncbi-blast+, mmseqs2-examples and Go, like scripts/medic-blast-e2e.sh.
 #

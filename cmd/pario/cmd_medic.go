@@ -207,7 +207,7 @@ type sendFlags struct {
 	keyFile, plugins, cipher, as, tlsCA, tlsName, spool, measure, fallback string
 	bwlimit, bandwidth                                                     float64 // bytes/s, 0: unset
 	params, resources                                                      []string
-	auto, all, useTLS, quiet                                               bool
+	auto, all, useTLS, quiet, planFirst                                    bool
 	window                                                                 int64
 	rtt                                                                    time.Duration
 	appTime                                                                float64
@@ -379,7 +379,8 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 		f.StringVar(&sf.measure, "measure", "", "measure bandwidth and RTT to this receiver (HOST:PORT)")
 		return
 	}
-	f.BoolVar(&sf.auto, "auto", false, "calibrate the plugins (--plugin list, else all), measure the link, and send with the fastest")
+	f.BoolVar(&sf.auto, "auto", false, "send with the fastest of raw, zstd and the plugins (--plugin list, else all) by the cost model, choosing while it sends")
+	f.BoolVar(&sf.planFirst, "plan-first", false, "with --auto: price every candidate first, as 'medic plan' does, then send the cheapest")
 	f.StringVar(&sf.as, "as", "", "destination name at the receiver (default: the file's base name)")
 	f.Var(units.RateFlag(&sf.bwlimit), "bwlimit", "cap the sending rate, bytes/s, decimal: 10m = 10MB/s = 10e6; or 80Mbit/s")
 	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
@@ -398,7 +399,18 @@ receiver and wait until the receiver has regenerated the output, checked it
 against FILE's SHA-256 and stored it. Then print where it went and how long
 encoding (f), the transfer (x/B) and regeneration (g) took.
 
---auto prices raw, zstd and every plugin that accepts FILE (or those of
+--auto sends with the fastest of raw, zstd and every plugin that accepts FILE
+(or those of --plugin a,b) by the cost model, and plans nothing before it
+sends: zstd goes at once (raw, over a link remembered as fast enough that
+zstd's encode would not pay), the link is measured from its first bytes, the
+receiver says how fast it regenerates in the answer to the authentication,
+and a plugin is encoded beside the send only where it could win even with no
+metadata; the send is abandoned for it only where the model, counting what
+is already sent, says it finishes sooner. It prints what it sent, why, and
+each phase's time.
+
+--auto --plan-first makes the whole plan first, as 'medic plan' does, and
+sends the cheapest. It prices raw, zstd and every plugin that accepts FILE (or those of
 --plugin a,b, with raw and zstd) with the rates measured now: the link's
 bandwidth and RTT (or --bandwidth, --rtt), f and x by encoding FILE here, and
 g as the receiver says it regenerates now (its record of earlier
@@ -466,6 +478,9 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 			d = os.TempDir()
 		}
 		spool = filepath.Join(d, "pario", "medic")
+	}
+	if sf.auto && !sf.planFirst {
+		return runSendAuto(ctx, sf, path, addr, key, tc, eo, spool)
 	}
 	var predicted *cost.Choice
 	var link cost.Link
@@ -542,4 +557,33 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	sum := medic.SendSummary{Path: path, Addr: addr, Size: st.Size(), Asked: eo.Plugin, Cipher: eo.Cipher, Report: rep,
 		Wall: time.Since(t0), Predicted: predicted, Link: link, Planning: planning}
 	return sum.WriteText(os.Stdout)
+}
+
+// runSendAuto is send --auto: medic.SendAuto chooses while it sends, and
+// its report says what it sent, why, and each phase's time.
+func runSendAuto(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, eo medic.EncodeOptions, spool string) error {
+	if sf.bwlimit != 0 {
+		return usageError{errors.New("--bwlimit does not go with --auto (it measures the link from the send): use --auto --plan-first")}
+	}
+	fallback := sf.fallback
+	if fallback == "none" {
+		fallback = ""
+	} else if _, err := medic.Lookup(fallback); err != nil {
+		return usageError{fmt.Errorf("--fallback: %w", err)}
+	}
+	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+		Plugins: sf.candidates(), Encode: eo,
+		Send:     medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window)},
+		SpoolDir: spool, Links: linkCache(spool), Fallback: fallback,
+		Link: cost.Link{B: sf.bandwidth, RTT: sf.rtt.Seconds(), RoundTrip: medic.RoundTrips},
+	})
+	if rep != nil {
+		if werr := rep.WriteText(os.Stdout); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("send %s: %w", path, err)
+	}
+	return nil
 }

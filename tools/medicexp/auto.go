@@ -37,10 +37,15 @@ import (
 
 var autoHeader = []string{"label", "query_bytes", "D", "bandwidth_Bps", "rtt_ms", "load", "plugin", "seconds",
 	"auto_choice", "auto_plan_s", "auto_send_s", "auto_total_s", "best", "best_s", "auto_send_vs_best", "auto_total_vs_best", "measured_Bps", "predicted_s",
-	"repeat_plan_s", "repeat_total_s", "repeat_total_vs_best"}
+	"repeat_plan_s", "repeat_total_s", "repeat_total_vs_best", "repeat_choice", "auto_first", "auto_switched"}
 
-// autoHeaderV1 is the number of columns before the repeated send's.
-const autoHeaderV1 = 18
+// autoHeaderV1 is the number of columns before the repeated send's,
+// autoHeaderV2 before SendAuto's (auto_plan_s was the plan's time; it is
+// now the whole time less the chosen send's).
+const (
+	autoHeaderV1 = 18
+	autoHeaderV2 = 21
+)
 
 // autoPoints are the sweep's links: every bandwidth at the bandwidth
 // sweep's RTT, and every RTT at the latency sweep's bandwidth.
@@ -96,10 +101,9 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 		// the median whole time.
 		all := map[string][]float64{}
 		type autoRun struct {
-			plan   medic.Plan
-			choice cost.Decision
-			planT  float64
-			sendT  float64
+			rep   *medic.AutoReport
+			planT float64 // the whole time less the chosen send's
+			sendT float64 // the chosen send's (its encode, transfer, regeneration)
 		}
 		var runs, repeats []autoRun
 		for r := 0; r < max(c.reps, 1); r++ {
@@ -123,38 +127,30 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 					return err
 				}
 			}
-			// As send --auto: the link measured through the emulated one,
-			// the receiver's rates asked, every candidate calibrated here.
-			// A first send (nothing remembered of the link), then a
-			// repeated one (the link the first measured, remembered).
+			// As send --auto: medic.SendAuto over the emulated link, a
+			// first send (nothing remembered of the link) and a repeated
+			// one (the link the first measured from its own bytes).
 			links := medic.LinkCache{Dir: filepath.Join(l.tmp, "links")}
 			os.RemoveAll(links.Dir)
 			for i := range 2 {
 				os.RemoveAll(l.spool())
 				t0 := time.Now()
-				plan, err := medic.MakePlan(ctx, medic.PlanRequest{Path: l.input, Plugins: semantic,
-					Encode: medic.EncodeOptions{Params: c.params, Cipher: cp, Key: l.key}, Resources: c.res,
-					Link:    cost.Link{RoundTrip: medic.RoundTrips},
-					Measure: medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out"},
-					Spool:   l.spool(), Links: links, KeepSession: true})
+				rep, err := medic.SendAuto(ctx, l.input, medic.AutoOptions{Plugins: semantic,
+					Encode:   medic.EncodeOptions{Params: c.params, Cipher: cp, Key: l.key},
+					Send:     medic.SendOptions{Addr: l.proxy.Listen, Key: l.key, Name: "out"},
+					SpoolDir: l.spool(), Links: links})
 				if err != nil {
 					return fmt.Errorf("auto at %s: %w", units.FormatRate(link.B), err)
 				}
-				planT := time.Since(t0).Seconds()
-				d, ok := cost.Decide(plan.Choices)
-				if !ok {
-					plan.Session.Close()
-					return errors.New("auto: no candidate")
-				}
-				sendT, _, err := l.sendOnce(ctx, c, d.Best.Name, cp, cost.SocketBuffer(plan.Link.B, plan.Link.RTT), true, plan.Session)
-				plan.Session.Close()
-				if err != nil {
-					return fmt.Errorf("auto (%s) at %s: %w", d.Best.Name, units.FormatRate(link.B), err)
-				}
+				total := time.Since(t0).Seconds()
+				os.Remove(filepath.Join(l.dest, "out"))
+				sendT := rep.File.Wall.Seconds()
+				run := autoRun{rep, total - sendT, sendT}
+				rep.WriteText(os.Stdout)
 				if i == 0 {
-					runs = append(runs, autoRun{plan, d, planT, sendT})
+					runs = append(runs, run)
 				} else {
-					repeats = append(repeats, autoRun{plan, d, planT, sendT})
+					repeats = append(repeats, run)
 				}
 			}
 			if r%2 == 1 {
@@ -173,7 +169,7 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			return repeats[i].planT+repeats[i].sendT < repeats[j].planT+repeats[j].sendT
 		})
 		again := repeats[len(repeats)/2]
-		plan, d, planT, sendT := mid.plan, mid.choice, mid.planT, mid.sendT
+		arep, planT, sendT := mid.rep, mid.planT, mid.sendT
 		best := ""
 		for _, p := range c.plugins {
 			if best == "" || times[p] < times[best] {
@@ -185,14 +181,15 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			fmt.Printf(" %s %.2fs", p, times[p])
 		}
 		fmt.Printf("  auto chose %s (measured %s): plan %.2fs + send %.2fs = %.2fs; best %s %.2fs (send %+.0f%%, total %+.0f%%)\n",
-			d.Best.Name, units.FormatRate(plan.Link.B), planT, sendT, planT+sendT, best, times[best],
+			arep.Chosen, units.FormatRate(arep.Link.B), planT, sendT, planT+sendT, best, times[best],
 			100*(sendT/times[best]-1), 100*((planT+sendT)/times[best]-1))
-		fmt.Printf("    repeated send: plan %.2fs (link %s) + send %.2fs = %.2fs (total %+.0f%%)\n", again.planT, again.plan.LinkSource,
+		fmt.Printf("    repeated send: chose %s, before its send %.2fs (link %s) + send %.2fs = %.2fs (total %+.0f%%)\n", again.rep.Chosen, again.planT, again.rep.LinkSource,
 			again.sendT, again.planT+again.sendT, 100*((again.planT+again.sendT)/times[best]-1))
 		for _, p := range c.plugins {
 			w.Write([]string{c.label, strconv.FormatInt(c.queryBytes, 10), strconv.FormatInt(l.D, 10), ff(link.B), ff(link.RTT * 1e3), strconv.Itoa(c.load), p, ff(times[p]),
-				d.Best.Name, ff(planT), ff(sendT), ff(planT + sendT), best, ff(times[best]), ff(sendT / times[best]), ff((planT + sendT) / times[best]),
-				ff(plan.Link.B), ff(d.Best.A), ff(again.planT), ff(again.planT + again.sendT), ff((again.planT + again.sendT) / times[best])})
+				arep.Chosen, ff(planT), ff(sendT), ff(planT + sendT), best, ff(times[best]), ff(sendT / times[best]), ff((planT + sendT) / times[best]),
+				ff(arep.Link.B), ff(0), ff(again.planT), ff(again.planT + again.sendT), ff((again.planT + again.sendT) / times[best]),
+				again.rep.Chosen, arep.First, strconv.FormatBool(len(arep.Abandoned) > 0)})
 		}
 		w.Flush()
 	}
@@ -260,7 +257,7 @@ func readAuto(path string) ([]autoRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if len(rec) != len(autoHeader) && len(rec) != autoHeaderV1 {
+		if len(rec) != len(autoHeader) && len(rec) != autoHeaderV1 && len(rec) != autoHeaderV2 {
 			return nil, fmt.Errorf("%s: %d columns, want %d", path, len(rec), len(autoHeader))
 		}
 		num := func(i int) float64 { v, _ := strconv.ParseFloat(rec[i], 64); return v }
@@ -337,7 +334,7 @@ func renderAuto(dir, name string) error {
 			xy    plotter.XYs
 			shape draw.GlyphDrawer
 			col   color.Color
-		}{{"auto: its send", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: planning + send", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
+		}{{"auto: the send it chose", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: whole time (first send)", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
 			sc, err := plotter.NewScatter(m.xy)
 			if err != nil {
 				return err
@@ -422,7 +419,7 @@ func renderScenario(dir, name, title string) error {
 		xy    plotter.XYs
 		shape draw.GlyphDrawer
 		col   color.Color
-	}{{"auto: its send", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: planning + send", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
+	}{{"auto: the send it chose", autoSend, draw.CircleGlyph{}, color.Black}, {"auto: whole time (first send)", autoAll, draw.CrossGlyph{}, color.RGBA{R: 200, A: 255}}} {
 		sc, err := plotter.NewScatter(m.xy)
 		if err != nil {
 			return err

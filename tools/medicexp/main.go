@@ -152,7 +152,14 @@ func run() error {
 	flag.StringVar(&c.autoName, "auto-name", "medic-auto", "auto sweep: base name of its CSV (appended to) and PNG")
 	flag.StringVar(&c.autoPlot, "auto-plot", "bandwidth", "auto sweep: plot time against bandwidth (a panel per report) or against query size (query)")
 	flag.StringVar(&c.autoTitle, "auto-title", "", "auto sweep: title of the query-size plot")
+	redraw := flag.Bool("auto-redraw", false, "auto sweep: only redraw its PNG from its CSV (--out, --auto-name)")
 	flag.Parse()
+	if *redraw {
+		if c.autoPlot == "query" {
+			return renderScenario(c.out, c.autoName, c.autoTitle)
+		}
+		return renderAuto(c.out, c.autoName)
+	}
 	if *paper {
 		pc.out = c.out
 		pc.link.RTT = pRTT.Seconds()

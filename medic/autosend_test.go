@@ -1,0 +1,143 @@
+package medic_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/medictest"
+)
+
+// seedTextPlugin stands for BLAST: tiny metadata (a seed and a count), a
+// slow regeneration at the storage site (the site's resource
+// seedtext-test.delay), and an output that compresses well, as a report
+// does.
+type seedTextPlugin struct{}
+
+func (seedTextPlugin) Name() string { return "seedtext-test" }
+
+func (seedTextPlugin) Encode(_ context.Context, src medic.Source, meta io.Writer) error {
+	f, err := os.Open(src.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var seed, n int
+	if _, err := fmt.Fscanf(f, "seedtext %d %d\n", &seed, &n); err != nil {
+		return fmt.Errorf("seedtext-test: %s: %w", src.Path, err)
+	}
+	_, err = fmt.Fprintf(meta, "%d %d\n", seed, n)
+	return err
+}
+
+func (seedTextPlugin) Decode(ctx context.Context, meta io.Reader, out io.Writer, env medic.Env) error {
+	var seed, n int
+	if _, err := fmt.Fscanf(meta, "%d %d\n", &seed, &n); err != nil {
+		return fmt.Errorf("seedtext-test metadata: %w", err)
+	}
+	if d, ok := env.Resources["seedtext-test.delay"]; ok {
+		dt, err := time.ParseDuration(d)
+		if err != nil {
+			return err
+		}
+		select {
+		case <-time.After(dt):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	_, err := out.Write(seedText(seed, n))
+	return err
+}
+
+// seedText is what seedtext-test regenerates: report-like lines (zstd
+// makes them 5-10x smaller).
+func seedText(seed, n int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seedtext %d %d\n", seed, n)
+	for i := range n {
+		fmt.Fprintf(&b, "q%d\tXP_%06d\t%.1f\t%d\t1e-%d\n", i%50, (i*7919+seed)%100000, 50+float64(i%500)/10, 100+i%300, i%180)
+	}
+	return []byte(b.String())
+}
+
+func init() { medic.Register(seedTextPlugin{}) }
+
+// send --auto over an emulated link (toxiproxy): a large output that zstd
+// makes 5-10x smaller and a semantic plugin whose metadata is a few bytes
+// but whose regeneration takes the receiver 2 s (its record, from a first
+// send, so that no speed probe enters the price). Over a mid link zstd
+// goes (the plugin's 2 s is more than zstd's whole transfer); over a very
+// slow one the plugin goes (zstd's transfer alone is longer than its 2 s).
+func TestSendAutoOverAnEmulatedLink(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
+	data := seedText(1, 60000) // 2.2 MB
+	path := writeFile(t, "report.txt", data)
+	// The receiver's record of the plugin: one send with it, at full speed.
+	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.dest, "report.txt"))
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	for _, tc := range []struct {
+		name string
+		rate int // KB/s (toxiproxy's unit: 1000 bytes)
+		want string
+	}{
+		{"mid link: zstd", 1000, "zstd"},
+		{"very slow link: the semantic plugin", 25, "seedtext-test"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy.Toxics.ResetToxics(context.Background())
+			if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(fmt.Sprintf(
+				`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":%d}}`, tc.rate))); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+				Plugins:  []string{"seedtext-test"},
+				Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+				Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
+				SpoolDir: t.TempDir(),
+			})
+			var b strings.Builder
+			if rep != nil {
+				_ = rep.WriteText(&b)
+			}
+			t.Logf("%s", b.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Chosen != tc.want {
+				t.Errorf("sent with %s, want %s", rep.Chosen, tc.want)
+			}
+			got, err := os.ReadFile(filepath.Join(s.dest, "out.txt"))
+			if err != nil || string(got) != string(data) {
+				t.Errorf("the receiver stored %d bytes (%v), want the %d of the output", len(got), err, len(data))
+			}
+			os.Remove(filepath.Join(s.dest, "out.txt"))
+			for _, w := range []string{"sent zstd first", "phases: connect and rates", "total"} {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("the report lacks %q", w)
+				}
+			}
+		})
+	}
+}
