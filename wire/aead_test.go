@@ -59,3 +59,65 @@ func TestSessionKeysAES128(t *testing.T) {
 		t.Errorf("protocol version %d: AES-128 keys came with version 4", protocolVersion)
 	}
 }
+
+// countWriter counts the writes a frame takes: each is a system call on a
+// socket.
+type countWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// A sealed frame of up to 1 MiB leaves in one write, as the 256 KiB
+// requests of a striped 1 MiB write do in the clear; larger ones in 1 MiB
+// pieces. Each piece still opens to the frame sent.
+func TestSealedFrameWrites(t *testing.T) {
+	for _, tc := range []struct {
+		data   int
+		slices int
+		writes int
+	}{
+		{0, 0, 1},
+		{100, 1, 1},
+		{256 << 10, 4, 1}, // 4 strips of 64 KiB: a striped request
+		{1<<20 - 64<<10, 1, 1},
+		{1 << 20, 1, 2},
+		{4 << 20, 3, 5},
+	} {
+		c, s := sessionPair(t, ProtectAEAD)
+		data := pattern(tc.data, 7)
+		var slices [][]byte
+		for i := range tc.slices {
+			slices = append(slices, data[i*tc.data/tc.slices:(i+1)*tc.data/tc.slices])
+		}
+		args := []byte("args")
+		var hb [HeaderSize]byte
+		(&Header{Op: 1, ArgLen: uint32(len(args)), DataLen: uint32(tc.data)}).Encode(hb[:])
+		var w countWriter
+		if err := c.send.writeFrame(&w, hb[:], args, slices); err != nil {
+			t.Fatal(err)
+		}
+		if w.writes != tc.writes {
+			t.Errorf("%d bytes in %d slices: %d writes, want %d", tc.data, tc.slices, w.writes, tc.writes)
+		}
+		h, err := s.recv.readHeader(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotArgs := make([]byte, h.ArgLen)
+		if err := s.recv.readArgs(&w, gotArgs); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, h.DataLen)
+		if _, err := s.recv.readData(&w, len(got), [][]byte{got}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gotArgs, args) || !bytes.Equal(got, data) || w.Len() != 0 {
+			t.Errorf("%d bytes: the frame did not open to what was sent", tc.data)
+		}
+	}
+}
