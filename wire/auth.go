@@ -26,8 +26,10 @@ const (
 // protocolVersion 2 added frame protection: the hello and auth frames
 // carry the mode, and every frame after them is sealed. Version 3 dropped
 // the payload CRC32C of sealed frames (the field is zero): the records'
-// tags cover the payload.
-const protocolVersion = 3
+// tags cover the payload. Version 4 derives AES-128 keys in place of
+// AES-256 (see keySize): a peer of another version is refused at the
+// hello, not left to fail on its first sealed frame.
+const protocolVersion = 4
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.
