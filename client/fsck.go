@@ -112,6 +112,12 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			v.Dirents = append(v.Dirents, fsck.Dirent{Parent: uint64(d.Parent), Name: d.Name, Child: uint64(d.Child)})
 		}
 		v.Bad = append(v.Bad, resp.Bad...)
+		for _, pl := range resp.Pooled {
+			if v.Pooled == nil {
+				v.Pooled = map[uint64][]uint32{}
+			}
+			v.Pooled[uint64(pl.ID)] = pl.Servers
+		}
 		if resp.Done {
 			break
 		}

@@ -53,6 +53,7 @@ type Store struct {
 	ids               ids
 	rr                atomic.Uint64 // round-robin placement counter
 	claims            []claimState  // by I/O server index
+	pool              pools         // precreated datafiles (pool.go)
 	hub               hub           // mounts' leases (watch.go)
 }
 
@@ -291,11 +292,12 @@ func (s *Store) loadCounters(t *txn) error {
 	}
 	s.ids.next, s.ids.reserved = next, next
 	s.rr.Store(t.counter(keyRR))
-	return nil
+	return s.initPools(t.tx)
 }
 
 // Close closes the database. Calls after Close fail.
 func (s *Store) Close() error {
+	s.closePools()
 	return s.db.Close()
 }
 
@@ -725,7 +727,8 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 	if a.Stuffed {
 		active = active[:1]
 	}
-	if a.ID, err = s.newFileID(ctx, active); err != nil {
+	var pooled bool
+	if a.ID, pooled, err = s.takeID(ctx, active); err != nil {
 		return Attr{}, wrapErr("create", path, err)
 	}
 	now := time.Now().UnixNano()
@@ -739,8 +742,17 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
 			return err
 		}
+		if pooled {
+			if err := t.unpool(a.ID); err != nil {
+				return err
+			}
+		}
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
+	if err != nil && pooled {
+		s.putBack(active, a.ID)
+		return Attr{}, err
+	}
 	if err != nil {
 		s.removeDatafiles(ctx, a.ID, active)
 		return Attr{}, err

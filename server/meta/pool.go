@@ -1,0 +1,449 @@
+package meta
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// Precreate pools, as OrangeFS keeps them: for each set of I/O servers
+// files use, a supply of IDs whose datafiles already exist, exclusively
+// made, on every server of the set. A create takes one and commits its
+// inode without a round trip to an I/O server; the pool is refilled in the
+// background, a batch (one createBatch request per server) at a time,
+// before it runs dry. A create that finds its pool empty makes its
+// datafiles itself, as without pools (newFileID).
+//
+// Every pooled ID is recorded in the "pool" bucket (key: the ID, value:
+// its servers), committed only once its datafiles exist, and deleted in
+// the transaction that commits the file taking it, so that fsck knows the
+// pooled datafiles are no orphans. A pool read back at start is never
+// used: meta.db may be a restored backup whose pool holds IDs that files
+// made after the backup took, so the whole of it is discarded (its
+// datafiles removed where they are empty; one holding bytes is left for
+// fsck to report as an orphan) and pools are filled afresh above what the
+// claims reported. The entries of a server that is claimed again (forget)
+// are discarded the same way.
+
+const (
+	// poolBatch is how many IDs one refill adds: one createBatch request
+	// per server and one commit for that many creates.
+	poolBatch = 128
+	// poolLow starts a refill: the pool has fewer IDs left than this, so
+	// a burst of creates does not find it empty while a batch is made.
+	poolLow = 64
+	// maxPoolSets bounds the server sets that get a pool: files placed by
+	// hints can use any of many sets, and most of them rarely.
+	maxPoolSets = 64
+	// poolRetry is how long a set whose refill failed waits before the
+	// next try, so that a down server does not cost a request per create.
+	poolRetry = 2 * time.Second
+	// poolOpTimeout bounds one refill or discard.
+	poolOpTimeout = 30 * time.Second
+)
+
+var bucketPool = []byte("pool")
+
+// BatchDatafiles is implemented by Datafiles that can make and remove
+// many datafiles in one request; a Store keeps precreate pools only
+// through one.
+type BatchDatafiles interface {
+	Datafiles
+	// CreateBatch makes datafiles ids on srv, each exclusively, and
+	// returns those that existed already (left as they were). Their
+	// directory entries are durable when it returns.
+	CreateBatch(ctx context.Context, srv uint32, ids []FileID, incarnation uint64) (existed []FileID, err error)
+	// RemoveIfEmpty removes those of datafiles ids on srv that hold no
+	// byte and returns those it kept because they do.
+	RemoveIfEmpty(ctx context.Context, srv uint32, ids []FileID, incarnation uint64) (kept []FileID, err error)
+}
+
+// pools is a Store's precreate pools.
+type pools struct {
+	mu   sync.Mutex
+	sets map[string]*poolSet
+	// stale are recorded IDs no create may take (read at start, or of a
+	// server claimed again), with the servers where their datafiles may
+	// still be; claim removes them.
+	stale map[FileID][]uint32
+	// failed counts refills that failed, for tests.
+	failed int
+
+	ctx    context.Context // canceled by Close: refills and discards stop
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+}
+
+// poolSet is the pool of one set of I/O servers.
+type poolSet struct {
+	srvs    []uint32 // sorted
+	ids     []FileID // ready: datafiles exist on every server, recorded
+	filling bool
+	retry   time.Time // no refill before this, after a failure
+	err     error     // the last refill's failure
+}
+
+// setKey names a set of servers, whatever their order.
+func setKey(srvs []uint32) (string, []uint32) {
+	sorted := slices.Clone(srvs)
+	slices.Sort(sorted)
+	b := make([]byte, 0, 4*len(sorted))
+	for _, s := range sorted {
+		b = binary.BigEndian.AppendUint32(b, s)
+	}
+	return string(b), sorted
+}
+
+func encodeServers(srvs []uint32) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(srvs)))
+	for _, s := range srvs {
+		b = binary.AppendUvarint(b, uint64(s))
+	}
+	return b
+}
+
+func decodeServers(v []byte) ([]uint32, error) {
+	n, k := binary.Uvarint(v)
+	if k <= 0 || n > uint64(len(v)) {
+		return nil, fmt.Errorf("%w: pool record %x", errCorrupt, v)
+	}
+	v = v[k:]
+	srvs := make([]uint32, 0, n)
+	for range n {
+		s, k := binary.Uvarint(v)
+		if k <= 0 || s > 1<<31 {
+			return nil, fmt.Errorf("%w: pool record server list", errCorrupt)
+		}
+		srvs = append(srvs, uint32(s))
+		v = v[k:]
+	}
+	return srvs, nil
+}
+
+// initPools makes the pools empty and reads the recorded ones as stale.
+// It runs in Open's transaction.
+func (s *Store) initPools(tx *bbolt.Tx) error {
+	s.pool.sets = map[string]*poolSet{}
+	s.pool.stale = map[FileID][]uint32{}
+	s.pool.ctx, s.pool.cancel = context.WithCancel(context.Background())
+	b, err := tx.CreateBucketIfNotExists(bucketPool)
+	if err != nil {
+		return err
+	}
+	return b.ForEach(func(k, v []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("%w: pool record with a %d-byte key", errCorrupt, len(k))
+		}
+		srvs, err := decodeServers(v)
+		if err != nil {
+			return err
+		}
+		s.pool.stale[FileID(binary.BigEndian.Uint64(k))] = srvs
+		return nil
+	})
+}
+
+// closePools stops refills and discards and waits for them.
+func (s *Store) closePools() {
+	if s.pool.cancel != nil {
+		s.pool.cancel()
+	}
+	s.pool.bg.Wait()
+}
+
+// batchDatafiles is Options.Datafiles if it can keep pools.
+func (s *Store) batchDatafiles() BatchDatafiles {
+	b, _ := s.opts.Datafiles.(BatchDatafiles)
+	return b
+}
+
+// takeID hands out an ID whose datafiles on srvs exist: from their pool
+// if it has one (pooled), else made now (newFileID). A pool running low
+// is refilled in the background.
+func (s *Store) takeID(ctx context.Context, srvs []uint32) (id FileID, pooled bool, err error) {
+	if s.batchDatafiles() != nil && len(srvs) > 0 {
+		if id, ok := s.fromPool(srvs); ok {
+			return id, true, nil
+		}
+	}
+	id, err = s.newFileID(ctx, srvs)
+	return id, false, err
+}
+
+// fromPool takes an ID from the pool of srvs, starting a refill when the
+// pool runs low.
+func (s *Store) fromPool(srvs []uint32) (FileID, bool) {
+	key, sorted := setKey(srvs)
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.sets[key]
+	if ps == nil {
+		if len(p.sets) >= maxPoolSets {
+			return 0, false
+		}
+		ps = &poolSet{srvs: sorted}
+		p.sets[key] = ps
+	}
+	if len(ps.ids) < poolLow && !ps.filling && time.Now().After(ps.retry) && p.ctx.Err() == nil {
+		ps.filling = true
+		p.bg.Go(func() { s.refill(ps) })
+	}
+	if len(ps.ids) == 0 {
+		return 0, false
+	}
+	id := ps.ids[0]
+	ps.ids = ps.ids[1:]
+	return id, true
+}
+
+// putBack returns an ID taken from the pool of srvs whose file was not
+// committed: its datafiles and record are untouched.
+func (s *Store) putBack(srvs []uint32, id FileID) {
+	key, _ := setKey(srvs)
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.sets[key]; ps != nil {
+		ps.ids = append([]FileID{id}, ps.ids...)
+		return
+	}
+	p.stale[id] = srvs
+}
+
+// unpool deletes the record of pooled ID id, in the transaction that
+// commits the file taking it.
+func (t *txn) unpool(id FileID) error {
+	return t.tx.Bucket(bucketPool).Delete(idKey(id))
+}
+
+// refill adds a batch of IDs to ps: it claims its servers, makes the
+// datafiles on each with one createBatch, records the IDs whose datafiles
+// were all made, and only then offers them. IDs a server already held are
+// dropped (and that server claimed again); on a failure nothing is added,
+// the datafiles made are removed and the set waits poolRetry.
+func (s *Store) refill(ps *poolSet) {
+	ctx, cancel := context.WithTimeout(s.pool.ctx, poolOpTimeout)
+	defer cancel()
+	ids, err := s.fillBatch(ctx, ps.srvs)
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps.filling = false
+	ps.err = err
+	if err != nil {
+		p.failed++
+		ps.retry = time.Now().Add(poolRetry)
+		slog.Warn("pario meta: precreate pool not refilled; creates on these servers make their datafiles one at a time",
+			"servers", ps.srvs, "err", err)
+		return
+	}
+	ps.ids = append(ps.ids, ids...)
+}
+
+// fillBatch makes and records one batch of pooled IDs on srvs.
+func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) {
+	bd := s.batchDatafiles()
+	for _, srv := range srvs {
+		if err := s.claim(ctx, srv); err != nil {
+			return nil, fmt.Errorf("precreate on I/O server %d: claim: %w", srv, err)
+		}
+	}
+	ids := make([]FileID, 0, poolBatch)
+	for range poolBatch {
+		id, err := s.allocID(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	existed := make([][]FileID, len(srvs))
+	errs := make([]error, len(srvs))
+	var wg sync.WaitGroup
+	for i, srv := range srvs {
+		wg.Go(func() { existed[i], errs[i] = bd.CreateBatch(ctx, srv, ids, s.incarnation) })
+	}
+	wg.Wait()
+
+	// made[i] are the IDs server i made in this batch.
+	taken := map[FileID]bool{}
+	made := make([][]FileID, len(srvs))
+	var failed []error
+	for i, srv := range srvs {
+		if errs[i] != nil {
+			// A server that failed undid its batch, or may have made
+			// some of it before the connection broke: those are empty
+			// datafiles no record names, which fsck reports as orphans.
+			failed = append(failed, fmt.Errorf("precreate on I/O server %d: %w", srv, errs[i]))
+			continue
+		}
+		if len(existed[i]) > 0 {
+			s.forget(srv)
+		}
+		for _, id := range existed[i] {
+			taken[id] = true
+		}
+		made[i] = slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return slices.Contains(existed[i], id) })
+	}
+	good := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return taken[id] })
+	undo := func(drop func(FileID) bool) {
+		for i, srv := range srvs {
+			if gone := slices.DeleteFunc(slices.Clone(made[i]), func(id FileID) bool { return !drop(id) }); len(gone) > 0 {
+				_, _ = bd.RemoveIfEmpty(context.WithoutCancel(ctx), srv, gone, s.incarnation)
+			}
+		}
+	}
+	if len(failed) > 0 {
+		undo(func(FileID) bool { return true })
+		return nil, errors.Join(failed...)
+	}
+	if len(taken) > 0 {
+		undo(func(id FileID) bool { return taken[id] })
+		// IDs above what the re-claim reports come with the next batch.
+		s.skipIDs(uint64(slices.Max(ids)))
+	}
+	rec := encodeServers(srvs)
+	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPool)
+		for _, id := range good {
+			if err := b.Put(idKey(id), rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		undo(func(FileID) bool { return true })
+		return nil, fmt.Errorf("record precreated datafiles: %w", err)
+	}
+	return good, nil
+}
+
+// discardPools makes every pooled ID with a datafile on srv stale: srv
+// is being claimed again, so what it holds is in doubt. Its part is
+// discarded at that claim; the other servers' parts now.
+func (s *Store) discardPools(srv uint32) {
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	others := map[uint32]bool{}
+	for key, ps := range p.sets {
+		if !slices.Contains(ps.srvs, srv) {
+			continue
+		}
+		for _, id := range ps.ids {
+			p.stale[id] = ps.srvs
+			for _, o := range ps.srvs {
+				if o != srv {
+					others[o] = true
+				}
+			}
+		}
+		ps.ids = nil
+		if !ps.filling {
+			delete(p.sets, key)
+		}
+	}
+	if p.ctx.Err() != nil {
+		return
+	}
+	for o := range others {
+		p.bg.Go(func() {
+			ctx, cancel := context.WithTimeout(p.ctx, poolOpTimeout)
+			defer cancel()
+			if err := s.discardStale(ctx, o); err != nil {
+				slog.Warn("pario meta: precreated datafiles not discarded; they are retried at the server's next claim", "err", err)
+			}
+		})
+	}
+}
+
+// discardStale removes the datafiles of stale pooled IDs on srv, just
+// claimed, where they are empty, and deletes the records of IDs left on
+// no server. A datafile that holds bytes (a file made after a restored
+// backup took its ID) is kept, for fsck to report as an orphan. If srv
+// does not answer, its part waits for its next claim.
+func (s *Store) discardStale(ctx context.Context, srv uint32) error {
+	bd := s.batchDatafiles()
+	if bd == nil {
+		return nil
+	}
+	p := &s.pool
+	p.mu.Lock()
+	var ids []FileID
+	for id, srvs := range p.stale {
+		if slices.Contains(srvs, srv) {
+			ids = append(ids, id)
+		}
+	}
+	p.mu.Unlock()
+	slices.Sort(ids)
+	for batch := range slices.Chunk(ids, poolBatch) {
+		kept, err := bd.RemoveIfEmpty(ctx, srv, batch, s.incarnation)
+		if err != nil {
+			return fmt.Errorf("discard precreated datafiles on I/O server %d: %w", srv, err)
+		}
+		if len(kept) > 0 {
+			slog.Warn("pario meta: precreated datafiles hold bytes (a file made after a restored backup used their IDs?); kept for pario fsck",
+				"server", srv, "ids", kept)
+		}
+		// left[id] is where id's datafiles may still be; none: done.
+		left := map[FileID][]uint32{}
+		p.mu.Lock()
+		for _, id := range batch {
+			if srvs, ok := p.stale[id]; ok {
+				left[id] = slices.DeleteFunc(slices.Clone(srvs), func(x uint32) bool { return x == srv })
+				if len(left[id]) == 0 {
+					delete(p.stale, id)
+				} else {
+					p.stale[id] = left[id]
+				}
+			}
+		}
+		p.mu.Unlock()
+		err = s.commit.update(ctx, func(tx *bbolt.Tx) error {
+			b := tx.Bucket(bucketPool)
+			for id, srvs := range left {
+				var err error
+				if len(srvs) == 0 {
+					err = b.Delete(idKey(id))
+				} else {
+					err = b.Put(idKey(id), encodeServers(srvs))
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("discard precreated datafiles on I/O server %d: %w", srv, err)
+		}
+	}
+	return nil
+}
+
+// PoolStats says how many IDs the pools hold ready and how many
+// recorded ones wait to be discarded.
+type PoolStats struct {
+	Ready, Stale, Sets, Failed int
+}
+
+// Pools reports the precreate pools' state.
+func (s *Store) Pools() PoolStats {
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PoolStats{Stale: len(p.stale), Sets: len(p.sets), Failed: p.failed}
+	for _, ps := range p.sets {
+		st.Ready += len(ps.ids)
+	}
+	return st
+}
