@@ -232,7 +232,16 @@ func (t *txn) unpool(id FileID) error {
 func (s *Store) refill(ps *poolSet) {
 	ctx, cancel := context.WithTimeout(s.pool.ctx, poolOpTimeout)
 	defer cancel()
-	ids, err := s.fillBatch(ctx, ps.srvs)
+	var ids []FileID
+	var err error
+	// A batch whose IDs the servers all held already (a restored
+	// meta.db, with claims that could not say what they hold) moves
+	// past them: try again above.
+	for range maxCreateAttempts {
+		if ids, err = s.fillBatch(ctx, ps.srvs); err != nil || len(ids) > 0 {
+			break
+		}
+	}
 	p := &s.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -433,7 +442,7 @@ func (s *Store) discardStale(ctx context.Context, srv uint32) error {
 // PoolStats says how many IDs the pools hold ready and how many
 // recorded ones wait to be discarded.
 type PoolStats struct {
-	Ready, Stale, Sets, Failed int
+	Ready, Stale, Sets, Filling, Failed int
 }
 
 // Pools reports the precreate pools' state.
@@ -444,6 +453,9 @@ func (s *Store) Pools() PoolStats {
 	st := PoolStats{Stale: len(p.stale), Sets: len(p.sets), Failed: p.failed}
 	for _, ps := range p.sets {
 		st.Ready += len(ps.ids)
+		if ps.filling {
+			st.Filling++
+		}
 	}
 	return st
 }
