@@ -309,7 +309,7 @@ var opSamples = []optest.Sample{
 				Dirents: []Dirent{{Parent: RootID, Name: "f", Child: 42}},
 				Bad:     []string{"inode 7: meta: corrupt attribute record"},
 				NextID:  43, Cookie: []byte{0, 0, 0, 0, 0, 0, 0, 0, 42},
-				Pooled:  []Pooled{{ID: 99, Servers: []uint32{0, 2}}},
+				Pooled: []Pooled{{ID: 99, Servers: []uint32{0, 2}}},
 			}}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				rawAttr(sampleDir)(e)

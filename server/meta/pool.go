@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -22,9 +23,11 @@ import (
 // datafiles itself, as without pools (newFileID).
 //
 // Every pooled ID is recorded in the "pool" bucket (key: the ID, value:
-// its servers), committed only once its datafiles exist, and deleted in
-// the transaction that commits the file taking it, so that fsck knows the
-// pooled datafiles are no orphans. A pool read back at start is never
+// its servers), committed before its datafiles are made (an intent: a
+// crash leaves records, not datafiles nobody names) and offered to creates
+// only once they exist; the record is deleted in the transaction that
+// commits the file taking it, so that fsck knows pooled datafiles are no
+// orphans. A pool read back at start is never
 // used: meta.db may be a restored backup whose pool holds IDs that files
 // made after the backup took, so the whole of it is discarded (its
 // datafiles removed where they are empty; one holding bytes is left for
@@ -257,7 +260,11 @@ func (s *Store) refill(ps *poolSet) {
 	ps.ids = append(ps.ids, ids...)
 }
 
-// fillBatch makes and records one batch of pooled IDs on srvs.
+// fillBatch makes and records one batch of pooled IDs on srvs. The
+// records are committed first, as an intent: a crash while the datafiles
+// are made leaves records, which the next start discards, rather than
+// datafiles no record names. The IDs become usable (returned) only once
+// their datafiles exist on every server.
 func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) {
 	bd := s.batchDatafiles()
 	for _, srv := range srvs {
@@ -273,6 +280,9 @@ func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) 
 		}
 		ids = append(ids, id)
 	}
+	if err := s.record(ctx, ids, srvs); err != nil {
+		return nil, fmt.Errorf("record precreated datafiles: %w", err)
+	}
 	existed := make([][]FileID, len(srvs))
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup
@@ -281,16 +291,13 @@ func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) 
 	}
 	wg.Wait()
 
-	// made[i] are the IDs server i made in this batch.
 	taken := map[FileID]bool{}
-	made := make([][]FileID, len(srvs))
 	var failed []error
+	var failedSrvs []uint32
 	for i, srv := range srvs {
 		if errs[i] != nil {
-			// A server that failed undid its batch, or may have made
-			// some of it before the connection broke: those are empty
-			// datafiles no record names, which fsck reports as orphans.
 			failed = append(failed, fmt.Errorf("precreate on I/O server %d: %w", srv, errs[i]))
+			failedSrvs = append(failedSrvs, srv)
 			continue
 		}
 		if len(existed[i]) > 0 {
@@ -299,40 +306,75 @@ func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) 
 		for _, id := range existed[i] {
 			taken[id] = true
 		}
-		made[i] = slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return slices.Contains(existed[i], id) })
 	}
-	good := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return taken[id] })
+	// undo removes what this batch made of drop, where it is known what
+	// that is: the servers that answered.
 	undo := func(drop func(FileID) bool) {
 		for i, srv := range srvs {
-			if gone := slices.DeleteFunc(slices.Clone(made[i]), func(id FileID) bool { return !drop(id) }); len(gone) > 0 {
+			if errs[i] != nil {
+				continue
+			}
+			gone := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return !drop(id) || slices.Contains(existed[i], id) })
+			if len(gone) > 0 {
 				_, _ = bd.RemoveIfEmpty(context.WithoutCancel(ctx), srv, gone, s.incarnation)
 			}
 		}
 	}
 	if len(failed) > 0 {
+		// A server that failed undid its batch, or may have made some of
+		// it before its connection broke: its part stays recorded, stale,
+		// and it is claimed again before its next use, which discards it.
 		undo(func(FileID) bool { return true })
+		s.pool.mu.Lock()
+		for _, id := range ids {
+			s.pool.stale[id] = failedSrvs
+		}
+		s.pool.mu.Unlock()
+		_ = s.record(context.WithoutCancel(ctx), ids, failedSrvs)
+		for _, srv := range failedSrvs {
+			s.forget(srv)
+		}
 		return nil, errors.Join(failed...)
 	}
+	good := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return taken[id] })
 	if len(taken) > 0 {
+		// The datafiles of a taken ID that existed are not ours: only
+		// those this batch made go, and the record with them.
 		undo(func(id FileID) bool { return taken[id] })
+		if err := s.unrecord(ctx, slices.Collect(maps.Keys(taken))); err != nil {
+			return nil, fmt.Errorf("record precreated datafiles: %w", err)
+		}
 		// IDs above what the re-claim reports come with the next batch.
 		s.skipIDs(uint64(slices.Max(ids)))
 	}
-	rec := encodeServers(srvs)
-	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
+	return good, nil
+}
+
+// record commits pool records of ids on srvs.
+func (s *Store) record(ctx context.Context, ids []FileID, srvs []uint32) error {
+	v := encodeServers(srvs)
+	return s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketPool)
-		for _, id := range good {
-			if err := b.Put(idKey(id), rec); err != nil {
+		for _, id := range ids {
+			if err := b.Put(idKey(id), v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		undo(func(FileID) bool { return true })
-		return nil, fmt.Errorf("record precreated datafiles: %w", err)
-	}
-	return good, nil
+}
+
+// unrecord deletes the pool records of ids.
+func (s *Store) unrecord(ctx context.Context, ids []FileID) error {
+	return s.commit.update(ctx, func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketPool)
+		for _, id := range ids {
+			if err := b.Delete(idKey(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // discardPools makes every pooled ID with a datafile on srv stale: srv
