@@ -155,9 +155,13 @@ func (s *Store) initPools(tx *bbolt.Tx) error {
 
 // closePools stops refills and discards and waits for them.
 func (s *Store) closePools() {
+	// Under mu, so that no refill or discard starts (bg.Go, always under
+	// mu after a check of ctx) once Wait may have begun.
+	s.pool.mu.Lock()
 	if s.pool.cancel != nil {
 		s.pool.cancel()
 	}
+	s.pool.mu.Unlock()
 	s.pool.bg.Wait()
 }
 
