@@ -162,7 +162,8 @@ func (s *Store) forget(srv uint32) {
 // it at start: IDs are then handed out above everything the I/O servers
 // hold, and a server that belongs to another incarnation is found before
 // any file is created. A server that could not be reached is claimed
-// again before its first create.
+// again before its first create. Then the precreate pools of the default
+// layout start filling (pool.go).
 func (s *Store) ClaimAll(ctx context.Context) []error {
 	errs := make([]error, s.opts.Servers)
 	var wg sync.WaitGroup
@@ -170,6 +171,9 @@ func (s *Store) ClaimAll(ctx context.Context) []error {
 		wg.Go(func() { errs[i] = s.claim(ctx, uint32(i)) })
 	}
 	wg.Wait()
+	if errors.Join(errs...) == nil {
+		s.prefill()
+	}
 	return errs
 }
 

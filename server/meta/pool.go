@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/pario/pario/dist"
 )
 
 // Precreate pools, as OrangeFS keeps them: for each set of I/O servers
@@ -187,14 +189,27 @@ func (s *Store) takeID(ctx context.Context, srvs []uint32) (id FileID, pooled bo
 // fromPool takes an ID from the pool of srvs, starting a refill when the
 // pool runs low.
 func (s *Store) fromPool(srvs []uint32) (FileID, bool) {
-	key, sorted := setKey(srvs)
 	p := &s.pool
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	ps := s.poolSetLocked(srvs)
+	if ps == nil || len(ps.ids) == 0 {
+		return 0, false
+	}
+	id := ps.ids[0]
+	ps.ids = ps.ids[1:]
+	return id, true
+}
+
+// poolSetLocked returns the pool of srvs, making it if there are not
+// maxPoolSets already (nil then), and starts its refill if it runs low.
+func (s *Store) poolSetLocked(srvs []uint32) *poolSet {
+	key, sorted := setKey(srvs)
+	p := &s.pool
 	ps := p.sets[key]
 	if ps == nil {
 		if len(p.sets) >= maxPoolSets {
-			return 0, false
+			return nil
 		}
 		ps = &poolSet{srvs: sorted}
 		p.sets[key] = ps
@@ -203,12 +218,28 @@ func (s *Store) fromPool(srvs []uint32) (FileID, bool) {
 		ps.filling = true
 		p.bg.Go(func() { s.refill(ps) })
 	}
-	if len(ps.ids) == 0 {
-		return 0, false
+	return ps
+}
+
+// prefill starts filling the pools that files of the default layout use,
+// so that the first creates after a start need not make their datafiles.
+func (s *Store) prefill() {
+	if s.batchDatafiles() == nil {
+		return
 	}
-	id := ps.ids[0]
-	ps.ids = ps.ids[1:]
-	return id, true
+	l, d, err := s.chooseLayout(dist.Layout{}, dist.Layout{})
+	if err != nil {
+		return
+	}
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	for first := range s.opts.Servers {
+		srvs := s.place(uint32(first), l.Datafiles)
+		if s.opts.Stuffing && stuffable(d) {
+			srvs = srvs[:1]
+		}
+		s.poolSetLocked(srvs)
+	}
 }
 
 // putBack returns an ID taken from the pool of srvs whose file was not
