@@ -684,11 +684,12 @@ func (t *txn) add(parent *Attr, name string, a *Attr) error {
 // Options.Stuffing the file starts Stuffed (see stuffable). An existing
 // entry is EEXIST.
 //
-// The file's datafiles (its first only, if stuffed) are made on the I/O
-// servers through Options.Datafiles, exclusively and in parallel, before
-// the inode is committed: an ID whose datafile exists anywhere is never
-// used (see newFileID), so no file can be given another's bytes, even by
-// a database restored from a backup. If the commit then fails (the name
+// The file's datafiles (its first only, if stuffed) exist before the inode
+// is committed: taken ready-made from the precreate pool of its servers
+// (pool.go), or made on the I/O servers through Options.Datafiles,
+// exclusively and in parallel. An ID whose datafile exists anywhere is
+// never used (see newFileID), so no file can be given another's bytes,
+// even by a database restored from a backup. If the commit then fails (the name
 // was taken meanwhile), the datafiles are removed again; a crash between
 // the two leaves empty datafiles no file points to, which pario fsck
 // finds.
