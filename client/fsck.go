@@ -112,6 +112,12 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			v.Dirents = append(v.Dirents, fsck.Dirent{Parent: uint64(d.Parent), Name: d.Name, Child: uint64(d.Child)})
 		}
 		v.Bad = append(v.Bad, resp.Bad...)
+		for _, pl := range resp.Pooled {
+			if v.Pooled == nil {
+				v.Pooled = map[uint64][]uint32{}
+			}
+			v.Pooled[uint64(pl.ID)] = pl.Servers
+		}
 		if resp.Done {
 			break
 		}
@@ -236,4 +242,25 @@ func (c *Client) removeOrphan(ctx context.Context, f fsck.Finding) error {
 	}
 	_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: f.ID}, nil, nil)
 	return err
+}
+
+// PooledDatafiles counts the datafiles the metadata server has made ahead
+// of creates (its precreate pools): they are in the I/O servers' datafile
+// counts (Statfs) but belong to no file yet.
+func (c *Client) PooledDatafiles(ctx context.Context) (uint64, error) {
+	var n uint64
+	var cookie []byte
+	for {
+		resp, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Cookie: cookie, Max: meta.MaxScanPage}, nil, nil)
+		if err != nil {
+			return 0, fmt.Errorf("count pooled datafiles: %w", err)
+		}
+		for _, pl := range resp.Pooled {
+			n += uint64(len(pl.Servers))
+		}
+		if resp.Done || len(resp.Cookie) == 0 {
+			return n, nil
+		}
+		cookie = resp.Cookie
+	}
 }

@@ -22,7 +22,7 @@ type wireDatafiles struct {
 	adopt data.Adopt
 }
 
-var _ meta.Datafiles = (*wireDatafiles)(nil)
+var _ meta.BatchDatafiles = (*wireDatafiles)(nil)
 
 func newWireDatafiles(servers []ServerEntry, secret []byte, prot wire.Protection, adopt data.Adopt) *wireDatafiles {
 	w := &wireDatafiles{adopt: adopt}
@@ -45,6 +45,30 @@ func (w *wireDatafiles) Create(ctx context.Context, srv uint32, id meta.FileID, 
 func (w *wireDatafiles) Remove(ctx context.Context, srv uint32, id meta.FileID) error {
 	_, _, err := wire.Call(ctx, w.eps[srv], data.OpRemove, data.RemoveRequest{ID: uint64(id)}, nil, nil)
 	return err
+}
+
+func (w *wireDatafiles) CreateBatch(ctx context.Context, srv uint32, ids []meta.FileID, inc uint64) ([]meta.FileID, error) {
+	return w.batch(ctx, srv, ids, inc, false)
+}
+
+func (w *wireDatafiles) RemoveIfEmpty(ctx context.Context, srv uint32, ids []meta.FileID, inc uint64) ([]meta.FileID, error) {
+	return w.batch(ctx, srv, ids, inc, true)
+}
+
+func (w *wireDatafiles) batch(ctx context.Context, srv uint32, ids []meta.FileID, inc uint64, removeIfEmpty bool) ([]meta.FileID, error) {
+	req := data.CreateBatchRequest{Incarnation: inc, RemoveIfEmpty: removeIfEmpty, IDs: make([]uint64, len(ids))}
+	for i, id := range ids {
+		req.IDs[i] = uint64(id)
+	}
+	resp, _, err := wire.Call(ctx, w.eps[srv], data.OpCreateBatch, req, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	kept := make([]meta.FileID, len(resp.Kept))
+	for i, id := range resp.Kept {
+		kept[i] = meta.FileID(id)
+	}
+	return kept, nil
 }
 
 func (w *wireDatafiles) Close() {

@@ -79,6 +79,10 @@ type View struct {
 	// Bad lists metadata records that do not decode.
 	Bad     []string
 	Servers []Server // by server index
+	// Pooled are the metadata server's precreated datafiles: ID to the
+	// servers holding them. They belong to no file yet, and are no
+	// orphans.
+	Pooled map[uint64][]uint32
 }
 
 // Rules tune what Check reports.
@@ -287,7 +291,7 @@ func Check(v View, rules Rules) Report {
 			have[s][df.ID] = true
 			r.Datafiles++
 			r.DatafileBytes += df.Size
-			if referenced(inodes[df.ID], s) {
+			if referenced(inodes[df.ID], s) || slices.Contains(v.Pooled[df.ID], uint32(s)) {
 				continue
 			}
 			if srv.Now-df.Mtime < grace {

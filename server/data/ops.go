@@ -31,11 +31,18 @@ var (
 // client's noncontiguous view, client.File.WriteList).
 var OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", true)
 
+// OpCreateBatch makes many datafiles in one request: the metadata server's
+// precreate pools (server/meta/pool.go) fill up with it, and throw a pool
+// away with its RemoveIfEmpty form. Like create it is not idempotent (a
+// retry of a batch that happened finds every datafile existing), so it is
+// not retried.
+var OpCreateBatch = wire.NewOp[CreateBatchRequest, CreateBatchResponse](12, "createBatch", false)
+
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
 	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpCreate.OpInfo,
-	OpList.OpInfo, OpClaim.OpInfo, OpWriteList.OpInfo,
+	OpList.OpInfo, OpClaim.OpInfo, OpWriteList.OpInfo, OpCreateBatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

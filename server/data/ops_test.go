@@ -118,6 +118,28 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&CreateResponse{}, func(*wire.Enc) {})},
 	},
 	{
+		Op: OpCreateBatch.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&CreateBatchRequest{Incarnation: 0x0123456789abcdef, IDs: []uint64{0x100, 0x101}}, func(e *wire.Enc) {
+				e.U64(0x0123456789abcdef)
+				e.Uvarint(2)
+				e.U64(0x100)
+				e.U64(0x101)
+				e.Bool(false)
+			}),
+			optest.V(&CreateBatchRequest{Incarnation: 1, IDs: []uint64{7}, RemoveIfEmpty: true}, func(e *wire.Enc) {
+				e.U64(1)
+				e.Uvarint(1)
+				e.U64(7)
+				e.Bool(true)
+			}),
+		},
+		Responses: []optest.Value{
+			optest.V(&CreateBatchResponse{Kept: []uint64{0x101}}, func(e *wire.Enc) { e.Uvarint(1); e.U64(0x101) }),
+			optest.V(&CreateBatchResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+		},
+	},
+	{
 		Op: OpClaim.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&ClaimRequest{Incarnation: 0xfedcba9876543210}, func(e *wire.Enc) { e.U64(0xfedcba9876543210); e.U8(0) }),
@@ -146,17 +168,18 @@ func TestOpRoundTrip(t *testing.T) {
 
 func sample(t testing.TB, op wire.OpInfo) optest.Sample { return optest.Find(t, opSamples, op) }
 
-func FuzzOpWrite(f *testing.F)     { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
-func FuzzOpWriteList(f *testing.F) { optest.Fuzz(f, sample(f, OpWriteList.OpInfo)) }
-func FuzzOpRead(f *testing.F)      { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }
-func FuzzOpTruncate(f *testing.F)  { optest.Fuzz(f, sample(f, OpTruncate.OpInfo)) }
-func FuzzOpSize(f *testing.F)      { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
-func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
-func FuzzOpRemove(f *testing.F)    { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
-func FuzzOpStatfs(f *testing.F)    { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
-func FuzzOpList(f *testing.F)      { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
-func FuzzOpCreate(f *testing.F)    { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
-func FuzzOpClaim(f *testing.F)     { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
+func FuzzOpWrite(f *testing.F)       { optest.Fuzz(f, sample(f, OpWrite.OpInfo)) }
+func FuzzOpWriteList(f *testing.F)   { optest.Fuzz(f, sample(f, OpWriteList.OpInfo)) }
+func FuzzOpRead(f *testing.F)        { optest.Fuzz(f, sample(f, OpRead.OpInfo)) }
+func FuzzOpTruncate(f *testing.F)    { optest.Fuzz(f, sample(f, OpTruncate.OpInfo)) }
+func FuzzOpSize(f *testing.F)        { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
+func FuzzOpSync(f *testing.F)        { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
+func FuzzOpRemove(f *testing.F)      { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
+func FuzzOpStatfs(f *testing.F)      { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
+func FuzzOpList(f *testing.F)        { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
+func FuzzOpCreate(f *testing.F)      { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
+func FuzzOpClaim(f *testing.F)       { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
+func FuzzOpCreateBatch(f *testing.F) { optest.Fuzz(f, sample(f, OpCreateBatch.OpInfo)) }
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and executes nothing; an unknown op is
@@ -181,6 +204,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
 		{OpCreate.OpInfo, id, `"incarnation"`},
 		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3) }, `"adopt": unknown value 3`},
+		{OpCreateBatch.OpInfo, func(e *wire.Enc) { e.U64(1); e.Uvarint(MaxBatch + 1) }, `"id count"`},
 		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(0); e.I64(5) }, "ranges of 5 bytes or more for 1 bytes"},
 		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(-1); e.I64(1) }, `"range offset": negative value -1`},
 		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(MaxWriteRanges + 1) }, `"range count"`},

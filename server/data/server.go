@@ -47,6 +47,20 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			}
 			return CreateResponse{}, h.Store.Create(ctx, r.ID)
 		})
+	case OpCreateBatch.Code:
+		return wire.Serve(OpCreateBatch, req, func(r CreateBatchRequest) (CreateBatchResponse, error) {
+			if err := h.Store.CheckIncarnation(r.Incarnation); err != nil {
+				return CreateBatchResponse{}, err
+			}
+			var resp CreateBatchResponse
+			var err error
+			if r.RemoveIfEmpty {
+				resp.Kept, err = h.Store.RemoveIfEmpty(ctx, r.IDs)
+			} else {
+				resp.Kept, err = h.Store.CreateBatch(ctx, r.IDs)
+			}
+			return resp, err
+		})
 
 	case OpWrite.Code:
 		var r WriteRequest

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"sync"
 
 	"go.etcd.io/bbolt"
@@ -126,16 +127,24 @@ func (s *Store) claim(ctx context.Context, srv uint32) error {
 	}
 	c := &s.claims[srv]
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.done {
+		c.mu.Unlock()
 		return nil
 	}
 	maxID, err := s.opts.Datafiles.Claim(ctx, srv, s.incarnation)
 	if err != nil {
+		c.mu.Unlock()
 		return err
 	}
 	s.skipIDs(maxID)
 	c.done = true
+	c.mu.Unlock()
+	// Pooled datafiles recorded before (pool.go) are thrown away now that
+	// the server is known to be ours; failing that only leaves them for
+	// the next claim.
+	if err := s.discardStale(ctx, srv); err != nil {
+		slog.Warn("pario meta: precreated datafiles not discarded; they are retried at the server's next claim", "err", err)
+	}
 	return nil
 }
 
@@ -145,6 +154,7 @@ func (s *Store) forget(srv uint32) {
 	c.mu.Lock()
 	c.done = false
 	c.mu.Unlock()
+	s.discardPools(srv)
 }
 
 // ClaimAll claims every I/O server, in parallel, and returns one error per
@@ -152,7 +162,8 @@ func (s *Store) forget(srv uint32) {
 // it at start: IDs are then handed out above everything the I/O servers
 // hold, and a server that belongs to another incarnation is found before
 // any file is created. A server that could not be reached is claimed
-// again before its first create.
+// again before its first create. Then the precreate pools of the default
+// layout start filling (pool.go).
 func (s *Store) ClaimAll(ctx context.Context) []error {
 	errs := make([]error, s.opts.Servers)
 	var wg sync.WaitGroup
@@ -160,6 +171,9 @@ func (s *Store) ClaimAll(ctx context.Context) []error {
 		wg.Go(func() { errs[i] = s.claim(ctx, uint32(i)) })
 	}
 	wg.Wait()
+	if errors.Join(errs...) == nil {
+		s.prefill()
+	}
 	return errs
 }
 

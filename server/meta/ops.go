@@ -581,6 +581,14 @@ func (r ScanResponse) Encode(e *wire.Enc) {
 	e.U64(uint64(r.NextID))
 	e.Blob(r.Cookie)
 	e.Bool(r.Done)
+	e.Uvarint(uint64(len(r.Pooled)))
+	for _, pl := range r.Pooled {
+		e.U64(uint64(pl.ID))
+		e.Uvarint(uint64(len(pl.Servers)))
+		for _, srv := range pl.Servers {
+			e.U32(srv)
+		}
+	}
 }
 
 func (r *ScanResponse) Decode(d *wire.Dec) error {
@@ -602,6 +610,15 @@ func (r *ScanResponse) Decode(d *wire.Dec) error {
 		r.Cookie = nil
 	}
 	r.Done = d.Bool("done")
+	n = d.Int("pooled count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		pl := Pooled{ID: FileID(d.U64("pooled id"))}
+		m := d.Int("pooled server count", maxListLen)
+		for j := 0; j < m && d.Err() == nil; j++ {
+			pl.Servers = append(pl.Servers, d.U32("pooled server"))
+		}
+		r.Pooled = append(r.Pooled, pl)
+	}
 	return d.Done()
 }
 

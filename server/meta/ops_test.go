@@ -309,6 +309,7 @@ var opSamples = []optest.Sample{
 				Dirents: []Dirent{{Parent: RootID, Name: "f", Child: 42}},
 				Bad:     []string{"inode 7: meta: corrupt attribute record"},
 				NextID:  43, Cookie: []byte{0, 0, 0, 0, 0, 0, 0, 0, 42},
+				Pooled: []Pooled{{ID: 99, Servers: []uint32{0, 2}}},
 			}}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				rawAttr(sampleDir)(e)
@@ -322,6 +323,11 @@ var opSamples = []optest.Sample{
 				e.U64(43)
 				e.Blob([]byte{0, 0, 0, 0, 0, 0, 0, 0, 42})
 				e.Bool(false)
+				e.Uvarint(1)
+				e.U64(99)
+				e.Uvarint(2)
+				e.U32(0)
+				e.U32(2)
 			}),
 			optest.V(&ScanResponse{ScanPage{NextID: 2, Done: true}}, func(e *wire.Enc) {
 				e.Uvarint(0)
@@ -330,6 +336,7 @@ var opSamples = []optest.Sample{
 				e.U64(2)
 				e.Blob(nil)
 				e.Bool(true)
+				e.Uvarint(0)
 			}),
 		},
 	},

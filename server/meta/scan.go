@@ -35,6 +35,9 @@ type ScanPage struct {
 	Dirents []Dirent
 	// Bad describes records that do not decode, one line each.
 	Bad []string
+	// Pooled are precreated datafiles no file has taken yet (pool.go),
+	// listed once every directory entry has been.
+	Pooled []Pooled
 	// NextID is the next FileID the server will hand out, as of this page.
 	NextID FileID
 	// Cookie continues the scan; Done says there is nothing more.
@@ -42,11 +45,18 @@ type ScanPage struct {
 	Done   bool
 }
 
-// Scan cookies: one byte naming the bucket (inodes, then dirents) and the
-// last key returned from it. An empty cookie starts the scan.
+// Pooled is a precreated datafile ID and the servers it has datafiles on.
+type Pooled struct {
+	ID      FileID
+	Servers []uint32
+}
+
+// Scan cookies: one byte naming the bucket (inodes, dirents, then pool)
+// and the last key returned from it. An empty cookie starts the scan.
 const (
 	scanInodes  byte = 0
 	scanDirents byte = 1
+	scanPool    byte = 2
 )
 
 // Scan returns one page of every record of the namespace: all inodes (in
@@ -67,7 +77,7 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 	phase, after := scanInodes, []byte(nil)
 	if len(cookie) > 0 {
 		phase, after = cookie[0], cookie[1:]
-		if phase != scanInodes && phase != scanDirents {
+		if phase > scanPool {
 			return ScanPage{}, fmt.Errorf("meta: scan: bad cookie %x: %w", cookie, syscall.EINVAL)
 		}
 	}
@@ -76,10 +86,13 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 		t := newTxn(tx)
 		p.NextID = FileID(t.counter(keyNextID))
 		n, size := 0, 0
-		for ; phase <= scanDirents; phase, after = phase+1, nil {
+		for ; phase <= scanPool; phase, after = phase+1, nil {
 			b := t.inodes
-			if phase == scanDirents {
+			switch phase {
+			case scanDirents:
 				b = t.dirents
+			case scanPool:
+				b = tx.Bucket(bucketPool)
 			}
 			c := b.Cursor()
 			k, v := c.First()
@@ -113,6 +126,15 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 
 // add appends the record k, v of phase's bucket to the page.
 func (p *ScanPage) add(phase byte, k, v []byte) {
+	if phase == scanPool {
+		srvs, err := decodeServers(v)
+		if len(k) != 8 || err != nil {
+			p.Bad = append(p.Bad, fmt.Sprintf("precreate pool record %x: %x", k, v))
+			return
+		}
+		p.Pooled = append(p.Pooled, Pooled{ID: FileID(binary.BigEndian.Uint64(k)), Servers: srvs})
+		return
+	}
 	if phase == scanInodes {
 		if len(k) != 8 {
 			p.Bad = append(p.Bad, fmt.Sprintf("inode record with a %d-byte key %x", len(k), k))

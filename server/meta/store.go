@@ -53,6 +53,7 @@ type Store struct {
 	ids               ids
 	rr                atomic.Uint64 // round-robin placement counter
 	claims            []claimState  // by I/O server index
+	pool              pools         // precreated datafiles (pool.go)
 	hub               hub           // mounts' leases (watch.go)
 }
 
@@ -291,11 +292,12 @@ func (s *Store) loadCounters(t *txn) error {
 	}
 	s.ids.next, s.ids.reserved = next, next
 	s.rr.Store(t.counter(keyRR))
-	return nil
+	return s.initPools(t.tx)
 }
 
 // Close closes the database. Calls after Close fail.
 func (s *Store) Close() error {
+	s.closePools()
 	return s.db.Close()
 }
 
@@ -682,11 +684,12 @@ func (t *txn) add(parent *Attr, name string, a *Attr) error {
 // Options.Stuffing the file starts Stuffed (see stuffable). An existing
 // entry is EEXIST.
 //
-// The file's datafiles (its first only, if stuffed) are made on the I/O
-// servers through Options.Datafiles, exclusively and in parallel, before
-// the inode is committed: an ID whose datafile exists anywhere is never
-// used (see newFileID), so no file can be given another's bytes, even by
-// a database restored from a backup. If the commit then fails (the name
+// The file's datafiles (its first only, if stuffed) exist before the inode
+// is committed: taken ready-made from the precreate pool of its servers
+// (pool.go), or made on the I/O servers through Options.Datafiles,
+// exclusively and in parallel. An ID whose datafile exists anywhere is
+// never used (see newFileID), so no file can be given another's bytes,
+// even by a database restored from a backup. If the commit then fails (the name
 // was taken meanwhile), the datafiles are removed again; a crash between
 // the two leaves empty datafiles no file points to, which pario fsck
 // finds.
@@ -725,7 +728,8 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 	if a.Stuffed {
 		active = active[:1]
 	}
-	if a.ID, err = s.newFileID(ctx, active); err != nil {
+	var pooled bool
+	if a.ID, pooled, err = s.takeID(ctx, active); err != nil {
 		return Attr{}, wrapErr("create", path, err)
 	}
 	now := time.Now().UnixNano()
@@ -739,8 +743,17 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
 			return err
 		}
+		if pooled {
+			if err := t.unpool(a.ID); err != nil {
+				return err
+			}
+		}
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
+	if err != nil && pooled {
+		s.putBack(active, a.ID)
+		return Attr{}, err
+	}
 	if err != nil {
 		s.removeDatafiles(ctx, a.ID, active)
 		return Attr{}, err

@@ -270,8 +270,9 @@ func runPhases(fs fsys, base string, unique bool, ranks, files int) (map[string]
 }
 
 // mdtestRate matches a line of mdtest's rate summary: the operation, then
-// max, min and mean.
-var mdtestRate = regexp.MustCompile(`^\s*File (creation|stat|removal)\s*:\s*([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)`)
+// max, min and mean. mdtest 4.0 puts a colon after the operation, 4.1
+// does not.
+var mdtestRate = regexp.MustCompile(`^\s*File (creation|stat|removal)\s*:?\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)`)
 
 // runMdtest runs mdtest's create, stat and remove phases in dir (which it
 // makes and removes) and returns the mean rates of its summary.

@@ -24,6 +24,10 @@ func TestRunMdtest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sample41, err := filepath.Abs("testdata/mdtest-4.1.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	empty := filepath.Join(t.TempDir(), "empty.txt")
 	if err := os.WriteFile(empty, []byte("mdtest: no summary\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -35,6 +39,7 @@ func TestRunMdtest(t *testing.T) {
 		want   map[string]float64 // nil: an error
 	}{
 		{"summary", sample, 0, map[string]float64{"create": 2834.125, "stat": 2423, "remove": 1499}},
+		{"summary of mdtest-4.1.0+dev, no colons", sample41, 0, map[string]float64{"create": 31.648, "stat": 5049.272, "remove": 688.468}},
 		{"no summary", empty, 0, nil},
 		{"failed", sample, 1, nil},
 	}

@@ -1,0 +1,75 @@
+package data
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// exists says whether datafile id is there (Sync of a missing one is
+// ESTALE).
+func exists(t *testing.T, s *Store, id uint64) bool {
+	t.Helper()
+	err := s.Sync(ctx, id)
+	if err != nil && !errors.Is(err, ErrStale) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// A batch makes every datafile that did not exist, durably (a power cut
+// right after keeps them), says which existed, and leaves those alone.
+func TestCreateBatch(t *testing.T) {
+	s, mem, _ := memStore(t, StoreOptions{})
+	if err := s.Create(ctx, 0x105); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteAt(ctx, 0x105, []byte("mine"), 0); err != nil {
+		t.Fatal(err)
+	}
+	ids := []uint64{0x101, 0x102, 0x105, 0x1ff, 0x300}
+	existed, err := s.CreateBatch(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(existed, []uint64{0x105}) {
+		t.Fatalf("existed = %#x, want [0x105]", existed)
+	}
+	if got := contents(t, s, 0x105); string(got) != "mine" {
+		t.Fatalf("an existing datafile was changed: %q", got)
+	}
+	crashed := afterCrash(t, mem)
+	for _, id := range ids {
+		if id != 0x105 && !exists(t, crashed, id) {
+			t.Fatalf("datafile %#x of the batch lost by a power cut after it", id)
+		}
+	}
+	// Again: all exist now.
+	if existed, err := s.CreateBatch(ctx, ids); err != nil || len(existed) != len(ids) {
+		t.Fatalf("second batch: existed %#x, %v", existed, err)
+	}
+}
+
+// RemoveIfEmpty removes empty datafiles, keeps those holding bytes and
+// skips missing ones.
+func TestRemoveIfEmpty(t *testing.T) {
+	s, _, _ := memStore(t, StoreOptions{})
+	if _, err := s.CreateBatch(ctx, []uint64{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteAt(ctx, 2, []byte("bytes"), 100); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := s.RemoveIfEmpty(ctx, []uint64{1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept, []uint64{2}) {
+		t.Fatalf("kept %v, want [2]", kept)
+	}
+	for id, want := range map[uint64]bool{1: false, 2: true, 3: false, 4: false} {
+		if got := exists(t, s, id); got != want {
+			t.Errorf("datafile %d exists: %v, want %v", id, got, want)
+		}
+	}
+}
