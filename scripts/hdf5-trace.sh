@@ -7,9 +7,11 @@
 # server's requests in flight and data bytes received (pario up's
 # Prometheus metrics) every 100 ms. Per pattern it prints the write rate,
 # the mean number of servers with a request in flight, the share of
-# samples in which at most two servers were busy, and each server's bytes.
+# samples in which at most two servers were busy, the busiest server's
+# share of the requests in flight, each server's bytes, and the busy
+# servers sample by sample (9 stands for 9 or 10).
 #
-#   scripts/hdf5-trace.sh [-n ranks] [-R rate] [-D seek] [-S strip] [-W write-behind] [-a api] [patterns]
+#   scripts/hdf5-trace.sh [-n ranks] [-R rate] [-D seek] [-S strip] [-W write-behind] [-m layer] [-F] [-a api] [patterns]
 #   scripts/hdf5-trace.sh                        # POSIX 1-OST and disjoint, write-behind 8m
 #   scripts/hdf5-trace.sh -W 0 1-OST disjoint    # the same without write-behind
 #   scripts/hdf5-trace.sh -F 1-OST               # one file per rank
@@ -17,7 +19,9 @@
 #
 # Patterns as in hdf5-thesis.sh: 1-OST, disjoint, 2-OST, 5-OST, 10-OST.
 # -a is the bench API and its options (default "-a POSIX"), after the
-# pattern's, so it may override them ("-a POSIX -s 6"). -F writes a
+# pattern's and -o, so it may override them ("-a POSIX -s 6"; pario's own
+# client, without the mount: "-a PARIO --pario.layout
+# simple_stripe:strip_size=256k,num_datafiles=10 -o pario:/thesis/f"). -F writes a
 # file per process (-F), so no two ranks share a file's write-behind. -m
 # is the MPI-IO layer as in hdf5-thesis.sh (ompio, romio-cb, romio-nocb).
 # Run as root (mount); needs python3 and mpirun.
@@ -35,7 +39,7 @@ while getopts n:R:D:S:W:a:m:F opt; do
 	a) api=$OPTARG ;;
 	F) fpp=(-F) ;;
 	m) layer=$OPTARG ;;
-	*) sed -n '2,23p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,27p' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -130,8 +134,8 @@ for p in "${patterns[@]}"; do
 	spid=$!
 	sleep 0.3
 	# shellcheck disable=SC2086
-	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe "${mpiargs[@]}" -np "$ranks" "$h5" bench -i 1 ${pat[$p]} $api "${fpp[@]}" \
-		-w -e -o "$mnt/thesis/f" 2>"$work/err") || { tail -3 "$work/err" >&2; }
+	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe "${mpiargs[@]}" -np "$ranks" "$h5" bench -i 1 ${pat[$p]} "${fpp[@]}" \
+		-w -e -o "$mnt/thesis/f" $api 2>"$work/err") || { tail -3 "$work/err" >&2; }
 	kill "$spid"
 	wait "$spid" 2>/dev/null || true
 	rm -f "$mnt"/thesis/f*
@@ -158,5 +162,6 @@ for p in "${patterns[@]}"; do
 		      f"<= 2 busy in {100*sum(1 for b in phase if b <= 2)/len(phase):.0f}% of {len(phase)} samples; "
 		      f"busiest server's share of the requests in flight: mean {100*sum(top)/len(top):.0f}%")
 		print("  MiB received per server: " + " ".join(f"{mib[s]:.1f}" for s in servers))
+		print("  servers busy, sample by sample: " + "".join(str(min(b, 9)) for b in phase))
 	EOF
 done
