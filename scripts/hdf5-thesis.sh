@@ -266,15 +266,15 @@ twod() {
 	local s=$strip b=$((20 * $(bytes "$strip")))
 	for rep in $(seq "$reps"); do
 		for d in 1-D 2-D; do
-			local h5=() nc=()
+			local h5o=() nco=()
 			if [ $d = 2-D ]; then
-				h5=(--hdf5.dimy 1m) nc=(--nc4.dimy 1m)
+				h5o=(--hdf5.dimy 1m) nco=(--nc4.dimy 1m)
 			fi
-			run twod "HDF5-ind-aligned/$d" -a HDF5 --hdf5.nofill --hdf5.setalignment "$s" "${h5[@]}" -b "$b" -t "$s" -s 1 -w -r -e
-			run twod "NC4-ind-unaligned/$d" -a NC4 --nc4.nofill "${nc[@]}" -b "$b" -t "$s" -s 1 -w -r -e
-			coll twod "HDF5-coll-unaligned/$d" -a HDF5 -c --hdf5.nofill "${h5[@]}" -b "$b" -t "$s" -s 1 -w -r -e
-			coll twod "HDF5-coll-aligned/$d" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$s" "${h5[@]}" -b "$b" -t "$s" -s 1 -w -r -e
-			coll twod "NC4-coll-unaligned/$d" -a NC4 -c --nc4.nofill "${nc[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			run twod "HDF5-ind-aligned/$d" -a HDF5 --hdf5.nofill --hdf5.setalignment "$s" "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			run twod "NC4-ind-unaligned/$d" -a NC4 --nc4.nofill "${nco[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "HDF5-coll-unaligned/$d" -a HDF5 -c --hdf5.nofill "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "HDF5-coll-aligned/$d" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$s" "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "NC4-coll-unaligned/$d" -a NC4 -c --nc4.nofill "${nco[@]}" -b "$b" -t "$s" -s 1 -w -r -e
 		done
 	done
 }
@@ -305,6 +305,12 @@ for st in $stages; do
 		echo "$header"
 		$st
 	} >"$csv.tmp"
+	if [ "$(wc -l <"$csv.tmp")" -le 1 ]; then
+		# Every run failed: keep the CSV of the last good run.
+		echo "hdf5-thesis: every run of $st failed; $csv left as it was" >&2
+		rm -f "$csv.tmp"
+		continue
+	fi
 	mv "$csv.tmp" "$csv"
 	bin/hdf5plot -in "$csv" -out "docs/hdf5-$st.png"
 	echo "hdf5-thesis: wrote $csv and docs/hdf5-$st.png" >&2
