@@ -9,25 +9,29 @@
 #   fill        HDF5 with fill values written at allocation and without
 #               (the thesis claims half the write speed, unmeasured).
 #
-#   scripts/hdf5-findings.sh [-n ranks] [-i reps] [-d dir] [-o out.csv] [-S strip]
+#   scripts/hdf5-findings.sh [-n ranks] [-i reps] [-d dir] [-o out.csv] [-S strip] [-m layer]
 #
 # -d is the directory written (default: a fresh temporary one). The
 # alignment rows only mean something on striped storage whose strip is -S
 # (default 1m): a pario mount whose directory has that layout (pario
 # advise ... --apply, or pario layout set DIR -S 1m -c N), or Lustre with
 # lfs setstripe -S 1m. Rates are each variant's mean over -i repetitions;
-# compare rows of one run, not runs of different sessions.
+# compare rows of one run, not runs of different sessions. -m is the
+# MPI-IO layer of every run, as in hdf5-thesis.sh: ompio (Open MPI's
+# default, two-phase collective I/O), romio-cb (ROMIO, two-phase on) or
+# romio-nocb (ROMIO, two-phase off: what the thesis ran).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ranks=4 reps=3 dir="" out=/dev/stdout strip=1m
-while getopts n:i:d:o:S: opt; do
+ranks=4 reps=3 dir="" out=/dev/stdout strip=1m layer=ompio
+while getopts n:i:d:o:S:m: opt; do
 	case $opt in
 	n) ranks=$OPTARG ;;
 	i) reps=$OPTARG ;;
 	d) dir=$OPTARG ;;
 	o) out=$OPTARG ;;
 	S) strip=$OPTARG ;;
+	m) layer=$OPTARG ;;
 	*) sed -n '2,22p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -36,17 +40,32 @@ for tool in mpirun h5dump; do
 done
 make -s build-hdf5
 bin=$PWD/bin/pario-hdf5
+hints=$(mktemp)
 if [ -z "$dir" ]; then
 	dir=$(mktemp -d)
-	trap 'rm -rf "$dir"' EXIT
+	trap 'rm -rf "$dir" "$hints"' EXIT
+else
+	trap 'rm -f "$hints"' EXIT
 fi
+case $layer in
+ompio) mpiargs=(--mca io ompio) ;;
+romio-cb)
+	printf 'romio_cb_write enable\nromio_cb_read enable\n' >"$hints"
+	mpiargs=(--mca io romio321 -x "ROMIO_HINTS=$hints")
+	;;
+romio-nocb)
+	printf 'romio_cb_write disable\nromio_cb_read disable\n' >"$hints"
+	mpiargs=(--mca io romio321 -x "ROMIO_HINTS=$hints")
+	;;
+*) echo "hdf5-findings: unknown MPI-IO layer $layer (ompio, romio-cb, romio-nocb)" >&2; exit 2 ;;
+esac
 
 # bench VARIANT ARGS...: one pario bench run; prints the mean write (and
 # read, with -r) MiB/s of its summary as CSV rows.
 bench() {
 	local finding=$1 variant=$2
 	shift 2
-	mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$bin" bench -i "$reps" -o "$dir/f" "$@" |
+	mpirun --allow-run-as-root --oversubscribe "${mpiargs[@]}" -np "$ranks" "$bin" bench -i "$reps" -o "$dir/f" "$@" |
 		awk -v f="$finding" -v v="$variant" -v n="$ranks" '
 			/^Summary of all tests:/ { s = 1; next }
 			s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%s\n", f, v, $1, n, $4 }'

@@ -17,15 +17,36 @@
 #              contiguous and chunked data, the fixed chunk rule at 2 MiB
 #                                                      -> docs/hdf5-rest.csv
 #   extendible an extendible dataset, HDF5 vs NetCDF-4 -> docs/hdf5-extendible.csv
+#   transfers  transfer sizes -T, 4 ranks of -B bytes   -> docs/hdf5-transfers.csv
+#   twod       the disjoint pattern in a 2-D dataset    -> docs/hdf5-twod.csv
 #
 # Each configuration runs REPS times, configurations alternating within a
 # repetition (the machine is shared); the CSV holds every run, and
 # tools/hdf5plot draws the medians into docs/hdf5-*.png.
 #
-#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-S strip]
-#   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
+# Collective configurations run once for each MPI-IO layer of -m (their
+# config names end in [layer]):
 #
-# Defaults: all stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
+#   ompio       Open MPI's own MPI-IO (4.1's default on a local file
+#               system), its two-phase collective I/O
+#   romio-cb    ROMIO (--mca io romio321), two-phase on (romio_cb_write=
+#               romio_cb_read=enable); one aggregator, as all ranks share a node
+#   romio-nocb  ROMIO with two-phase off (romio_cb_write=romio_cb_read=
+#               disable): what the thesis ran
+#
+# The hints go to ROMIO through a hints file (ROMIO_HINTS). Independent
+# configurations run under -I (default ompio, as the runs before -m).
+#
+#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-S strip]
+#                          [-m layers] [-I layer] [-T transfers] [-B bytes]
+#   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
+#   scripts/hdf5-thesis.sh -s findings -m romio-nocb # the thesis' collective only
+#
+# The transfer sweep of the rest stage (-T, default "128k 512k 1m 2m 8m")
+# gives each of its ranks -B bytes (default 8m); the transfers stage
+# sweeps -T with 4 ranks of -B each (the thesis goes to 512 MiB).
+#
+# Defaults: the first four stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
 # for the ten: below what this machine's mount does unthrottled), a 10ms
 # seek for each request that does not continue the previous one on its
 # datafile (-D 0: bytes only, as before), 256k strips. Run as root
@@ -35,7 +56,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms strip=256k
-while getopts s:n:r:R:D:S: opt; do
+layers="ompio romio-cb romio-nocb" indep=ompio transfers="128k 512k 1m 2m 8m" perrank=8m
+while getopts s:n:r:R:D:S:m:I:T:B: opt; do
 	case $opt in
 	s) stages=$OPTARG ;;
 	n) ranks=$OPTARG ;;
@@ -43,7 +65,17 @@ while getopts s:n:r:R:D:S: opt; do
 	R) rate=$OPTARG ;;
 	D) seek=$OPTARG ;;
 	S) strip=$OPTARG ;;
-	*) sed -n '2,34p' "$0" >&2; exit 2 ;;
+	m) layers=$OPTARG ;;
+	I) indep=$OPTARG ;;
+	T) transfers=$OPTARG ;;
+	B) perrank=$OPTARG ;;
+	*) sed -n '2,54p' "$0" >&2; exit 2 ;;
+	esac
+done
+for l in $layers $indep; do
+	case $l in
+	ompio | romio-cb | romio-nocb) ;;
+	*) echo "hdf5-thesis: unknown MPI-IO layer $l (ompio, romio-cb, romio-nocb)" >&2; exit 2 ;;
 	esac
 done
 for tool in mpirun fusermount3; do
@@ -90,6 +122,18 @@ mkdir -p "$mnt/thesis"
 "$pario" layout set /thesis -c 10 -S "$strip"
 dir=$mnt/thesis
 date=$(date -u +%Y-%m-%dT%H:%MZ)
+printf 'romio_cb_write enable\nromio_cb_read enable\n' >"$work/hints-cb"
+printf 'romio_cb_write disable\nromio_cb_read disable\n' >"$work/hints-nocb"
+
+# mpiargs LAYER: mpirun's arguments that select an MPI-IO layer.
+mpiargs() {
+	case $1 in
+	ompio) echo "--mca io ompio" ;;
+	romio-cb) echo "--mca io romio321 -x ROMIO_HINTS=$work/hints-cb" ;;
+	romio-nocb) echo "--mca io romio321 -x ROMIO_HINTS=$work/hints-nocb" ;;
+	esac
+}
+layer=$indep
 
 # run STAGE CONFIG ARGS...: one pario bench run (one repetition) through the
 # mount; prints CSV rows of its write (and read) MiB/s.
@@ -97,7 +141,8 @@ run() {
 	local stage=$1 config=$2
 	shift 2
 	local out
-	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$h5" bench -i 1 -o "$dir/f" "$@" 2>"$work/err") || {
+	# shellcheck disable=SC2046
+	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe $(mpiargs "$layer") -np "$ranks" "$h5" bench -i 1 -o "$dir/f" "$@" 2>"$work/err") || {
 		echo "hdf5-thesis: $config failed: $(tail -3 "$work/err")" >&2
 		rm -f "$dir/f"
 		return 0
@@ -109,6 +154,17 @@ run() {
 }
 
 header="stage,config,operation,ranks,rep,MiBps,disk_rate,date,disk_seek"
+
+# coll STAGE CONFIG ARGS...: run a collective configuration once per layer
+# of -m, as CONFIG[layer].
+coll() {
+	local stage=$1 config=$2
+	shift 2
+	for layer in $layers; do
+		run "$stage" "$config[$layer]" "$@"
+	done
+	layer=$indep
+}
 
 # Every pattern moves 20 strips per rank, t = one strip.
 patterns() {
@@ -124,14 +180,15 @@ patterns() {
 		[POSIX]="-a POSIX"
 		[MPIIO]="-a MPIIO"
 		[HDF5-ind]="-a HDF5 --hdf5.nofill --hdf5.setalignment $strip"
-		[HDF5-coll]="-a HDF5 -c --hdf5.nofill --hdf5.setalignment $strip"
 	)
 	for rep in $(seq "$reps"); do
 		for p in 1-OST disjoint 2-OST 5-OST 10-OST; do
-			for a in POSIX MPIIO HDF5-ind HDF5-coll; do
+			for a in POSIX MPIIO HDF5-ind; do
 				# shellcheck disable=SC2086
 				run patterns "$a/$p" ${api[$a]} ${pat[$p]} -w -r -e
 			done
+			# shellcheck disable=SC2086
+			coll patterns "HDF5-coll/$p" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$strip" ${pat[$p]} -w -r -e
 		done
 	done
 }
@@ -142,8 +199,8 @@ findings() {
 		# NetCDF-4 on the 1-OST pattern, without and with alignment.
 		run findings nc4-unaligned -a NC4 --nc4.nofill -b "$s" -t "$s" -s 20 -w -r -e
 		run findings nc4-aligned -a NC4 --nc4.nofill --nc4.setalignment "$s" -b "$s" -t "$s" -s 20 -w -r -e
-		run findings nc4-unaligned-coll -a NC4 -c --nc4.nofill -b "$s" -t "$s" -s 20 -w -e
-		run findings nc4-aligned-coll -a NC4 -c --nc4.nofill --nc4.setalignment "$s" -b "$s" -t "$s" -s 20 -w -e
+		coll findings nc4-unaligned-coll -a NC4 -c --nc4.nofill -b "$s" -t "$s" -s 20 -w -e
+		coll findings nc4-aligned-coll -a NC4 -c --nc4.nofill --nc4.setalignment "$s" -b "$s" -t "$s" -s 20 -w -e
 		# An unlimited-only variable, one rank (one-byte chunks are slow:
 		# 32 KiB, against the thesis' 10 MiB).
 		local n=$ranks
@@ -161,11 +218,11 @@ findings() {
 
 rest() {
 	for rep in $(seq "$reps"); do
-		# Transfer sizes on the disjoint pattern, 8 MiB per rank
-		# (the thesis: 128 KiB to 512 MiB).
-		for t in 128k 512k 1m 2m 8m; do
-			run rest "transfer/POSIX/$t" -a POSIX -b 8m -t "$t" -s 1 -w -r -e
-			run rest "transfer/HDF5/$t" -a HDF5 --hdf5.nofill -b 8m -t "$t" -s 1 -w -r -e
+		# Transfer sizes on the disjoint pattern, -B per rank
+		# (the thesis: 128 KiB to 512 MiB; the transfers stage goes further).
+		for t in $transfers; do
+			run rest "transfer/POSIX/$t" -a POSIX -b "$perrank" -t "$t" -s 1 -w -r -e
+			run rest "transfer/HDF5/$t" -a HDF5 --hdf5.nofill -b "$perrank" -t "$t" -s 1 -w -r -e
 		done
 		# Chunk sizes (HDF5, disjoint, 8 MiB per rank, 1 MiB transfers).
 		for c in 64k 256k 1m 4m; do
@@ -173,9 +230,9 @@ rest() {
 		done
 		# Collective vs independent, contiguous (aligned) and chunked (1-OST).
 		run rest "contig/ind" -a HDF5 --hdf5.nofill --hdf5.setalignment "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
-		run rest "contig/coll" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		coll rest "contig/coll" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
 		run rest "chunked/ind" -a HDF5 --hdf5.nofill --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
-		run rest "chunked/coll" -a HDF5 -c --hdf5.nofill --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
+		coll rest "chunked/coll" -a HDF5 -c --hdf5.nofill --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -r -e
 		# The fixed chunk rule at a size where open and close do not
 		# dominate (the findings stage writes 32 KiB for both rules).
 		local n=$ranks
@@ -185,12 +242,49 @@ rest() {
 	done
 }
 
+# Transfer sizes beyond the rest stage's: 4 ranks of -B bytes each on the
+# disjoint pattern, POSIX, HDF5 independent and collective (the thesis'
+# figure 4.5 is collective; its reads keep rising to 512 MiB).
+transfers() {
+	local n=$ranks
+	ranks=4
+	for rep in $(seq "$reps"); do
+		for t in $transfers; do
+			run transfers "POSIX/$t" -a POSIX -b "$perrank" -t "$t" -s 1 -w -r -e
+			run transfers "HDF5-ind/$t" -a HDF5 --hdf5.nofill --hdf5.setalignment "$strip" -b "$perrank" -t "$t" -s 1 -w -r -e
+			coll transfers "HDF5-coll/$t" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$strip" -b "$perrank" -t "$t" -s 1 -w -r -e
+		done
+	done
+	ranks=$n
+}
+
+# The disjoint pattern in a two-dimensional dataset (the thesis' figure
+# 4.8, appendix A.12: dimx 2k, dimy 100m, contiguous): rows of 1 MiB, each
+# rank 5 of them in strip-sized transfers inside a row, beside the same
+# bytes in one dimension.
+twod() {
+	local s=$strip b=$((20 * $(bytes "$strip")))
+	for rep in $(seq "$reps"); do
+		for d in 1-D 2-D; do
+			local h5o=() nco=()
+			if [ $d = 2-D ]; then
+				h5o=(--hdf5.dimy 1m) nco=(--nc4.dimy 1m)
+			fi
+			run twod "HDF5-ind-aligned/$d" -a HDF5 --hdf5.nofill --hdf5.setalignment "$s" "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			run twod "NC4-ind-unaligned/$d" -a NC4 --nc4.nofill "${nco[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "HDF5-coll-unaligned/$d" -a HDF5 -c --hdf5.nofill "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "HDF5-coll-aligned/$d" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$s" "${h5o[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+			coll twod "NC4-coll-unaligned/$d" -a NC4 -c --nc4.nofill "${nco[@]}" -b "$b" -t "$s" -s 1 -w -r -e
+		done
+	done
+}
+
 # An extendible dataset, grown before each write: HDF5 against NetCDF-4
 # (the thesis: 257.9 against 52.4 MiB/s).
 extendible() {
 	for rep in $(seq "$reps"); do
-		run extendible HDF5 -a HDF5 -c --hdf5.nofill --hdf5.unlimited --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
-		run extendible NC4 -a NC4 -c --nc4.nofill --nc4.unlimited --nc4.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
+		coll extendible HDF5 -a HDF5 -c --hdf5.nofill --hdf5.unlimited --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
+		coll extendible NC4 -a NC4 -c --nc4.nofill --nc4.unlimited --nc4.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
 	done
 }
 
@@ -211,6 +305,12 @@ for st in $stages; do
 		echo "$header"
 		$st
 	} >"$csv.tmp"
+	if [ "$(wc -l <"$csv.tmp")" -le 1 ]; then
+		# Every run failed: keep the CSV of the last good run.
+		echo "hdf5-thesis: every run of $st failed; $csv left as it was" >&2
+		rm -f "$csv.tmp"
+		continue
+	fi
 	mv "$csv.tmp" "$csv"
 	bin/hdf5plot -in "$csv" -out "docs/hdf5-$st.png"
 	echo "hdf5-thesis: wrote $csv and docs/hdf5-$st.png" >&2

@@ -92,6 +92,9 @@ func load(path string) ([]run, error) {
 		}
 		runs = append(runs, run{config: r[1], op: r[2], mibps: v})
 	}
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("%s: no runs, only a header (did every run of the stage fail?)", path)
+	}
 	return runs, nil
 }
 

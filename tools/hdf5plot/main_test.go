@@ -32,6 +32,9 @@ func TestLoadRejectsBadRows(t *testing.T) {
 		"short rows": "stage,config,operation\npatterns,x,write\n",
 		"bad MiB/s":  "stage,config,operation,ranks,rep,MiBps,disk_rate,date\npatterns,x,write,10,1,fast,4MB/s,d\n",
 		"missing":    "",
+		// A stage whose every run failed leaves only the header; plotting
+		// nothing panicked in gonum/plot.
+		"header only": "stage,config,operation,ranks,rep,MiBps,disk_rate,date\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "x.csv")
