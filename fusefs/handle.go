@@ -42,6 +42,16 @@ type openFile struct {
 	// modification time is recorded (at close, fsync, or an explicit
 	// utimes).
 	dirty atomic.Bool
+
+	// writes counts the writes and truncates through this mount once
+	// they are handed on (queued or done), so that a size read after a
+	// count was taken is known to include every write counted.
+	writes atomic.Uint64
+
+	// seen is what the last stat of the file read from the servers (see
+	// noopChown).
+	seenMu sync.Mutex
+	seen   seenAttr
 }
 
 func (of *openFile) file() *client.File {
@@ -226,7 +236,9 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 	of.mu.Unlock()
 	if flags&syscall.O_TRUNC != 0 {
 		of.wb.wait()
-		if err := of.file().TruncateContext(ctx, 0); err != nil {
+		err := of.file().TruncateContext(ctx, 0)
+		of.writes.Add(1)
+		if err != nil {
 			h.release(ctx)
 			return nil, 0, fsys.errno("open", p, err)
 		}
@@ -364,6 +376,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		ctx, cancel := fsys.ctx(ctx)
 		defer cancel()
 		if _, err := f.WriteAtContext(ctx, data, off); err != nil {
+			of.writes.Add(1) // part of it may have landed
 			return 0, fsys.errno("write", h.n.path(), err)
 		}
 		if h.needsInvalidate() {
@@ -411,6 +424,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		}()
 	}
 	of.dirty.Store(true)
+	of.writes.Add(1)
 	h.wrote.Store(true)
 	fsys.stats.write(len(data))
 	return uint32(len(data)), 0

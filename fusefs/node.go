@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,6 +42,10 @@ type fileSystem struct {
 
 	logMu  sync.Mutex
 	logged map[string]time.Time
+
+	// rootIsRoot says the metadata server gave root's last new entry to
+	// root: it does not squash root (noopChown).
+	rootIsRoot atomic.Bool
 }
 
 // ctx gives a request's server calls their deadline and the caller's
@@ -185,6 +190,7 @@ func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 // will remove; any other vanished ID is ESTALE, on which the kernel looks
 // the name up again.
 func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, client.Usage, syscall.Errno) {
+	start, gen := time.Now(), fsys.leaseGen()
 	a, err := fsys.c.GetByID(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if gone, f := fsys.orphan(id); f != nil {
@@ -203,15 +209,36 @@ func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (met
 	if a.Kind != meta.KindFile {
 		return a, client.Usage{}, 0
 	}
-	if of := fsys.openFile(id); of != nil {
+	of := fsys.openFile(id)
+	var writes uint64
+	if of != nil {
 		of.refresh(a)
+		writes = of.writes.Load()
 		of.wb.wait()
 	}
 	u, err := fsys.c.UsageOf(ctx, a)
 	if err != nil {
 		return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
 	}
+	fsys.see(of, a, u, start, gen, writes)
 	return a, u, 0
+}
+
+// usage returns the size and allocation of a file whose attributes a
+// were just read, after the writes in flight through this mount.
+func (fsys *fileSystem) usage(ctx context.Context, a meta.Attr, p string) (client.Usage, syscall.Errno) {
+	if a.Kind != meta.KindFile {
+		return client.Usage{}, 0
+	}
+	if of := fsys.openFile(a.ID); of != nil {
+		of.refresh(a)
+		of.wb.wait()
+	}
+	u, err := fsys.c.UsageOf(ctx, a)
+	if err != nil {
+		return client.Usage{}, fsys.errno("getattr", p, err)
+	}
+	return u, 0
 }
 
 // Lookup finds a name in the store.
@@ -281,7 +308,8 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	atime, setAtime := in.GetATime()
 	// UTIME_NOW for every time given: a writer may do that much.
 	now := (!setMtime || in.Valid&fuse.FATTR_MTIME_NOW != 0) && (!setAtime || in.Valid&fuse.FATTR_ATIME_NOW != 0)
-	if size, ok := in.GetSize(); ok {
+	size, sized := in.GetSize()
+	if sized {
 		if n.dir {
 			return syscall.EISDIR
 		}
@@ -297,7 +325,11 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return errno
 		}
 		n.fsys.settle(n.id)
-		if err := f.TruncateContext(ctx, int64(size)); err != nil {
+		err := f.TruncateContext(ctx, int64(size))
+		if of != nil {
+			of.writes.Add(1)
+		}
+		if err != nil {
 			return n.fsys.errno("truncate", p, err)
 		}
 		if !setMtime {
@@ -327,10 +359,29 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		ch.Atime = new(atime.UnixNano())
 	}
 	ch.Now = now
+	if orphan == nil && ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && !sized && (ch.Uid != nil || ch.Gid != nil) {
+		if a, u, ok := n.fsys.noopChown(ctx, n.id, ch); ok {
+			n.fsys.attrOut(out, a, u)
+			return 0
+		}
+	}
 	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
-		if _, err := n.fsys.c.SetAttr(ctx, p, ch); err != nil {
+		a, err := n.fsys.c.SetAttr(ctx, p, ch)
+		if err != nil {
 			return n.fsys.errno("setattr", p, err)
 		}
+		if a.ID == n.id {
+			// The answer holds the attributes as changed: no second
+			// request for them.
+			u, errno := n.fsys.usage(ctx, a, p)
+			if errno != 0 {
+				return errno
+			}
+			n.fsys.attrOut(out, a, u)
+			return 0
+		}
+		// The path names another entry now (renamed here meanwhile):
+		// answer for this one.
 	}
 	a, u, errno := n.fsys.stat(ctx, n.id, p)
 	if errno != 0 {
@@ -379,6 +430,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err != nil {
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
+	n.fsys.learnSquash(ctx, a)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
@@ -447,6 +499,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, n.fsys.errno("create", p, err)
 	}
 	a := f.Attr()
+	n.fsys.learnSquash(ctx, a)
 	child := n.newChild(ctx, a)
 	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
