@@ -1,0 +1,105 @@
+package fusefs
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
+)
+
+// noopChown answers a chown alone only when every condition holds; each
+// case breaks one.
+func TestNoopChownConditions(t *testing.T) {
+	const id = meta.FileID(7)
+	u32 := func(v uint32) *uint32 { return &v }
+	owner := meta.Cred{Uid: 1000, Gid: 100}
+	root := meta.Cred{}
+	cases := []struct {
+		name  string
+		setup func(fsys *fileSystem, of *openFile)
+		ch    meta.AttrChanges
+		cred  *meta.Cred
+		want  bool
+	}{
+		{name: "owner, same owner and group", want: true},
+		{name: "uid alone", ch: meta.AttrChanges{Uid: u32(1000)}, want: true},
+		{name: "another uid", ch: meta.AttrChanges{Uid: u32(1001), Gid: u32(100)}},
+		{name: "another gid", ch: meta.AttrChanges{Uid: u32(1000), Gid: u32(101)}},
+		{name: "not the owner", cred: &meta.Cred{Uid: 1001, Gid: 100}},
+		{name: "no credentials", cred: &meta.Cred{Uid: 12345}, setup: func(fsys *fileSystem, of *openFile) {}},
+		{name: "root, not squashed", cred: &root, want: true,
+			setup: func(fsys *fileSystem, of *openFile) { fsys.rootIsRoot.Store(true) }},
+		{name: "root, squash unknown", cred: &root},
+		{name: "setuid to clear", setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o4755 }},
+		{name: "setgid to clear", setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o2750 }},
+		{name: "setgid without group exec stays", want: true,
+			setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o2740 }},
+		{name: "a change arrived since the stat", setup: func(fsys *fileSystem, of *openFile) {
+			fsys.lease.changed[id] = time.Now()
+		}},
+		{name: "a change to another file", want: true, setup: func(fsys *fileSystem, of *openFile) {
+			fsys.lease.changed[id+1] = time.Now()
+		}},
+		{name: "a write since the stat", setup: func(fsys *fileSystem, of *openFile) { of.writes.Add(1) }},
+		{name: "stat too old", setup: func(fsys *fileSystem, of *openFile) {
+			of.seen.at = time.Now().Add(-2 * freshWindow)
+		}},
+		{name: "another lease", setup: func(fsys *fileSystem, of *openFile) { fsys.lease.gen++ }},
+		{name: "no lease", setup: func(fsys *fileSystem, of *openFile) { fsys.lease.until = time.Time{} }},
+		{name: "nothing seen", setup: func(fsys *fileSystem, of *openFile) { of.seen.ok = false }},
+		{name: "name gone", setup: func(fsys *fileSystem, of *openFile) { of.unlinked = true; of.f = &client.File{} }},
+		{name: "not open here", setup: func(fsys *fileSystem, of *openFile) { delete(fsys.open, id) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := &fileSystem{open: map[meta.FileID]*openFile{}}
+			fsys.lease.until = time.Now().Add(time.Minute)
+			fsys.lease.gen = 3
+			fsys.lease.changed = map[meta.FileID]time.Time{}
+			of := &openFile{id: id}
+			fsys.open[id] = of
+			a := meta.Attr{ID: id, Kind: meta.KindFile, Mode: 0o644, Uid: 1000, Gid: 100}
+			fsys.see(of, a, client.Usage{Size: 5}, time.Now().Add(-time.Millisecond), fsys.leaseGen(), 0)
+			if tc.setup != nil {
+				tc.setup(fsys, of)
+			}
+			ch := tc.ch
+			if ch.Uid == nil && ch.Gid == nil {
+				ch = meta.AttrChanges{Uid: u32(1000), Gid: u32(100)}
+			}
+			ctx := context.Background()
+			c := owner
+			if tc.cred != nil {
+				c = *tc.cred
+			}
+			if tc.name != "no credentials" {
+				ctx = meta.WithCred(ctx, c)
+			}
+			got, u, ok := fsys.noopChown(ctx, id, ch)
+			if ok != tc.want {
+				t.Fatalf("noopChown = %v, want %v", ok, tc.want)
+			}
+			if ok && (got.Uid != 1000 || u.Size != 5) {
+				t.Errorf("answered %+v, %+v: not what the stat read", got, u)
+			}
+		})
+	}
+}
+
+// A stat that started before the one recorded does not replace it.
+func TestSeeKeepsTheLatestStat(t *testing.T) {
+	fsys := &fileSystem{}
+	of := &openFile{}
+	now := time.Now()
+	fsys.see(of, meta.Attr{Uid: 2}, client.Usage{}, now, 1, 0)
+	fsys.see(of, meta.Attr{Uid: 1}, client.Usage{}, now.Add(-time.Second), 1, 0)
+	if of.seen.a.Uid != 2 {
+		t.Errorf("an older stat replaced a newer one")
+	}
+	fsys.see(of, meta.Attr{Uid: 3}, client.Usage{}, now.Add(time.Second), 0, 0)
+	if of.seen.a.Uid != 2 {
+		t.Errorf("a stat without a lease was recorded")
+	}
+}
