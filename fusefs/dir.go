@@ -43,9 +43,16 @@ type dirStream struct {
 	uerr  []error
 }
 
+// dirStream is the directory's file handle itself (node.OpendirHandle),
+// not a DirStream wrapped by go-fuse: go-fuse asks a handle, not a
+// DirStream, for READDIRPLUS's attributes (FileLookuper), and otherwise
+// looks every entry up on its own, one metadata and one size request per
+// entry.
 var (
-	_ gofs.FileSeekdirer = (*dirStream)(nil)
-	_ gofs.FileLookuper  = (*dirStream)(nil)
+	_ gofs.FileReaddirenter = (*dirStream)(nil)
+	_ gofs.FileReleasedirer = (*dirStream)(nil)
+	_ gofs.FileSeekdirer    = (*dirStream)(nil)
+	_ gofs.FileLookuper     = (*dirStream)(nil)
 )
 
 // openDirStream reads the first page, so that a directory that cannot be
@@ -192,3 +199,18 @@ func (d *dirStream) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 
 // Close drops the page.
 func (d *dirStream) Close() { d.page, d.usage, d.uerr = nil, nil, nil }
+
+// Readdirent returns the next entry, nil at the end.
+func (d *dirStream) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if !d.HasNext() {
+		return nil, 0
+	}
+	e, errno := d.Next()
+	if errno != 0 {
+		return nil, errno
+	}
+	return &e, 0
+}
+
+// Releasedir drops the page at closedir.
+func (d *dirStream) Releasedir(ctx context.Context, flags uint32) { d.Close() }

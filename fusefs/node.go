@@ -68,27 +68,28 @@ type node struct {
 }
 
 var (
-	_ gofs.NodeLookuper      = (*node)(nil)
-	_ gofs.NodeGetattrer     = (*node)(nil)
-	_ gofs.NodeSetattrer     = (*node)(nil)
-	_ gofs.NodeReaddirer     = (*node)(nil)
-	_ gofs.NodeMkdirer       = (*node)(nil)
-	_ gofs.NodeMknoder       = (*node)(nil)
-	_ gofs.NodeCreater       = (*node)(nil)
-	_ gofs.NodeOpener        = (*node)(nil)
-	_ gofs.NodeUnlinker      = (*node)(nil)
-	_ gofs.NodeRmdirer       = (*node)(nil)
-	_ gofs.NodeRenamer       = (*node)(nil)
-	_ gofs.NodeLinker        = (*node)(nil)
-	_ gofs.NodeSymlinker     = (*node)(nil)
-	_ gofs.NodeReadlinker    = (*node)(nil)
-	_ gofs.NodeStatfser      = (*node)(nil)
-	_ gofs.NodeFsyncer       = (*node)(nil)
-	_ gofs.NodeGetxattrer    = (*node)(nil)
-	_ gofs.NodeSetxattrer    = (*node)(nil)
-	_ gofs.NodeListxattrer   = (*node)(nil)
-	_ gofs.NodeRemovexattrer = (*node)(nil)
-	_ gofs.NodeAccesser      = (*node)(nil)
+	_ gofs.NodeLookuper       = (*node)(nil)
+	_ gofs.NodeGetattrer      = (*node)(nil)
+	_ gofs.NodeSetattrer      = (*node)(nil)
+	_ gofs.NodeReaddirer      = (*node)(nil)
+	_ gofs.NodeOpendirHandler = (*node)(nil)
+	_ gofs.NodeMkdirer        = (*node)(nil)
+	_ gofs.NodeMknoder        = (*node)(nil)
+	_ gofs.NodeCreater        = (*node)(nil)
+	_ gofs.NodeOpener         = (*node)(nil)
+	_ gofs.NodeUnlinker       = (*node)(nil)
+	_ gofs.NodeRmdirer        = (*node)(nil)
+	_ gofs.NodeRenamer        = (*node)(nil)
+	_ gofs.NodeLinker         = (*node)(nil)
+	_ gofs.NodeSymlinker      = (*node)(nil)
+	_ gofs.NodeReadlinker     = (*node)(nil)
+	_ gofs.NodeStatfser       = (*node)(nil)
+	_ gofs.NodeFsyncer        = (*node)(nil)
+	_ gofs.NodeGetxattrer     = (*node)(nil)
+	_ gofs.NodeSetxattrer     = (*node)(nil)
+	_ gofs.NodeListxattrer    = (*node)(nil)
+	_ gofs.NodeRemovexattrer  = (*node)(nil)
+	_ gofs.NodeAccesser       = (*node)(nil)
 )
 
 // path is the node's path in the store, as this mount last saw it.
@@ -419,6 +420,17 @@ func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, f
 // Readdir lists a directory, a page at a time (dirStream).
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	return n.fsys.openDirStream(ctx, n)
+}
+
+// OpendirHandle opens a directory for listing: the dirStream is the
+// handle, so that READDIRPLUS takes attributes from its page (see
+// dirStream).
+func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	d, errno := n.fsys.openDirStream(ctx, n)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return d, 0, 0
 }
 
 // Mkdir creates a directory.

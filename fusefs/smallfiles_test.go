@@ -3,15 +3,23 @@ package fusefs_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/wire"
 )
 
 // Small files, as tar x makes them (scripts/bench-tar.sh): create, write,
@@ -193,5 +201,108 @@ func TestKilledMountLosesNothingSynced(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: %d bytes read back, %d written", name, len(got), len(want))
 		}
+	}
+}
+
+// callCounter counts the calls a client makes, by service and op name.
+type callCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *callCounter) observe(service, _ string, ops wire.OpTable) wire.CallObserver {
+	return callObserver{c, service, ops}
+}
+
+func (c *callCounter) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[key]
+}
+
+type callObserver struct {
+	c       *callCounter
+	service string
+	ops     wire.OpTable
+}
+
+func (o callObserver) CallDone(op uint8, _, _ int, _ time.Duration, _ error) {
+	o.c.mu.Lock()
+	defer o.c.mu.Unlock()
+	if o.c.n == nil {
+		o.c.n = map[string]int{}
+	}
+	o.c.n[o.service+" "+o.ops.Name(op)]++
+}
+
+// mountCounting mounts the cluster with a client whose calls calls counts.
+func mountCounting(t *testing.T, p *cluster.Processes, calls *callCounter) *mounted {
+	t.Helper()
+	need(t, "fusermount3")
+	c, err := p.Client(context.Background(), func(o *client.Options) {
+		o.Endpoint = fusefs.EndpointOptions()
+		o.Observe = calls.observe
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	srv, err := fusefs.Mount(c, t.TempDir(), fusefs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unmountOrDetach(t, srv) })
+	return &mounted{Server: srv, c: c}
+}
+
+// READDIRPLUS takes the attributes of a listing's entries from the
+// metadata server's page and their sizes a page at a time: ls -l and
+// rm -rf of a directory cost no metadata lookup per entry.
+func TestReaddirPlusLooksNothingUp(t *testing.T) {
+	need(t, "ls", "rm")
+	p := spawn(t)
+	const n = 60
+	native := dial(t, p)
+	ctx := context.Background()
+	if err := native.Mkdir(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		f, err := native.Create(ctx, fmt.Sprintf("/d/f%02d", i), client.CreateOptions{Mode: 0o644})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(make([]byte, i), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls callCounter
+	m := mountCounting(t, p, &calls)
+	waitLease(t, m)
+
+	out := sh(t, "ls -l "+m.path("d"))
+	sizes := map[string]bool{}
+	for line := range strings.Lines(out) {
+		if f := strings.Fields(line); len(f) >= 9 {
+			sizes[f[8]+" "+f[4]] = true
+		}
+	}
+	for i := range n {
+		if k := fmt.Sprintf("f%02d %d", i, i); !sizes[k] {
+			t.Errorf("ls -l does not show %s (name size)", k)
+		}
+	}
+	if got := calls.get("meta lookup"); got > 2 {
+		t.Errorf("ls -l of %d files made %d metadata lookups, want at most 2 (the directory's)", n, got)
+	}
+	sh(t, "rm -rf "+m.path("d"))
+	if got := calls.get("meta lookup"); got > 4 {
+		t.Errorf("ls -l and rm -rf of %d files made %d metadata lookups, want at most 4", n, got)
+	}
+	if _, err := native.Lookup(ctx, "/d"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after rm -rf: %v", err)
 	}
 }
