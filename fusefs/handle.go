@@ -48,10 +48,15 @@ type openFile struct {
 	// count was taken is known to include every write counted.
 	writes atomic.Uint64
 
-	// seen is what the last stat of the file read from the servers (see
-	// noopChown).
-	seenMu sync.Mutex
-	seen   seenAttr
+	// known is what the mount last read or was answered of the file's
+	// attributes and usage; notes counts the changes to the file the
+	// lease brought, own the mount's own attribute changes in flight
+	// (ownBegun those begun). See known.go.
+	knownMu  sync.Mutex
+	known    knownAttr
+	notes    uint64
+	own      int
+	ownBegun uint64
 }
 
 func (of *openFile) file() *client.File {
@@ -221,6 +226,7 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		h.release(ctx)
 		return nil, 0, syscall.EISDIR
 	}
+	of.forget() // close-to-open: what a new open shows is read afresh
 	of.mu.Lock()
 	if of.f == nil {
 		f, err := fsys.c.OpenAttr(p, a)

@@ -191,6 +191,14 @@ func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 // will remove; any other vanished ID is ESTALE, on which the kernel looks
 // the name up again.
 func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, client.Usage, syscall.Errno) {
+	of := fsys.openFile(id)
+	if k, ok := fsys.current(of); ok {
+		return k.a, k.u, 0
+	}
+	var notes uint64
+	if of != nil {
+		notes = of.notesNow()
+	}
 	start, gen := time.Now(), fsys.leaseGen()
 	a, err := fsys.c.GetByID(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -210,7 +218,15 @@ func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (met
 	if a.Kind != meta.KindFile {
 		return a, client.Usage{}, 0
 	}
-	of := fsys.openFile(id)
+	u, errno := fsys.usage(ctx, of, a, p, start, gen, notes)
+	return a, u, errno
+}
+
+// usage returns the size and allocation of a file whose attributes a
+// were read under lease gen, after the writes in flight through this
+// mount; for a file open here (of) it remembers both unless a change came
+// after notes was taken (known.go).
+func (fsys *fileSystem) usage(ctx context.Context, of *openFile, a meta.Attr, p string, start time.Time, gen, notes uint64) (client.Usage, syscall.Errno) {
 	var writes uint64
 	if of != nil {
 		of.refresh(a)
@@ -219,26 +235,9 @@ func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (met
 	}
 	u, err := fsys.c.UsageOf(ctx, a)
 	if err != nil {
-		return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
-	}
-	fsys.see(of, a, u, start, gen, writes)
-	return a, u, 0
-}
-
-// usage returns the size and allocation of a file whose attributes a
-// were just read, after the writes in flight through this mount.
-func (fsys *fileSystem) usage(ctx context.Context, a meta.Attr, p string) (client.Usage, syscall.Errno) {
-	if a.Kind != meta.KindFile {
-		return client.Usage{}, 0
-	}
-	if of := fsys.openFile(a.ID); of != nil {
-		of.refresh(a)
-		of.wb.wait()
-	}
-	u, err := fsys.c.UsageOf(ctx, a)
-	if err != nil {
 		return client.Usage{}, fsys.errno("getattr", p, err)
 	}
+	fsys.remember(of, a, u, start, gen, notes, writes)
 	return u, 0
 }
 
@@ -367,14 +366,26 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		}
 	}
 	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
-		a, err := n.fsys.c.SetAttr(ctx, p, ch)
+		start, gen := time.Now(), n.fsys.leaseGen()
+		a, current, notes, err := n.fsys.setAttr(ctx, of, p, ch)
 		if err != nil {
 			return n.fsys.errno("setattr", p, err)
 		}
 		if a.ID == n.id {
 			// The answer holds the attributes as changed: no second
-			// request for them.
-			u, errno := n.fsys.usage(ctx, a, p)
+			// request for them, nor for the size when it is known.
+			if k, ok := n.fsys.current(of); ok && current {
+				n.fsys.attrOut(out, k.a, k.u)
+				return 0
+			}
+			if !current {
+				of = nil // nothing to remember
+			}
+			if a.Kind != meta.KindFile {
+				n.fsys.attrOut(out, a, client.Usage{})
+				return 0
+			}
+			u, errno := n.fsys.usage(ctx, of, a, p, start, gen, notes)
 			if errno != 0 {
 				return errno
 			}

@@ -32,23 +32,20 @@ func TestNoopChownConditions(t *testing.T) {
 		{name: "root, not squashed", cred: &root, want: true,
 			setup: func(fsys *fileSystem, of *openFile) { fsys.rootIsRoot.Store(true) }},
 		{name: "root, squash unknown", cred: &root},
-		{name: "setuid to clear", setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o4755 }},
-		{name: "setgid to clear", setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o2750 }},
+		{name: "setuid to clear", setup: func(fsys *fileSystem, of *openFile) { of.known.a.Mode = 0o4755 }},
+		{name: "setgid to clear", setup: func(fsys *fileSystem, of *openFile) { of.known.a.Mode = 0o2750 }},
 		{name: "setgid without group exec stays", want: true,
-			setup: func(fsys *fileSystem, of *openFile) { of.seen.a.Mode = 0o2740 }},
-		{name: "a change arrived since the stat", setup: func(fsys *fileSystem, of *openFile) {
-			fsys.lease.changed[id] = time.Now()
-		}},
-		{name: "a change to another file", want: true, setup: func(fsys *fileSystem, of *openFile) {
-			fsys.lease.changed[id+1] = time.Now()
-		}},
+			setup: func(fsys *fileSystem, of *openFile) { of.known.a.Mode = 0o2740 }},
+		{name: "a change arrived since the stat", setup: func(fsys *fileSystem, of *openFile) { fsys.note(id) }},
+		{name: "a change to another file", want: true, setup: func(fsys *fileSystem, of *openFile) { fsys.note(id + 1) }},
+		{name: "an own change in flight", setup: func(fsys *fileSystem, of *openFile) { of.own = 1 }},
 		{name: "a write since the stat", setup: func(fsys *fileSystem, of *openFile) { of.writes.Add(1) }},
 		{name: "stat too old", setup: func(fsys *fileSystem, of *openFile) {
-			of.seen.at = time.Now().Add(-2 * freshWindow)
+			of.known.at = time.Now().Add(-2 * freshWindow)
 		}},
 		{name: "another lease", setup: func(fsys *fileSystem, of *openFile) { fsys.lease.gen++ }},
 		{name: "no lease", setup: func(fsys *fileSystem, of *openFile) { fsys.lease.until = time.Time{} }},
-		{name: "nothing seen", setup: func(fsys *fileSystem, of *openFile) { of.seen.ok = false }},
+		{name: "forgotten (a new open)", setup: func(fsys *fileSystem, of *openFile) { of.forget() }},
 		{name: "name gone", setup: func(fsys *fileSystem, of *openFile) { of.unlinked = true; of.f = &client.File{} }},
 		{name: "not open here", setup: func(fsys *fileSystem, of *openFile) { delete(fsys.open, id) }},
 	}
@@ -61,7 +58,7 @@ func TestNoopChownConditions(t *testing.T) {
 			of := &openFile{id: id}
 			fsys.open[id] = of
 			a := meta.Attr{ID: id, Kind: meta.KindFile, Mode: 0o644, Uid: 1000, Gid: 100}
-			fsys.see(of, a, client.Usage{Size: 5}, time.Now().Add(-time.Millisecond), fsys.leaseGen(), 0)
+			fsys.remember(of, a, client.Usage{Size: 5}, time.Now().Add(-time.Millisecond), fsys.leaseGen(), of.notesNow(), 0)
 			if tc.setup != nil {
 				tc.setup(fsys, of)
 			}
@@ -88,18 +85,33 @@ func TestNoopChownConditions(t *testing.T) {
 	}
 }
 
-// A stat that started before the one recorded does not replace it.
-func TestSeeKeepsTheLatestStat(t *testing.T) {
-	fsys := &fileSystem{}
-	of := &openFile{}
-	now := time.Now()
-	fsys.see(of, meta.Attr{Uid: 2}, client.Usage{}, now, 1, 0)
-	fsys.see(of, meta.Attr{Uid: 1}, client.Usage{}, now.Add(-time.Second), 1, 0)
-	if of.seen.a.Uid != 2 {
-		t.Errorf("an older stat replaced a newer one")
+// What was read while a change came is not remembered; what was read
+// before a change is not current after it.
+func TestRememberOnlyWhatNoChangeCrossed(t *testing.T) {
+	const id = meta.FileID(9)
+	fsys := &fileSystem{open: map[meta.FileID]*openFile{}}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 1
+	of := &openFile{id: id}
+	fsys.open[id] = of
+	a := meta.Attr{ID: id, Kind: meta.KindFile, Mode: 0o644}
+
+	notes := of.notesNow()
+	fsys.note(id) // arrives while the read is on its way
+	fsys.remember(of, a, client.Usage{}, time.Now(), 1, notes, 0)
+	if _, ok := fsys.current(of); ok {
+		t.Fatal("attributes read across a change were remembered")
 	}
-	fsys.see(of, meta.Attr{Uid: 3}, client.Usage{}, now.Add(time.Second), 0, 0)
-	if of.seen.a.Uid != 2 {
-		t.Errorf("a stat without a lease was recorded")
+	fsys.remember(of, a, client.Usage{}, time.Now(), 1, of.notesNow(), 0)
+	if _, ok := fsys.current(of); !ok {
+		t.Fatal("attributes read with no change since are not current")
+	}
+	fsys.note(id)
+	if _, ok := fsys.current(of); ok {
+		t.Fatal("attributes are current after a change")
+	}
+	fsys.remember(of, a, client.Usage{}, time.Now(), 0, of.notesNow(), 0)
+	if _, ok := fsys.current(of); ok {
+		t.Fatal("attributes read without a lease were remembered")
 	}
 }
