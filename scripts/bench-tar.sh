@@ -133,6 +133,9 @@ for m in ("tar-x", "rm-rf"):
         v = statistics.median(vals[m][t])
         row += f" {v:.3f} | {v / loc:.2f}x |"
     print(row)
+print()
+print("each run, in order: " + "; ".join(f"{m} {t}: " + " ".join(f"{v:.2f}" for v in vs)
+                                       for m in ("tar-x", "rm-rf") for t, vs in vals[m].items()))
 
 def counts(path):
     c = {}
