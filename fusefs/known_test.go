@@ -115,3 +115,44 @@ func TestRememberOnlyWhatNoChangeCrossed(t *testing.T) {
 		t.Fatal("attributes read without a lease were remembered")
 	}
 }
+
+// A size READDIRPLUS read is used again only under the same lease, for
+// plusMaxAge, with no change to the file since.
+func TestRecentSizes(t *testing.T) {
+	const id = meta.FileID(11)
+	fsys := &fileSystem{}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 2
+	fsys.lease.changed = map[meta.FileID]time.Time{}
+	r := &fsys.recent
+	u := client.Usage{Size: 42}
+
+	r.put(id, u, time.Now(), 2)
+	if got, ok := r.get(fsys, id, 2); !ok || got != u {
+		t.Fatalf("a size just read: %v, %v", got, ok)
+	}
+	if _, ok := r.get(fsys, id, 3); ok {
+		t.Error("a size read under another lease was used")
+	}
+	if _, ok := r.get(fsys, id+1, 2); ok {
+		t.Error("another file's size was used")
+	}
+	fsys.lease.changed[id] = time.Now()
+	if _, ok := r.get(fsys, id, 2); ok {
+		t.Error("a size read before a change was used")
+	}
+	r.put(id, u, time.Now().Add(-2*plusMaxAge), 2)
+	if _, ok := r.get(fsys, id+0, 2); ok {
+		t.Error("a size older than plusMaxAge was used")
+	}
+	r.put(id, u, time.Now(), 0)
+	if _, ok := r.get(fsys, id, 0); ok {
+		t.Error("a size read without a lease was used")
+	}
+	for i := range maxRecentSizes + 10 {
+		r.put(meta.FileID(100+i), u, time.Now(), 2)
+	}
+	if len(r.m) > maxRecentSizes {
+		t.Errorf("recentSizes holds %d entries, bound %d", len(r.m), maxRecentSizes)
+	}
+}

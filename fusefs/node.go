@@ -43,6 +43,9 @@ type fileSystem struct {
 	logMu  sync.Mutex
 	logged map[string]time.Time
 
+	// recent holds the sizes READDIRPLUS read just now (dir.go).
+	recent recentSizes
+
 	// rootIsRoot says the metadata server gave root's last new entry to
 	// root: it does not squash root (noopChown).
 	rootIsRoot atomic.Bool

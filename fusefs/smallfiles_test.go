@@ -298,9 +298,18 @@ func TestReaddirPlusLooksNothingUp(t *testing.T) {
 	if got := calls.get("meta lookup"); got > 2 {
 		t.Errorf("ls -l of %d files made %d metadata lookups, want at most 2 (the directory's)", n, got)
 	}
+	sizes0 := calls.get("data size")
+	if sizes0 < n*4 {
+		t.Errorf("ls -l of %d files read %d sizes from 4 I/O servers", n, sizes0)
+	}
 	sh(t, "rm -rf "+m.path("d"))
 	if got := calls.get("meta lookup"); got > 4 {
 		t.Errorf("ls -l and rm -rf of %d files made %d metadata lookups, want at most 4", n, got)
+	}
+	// rm -rf lists the directory twice: the second listing reuses the
+	// first's sizes.
+	if got := calls.get("data size") - sizes0; got > n*4 {
+		t.Errorf("rm -rf of %d files read %d sizes from 4 I/O servers, want at most %d", n, got, n*4)
 	}
 	if _, err := native.Lookup(ctx, "/d"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after rm -rf: %v", err)
