@@ -57,6 +57,8 @@ type openFile struct {
 	notes    uint64
 	own      int
 	ownBegun uint64
+
+	used time.Time // a directory's state: when last used (dirState)
 }
 
 func (of *openFile) file() *client.File {

@@ -18,7 +18,8 @@ import (
 // which cost a metadata request and a size request per datafile, and the
 // fchown a metadata commit, though it changes nothing but ctime.
 //
-// So the mount remembers, per open file, the attributes and usage it last
+// So the mount remembers, per open file (and per directory whose
+// attributes it just changed, dirState), the attributes and usage it last
 // read or was answered (knownAttr), and uses them while it can tell they
 // are current:
 //
@@ -50,16 +51,63 @@ type knownAttr struct {
 	ok     bool
 }
 
-// note counts a change to the file with this ID, if it is open here. The
-// watch loop calls it before it acknowledges the change.
+// note counts a change to the file with this ID, if it is open here, or
+// to the directory, if the mount tracks it (dirState). The watch loop
+// calls it before it acknowledges the change.
 func (fsys *fileSystem) note(id meta.FileID) {
 	of := fsys.openFile(id)
+	if of == nil {
+		fsys.mu.Lock()
+		of = fsys.dirs[id]
+		fsys.mu.Unlock()
+	}
 	if of == nil {
 		return
 	}
 	of.knownMu.Lock()
 	of.notes++
 	of.knownMu.Unlock()
+}
+
+// maxDirStates bounds the directories whose attributes the mount tracks.
+const maxDirStates = 256
+
+// dirState returns the state that tracks what the mount knows of a
+// directory's attributes (an openFile with no File: tar sets a
+// directory's times, owner and mode one after the other, by name). Its
+// notes count from its creation, so it knows nothing before its first
+// own change. Directories not used for freshWindow go when there are too
+// many; a state that goes only forgets.
+func (fsys *fileSystem) dirState(id meta.FileID) *openFile {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	if of := fsys.dirs[id]; of != nil {
+		of.used = time.Now()
+		return of
+	}
+	if fsys.dirs == nil {
+		fsys.dirs = map[meta.FileID]*openFile{}
+	}
+	if len(fsys.dirs) >= maxDirStates {
+		for k, of := range fsys.dirs {
+			if time.Since(of.used) > freshWindow {
+				delete(fsys.dirs, k)
+			}
+		}
+		if len(fsys.dirs) >= maxDirStates {
+			clear(fsys.dirs)
+		}
+	}
+	of := &openFile{id: id, used: time.Now()}
+	fsys.dirs[id] = of
+	return of
+}
+
+// trackedDir returns the state of a directory the mount tracks, or nil.
+func (fsys *fileSystem) trackedDir(id meta.FileID) *openFile {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	return fsys.dirs[id]
 }
 
 // notesNow returns the file's note count, taken before a read.
@@ -150,7 +198,11 @@ func (fsys *fileSystem) setAttr(ctx context.Context, of *openFile, p string, ch 
 // or root when this mount has seen that the metadata server does not
 // squash root (a squashed root is refused what it does not own).
 func (fsys *fileSystem) noopChown(ctx context.Context, id meta.FileID, ch meta.AttrChanges) (meta.Attr, client.Usage, bool) {
-	k, ok := fsys.current(fsys.openFile(id))
+	of := fsys.openFile(id)
+	if of == nil {
+		of = fsys.trackedDir(id)
+	}
+	k, ok := fsys.current(of)
 	if !ok {
 		return meta.Attr{}, client.Usage{}, false
 	}

@@ -156,3 +156,30 @@ func TestRecentSizes(t *testing.T) {
 		t.Errorf("recentSizes holds %d entries, bound %d", len(r.m), maxRecentSizes)
 	}
 }
+
+// A tracked directory counts its changes like an open file, and the
+// mount tracks a bounded number of them.
+func TestDirState(t *testing.T) {
+	fsys := &fileSystem{open: map[meta.FileID]*openFile{}}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 1
+	d := fsys.dirState(5)
+	if fsys.dirState(5) != d || fsys.trackedDir(5) != d {
+		t.Fatal("a directory's state is not kept")
+	}
+	n := d.notesNow()
+	fsys.note(5)
+	if d.notesNow() != n+1 {
+		t.Error("a change to a tracked directory was not counted")
+	}
+	fsys.remember(d, meta.Attr{ID: 5, Kind: meta.KindDir}, client.Usage{}, time.Now(), 1, d.notesNow(), 0)
+	if _, ok := fsys.current(d); !ok {
+		t.Error("a tracked directory's attributes are not current")
+	}
+	for i := range maxDirStates + 5 {
+		fsys.dirState(meta.FileID(100 + i))
+	}
+	if len(fsys.dirs) > maxDirStates {
+		t.Errorf("%d directories tracked, bound %d", len(fsys.dirs), maxDirStates)
+	}
+}

@@ -30,9 +30,10 @@ type fileSystem struct {
 	lease   leaseState // lease.go
 
 	// mu guards open and the opens, unlinked and gone fields of every
-	// openFile in it.
+	// openFile in it, and dirs (known.go) and their used fields.
 	mu   sync.Mutex
 	open map[meta.FileID]*openFile
+	dirs map[meta.FileID]*openFile
 
 	// slots bounds the write-behind requests in flight, mem their
 	// buffers' bytes; idle hands free memory back when no file is open.
@@ -369,6 +370,9 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		}
 	}
 	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
+		if n.dir && of == nil {
+			of = n.fsys.dirState(n.id)
+		}
 		start, gen := time.Now(), n.fsys.leaseGen()
 		a, current, notes, err := n.fsys.setAttr(ctx, of, p, ch)
 		if err != nil {
@@ -385,6 +389,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 				of = nil // nothing to remember
 			}
 			if a.Kind != meta.KindFile {
+				n.fsys.remember(of, a, client.Usage{}, start, gen, notes, 0)
 				n.fsys.attrOut(out, a, client.Usage{})
 				return 0
 			}

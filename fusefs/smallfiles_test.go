@@ -120,6 +120,40 @@ func TestNoopChownOnlyWhenNothingChanges(t *testing.T) {
 		t.Errorf("after a chown of a setuid file, B sees mode %v, want -rwxr-xr-x", m)
 	}
 
+	// A directory, as tar leaves it: times, owner, mode, by name.
+	if err := os.Mkdir(a.path("d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	before = a.Stats().NoopChowns
+	if err := os.Chtimes(a.path("d"), when, when); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(a.path("d"), uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Stats().NoopChowns; got != before+1 {
+		t.Errorf("a directory's chown to the owner it has after utimes: %d answered by the mount, want 1", got-before)
+	}
+	if err := os.Chmod(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if uid == 0 {
+		if err := os.Chown(b.path("d"), 4321, 4321); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(a.path("d"), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(b.path("d"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := st.Sys().(*syscall.Stat_t); s.Uid != 0 || s.Gid != 0 || st.Mode().Perm() != 0o755 || !st.ModTime().Equal(when) {
+			t.Errorf("B sees the directory as %d:%d %v %v after A's chown back", s.Uid, s.Gid, st.Mode(), st.ModTime())
+		}
+	}
+
 	// chmod after the writes, then close: data and mode are B's.
 	if err := f.Chmod(0o640); err != nil {
 		t.Fatal(err)
