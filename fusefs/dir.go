@@ -140,25 +140,86 @@ func (d *dirStream) current() bool {
 }
 
 // sizes asks the I/O servers for the sizes of the page's files,
-// plusWorkers at a time.
+// plusWorkers at a time, but for those another listing read just before
+// (recentSizes).
 func (d *dirStream) sizes(ctx context.Context) {
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
 	d.usage, d.uerr = make([]client.Usage, len(d.page)), make([]error, len(d.page))
+	start, gen := time.Now(), d.fsys.leaseGen()
 	sem := make(chan struct{}, plusWorkers)
 	var wg sync.WaitGroup
 	for i := range d.page {
-		if d.page[i].Attr.Kind != meta.KindFile {
+		a := d.page[i].Attr
+		if a.Kind != meta.KindFile {
+			continue
+		}
+		if u, ok := d.fsys.recent.get(d.fsys, a.ID, gen); ok {
+			d.usage[i] = u
 			continue
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			d.usage[i], d.uerr[i] = d.fsys.c.UsageOf(ctx, d.page[i].Attr)
+			d.usage[i], d.uerr[i] = d.fsys.c.UsageOf(ctx, a)
+			if d.uerr[i] == nil && d.fsys.openFile(a.ID) == nil {
+				d.fsys.recent.put(a.ID, d.usage[i], start, gen)
+			}
 		}()
 	}
 	wg.Wait()
+}
+
+// recentSizes holds the sizes READDIRPLUS read in the last plusMaxAge,
+// for a listing of the same directory right after: coreutils' rm -r
+// lists every directory twice. A size is used again only under the same
+// lease and with no change to the file since it was read (as a page's
+// attributes are, see Lookup).
+type recentSizes struct {
+	mu sync.Mutex
+	m  map[meta.FileID]recentSize
+}
+
+type recentSize struct {
+	u   client.Usage
+	at  time.Time // when the read began
+	gen uint64
+}
+
+// maxRecentSizes bounds recentSizes; older entries go first.
+const maxRecentSizes = 4096
+
+func (r *recentSizes) get(fsys *fileSystem, id meta.FileID, gen uint64) (client.Usage, bool) {
+	r.mu.Lock()
+	e, ok := r.m[id]
+	r.mu.Unlock()
+	if !ok || gen == 0 || e.gen != gen || time.Since(e.at) > plusMaxAge || fsys.changedSince(id, e.at) {
+		return client.Usage{}, false
+	}
+	return e.u, true
+}
+
+func (r *recentSizes) put(id meta.FileID, u client.Usage, at time.Time, gen uint64) {
+	if gen == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[meta.FileID]recentSize{}
+	}
+	if len(r.m) >= maxRecentSizes {
+		for k, e := range r.m {
+			if time.Since(e.at) > plusMaxAge {
+				delete(r.m, k)
+			}
+		}
+		if len(r.m) >= maxRecentSizes {
+			clear(r.m)
+		}
+	}
+	r.m[id] = recentSize{u: u, at: at, gen: gen}
 }
 
 // Readdirent returns the next entry: name, type and inode number (the

@@ -42,6 +42,23 @@ type openFile struct {
 	// modification time is recorded (at close, fsync, or an explicit
 	// utimes).
 	dirty atomic.Bool
+
+	// writes counts the writes and truncates through this mount once
+	// they are handed on (queued or done), so that a size read after a
+	// count was taken is known to include every write counted.
+	writes atomic.Uint64
+
+	// known is what the mount last read or was answered of the file's
+	// attributes and usage; notes counts the changes to the file the
+	// lease brought, own the mount's own attribute changes in flight
+	// (ownBegun those begun). See known.go.
+	knownMu  sync.Mutex
+	known    knownAttr
+	notes    uint64
+	own      int
+	ownBegun uint64
+
+	used time.Time // a directory's state: when last used (dirState)
 }
 
 func (of *openFile) file() *client.File {
@@ -211,6 +228,7 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		h.release(ctx)
 		return nil, 0, syscall.EISDIR
 	}
+	of.forget() // close-to-open: what a new open shows is read afresh
 	of.mu.Lock()
 	if of.f == nil {
 		f, err := fsys.c.OpenAttr(p, a)
@@ -226,7 +244,9 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 	of.mu.Unlock()
 	if flags&syscall.O_TRUNC != 0 {
 		of.wb.wait()
-		if err := of.file().TruncateContext(ctx, 0); err != nil {
+		err := of.file().TruncateContext(ctx, 0)
+		of.writes.Add(1)
+		if err != nil {
 			h.release(ctx)
 			return nil, 0, fsys.errno("open", p, err)
 		}
@@ -364,6 +384,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		ctx, cancel := fsys.ctx(ctx)
 		defer cancel()
 		if _, err := f.WriteAtContext(ctx, data, off); err != nil {
+			of.writes.Add(1) // part of it may have landed
 			return 0, fsys.errno("write", h.n.path(), err)
 		}
 		if h.needsInvalidate() {
@@ -411,6 +432,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		}()
 	}
 	of.dirty.Store(true)
+	of.writes.Add(1)
 	h.wrote.Store(true)
 	fsys.stats.write(len(data))
 	return uint32(len(data)), 0

@@ -303,6 +303,9 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	}
 	l.mu.Unlock()
 	for _, c := range changes {
+		fsys.note(c.ID)
+	}
+	for _, c := range changes {
 		if c.ID != 0 {
 			// ENOENT: the kernel does not know the inode.
 			l.srv.InodeNotify(uint64(c.ID), -1, 0)

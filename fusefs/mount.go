@@ -151,11 +151,15 @@ type Stats struct {
 	// MemoryReleases counts the times the mount, idle, handed its free
 	// memory back to the operating system.
 	MemoryReleases int
+	// NoopChowns counts the chowns that changed nothing and were answered
+	// without the metadata server (noop.go).
+	NoopChowns uint64
 }
 
 type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
+	noopChowns                                              atomic.Uint64
 }
 
 func (s *stats) read(n int) {
@@ -313,6 +317,7 @@ func (m *Server) Stats() Stats {
 		WriteBehind: s.writeBehind.Load(),
 		MemoryUsed:  used, MemoryPeak: peak, MemoryBudget: m.fsys.mem.limit,
 		MemoryReleases: m.fsys.idle.releases(),
+		NoopChowns:     s.noopChowns.Load(),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,9 +30,10 @@ type fileSystem struct {
 	lease   leaseState // lease.go
 
 	// mu guards open and the opens, unlinked and gone fields of every
-	// openFile in it.
+	// openFile in it, and dirs (known.go) and their used fields.
 	mu   sync.Mutex
 	open map[meta.FileID]*openFile
+	dirs map[meta.FileID]*openFile
 
 	// slots bounds the write-behind requests in flight, mem their
 	// buffers' bytes; idle hands free memory back when no file is open.
@@ -41,6 +43,13 @@ type fileSystem struct {
 
 	logMu  sync.Mutex
 	logged map[string]time.Time
+
+	// recent holds the sizes READDIRPLUS read just now (dir.go).
+	recent recentSizes
+
+	// rootIsRoot says the metadata server gave root's last new entry to
+	// root: it does not squash root (noopChown).
+	rootIsRoot atomic.Bool
 }
 
 // ctx gives a request's server calls their deadline and the caller's
@@ -184,6 +193,15 @@ func (fsys *fileSystem) fillAttr(out *fuse.Attr, a meta.Attr, u client.Usage) {
 // will remove; any other vanished ID is ESTALE, on which the kernel looks
 // the name up again.
 func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (meta.Attr, client.Usage, syscall.Errno) {
+	of := fsys.openFile(id)
+	if k, ok := fsys.current(of); ok {
+		return k.a, k.u, 0
+	}
+	var notes uint64
+	if of != nil {
+		notes = of.notesNow()
+	}
+	start, gen := time.Now(), fsys.leaseGen()
 	a, err := fsys.c.GetByID(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		if gone, f := fsys.orphan(id); f != nil {
@@ -202,15 +220,27 @@ func (fsys *fileSystem) stat(ctx context.Context, id meta.FileID, p string) (met
 	if a.Kind != meta.KindFile {
 		return a, client.Usage{}, 0
 	}
-	if of := fsys.openFile(id); of != nil {
+	u, errno := fsys.usage(ctx, of, a, p, start, gen, notes)
+	return a, u, errno
+}
+
+// usage returns the size and allocation of a file whose attributes a
+// were read under lease gen, after the writes in flight through this
+// mount; for a file open here (of) it remembers both unless a change came
+// after notes was taken (known.go).
+func (fsys *fileSystem) usage(ctx context.Context, of *openFile, a meta.Attr, p string, start time.Time, gen, notes uint64) (client.Usage, syscall.Errno) {
+	var writes uint64
+	if of != nil {
 		of.refresh(a)
+		writes = of.writes.Load()
 		of.wb.wait()
 	}
 	u, err := fsys.c.UsageOf(ctx, a)
 	if err != nil {
-		return meta.Attr{}, client.Usage{}, fsys.errno("getattr", p, err)
+		return client.Usage{}, fsys.errno("getattr", p, err)
 	}
-	return a, u, 0
+	fsys.remember(of, a, u, start, gen, notes, writes)
+	return u, 0
 }
 
 // Lookup finds a name in the store.
@@ -280,7 +310,8 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	atime, setAtime := in.GetATime()
 	// UTIME_NOW for every time given: a writer may do that much.
 	now := (!setMtime || in.Valid&fuse.FATTR_MTIME_NOW != 0) && (!setAtime || in.Valid&fuse.FATTR_ATIME_NOW != 0)
-	if size, ok := in.GetSize(); ok {
+	size, sized := in.GetSize()
+	if sized {
 		if n.dir {
 			return syscall.EISDIR
 		}
@@ -296,7 +327,11 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return errno
 		}
 		n.fsys.settle(n.id)
-		if err := f.TruncateContext(ctx, int64(size)); err != nil {
+		err := f.TruncateContext(ctx, int64(size))
+		if of != nil {
+			of.writes.Add(1)
+		}
+		if err != nil {
 			return n.fsys.errno("truncate", p, err)
 		}
 		if !setMtime {
@@ -326,10 +361,45 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		ch.Atime = new(atime.UnixNano())
 	}
 	ch.Now = now
+	if orphan == nil && ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && !sized && (ch.Uid != nil || ch.Gid != nil) {
+		if a, u, ok := n.fsys.noopChown(ctx, n.id, ch); ok {
+			n.fsys.attrOut(out, a, u)
+			return 0
+		}
+	}
 	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
-		if _, err := n.fsys.c.SetAttr(ctx, p, ch); err != nil {
+		if n.dir && of == nil {
+			of = n.fsys.dirState(n.id)
+		}
+		start, gen := time.Now(), n.fsys.leaseGen()
+		a, current, notes, err := n.fsys.setAttr(ctx, of, p, ch)
+		if err != nil {
 			return n.fsys.errno("setattr", p, err)
 		}
+		if a.ID == n.id {
+			// The answer holds the attributes as changed: no second
+			// request for them, nor for the size when it is known.
+			if k, ok := n.fsys.current(of); ok && current {
+				n.fsys.attrOut(out, k.a, k.u)
+				return 0
+			}
+			if !current {
+				of = nil // nothing to remember
+			}
+			if a.Kind != meta.KindFile {
+				n.fsys.remember(of, a, client.Usage{}, start, gen, notes, 0)
+				n.fsys.attrOut(out, a, client.Usage{})
+				return 0
+			}
+			u, errno := n.fsys.usage(ctx, of, a, p, start, gen, notes)
+			if errno != 0 {
+				return errno
+			}
+			n.fsys.attrOut(out, a, u)
+			return 0
+		}
+		// The path names another entry now (renamed here meanwhile):
+		// answer for this one.
 	}
 	a, u, errno := n.fsys.stat(ctx, n.id, p)
 	if errno != 0 {
@@ -385,6 +455,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err != nil {
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
+	n.fsys.learnSquash(ctx, a)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
@@ -453,6 +524,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		return nil, nil, 0, n.fsys.errno("create", p, err)
 	}
 	a := f.Attr()
+	n.fsys.learnSquash(ctx, a)
 	child := n.newChild(ctx, a)
 	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
