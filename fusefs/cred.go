@@ -49,7 +49,7 @@ func (fsys *fileSystem) withCaller(ctx context.Context) context.Context {
 	if !ok {
 		return ctx
 	}
-	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid)})
+	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid), Watcher: fsys.lease.watcher.Load()})
 }
 
 func (cs *callers) groups(pid, uid, gid uint32) []uint32 {

@@ -472,7 +472,8 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	if id, ok := n.cachedChild(name, false); !ok || n.fsys.openFile(id) != nil {
+	id, ok := n.cachedChild(name, false)
+	if !ok || n.fsys.openFile(id) != nil {
 		a, err := n.fsys.c.Lookup(ctx, p)
 		if err != nil {
 			return n.fsys.errno("unlink", p, err)
@@ -483,13 +484,19 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
 			return errno
 		}
+		id = a.ID
 	}
+	// A file open here keeps its datafiles until its last release; the
+	// metadata server removes any other's once the name is gone.
+	keep := n.fsys.openFile(id) != nil
 	defer n.fsys.mutating(n.id, name)()
-	gone, err := n.fsys.c.RemoveEntry(ctx, p)
+	gone, err := n.fsys.c.RemoveEntry(ctx, p, keep)
 	if err != nil {
 		return n.fsys.errno("unlink", p, err)
 	}
-	n.fsys.dropData(ctx, p, gone)
+	if keep {
+		n.fsys.dropData(ctx, p, gone)
+	}
 	return 0
 }
 
@@ -508,7 +515,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		}
 	}
 	defer n.fsys.mutating(n.id, name)()
-	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
+	if _, err := n.fsys.c.RemoveEntry(ctx, p, false); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
 	return 0
@@ -554,21 +561,24 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		}
 	}
 	// A target open here that is stuffed must be unstuffed while it still
-	// has an entry (only then can the metadata server do it).
+	// has an entry (only then can the metadata server do it), and keeps
+	// its datafiles until its last release.
+	keep := false
 	if target := np.GetChild(newName); target != nil {
 		if tn, ok := target.Operations().(*node); ok && !tn.dir {
 			if errno := n.fsys.prepareOrphan(ctx, tn.id, to); errno != 0 {
 				return errno
 			}
+			keep = n.fsys.openFile(tn.id) != nil
 		}
 	}
 	defer n.fsys.mutating(n.id, name)()
 	defer n.fsys.mutating(np.id, newName)()
-	replaced, err := n.fsys.c.RenameEntry(ctx, from, to)
+	replaced, err := n.fsys.c.RenameEntry(ctx, from, to, keep)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)
 	}
-	if replaced != nil {
+	if replaced != nil && keep {
 		n.fsys.dropData(ctx, to, *replaced)
 	}
 	return 0

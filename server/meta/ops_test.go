@@ -33,7 +33,8 @@ func rawPath(p string) func(*wire.Enc) { return func(e *wire.Enc) { e.String(p) 
 func rawID(id FileID) func(*wire.Enc)  { return func(e *wire.Enc) { e.U64(uint64(id)) } }
 func empty(*wire.Enc)                  {}
 
-// rawCred is the layout of the credentials every path request ends with.
+// rawCred is the layout of the credentials every path request ends with
+// (no watcher).
 func rawCred(uid, gid uint32, groups ...uint32) func(*wire.Enc) {
 	return func(e *wire.Enc) {
 		e.U32(uid)
@@ -42,6 +43,17 @@ func rawCred(uid, gid uint32, groups ...uint32) func(*wire.Enc) {
 		for _, g := range groups {
 			e.U32(g)
 		}
+		e.Uvarint(0)
+	}
+}
+
+// rawCredW is rawCred of a mount's request: its watcher ID last.
+func rawCredW(uid, gid uint32, watcher uint64) func(*wire.Enc) {
+	return func(e *wire.Enc) {
+		e.U32(uid)
+		e.U32(gid)
+		e.Uvarint(0)
+		e.Uvarint(watcher)
 	}
 }
 
@@ -127,16 +139,22 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
-		Op:       OpRename.OpInfo,
-		Requests: []optest.Value{optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e) })},
+		Op: OpRename.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e); e.Bool(false) }),
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b", KeepData: true}, func(e *wire.Enc) { e.String("/a"); e.String("/b"); noCred(e); e.Bool(true) }),
+		},
 		Responses: []optest.Value{
 			optest.V(&RenameResponse{}, func(e *wire.Enc) { e.Bool(false) }),
 			optest.V(&RenameResponse{Replaced: ptr(sampleFile)}, func(e *wire.Enc) { e.Bool(true); rawAttr(sampleFile)(e) }),
 		},
 	},
 	{
-		Op:        OpRemove.OpInfo,
-		Requests:  []optest.Value{optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred))},
+		Op: OpRemove.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred, func(e *wire.Enc) { e.Bool(false) })),
+			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9}}, then(rawPath("/a"), rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
+		},
 		Responses: attrResponses(),
 	},
 	{
