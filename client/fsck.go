@@ -112,6 +112,9 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			v.Dirents = append(v.Dirents, fsck.Dirent{Parent: uint64(d.Parent), Name: d.Name, Child: uint64(d.Child)})
 		}
 		v.Bad = append(v.Bad, resp.Bad...)
+		for _, p := range resp.Pending {
+			v.Pending = append(v.Pending, fsck.Pending{ID: uint64(p.ID), Servers: p.Servers})
+		}
 		if resp.Done {
 			break
 		}

@@ -111,6 +111,10 @@ func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.Fsc
 
 	fmt.Fprintf(w, "\nchecked %d files, %d directories, %d entries, %d datafiles (%s) on %d I/O servers\n",
 		r.Files, r.Dirs, r.Entries, r.Datafiles, units.FormatBytes(r.DatafileBytes), len(c.Servers())-len(r.Unlisted))
+	if r.Pending > 0 {
+		fmt.Fprintf(w, "pending removal: %d datafiles (%s) of removed files, which the metadata server is removing (retrying while their I/O servers are down)\n",
+			r.Pending, units.FormatBytes(r.PendingBytes))
+	}
 	if r.Young > 0 || res.Changed > 0 {
 		fmt.Fprintf(w, "not judged: %d datafiles or files younger than %v or created during the check, %d findings changed since\n",
 			r.Young, opts.Rules.Grace, res.Changed)

@@ -591,6 +591,14 @@ func (r ScanResponse) Encode(e *wire.Enc) {
 	for _, b := range r.Bad {
 		e.String(b)
 	}
+	e.Uvarint(uint64(len(r.Pending)))
+	for _, p := range r.Pending {
+		e.U64(uint64(p.ID))
+		e.Uvarint(uint64(len(p.Servers)))
+		for _, s := range p.Servers {
+			e.U32(s)
+		}
+	}
 	e.U64(uint64(r.NextID))
 	e.Blob(r.Cookie)
 	e.Bool(r.Done)
@@ -610,6 +618,15 @@ func (r *ScanResponse) Decode(d *wire.Dec) error {
 	for i := 0; i < n && d.Err() == nil; i++ {
 		r.Bad = append(r.Bad, d.String("bad record"))
 	}
+	n = d.Int("pending removal count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		p := PendingRemoval{ID: FileID(d.U64("pending id"))}
+		m := d.Int("pending server count", maxPendingServers)
+		for j := 0; j < m && d.Err() == nil; j++ {
+			p.Servers = append(p.Servers, d.U32("pending server"))
+		}
+		r.Pending = append(r.Pending, p)
+	}
 	r.NextID = FileID(d.U64("next id"))
 	if r.Cookie = d.Blob("cookie"); len(r.Cookie) == 0 {
 		r.Cookie = nil
@@ -617,6 +634,10 @@ func (r *ScanResponse) Decode(d *wire.Dec) error {
 	r.Done = d.Bool("done")
 	return d.Done()
 }
+
+// maxPendingServers bounds the servers of one pending removal as decoded
+// (far more I/O servers than any cluster has).
+const maxPendingServers = 1 << 16
 
 // UnlinkDanglingRequest asks to remove the entry Name of directory
 // Parent if it still names Child and Child has no inode

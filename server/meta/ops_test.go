@@ -326,6 +326,7 @@ var opSamples = []optest.Sample{
 				Inodes:  []Attr{sampleDir, sampleFile},
 				Dirents: []Dirent{{Parent: RootID, Name: "f", Child: 42}},
 				Bad:     []string{"inode 7: meta: corrupt attribute record"},
+				Pending: []PendingRemoval{{ID: 40, Servers: []uint32{0, 3}}},
 				NextID:  43, Cookie: []byte{0, 0, 0, 0, 0, 0, 0, 0, 42},
 			}}, func(e *wire.Enc) {
 				e.Uvarint(2)
@@ -337,11 +338,17 @@ var opSamples = []optest.Sample{
 				e.U64(42)
 				e.Uvarint(1)
 				e.String("inode 7: meta: corrupt attribute record")
+				e.Uvarint(1)
+				e.U64(40)
+				e.Uvarint(2)
+				e.U32(0)
+				e.U32(3)
 				e.U64(43)
 				e.Blob([]byte{0, 0, 0, 0, 0, 0, 0, 0, 42})
 				e.Bool(false)
 			}),
 			optest.V(&ScanResponse{ScanPage{NextID: 2, Done: true}}, func(e *wire.Enc) {
+				e.Uvarint(0)
 				e.Uvarint(0)
 				e.Uvarint(0)
 				e.Uvarint(0)

@@ -35,6 +35,9 @@ type ScanPage struct {
 	Dirents []Dirent
 	// Bad describes records that do not decode, one line each.
 	Bad []string
+	// Pending are removed files whose datafiles the reaper has still to
+	// remove, once every directory entry has been listed.
+	Pending []PendingRemoval
 	// NextID is the next FileID the server will hand out, as of this page.
 	NextID FileID
 	// Cookie continues the scan; Done says there is nothing more.
@@ -45,8 +48,9 @@ type ScanPage struct {
 // Scan cookies: one byte naming the bucket (inodes, then dirents) and the
 // last key returned from it. An empty cookie starts the scan.
 const (
-	scanInodes  byte = 0
-	scanDirents byte = 1
+	scanInodes   byte = 0
+	scanDirents  byte = 1
+	scanRemovals byte = 2
 )
 
 // Scan returns one page of every record of the namespace: all inodes (in
@@ -67,7 +71,7 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 	phase, after := scanInodes, []byte(nil)
 	if len(cookie) > 0 {
 		phase, after = cookie[0], cookie[1:]
-		if phase != scanInodes && phase != scanDirents {
+		if phase > scanRemovals {
 			return ScanPage{}, fmt.Errorf("meta: scan: bad cookie %x: %w", cookie, syscall.EINVAL)
 		}
 	}
@@ -76,10 +80,13 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 		t := newTxn(tx)
 		p.NextID = FileID(t.counter(keyNextID))
 		n, size := 0, 0
-		for ; phase <= scanDirents; phase, after = phase+1, nil {
+		for ; phase <= scanRemovals; phase, after = phase+1, nil {
 			b := t.inodes
-			if phase == scanDirents {
+			switch phase {
+			case scanDirents:
 				b = t.dirents
+			case scanRemovals:
+				b = tx.Bucket(bucketRemovals)
 			}
 			c := b.Cursor()
 			k, v := c.First()
@@ -128,6 +135,15 @@ func (p *ScanPage) add(phase byte, k, v []byte) {
 		default:
 			p.Inodes = append(p.Inodes, a)
 		}
+		return
+	}
+	if phase == scanRemovals {
+		rm, err := decodeRemoval(k, v)
+		if err != nil {
+			p.Bad = append(p.Bad, err.Error())
+			return
+		}
+		p.Pending = append(p.Pending, PendingRemoval{ID: rm.ID, Servers: rm.Servers})
 		return
 	}
 	switch {
