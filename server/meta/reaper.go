@@ -281,7 +281,10 @@ func (s *Store) readRemovals(after []byte) ([]removal, error) {
 		for ; k != nil && len(out) < reapChunk; k, v = c.Next() {
 			rm, err := decodeRemoval(k, v)
 			if err != nil {
-				return err
+				// Left for an operator (fsck reports it as a bad
+				// record); the others are still removed.
+				slog.Error("pario meta: skipping a removal record", "err", err)
+				continue
 			}
 			out = append(out, rm)
 		}
