@@ -194,10 +194,16 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	for i, d := range cfg.Data {
 		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
+	obs := cfg.Observe.make("meta", "meta", meta.Ops)
+	if ro, ok := obs.(interface {
+		Removals(func() (int64, uint64))
+	}); ok {
+		ro.Removals(st.RemovalStats)
+	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
-		Observer: cfg.Observe.make("meta", "meta", meta.Ops),
+		Observer: obs,
 	})
 	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}
 	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)
