@@ -147,8 +147,13 @@ func (s *Store) RemovalStats() (pending int64, reaped uint64) {
 }
 
 // startReaper counts the records a previous run left and starts the
-// reaper, which takes them up at once.
+// reaper, which takes them up at once. A Store without Datafiles (tests,
+// tools reading a database) has no reaper: it would drop records without
+// removing anything.
 func (s *Store) startReaper() error {
+	if s.opts.Datafiles == nil {
+		return nil
+	}
 	var n int64
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		n = int64(tx.Bucket(bucketRemovals).Stats().KeyN)
@@ -316,9 +321,6 @@ func (s *Store) removeOnServers(ctx context.Context, byServer map[uint32][]FileI
 }
 
 func (s *Store) removeOn(ctx context.Context, df Datafiles, srv uint32, ids []FileID) error {
-	if df == nil {
-		return nil
-	}
 	br, batched := df.(BatchRemover)
 	for len(ids) > 0 {
 		n := min(len(ids), reapBatch)
