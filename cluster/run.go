@@ -211,6 +211,10 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	return ms, nil
 }
 
+// Store is the server's namespace, for tests that look inside (counters
+// such as Store.AcksAwaited).
+func (s *MetaServer) Store() *meta.Store { return s.store }
+
 // Close stops serving and closes the database.
 func (s *MetaServer) Close() error {
 	s.srv.Close()
