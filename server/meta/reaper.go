@@ -42,10 +42,16 @@ type BatchRemover interface {
 	RemoveBatch(ctx context.Context, srv uint32, ids []FileID, inc uint64) error
 }
 
-// Reaper bounds: records read per pass step, IDs per request, how long a
-// request may take (a down server's retries included), and the backoff
-// of a server that failed.
+// Reaper bounds: how long it lets removals gather after a wake, records
+// read per pass step, IDs per request, how long a request may take (a
+// down server's retries included), and the backoff of a server that
+// failed.
 const (
+	// reapGather keeps a stream of removes (rm -r: one at a time, each
+	// its own commit) from costing a reaper pass each, that is a batch
+	// request per server and a commit of its own competing with theirs:
+	// the removals of the last reapGather go in one batch.
+	reapGather     = 50 * time.Millisecond
 	reapChunk      = 4096
 	reapBatch      = 1024
 	reapTimeout    = 30 * time.Second
@@ -208,6 +214,11 @@ func (s *Store) reap(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-r.wake:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(reapGather):
+			}
 		case <-timer.C:
 		}
 		next := s.reapPass(ctx, retry, backoff)
