@@ -239,7 +239,7 @@ func (r *RemoveBatchRequest) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// RemoveBatchResponse is empty: every datafile named is gone, durably.
+// RemoveBatchResponse is empty: every datafile named is gone.
 type RemoveBatchResponse struct{}
 
 func (RemoveBatchResponse) Encode(*wire.Enc)          {}

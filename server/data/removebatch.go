@@ -1,34 +1,17 @@
 package data
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
-// RemoveBatch deletes datafiles ids (a missing one is not an error) and
-// then fsyncs each shard directory it removed from, once: the removals
-// are durable when it returns, so the metadata server may forget them. A
-// datafile that came back after a crash would be an orphan no record
-// names any more; one directory sync per shard per batch costs less than
-// a single remove's round trip did.
+// RemoveBatch deletes datafiles ids; a missing one is not an error. The
+// removals are not synced: a crash of this server soon after may bring a
+// datafile back, as an orphan that pario fsck finds, which is what a
+// single remove has always risked. Syncing a shard directory per ID would
+// cost a journal commit each, more than the metadata server's commit of
+// the unlink itself.
 func (s *Store) RemoveBatch(ctx context.Context, ids []uint64) error {
-	var shards [256]bool
 	for _, id := range ids {
 		if err := s.Remove(ctx, id); err != nil {
 			return err
-		}
-		shards[byte(id)] = true
-	}
-	if err := s.begin(ctx); err != nil {
-		return fmt.Errorf("data: remove batch: %w", err)
-	}
-	defer s.ops.Done()
-	for i, touched := range shards {
-		if !touched {
-			continue
-		}
-		if err := s.syncShard(byte(i)); err != nil {
-			return fmt.Errorf("data: remove batch: %w", err)
 		}
 	}
 	return nil

@@ -19,7 +19,7 @@ import (
 // servers still holding a datafile of it), so the remove is acknowledged
 // after one commit, with no round trip to an I/O server. Once it has
 // committed, the reaper goroutine removes those datafiles in batches
-// (data op removeBatch, many IDs per request, durable when answered) and
+// (data op removeBatch, many IDs per request) and
 // then deletes the records, in one transaction per batch. A server that
 // is down keeps its part of the records, retried with backoff; a crash
 // leaves the records, which the reaper takes up at the next start.
@@ -35,8 +35,7 @@ var bucketRemovals = []byte("removals")
 
 // BatchRemover is what the reaper prefers of a Datafiles: removal of many
 // datafiles of one I/O server in one request, for the metadata server of
-// cluster incarnation inc. A missing datafile is not an error; the
-// removals are durable when it returns. Without it, the reaper removes
+// cluster incarnation inc. A missing datafile is not an error. Without it, the reaper removes
 // one datafile at a time with Datafiles.Remove.
 type BatchRemover interface {
 	RemoveBatch(ctx context.Context, srv uint32, ids []FileID, inc uint64) error
