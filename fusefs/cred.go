@@ -52,6 +52,21 @@ func (fsys *fileSystem) withCaller(ctx context.Context) context.Context {
 	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid), Watcher: fsys.lease.watcher.Load()})
 }
 
+// ownAccount returns ctx for a change the mount makes on its own account
+// (atime on a read, setuid cleared by a write, mtime at close, a layout
+// set as an extended attribute): the kernel has not applied it and still
+// caches what it changes, so the metadata server must wait for this mount
+// to drop that too before it answers, as for any other mount's change.
+// The kernel's own changes (create, unlink, rename, setattr ...) carry
+// the mount's watcher ID so that it does not wait (meta.Cred.Watcher).
+func ownAccount(ctx context.Context) context.Context {
+	if c, ok := meta.CredFrom(ctx); ok && c.Watcher != 0 {
+		c.Watcher = 0
+		return meta.WithCred(ctx, c)
+	}
+	return ctx
+}
+
 func (cs *callers) groups(pid, uid, gid uint32) []uint32 {
 	k := callerKey{pid, uid, gid}
 	now := time.Now()
