@@ -219,8 +219,10 @@ func (s *MetaServer) Store() *meta.Store { return s.store }
 func (s *MetaServer) Close() error {
 	s.srv.Close()
 	err := s.Wait()
+	// The store first: its reaper may be talking to the I/O servers.
+	err = errors.Join(err, s.store.Close())
 	s.df.Close()
-	return errors.Join(err, s.store.Close())
+	return err
 }
 
 // Running is a server started by this package (*MetaServer, *DataServer).
