@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -270,6 +272,9 @@ func (s *Store) reapPass(ctx context.Context, retry map[uint32]time.Time, backof
 			if at := retry[srv]; next.IsZero() || at.Before(next) {
 				next = at
 			}
+		}
+		if !slices.Contains(slices.Collect(maps.Values(done)), true) {
+			continue // nothing to record: spare the commit
 		}
 		if err := s.forgetRemoved(ctx, chunk, done); err != nil {
 			if ctx.Err() == nil {
