@@ -26,8 +26,12 @@ const (
 // protocolVersion 2 added frame protection: the hello and auth frames
 // carry the mode, and every frame after them is sealed. Version 3 dropped
 // the payload CRC32C of sealed frames (the field is zero): the records'
-// tags cover the payload.
-const protocolVersion = 3
+// tags cover the payload. Version 4 changed metadata requests' layout
+// (credentials end with the mount's watcher ID; remove and rename carry
+// keep-data; a scan page lists pending removals): a peer of version 3
+// is refused at the handshake, naming both versions, rather than failing
+// request by request on a field it does not send.
+const protocolVersion = 4
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.
