@@ -155,10 +155,13 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 // acknowledged them or lost its lease. It waits without the caller's
 // context: the change has committed, and its caller must not be told
 // before the caches that could contradict it are gone. It does not wait
-// for origin, the watcher of the mount that made the change (0: none):
-// that mount's kernel has applied the change itself when it is answered,
-// and the mount asks for nothing on the caller's behalf before. The
-// changes still reach origin, for what it cached of other inodes.
+// for origin, the watcher of the mount that made the change (0: none),
+// nor tell it: that mount's kernel applies the change itself from the
+// answer (the new entry and attributes, the name gone, the directory's
+// attributes dropped), and an invalidation arriving after that would
+// only drop what the kernel has just cached (a mount's stats after its
+// own creates would all go to the server). Changes a mount makes on its
+// own account carry no origin (fusefs ownAccount).
 func (s *Store) publish(changes []Change, origin uint64) {
 	h := &s.hub
 	h.mu.Lock()
@@ -175,12 +178,13 @@ func (s *Store) publish(changes []Change, origin uint64) {
 			delete(h.watchers, id)
 			continue
 		}
+		if id == origin {
+			continue
+		}
 		for _, c := range changes {
 			w.pending = append(w.pending, pendingChange{seq, c})
 		}
-		if id != origin {
-			h.awaited++
-		}
+		h.awaited++
 		select {
 		case w.wake <- struct{}{}:
 		default:
