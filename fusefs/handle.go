@@ -339,7 +339,7 @@ func (h *handle) accessed(ctx context.Context) {
 		return
 	}
 	p := h.n.path()
-	a, err := h.fsys.c.Accessed(ownAccount(ctx), p, now)
+	a, err := h.fsys.c.Accessed(ctx, p, now)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -431,7 +431,7 @@ func (h *handle) killPriv(ctx context.Context) syscall.Errno {
 		return 0
 	}
 	p := h.n.path()
-	a, err := h.fsys.c.SetAttr(ownAccount(ctx), p, meta.AttrChanges{KillPriv: true})
+	a, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{KillPriv: true})
 	if err != nil {
 		return h.fsys.errno("write", p, err)
 	}
@@ -507,7 +507,7 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 	p := h.n.path()
 	// As "now" (UTIME_NOW), which anyone allowed to write may set. One
 	// whose permission went since open is left alone, as a vanished entry.
-	_, err := h.fsys.c.SetAttr(ownAccount(ctx), p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
+	_, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return 0
 	}
