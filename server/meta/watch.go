@@ -159,9 +159,8 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 // nor tell it: that mount's kernel applies the change itself from the
 // answer (the new entry and attributes, the name gone, the directory's
 // attributes dropped), and an invalidation arriving after that would
-// only drop what the kernel has just cached (a mount's stats after its
-// own creates would all go to the server). Changes a mount makes on its
-// own account carry no origin (fusefs ownAccount).
+// only drop what the kernel has just cached. Only the kernel's namespace
+// changes carry an origin (fusefs kernelsOwn).
 func (s *Store) publish(changes []Change, origin uint64) {
 	h := &s.hub
 	h.mu.Lock()
