@@ -206,29 +206,27 @@ func parentDir(p string) string {
 	return "/"
 }
 
-// Rename moves oldpath to newpath, replacing a file there (whose data is
-// then removed from the I/O servers).
+// Rename moves oldpath to newpath, replacing a file there (whose data the
+// metadata server then removes from the I/O servers, after answering).
 func (c *Client) Rename(ctx context.Context, oldpath, newpath string) error {
-	replaced, err := c.RenameEntry(ctx, oldpath, newpath)
-	if err != nil || replaced == nil {
-		return err
-	}
-	return c.removeDatafiles(ctx, newpath, *replaced)
+	_, err := c.RenameEntry(ctx, oldpath, newpath, false)
+	return err
 }
 
-// Remove removes a file (and its datafiles) or an empty directory.
+// Remove removes a file or an empty directory. A file's datafiles go with
+// its last name: the metadata server records their removal in the
+// transaction that removes the name, and removes them after answering
+// (retrying while an I/O server is down).
 func (c *Client) Remove(ctx context.Context, path string) error {
-	a, err := c.RemoveEntry(ctx, path)
-	if err != nil {
-		return err
-	}
-	return c.removeDatafiles(ctx, path, a)
+	_, err := c.RemoveEntry(ctx, path, false)
+	return err
 }
 
 // removeDatafiles deletes the datafiles of a file the namespace no longer
-// holds. A file with names left (a.Nlink, as the removal answered it)
-// keeps them. If an I/O server is down its datafile stays behind as an
-// orphan; the error says which server.
+// holds, which the metadata server was told to leave to the caller
+// (keepData). A file with names left (a.Nlink, as the removal answered
+// it) keeps them. If an I/O server is down its datafile stays behind as
+// an orphan; the error says which server.
 func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) error {
 	if a.Kind != meta.KindFile || a.Nlink > 0 {
 		return nil

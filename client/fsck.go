@@ -118,6 +118,9 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			}
 			v.Pooled[uint64(pl.ID)] = pl.Servers
 		}
+		for _, p := range resp.Pending {
+			v.Pending = append(v.Pending, fsck.Pending{ID: uint64(p.ID), Servers: p.Servers})
+		}
 		if resp.Done {
 			break
 		}

@@ -73,22 +73,24 @@ func (c *Client) UsageOf(ctx context.Context, a meta.Attr) (Usage, error) {
 }
 
 // RemoveEntry removes a file's name (or an empty directory) from the
-// namespace and returns its attributes, but leaves a file's datafiles on
-// the I/O servers: call RemoveData when the last user of the data is gone.
-func (c *Client) RemoveEntry(ctx context.Context, path string) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path, Cred: c.cred(ctx)})
+// namespace and returns its attributes. With keepData, a file's datafiles
+// stay on the I/O servers when its last name goes (the caller holds the
+// file open): call RemoveData when the last user of the data is gone.
+// Without, the metadata server removes them (see Remove).
+func (c *Client) RemoveEntry(ctx context.Context, path string, keepData bool) (meta.Attr, error) {
+	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path, Cred: c.cred(ctx), KeepData: keepData})
 }
 
-// RenameEntry is Rename without the removal of a replaced file's data: it
-// returns the replaced entry's attributes (nil when nothing was replaced),
-// and the caller removes its datafiles with RemoveData when it may.
-func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string) (*meta.Attr, error) {
-	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath, Cred: c.cred(ctx)}, nil, nil)
+// RenameEntry is Rename returning the replaced entry's attributes (nil
+// when nothing was replaced); keepData as for RemoveEntry, for the
+// replaced file.
+func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string, keepData bool) (*meta.Attr, error) {
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath, Cred: c.cred(ctx), KeepData: keepData}, nil, nil)
 	return resp.Replaced, err
 }
 
-// RemoveData deletes the datafiles of a file whose namespace entry is
-// already gone (see RemoveEntry, RenameEntry); path is only used in errors.
+// RemoveData deletes the datafiles of a file whose last name went with
+// keepData (see RemoveEntry, RenameEntry); path is only used in errors.
 // A directory's attributes are ignored. If an I/O server is down its
 // datafile stays behind and the error names the server.
 func (c *Client) RemoveData(ctx context.Context, path string, a meta.Attr) error {

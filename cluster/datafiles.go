@@ -22,7 +22,10 @@ type wireDatafiles struct {
 	adopt data.Adopt
 }
 
-var _ meta.BatchDatafiles = (*wireDatafiles)(nil)
+var (
+	_ meta.BatchDatafiles = (*wireDatafiles)(nil)
+	_ meta.BatchRemover   = (*wireDatafiles)(nil)
+)
 
 func newWireDatafiles(servers []ServerEntry, secret []byte, prot wire.Protection, adopt data.Adopt) *wireDatafiles {
 	w := &wireDatafiles{adopt: adopt}
@@ -69,6 +72,17 @@ func (w *wireDatafiles) batch(ctx context.Context, srv uint32, ids []meta.FileID
 		kept[i] = meta.FileID(id)
 	}
 	return kept, nil
+}
+
+// RemoveBatch is meta.BatchRemover: the reaper's removals, many per
+// request.
+func (w *wireDatafiles) RemoveBatch(ctx context.Context, srv uint32, ids []meta.FileID, inc uint64) error {
+	req := data.RemoveBatchRequest{Incarnation: inc, IDs: make([]uint64, len(ids))}
+	for i, id := range ids {
+		req.IDs[i] = uint64(id)
+	}
+	_, _, err := wire.Call(ctx, w.eps[srv], data.OpRemoveBatch, req, nil, nil)
+	return err
 }
 
 func (w *wireDatafiles) Close() {

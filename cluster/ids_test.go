@@ -197,8 +197,9 @@ func TestFreshMetaDirRefusesServersWithData(t *testing.T) {
 	}
 }
 
-// rm while another client writes: the writer's later writes and syncs fail
-// naming the path, and nothing is recreated on any I/O server.
+// rm while another client writes: once the metadata server has removed
+// the datafiles (after answering the rm), the writer's later writes and
+// syncs fail naming the path, and nothing is recreated on any I/O server.
 func TestWriteAfterRemoveIsStale(t *testing.T) {
 	dir := t.TempDir()
 	l := startLocal(t, dir)
@@ -216,6 +217,11 @@ func TestWriteAfterRemoveIsStale(t *testing.T) {
 	}
 	if err := remover.Remove(ctx, "/x"); err != nil {
 		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); fmt.Sprint(datafiles(t, dir)) != fmt.Sprint(before); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("10 s after rm, datafiles %v, before the file %v", datafiles(t, dir), before)
+		}
 	}
 	_, werr := f.WriteAt(chunk, 4<<20)
 	serr := f.Sync()

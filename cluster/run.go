@@ -194,10 +194,16 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	for i, d := range cfg.Data {
 		infos[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
 	}
+	obs := cfg.Observe.make("meta", "meta", meta.Ops)
+	if ro, ok := obs.(interface {
+		Removals(func() (int64, uint64))
+	}); ok {
+		ro.Removals(st.RemovalStats)
+	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
-		Observer: cfg.Observe.make("meta", "meta", meta.Ops),
+		Observer: obs,
 	})
 	ms := &MetaServer{Addr: ln.Addr().String(), store: st, df: df, srv: srv}
 	ms.what = fmt.Sprintf("metadata server (%s)", ms.Addr)
@@ -205,12 +211,18 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	return ms, nil
 }
 
+// Store is the server's namespace, for tests that look inside (counters
+// such as Store.AcksAwaited).
+func (s *MetaServer) Store() *meta.Store { return s.store }
+
 // Close stops serving and closes the database.
 func (s *MetaServer) Close() error {
 	s.srv.Close()
 	err := s.Wait()
+	// The store first: its reaper may be talking to the I/O servers.
+	err = errors.Join(err, s.store.Close())
 	s.df.Close()
-	return errors.Join(err, s.store.Close())
+	return err
 }
 
 // Running is a server started by this package (*MetaServer, *DataServer).

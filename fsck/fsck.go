@@ -83,6 +83,16 @@ type View struct {
 	// servers holding them. They belong to no file yet, and are no
 	// orphans.
 	Pooled map[uint64][]uint32
+	// Pending are removed files whose datafiles the metadata server has
+	// still to remove: those datafiles are not orphans.
+	Pending []Pending
+}
+
+// Pending is a removed file whose datafiles on Servers are still to be
+// removed by the metadata server.
+type Pending struct {
+	ID      uint64
+	Servers []uint32
 }
 
 // Rules tune what Check reports.
@@ -196,6 +206,11 @@ type Report struct {
 	Young int
 	// Unlisted names the I/O servers that could not be listed, with why.
 	Unlisted []string
+	// Pending counts the datafiles of removed files that the metadata
+	// server is still to remove (a server was down, or it has not got
+	// to them yet), and their bytes: not findings.
+	Pending      int
+	PendingBytes int64
 }
 
 // Clean says nothing is wrong and everything could be looked at.
@@ -280,6 +295,12 @@ func Check(v View, rules Rules) Report {
 	r.Findings = append(r.Findings, linkCounts(v, inodes, paths, grace)...)
 
 	// Datafiles no file points to.
+	pending := map[[2]uint64]bool{}
+	for _, p := range v.Pending {
+		for _, s := range p.Servers {
+			pending[[2]uint64{p.ID, uint64(s)}] = true
+		}
+	}
 	have := make([]map[uint64]bool, len(v.Servers))
 	for s, srv := range v.Servers {
 		if srv.Err != nil {
@@ -292,6 +313,11 @@ func Check(v View, rules Rules) Report {
 			r.Datafiles++
 			r.DatafileBytes += df.Size
 			if referenced(inodes[df.ID], s) || slices.Contains(v.Pooled[df.ID], uint32(s)) {
+				continue
+			}
+			if pending[[2]uint64{df.ID, uint64(s)}] {
+				r.Pending++
+				r.PendingBytes += df.Size
 				continue
 			}
 			if srv.Now-df.Mtime < grace {

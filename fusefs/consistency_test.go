@@ -121,7 +121,7 @@ func appendTo(t *testing.T, p, s string) {
 func TestUnlinkWhileOpen(t *testing.T) {
 	p := spawn(t)
 	m := mount(t, p, fusefs.Options{})
-	base := datafiles(t, p)
+	base := steadyDatafiles(t, p)
 	f, err := os.OpenFile(m.path("victim"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		t.Fatal(err)

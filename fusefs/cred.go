@@ -52,6 +52,25 @@ func (fsys *fileSystem) withCaller(ctx context.Context) context.Context {
 	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid)})
 }
 
+// kernelsOwn returns ctx marked with this mount's watcher ID, for a
+// namespace change the kernel makes and applies itself from the answer
+// (create, mkdir, mknod, symlink, link, unlink, rmdir, rename): the
+// metadata server then neither waits for this mount's acknowledgement
+// nor sends it the change (meta.Cred.Watcher). Every other change, the
+// kernel's setattr and those the mount makes on its own account (atime
+// on a read, setuid cleared by a write, mtime at close, a truncate at
+// open, a layout set as an extended attribute), goes without it and is
+// waited for as any other mount's: the kernel may still cache what it
+// changed.
+func (fsys *fileSystem) kernelsOwn(ctx context.Context) context.Context {
+	c, ok := meta.CredFrom(ctx)
+	if !ok {
+		return ctx
+	}
+	c.Watcher = fsys.lease.watcher.Load()
+	return meta.WithCred(ctx, c)
+}
+
 func (cs *callers) groups(pid, uid, gid uint32) []uint32 {
 	k := callerKey{pid, uid, gid}
 	now := time.Now()

@@ -288,8 +288,9 @@ func (fsys *fileSystem) prepareOrphan(ctx context.Context, id meta.FileID, p str
 	return 0
 }
 
-// dropData deletes the datafiles of a file whose last name is gone, or, if the
-// file is open here, leaves that to its last release. A failure leaves
+// dropData deletes the datafiles of a file whose last name went while it
+// was open here (the metadata server was told to keep them), or, if it is
+// still open, leaves that to its last release. A failure leaves
 // orphaned datafiles behind: it is logged (naming the server) but the
 // name is gone all the same, so the unlink itself succeeds.
 func (fsys *fileSystem) dropData(ctx context.Context, p string, gone meta.Attr) {

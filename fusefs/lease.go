@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -64,6 +65,10 @@ type leaseState struct {
 	// gen counts the leases the mount has taken: changes made while it
 	// held none were never seen here.
 	gen uint64
+	// watcher is the lease's watcher ID, sent with every request
+	// (meta.Cred.Watcher): the metadata server does not wait for this
+	// mount to acknowledge the changes it makes itself.
+	watcher atomic.Uint64
 }
 
 // leaseGen names the lease the mount holds now, 0 for none: what was read
@@ -222,6 +227,7 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 			// A new lease: the old one, if any, has lapsed on both sides,
 			// and nothing from its time is trusted any more.
 			watcher = resp.Watcher
+			fsys.lease.watcher.Store(watcher)
 			fsys.lease.mu.Lock()
 			fsys.lease.gen++
 			fsys.lease.mu.Unlock()
@@ -231,6 +237,7 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 		acked = resp.Seq
 		fsys.renew(sent.Add(resp.Lease - leaseMargin))
 	}
+	fsys.lease.watcher.Store(0)
 	if watcher != 0 {
 		lctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, _ = fsys.c.Watch(lctx, meta.WatchRequest{Watcher: watcher, Leave: true})

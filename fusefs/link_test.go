@@ -183,7 +183,7 @@ func TestHardLinks(t *testing.T) {
 		if err := os.Link(m.path("k1"), m.path("k2")); err != nil {
 			t.Fatal(err)
 		}
-		before := datafiles(t, p)
+		before := steadyDatafiles(t, p)
 		f, err := os.Open(m.path("k1"))
 		if err != nil {
 			t.Fatal(err)

@@ -385,6 +385,24 @@ func datafiles(t *testing.T, p *cluster.Processes) int {
 	}
 }
 
+// steadyDatafiles counts the datafiles once the metadata server's reaper
+// has removed those of files removed before (it works after answering):
+// the count no longer changes over 200 ms.
+func steadyDatafiles(t *testing.T, p *cluster.Processes) int {
+	t.Helper()
+	n := datafiles(t, p)
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		time.Sleep(200 * time.Millisecond)
+		m := datafiles(t, p)
+		if m == n {
+			return n
+		}
+		n = m
+	}
+	t.Fatalf("datafiles still changing after 10 s: %d", n)
+	return n
+}
+
 // eventually retries check until it returns nil or 10 s pass.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()

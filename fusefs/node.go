@@ -451,7 +451,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.MkdirAttr(ctx, p, mode&0o7777)
+	a, err := n.fsys.c.MkdirAttr(n.fsys.kernelsOwn(ctx), p, mode&0o7777)
 	if err != nil {
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
@@ -473,14 +473,14 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	case !ok || kind == meta.KindDir:
 		return nil, syscall.EINVAL
 	default:
-		a, err := n.fsys.c.Mknod(ctx, p, kind, mode&0o7777, uint64(rdev))
+		a, err := n.fsys.c.Mknod(n.fsys.kernelsOwn(ctx), p, kind, mode&0o7777, uint64(rdev))
 		if err != nil {
 			return nil, n.fsys.errno("mknod", p, err)
 		}
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
 	}
-	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		return nil, n.fsys.errno("mknod", p, err)
 	}
@@ -497,7 +497,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	defer cancel()
 	p := n.child(name)
 	start := time.Now()
-	f, err := n.fsys.c.Create(ctx, p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
 		a, err := n.fsys.c.Lookup(ctx, p)
 		if err != nil {
@@ -550,7 +550,8 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	if id, ok := n.cachedChild(name, false); !ok || n.fsys.openFile(id) != nil {
+	id, ok := n.cachedChild(name, false)
+	if !ok || n.fsys.openFile(id) != nil {
 		a, err := n.fsys.c.Lookup(ctx, p)
 		if err != nil {
 			return n.fsys.errno("unlink", p, err)
@@ -561,13 +562,19 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 		if errno := n.fsys.prepareOrphan(ctx, a.ID, p); errno != 0 {
 			return errno
 		}
+		id = a.ID
 	}
+	// A file open here keeps its datafiles until its last release; the
+	// metadata server removes any other's once the name is gone.
+	keep := n.fsys.openFile(id) != nil
 	defer n.fsys.mutating(n.id, name)()
-	gone, err := n.fsys.c.RemoveEntry(ctx, p)
+	gone, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, keep)
 	if err != nil {
 		return n.fsys.errno("unlink", p, err)
 	}
-	n.fsys.dropData(ctx, p, gone)
+	if keep {
+		n.fsys.dropData(ctx, p, gone)
+	}
 	return 0
 }
 
@@ -586,7 +593,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		}
 	}
 	defer n.fsys.mutating(n.id, name)()
-	if _, err := n.fsys.c.RemoveEntry(ctx, p); err != nil {
+	if _, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, false); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
 	return 0
@@ -632,21 +639,24 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		}
 	}
 	// A target open here that is stuffed must be unstuffed while it still
-	// has an entry (only then can the metadata server do it).
+	// has an entry (only then can the metadata server do it), and keeps
+	// its datafiles until its last release.
+	keep := false
 	if target := np.GetChild(newName); target != nil {
 		if tn, ok := target.Operations().(*node); ok && !tn.dir {
 			if errno := n.fsys.prepareOrphan(ctx, tn.id, to); errno != 0 {
 				return errno
 			}
+			keep = n.fsys.openFile(tn.id) != nil
 		}
 	}
 	defer n.fsys.mutating(n.id, name)()
 	defer n.fsys.mutating(np.id, newName)()
-	replaced, err := n.fsys.c.RenameEntry(ctx, from, to)
+	replaced, err := n.fsys.c.RenameEntry(n.fsys.kernelsOwn(ctx), from, to, keep)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)
 	}
-	if replaced != nil {
+	if replaced != nil && keep {
 		n.fsys.dropData(ctx, to, *replaced)
 	}
 	return 0

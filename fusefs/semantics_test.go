@@ -139,7 +139,7 @@ func TestPOSIXSemantics(t *testing.T) {
 	})
 
 	t.Run("special files", func(t *testing.T) {
-		before := datafiles(t, p)
+		before := steadyDatafiles(t, p)
 		dir := m.path("special")
 		sh(t, "mkdir "+dir+" && cd "+dir+" && mkfifo fifo && mknod null c 1 3 && mknod sda b 8 0")
 		if err := syscall.Mknod(dir+"/sock", syscall.S_IFSOCK|0o600, 0); err != nil {

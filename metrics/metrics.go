@@ -53,6 +53,8 @@ type Registry struct {
 	clientErrs     *prometheus.CounterVec   // service, server, kind
 
 	budgets budgetCollector
+	// removals reads the metadata servers' datafile reapers.
+	removals removalCollector
 }
 
 // New returns a registry with pario's metrics and the Go runtime and
@@ -107,7 +109,7 @@ func New() *Registry {
 	}, with(server, "kind"))
 	r.budgets.r = r
 	r.reg.MustRegister(
-		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets,
+		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals,
 		r.clientRequests, r.clientDuration, r.clientBytes, r.clientErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -220,6 +220,24 @@ func TestClusterMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /debug/pprof/goroutine: %s", resp.Status)
 	}
+
+	// A remove: the metadata server's reaper removes the file's datafiles
+	// after answering, and counts them.
+	if err := cl.Remove(ctx, "/f"); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		m := Settled(t, ep.Addr)
+		reaped, ok := Sum(m, "pario_meta_reaped_datafiles_total", labels("server", "meta"))
+		pending, ok2 := Sum(m, "pario_meta_pending_removals", labels("server", "meta"))
+		if ok && ok2 && reaped == servers && pending == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("after a remove: pario_meta_reaped_datafiles_total %v (present %v), pario_meta_pending_removals %v (present %v); want %d and 0",
+				reaped, ok, pending, ok2, servers)
+		}
+	}
 }
 
 // TestConnectionErrors checks the series of what happens before any

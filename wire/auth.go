@@ -27,8 +27,11 @@ const (
 // carry the mode, and every frame after them is sealed. Version 3 dropped
 // the payload CRC32C of sealed frames (the field is zero): the records'
 // tags cover the payload. Version 4 derives AES-128 keys in place of
-// AES-256 (see keySize): a peer of another version is refused at the
-// hello, not left to fail on its first sealed frame.
+// AES-256 (see keySize) and changed metadata requests' layout
+// (credentials end with the mount's watcher ID; remove and rename carry
+// keep-data; a scan page lists pooled IDs and pending removals): a peer
+// of another version is refused at the hello, naming both versions,
+// rather than failing on its first sealed frame or request.
 const protocolVersion = 4
 
 // HandshakeTimeout bounds how long either side waits for the handshake.

@@ -42,7 +42,8 @@ func newFsckCommand() *cobra.Command {
 		Long: `Check the whole store: every inode and directory entry of the metadata server
 against every datafile of every I/O server. It reports
 
-  orphan datafile    a datafile no file points to (left by rm while its server was down)
+  orphan datafile    a datafile no file points to (a mount that crashed holding a
+                     removed file open, a lost inode, a create cut by a crash)
   dangling entry     a directory entry whose file or directory does not exist
   missing datafile   a file's datafile absent from its server (lost data; files
                      made before creates made their datafiles: --check-missing=false)
@@ -51,7 +52,9 @@ against every datafile of every I/O server. It reports
   unreachable        an inode that no path from / leads to
   bad record         a metadata record that does not decode
 
-and a summary. It is a dry run unless --repair is given, which removes orphan
+and a summary, which counts datafiles of removed files that the metadata server
+is still removing as "pending removal" (not problems). It is a dry run unless
+--repair is given, which removes orphan
 datafiles and dangling entries, re-checking each against the live store just
 before. Datafiles changed and files created less than --grace ago are not
 judged, so a create or write in flight is never taken for an orphan.
@@ -111,6 +114,10 @@ func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.Fsc
 
 	fmt.Fprintf(w, "\nchecked %d files, %d directories, %d entries, %d datafiles (%s) on %d I/O servers\n",
 		r.Files, r.Dirs, r.Entries, r.Datafiles, units.FormatBytes(r.DatafileBytes), len(c.Servers())-len(r.Unlisted))
+	if r.Pending > 0 {
+		fmt.Fprintf(w, "pending removal: %d datafiles (%s) of removed files, which the metadata server is removing (retrying while their I/O servers are down)\n",
+			r.Pending, units.FormatBytes(r.PendingBytes))
+	}
 	if r.Young > 0 || res.Changed > 0 {
 		fmt.Fprintf(w, "not judged: %d datafiles or files younger than %v or created during the check, %d findings changed since\n",
 			r.Young, opts.Rules.Grace, res.Changed)

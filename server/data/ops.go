@@ -38,11 +38,17 @@ var OpWriteList = wire.NewOp[WriteListRequest, WriteResponse](11, "writeList", t
 // not retried.
 var OpCreateBatch = wire.NewOp[CreateBatchRequest, CreateBatchResponse](12, "createBatch", false)
 
+// OpRemoveBatch removes many datafiles in one request: the metadata
+// server's reaper deleting what removed files left (code 12 is
+// createBatch's).
+var OpRemoveBatch = wire.NewOp[RemoveBatchRequest, RemoveBatchResponse](13, "removeBatch", true)
+
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
 	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpCreate.OpInfo,
 	OpList.OpInfo, OpClaim.OpInfo, OpWriteList.OpInfo, OpCreateBatch.OpInfo,
+	OpRemoveBatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -210,6 +216,42 @@ type RemoveResponse struct{}
 
 func (RemoveResponse) Encode(*wire.Enc)          {}
 func (*RemoveResponse) Decode(d *wire.Dec) error { return d.Done() }
+
+// MaxRemoveBatch bounds the IDs of one removeBatch request.
+const MaxRemoveBatch = 4096
+
+// RemoveBatchRequest deletes datafiles IDs for the metadata server of
+// cluster incarnation Incarnation (EREMCHG if the I/O server belongs to
+// another: a metadata database restored elsewhere must not reap a
+// stranger's datafiles). A missing datafile is not an error.
+type RemoveBatchRequest struct {
+	Incarnation uint64
+	IDs         []uint64
+}
+
+func (r RemoveBatchRequest) Encode(e *wire.Enc) {
+	e.U64(r.Incarnation)
+	e.Uvarint(uint64(len(r.IDs)))
+	for _, id := range r.IDs {
+		e.U64(id)
+	}
+}
+
+func (r *RemoveBatchRequest) Decode(d *wire.Dec) error {
+	r.Incarnation = d.U64("incarnation")
+	n := d.Int("id count", MaxRemoveBatch)
+	r.IDs = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.IDs = append(r.IDs, d.U64("id"))
+	}
+	return d.Done()
+}
+
+// RemoveBatchResponse is empty: every datafile named is gone.
+type RemoveBatchResponse struct{}
+
+func (RemoveBatchResponse) Encode(*wire.Enc)          {}
+func (*RemoveBatchResponse) Decode(d *wire.Dec) error { return d.Done() }
 
 // StatfsRequest is empty: it asks for the server's capacity and usage.
 type StatfsRequest struct{}

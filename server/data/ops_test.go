@@ -73,6 +73,14 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&RemoveResponse{}, func(*wire.Enc) {})},
 	},
 	{
+		Op: OpRemoveBatch.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RemoveBatchRequest{Incarnation: 0xabc, IDs: []uint64{5, 1 << 40}}, func(e *wire.Enc) { e.U64(0xabc); e.Uvarint(2); e.U64(5); e.U64(1 << 40) }),
+			optest.V(&RemoveBatchRequest{Incarnation: 1}, func(e *wire.Enc) { e.U64(1); e.Uvarint(0) }),
+		},
+		Responses: []optest.Value{optest.V(&RemoveBatchResponse{}, func(*wire.Enc) {})},
+	},
+	{
 		Op:       OpStatfs.OpInfo,
 		Requests: []optest.Value{optest.V(&StatfsRequest{}, func(*wire.Enc) {})},
 		Responses: []optest.Value{optest.V(&StatfsResponse{Statfs{Total: 1 << 40, Free: 1 << 39, Avail: 1 << 38, Used: 12345, Datafiles: 6, FSID: 0xfeed}},
@@ -175,6 +183,7 @@ func FuzzOpTruncate(f *testing.F)    { optest.Fuzz(f, sample(f, OpTruncate.OpInf
 func FuzzOpSize(f *testing.F)        { optest.Fuzz(f, sample(f, OpSize.OpInfo)) }
 func FuzzOpSync(f *testing.F)        { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpRemove(f *testing.F)      { optest.Fuzz(f, sample(f, OpRemove.OpInfo)) }
+func FuzzOpRemoveBatch(f *testing.F) { optest.Fuzz(f, sample(f, OpRemoveBatch.OpInfo)) }
 func FuzzOpStatfs(f *testing.F)      { optest.Fuzz(f, sample(f, OpStatfs.OpInfo)) }
 func FuzzOpList(f *testing.F)        { optest.Fuzz(f, sample(f, OpList.OpInfo)) }
 func FuzzOpCreate(f *testing.F)      { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }

@@ -110,6 +110,14 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			return RemoveResponse{}, h.Store.Remove(ctx, r.ID)
 		})
 
+	case OpRemoveBatch.Code:
+		return wire.Serve(OpRemoveBatch, req, func(r RemoveBatchRequest) (RemoveBatchResponse, error) {
+			if err := h.Store.CheckIncarnation(r.Incarnation); err != nil {
+				return RemoveBatchResponse{}, err
+			}
+			return RemoveBatchResponse{}, h.Store.RemoveBatch(ctx, r.IDs)
+		})
+
 	case OpList.Code:
 		return wire.Serve(OpList, req, func(r ListRequest) (ListResponse, error) {
 			ents, next, done, err := h.Store.List(ctx, r.From, int(r.Max))

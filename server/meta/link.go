@@ -22,16 +22,18 @@ const MaxLinks = 65000
 // which tells find(1) not to count on it.
 //
 // The metadata server removes an inode with its last name even while a
-// mount holds the file open: the mount keeps the datafiles until its last
-// descriptor is released (fusefs), so a crash of that mount leaves orphan
-// datafiles, which pario fsck finds and --repair removes.
+// mount holds the file open; the mount then asks it to keep the datafiles
+// (WithKeepData) and removes them at its last release (fusefs), so a
+// crash of that mount leaves orphan datafiles, which pario fsck finds and
+// --repair removes. Otherwise the removal is recorded in the same
+// transaction and the reaper removes the datafiles (reaper.go).
 
 // dropName accounts for a removed name of a, whose entry in parent is
 // already deleted: a file with names left keeps its inode, one fewer
 // name and a new ctime; otherwise the inode goes (a removed directory
 // also takes its ".." from parent). It returns a as it now is, Nlink the
 // names left: 0 when the inode is gone, and only then are a file's
-// datafiles the caller's to remove.
+// datafiles removed (recorded for the reaper, unless t.keepData).
 func (t *txn) dropName(parent *Attr, a Attr, now int64) (Attr, error) {
 	if a.Kind != KindDir && a.Nlink > 1 {
 		a.Nlink--
@@ -42,6 +44,9 @@ func (t *txn) dropName(parent *Attr, a Attr, now int64) (Attr, error) {
 		parent.Nlink--
 	}
 	if err := t.inodes.Delete(idKey(a.ID)); err != nil {
+		return Attr{}, err
+	}
+	if err := t.intendRemoval(a); err != nil {
 		return Attr{}, err
 	}
 	a.Nlink = 0

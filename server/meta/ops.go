@@ -72,7 +72,8 @@ func getAttr(d *wire.Dec, field string) Attr {
 	return a
 }
 
-// putCred writes who asks: uid, gid and the supplementary groups.
+// putCred writes who asks: uid, gid, the supplementary groups and the
+// asking mount's watcher ID.
 func putCred(e *wire.Enc, c Cred) {
 	e.U32(c.Uid)
 	e.U32(c.Gid)
@@ -80,6 +81,7 @@ func putCred(e *wire.Enc, c Cred) {
 	for _, g := range c.Groups {
 		e.U32(g)
 	}
+	e.Uvarint(c.Watcher)
 }
 
 func getCred(d *wire.Dec) Cred {
@@ -91,6 +93,7 @@ func getCred(d *wire.Dec) Cred {
 			c.Groups = append(c.Groups, d.U32("group"))
 		}
 	}
+	c.Watcher = d.Uvarint("watcher")
 	return c
 }
 
@@ -307,26 +310,31 @@ func (r *ReaddirResponse) Decode(d *wire.Dec) error {
 	return nil
 }
 
-// RenameRequest moves OldPath to NewPath.
+// RenameRequest moves OldPath to NewPath; KeepData as in RemoveRequest,
+// for a replaced file.
 type RenameRequest struct {
 	OldPath, NewPath string
 	Cred             Cred
+	KeepData         bool
 }
 
 func (r RenameRequest) Encode(e *wire.Enc) {
 	e.String(r.OldPath)
 	e.String(r.NewPath)
 	putCred(e, r.Cred)
+	e.Bool(r.KeepData)
 }
 
 func (r *RenameRequest) Decode(d *wire.Dec) error {
 	r.OldPath, r.NewPath = d.String("old path"), d.String("new path")
 	r.Cred = getCred(d)
+	r.KeepData = d.Bool("keep data")
 	return d.Done()
 }
 
 // RenameResponse holds the attributes of the file NewPath named before, if
-// the rename replaced one (its datafiles are the client's to remove).
+// the rename replaced one (its datafiles go with its last name: see
+// RemoveRequest).
 type RenameResponse struct{ Replaced *Attr }
 
 func (r RenameResponse) Encode(e *wire.Enc) {
@@ -349,20 +357,25 @@ func (r *RenameResponse) Decode(d *wire.Dec) error {
 	return nil
 }
 
-// RemoveRequest removes a file's entry or an empty directory.
+// RemoveRequest removes a file's entry or an empty directory. The
+// metadata server removes a file's datafiles with its last name, unless
+// KeepData says the caller will (a mount holding the file open).
 type RemoveRequest struct {
-	Path string
-	Cred Cred
+	Path     string
+	Cred     Cred
+	KeepData bool
 }
 
 func (r RemoveRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	putCred(e, r.Cred)
+	e.Bool(r.KeepData)
 }
 
 func (r *RemoveRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
 	r.Cred = getCred(d)
+	r.KeepData = d.Bool("keep data")
 	return d.Done()
 }
 
@@ -578,6 +591,14 @@ func (r ScanResponse) Encode(e *wire.Enc) {
 	for _, b := range r.Bad {
 		e.String(b)
 	}
+	e.Uvarint(uint64(len(r.Pending)))
+	for _, p := range r.Pending {
+		e.U64(uint64(p.ID))
+		e.Uvarint(uint64(len(p.Servers)))
+		for _, s := range p.Servers {
+			e.U32(s)
+		}
+	}
 	e.U64(uint64(r.NextID))
 	e.Blob(r.Cookie)
 	e.Bool(r.Done)
@@ -605,6 +626,15 @@ func (r *ScanResponse) Decode(d *wire.Dec) error {
 	for i := 0; i < n && d.Err() == nil; i++ {
 		r.Bad = append(r.Bad, d.String("bad record"))
 	}
+	n = d.Int("pending removal count", MaxScanPage)
+	for i := 0; i < n && d.Err() == nil; i++ {
+		p := PendingRemoval{ID: FileID(d.U64("pending id"))}
+		m := d.Int("pending server count", maxPendingServers)
+		for j := 0; j < m && d.Err() == nil; j++ {
+			p.Servers = append(p.Servers, d.U32("pending server"))
+		}
+		r.Pending = append(r.Pending, p)
+	}
 	r.NextID = FileID(d.U64("next id"))
 	if r.Cookie = d.Blob("cookie"); len(r.Cookie) == 0 {
 		r.Cookie = nil
@@ -621,6 +651,10 @@ func (r *ScanResponse) Decode(d *wire.Dec) error {
 	}
 	return d.Done()
 }
+
+// maxPendingServers bounds the servers of one pending removal as decoded
+// (far more I/O servers than any cluster has).
+const maxPendingServers = 1 << 16
 
 // UnlinkDanglingRequest asks to remove the entry Name of directory
 // Parent if it still names Child and Child has no inode

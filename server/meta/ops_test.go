@@ -33,7 +33,8 @@ func rawPath(p string) func(*wire.Enc) { return func(e *wire.Enc) { e.String(p) 
 func rawID(id FileID) func(*wire.Enc)  { return func(e *wire.Enc) { e.U64(uint64(id)) } }
 func empty(*wire.Enc)                  {}
 
-// rawCred is the layout of the credentials every path request ends with.
+// rawCred is the layout of the credentials every path request ends with
+// (no watcher).
 func rawCred(uid, gid uint32, groups ...uint32) func(*wire.Enc) {
 	return func(e *wire.Enc) {
 		e.U32(uid)
@@ -42,6 +43,17 @@ func rawCred(uid, gid uint32, groups ...uint32) func(*wire.Enc) {
 		for _, g := range groups {
 			e.U32(g)
 		}
+		e.Uvarint(0)
+	}
+}
+
+// rawCredW is rawCred of a mount's request: its watcher ID last.
+func rawCredW(uid, gid uint32, watcher uint64) func(*wire.Enc) {
+	return func(e *wire.Enc) {
+		e.U32(uid)
+		e.U32(gid)
+		e.Uvarint(0)
+		e.Uvarint(watcher)
 	}
 }
 
@@ -127,16 +139,22 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
-		Op:       OpRename.OpInfo,
-		Requests: []optest.Value{optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e) })},
+		Op: OpRename.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e); e.Bool(false) }),
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b", KeepData: true}, func(e *wire.Enc) { e.String("/a"); e.String("/b"); noCred(e); e.Bool(true) }),
+		},
 		Responses: []optest.Value{
 			optest.V(&RenameResponse{}, func(e *wire.Enc) { e.Bool(false) }),
 			optest.V(&RenameResponse{Replaced: ptr(sampleFile)}, func(e *wire.Enc) { e.Bool(true); rawAttr(sampleFile)(e) }),
 		},
 	},
 	{
-		Op:        OpRemove.OpInfo,
-		Requests:  []optest.Value{optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred))},
+		Op: OpRemove.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred, func(e *wire.Enc) { e.Bool(false) })),
+			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9}}, then(rawPath("/a"), rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
+		},
 		Responses: attrResponses(),
 	},
 	{
@@ -308,6 +326,7 @@ var opSamples = []optest.Sample{
 				Inodes:  []Attr{sampleDir, sampleFile},
 				Dirents: []Dirent{{Parent: RootID, Name: "f", Child: 42}},
 				Bad:     []string{"inode 7: meta: corrupt attribute record"},
+				Pending: []PendingRemoval{{ID: 40, Servers: []uint32{0, 3}}},
 				NextID:  43, Cookie: []byte{0, 0, 0, 0, 0, 0, 0, 0, 42},
 				Pooled: []Pooled{{ID: 99, Servers: []uint32{0, 2}}},
 			}}, func(e *wire.Enc) {
@@ -320,6 +339,11 @@ var opSamples = []optest.Sample{
 				e.U64(42)
 				e.Uvarint(1)
 				e.String("inode 7: meta: corrupt attribute record")
+				e.Uvarint(1)
+				e.U64(40)
+				e.Uvarint(2)
+				e.U32(0)
+				e.U32(3)
 				e.U64(43)
 				e.Blob([]byte{0, 0, 0, 0, 0, 0, 0, 0, 42})
 				e.Bool(false)
@@ -330,6 +354,7 @@ var opSamples = []optest.Sample{
 				e.U32(2)
 			}),
 			optest.V(&ScanResponse{ScanPage{NextID: 2, Done: true}}, func(e *wire.Enc) {
+				e.Uvarint(0)
 				e.Uvarint(0)
 				e.Uvarint(0)
 				e.Uvarint(0)

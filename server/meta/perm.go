@@ -19,6 +19,11 @@ import (
 type Cred struct {
 	Uid, Gid uint32
 	Groups   []uint32
+	// Watcher is the watcher ID (WatchResponse.Watcher) of the mount that
+	// asks, 0 for other clients: publish does not wait for that mount's
+	// acknowledgement of the change, since its kernel applied the change
+	// itself (watch.go).
+	Watcher uint64
 }
 
 // Nobody is the uid and gid root becomes under root squash.

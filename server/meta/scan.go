@@ -38,6 +38,9 @@ type ScanPage struct {
 	// Pooled are precreated datafiles no file has taken yet (pool.go),
 	// listed once every directory entry has been.
 	Pooled []Pooled
+	// Pending are removed files whose datafiles the reaper has still to
+	// remove (reaper.go), listed after the pool.
+	Pending []PendingRemoval
 	// NextID is the next FileID the server will hand out, as of this page.
 	NextID FileID
 	// Cookie continues the scan; Done says there is nothing more.
@@ -51,12 +54,13 @@ type Pooled struct {
 	Servers []uint32
 }
 
-// Scan cookies: one byte naming the bucket (inodes, dirents, then pool)
+// Scan cookies: one byte naming the bucket (inodes, dirents, pool, then removals)
 // and the last key returned from it. An empty cookie starts the scan.
 const (
-	scanInodes  byte = 0
-	scanDirents byte = 1
-	scanPool    byte = 2
+	scanInodes   byte = 0
+	scanDirents  byte = 1
+	scanPool     byte = 2
+	scanRemovals byte = 3
 )
 
 // Scan returns one page of every record of the namespace: all inodes (in
@@ -77,7 +81,7 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 	phase, after := scanInodes, []byte(nil)
 	if len(cookie) > 0 {
 		phase, after = cookie[0], cookie[1:]
-		if phase > scanPool {
+		if phase > scanRemovals {
 			return ScanPage{}, fmt.Errorf("meta: scan: bad cookie %x: %w", cookie, syscall.EINVAL)
 		}
 	}
@@ -86,13 +90,15 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 		t := newTxn(tx)
 		p.NextID = FileID(t.counter(keyNextID))
 		n, size := 0, 0
-		for ; phase <= scanPool; phase, after = phase+1, nil {
+		for ; phase <= scanRemovals; phase, after = phase+1, nil {
 			b := t.inodes
 			switch phase {
 			case scanDirents:
 				b = t.dirents
 			case scanPool:
 				b = tx.Bucket(bucketPool)
+			case scanRemovals:
+				b = tx.Bucket(bucketRemovals)
 			}
 			c := b.Cursor()
 			k, v := c.First()
@@ -150,6 +156,15 @@ func (p *ScanPage) add(phase byte, k, v []byte) {
 		default:
 			p.Inodes = append(p.Inodes, a)
 		}
+		return
+	}
+	if phase == scanRemovals {
+		rm, err := decodeRemoval(k, v)
+		if err != nil {
+			p.Bad = append(p.Bad, err.Error())
+			return
+		}
+		p.Pending = append(p.Pending, PendingRemoval{ID: rm.ID, Servers: rm.Servers})
 		return
 	}
 	switch {

@@ -59,12 +59,20 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpRename.Code:
 		return wire.Serve(OpRename, req, func(r RenameRequest) (RenameResponse, error) {
-			replaced, err := h.Store.Rename(h.as(ctx, r.Cred), r.OldPath, r.NewPath)
+			ctx := h.as(ctx, r.Cred)
+			if r.KeepData {
+				ctx = WithKeepData(ctx)
+			}
+			replaced, err := h.Store.Rename(ctx, r.OldPath, r.NewPath)
 			return RenameResponse{Replaced: replaced}, err
 		})
 	case OpRemove.Code:
 		return wire.Serve(OpRemove, req, func(r RemoveRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Remove(h.as(ctx, r.Cred), r.Path))
+			ctx := h.as(ctx, r.Cred)
+			if r.KeepData {
+				ctx = WithKeepData(ctx)
+			}
+			return attrResponse(h.Store.Remove(ctx, r.Path))
 		})
 	case OpSetLayout.Code:
 		return wire.Serve(OpSetLayout, req, func(r SetLayoutRequest) (AttrResponse, error) {

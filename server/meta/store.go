@@ -55,6 +55,7 @@ type Store struct {
 	claims            []claimState  // by I/O server index
 	pool              pools         // precreated datafiles (pool.go)
 	hub               hub           // mounts' leases (watch.go)
+	reaper            reaper        // removes the datafiles of removed files (reaper.go)
 }
 
 // AttrChanges lists the attributes SetAttr changes; nil fields stay.
@@ -98,6 +99,10 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := s.checkServers(path); err != nil {
 		s.db.Close()
 		return nil, err
+	}
+	if err := s.startReaper(); err != nil {
+		s.db.Close()
+		return nil, fmt.Errorf("meta: open %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -243,7 +248,7 @@ func checkTx(tx *bbolt.Tx) error {
 // initTx creates the buckets and the root directory of a new database, or
 // checks the format of an existing one.
 func (s *Store) initTx(tx *bbolt.Tx) error {
-	for _, name := range [][]byte{bucketInodes, bucketDirents, bucketMeta} {
+	for _, name := range [][]byte{bucketInodes, bucketDirents, bucketMeta, bucketRemovals} {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 			return err
 		}
@@ -298,6 +303,7 @@ func (s *Store) loadCounters(t *txn) error {
 // Close closes the database. Calls after Close fail.
 func (s *Store) Close() error {
 	s.closePools()
+	s.stopReaper()
 	return s.db.Close()
 }
 
@@ -309,6 +315,10 @@ type txn struct {
 	// checked.
 	cred    *Cred
 	changes []Change // what mounts may have cached that this changed (watch.go)
+	// keepData says a removed file's datafiles are the caller's to
+	// remove (WithKeepData); removals counts the intents recorded.
+	keepData bool
+	removals int
 }
 
 // may checks cred's access to a (see permits); nil cred may do anything.

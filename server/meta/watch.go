@@ -93,6 +93,7 @@ type hub struct {
 	watchers map[uint64]*watcher
 	acked    chan struct{} // closed (and replaced) whenever an ack or a lease may let a mutation go
 	lease    time.Duration
+	awaited  uint64 // acknowledgements mutations waited for (AcksAwaited)
 }
 
 // startLocked decides the grace period the first time the hub is used.
@@ -126,25 +127,41 @@ func (s *Store) startHubLocked() {
 // committed, waits until every watcher has been told what it changed.
 func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 	var changes []Change
+	var removals int
 	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		t.cred = credOf(ctx)
+		t.keepData = keepData(ctx)
 		err := fn(t)
-		changes = t.changes
+		changes, removals = t.changes, t.removals
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	s.publish(changes)
+	if removals > 0 {
+		s.reaper.pending.Add(int64(removals))
+		s.wakeReaper()
+	}
+	var origin uint64
+	if c := credOf(ctx); c != nil {
+		origin = c.Watcher
+	}
+	s.publish(changes, origin)
 	return nil
 }
 
 // publish hands changes to every watcher and waits until each has
 // acknowledged them or lost its lease. It waits without the caller's
 // context: the change has committed, and its caller must not be told
-// before the caches that could contradict it are gone.
-func (s *Store) publish(changes []Change) {
+// before the caches that could contradict it are gone. It does not wait
+// for origin, the watcher of the mount that made the change (0: none),
+// nor tell it: that mount's kernel applies the change itself from the
+// answer (the new entry and attributes, the name gone, the directory's
+// attributes dropped), and an invalidation arriving after that would
+// only drop what the kernel has just cached. Only the kernel's namespace
+// changes carry an origin (fusefs kernelsOwn).
+func (s *Store) publish(changes []Change, origin uint64) {
 	h := &s.hub
 	h.mu.Lock()
 	s.startHubLocked()
@@ -160,9 +177,13 @@ func (s *Store) publish(changes []Change) {
 			delete(h.watchers, id)
 			continue
 		}
+		if id == origin {
+			continue
+		}
 		for _, c := range changes {
 			w.pending = append(w.pending, pendingChange{seq, c})
 		}
+		h.awaited++
 		select {
 		case w.wake <- struct{}{}:
 		default:
@@ -176,7 +197,10 @@ func (s *Store) publish(changes []Change) {
 		if now.Before(h.grace) {
 			until = h.grace
 		}
-		for _, w := range h.watchers {
+		for id, w := range h.watchers {
+			if id == origin {
+				continue
+			}
 			if w.acked < seq && now.Before(w.expires) && (until.IsZero() || w.expires.Before(until)) {
 				until = w.expires
 			}
@@ -305,6 +329,16 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 func (h *hub) signalLocked() {
 	close(h.acked)
 	h.acked = make(chan struct{})
+}
+
+// AcksAwaited reports how many watcher acknowledgements mutations have
+// waited for since start: one per watcher per mutation, the mutation's
+// own mount not counted (for tests).
+func (s *Store) AcksAwaited() uint64 {
+	h := &s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.awaited
 }
 
 // Watchers reports how many mounts hold a lease (for tests and metrics).

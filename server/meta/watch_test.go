@@ -140,3 +140,43 @@ func TestWatchGraceAfterRestart(t *testing.T) {
 		})
 	}
 }
+
+// A mutation from a mount neither waits for that mount's acknowledgement
+// nor is sent to it (its kernel applied the change), but still waits for
+// every other mount's.
+func TestWatchOriginNotAwaited(t *testing.T) {
+	ctx := context.Background()
+	s := openWatched(t, filepath.Join(t.TempDir(), "meta.db"))
+	s.hub.lease = time.Minute // a wait would outlast the test's patience
+	a := poll(t, s, WatchRequest{})
+	fromA := WithCred(ctx, Cred{Watcher: a.Watcher})
+	before := s.AcksAwaited()
+	select {
+	case <-async(func() { okAttr(t)(s.Mkdir(fromA, "/d", 0o755)) }):
+	case <-time.After(5 * time.Second):
+		t.Fatal("a mount's mkdir waited for that mount's own acknowledgement")
+	}
+	if got := s.AcksAwaited() - before; got != 0 {
+		t.Errorf("acknowledgements awaited for a mount's own change: %d, want 0", got)
+	}
+	resp := poll(t, s, WatchRequest{Watcher: a.Watcher, Acked: a.Seq})
+	if len(resp.Changes) != 0 {
+		t.Errorf("a mount was sent its own change: %+v", resp.Changes)
+	}
+
+	// With a second mount, a change from the first waits for the second.
+	b := poll(t, s, WatchRequest{})
+	before = s.AcksAwaited()
+	done := async(func() { okAttr(t)(s.Mkdir(fromA, "/e", 0o755)) })
+	select {
+	case <-done:
+		t.Fatal("a change was answered before the other mount acknowledged it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	rb := poll(t, s, WatchRequest{Watcher: b.Watcher, Acked: b.Seq})
+	poll(t, s, WatchRequest{Watcher: b.Watcher, Acked: rb.Seq})
+	<-done
+	if got := s.AcksAwaited() - before; got != 1 {
+		t.Errorf("acknowledgements awaited with two mounts: %d, want 1 (the other mount's)", got)
+	}
+}

@@ -1,0 +1,62 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/pario/pario/wire"
+)
+
+// removeBatch over the handler removes every datafile it names, missing
+// ones included without error, and nothing else; a metadata server of
+// another incarnation is refused and removes nothing.
+func TestRemoveBatch(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, StoreOptions{})
+	if _, err := s.Claim(ctx, 7, AdoptNone); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{2, 3, 0x102, 4} {
+		if err := s.Create(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &Handler{Store: s}
+	call := func(inc uint64, ids ...uint64) error {
+		var e wire.Enc
+		RemoveBatchRequest{Incarnation: inc, IDs: ids}.Encode(&e)
+		_, err := h.ServeWire(ctx, &wire.Request{Op: OpRemoveBatch.Code, Args: e.Bytes()})
+		return err
+	}
+	if err := call(8, 2, 3); !errors.Is(err, ErrIncarnation) {
+		t.Fatalf("removeBatch of another incarnation: got %v, want ErrIncarnation", err)
+	}
+	if got := listIDs(t, s); !slices.Equal(got, []uint64{2, 3, 4, 0x102}) {
+		t.Fatalf("after a refused batch: datafiles %v", got)
+	}
+	if err := call(7, 2, 0x102, 99); err != nil {
+		t.Fatalf("removeBatch with a missing ID: %v", err)
+	}
+	if got := listIDs(t, s); !slices.Equal(got, []uint64{3, 4}) {
+		t.Fatalf("after removing 2, 0x102 and 99: datafiles %v, want [3 4]", got)
+	}
+	if err := call(7, 2, 0x102); err != nil {
+		t.Fatalf("removeBatch again: %v", err)
+	}
+}
+
+func listIDs(t *testing.T, s *Store) []uint64 {
+	t.Helper()
+	ents, _, _, err := s.List(context.Background(), 0, MaxListPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, e := range ents {
+		ids = append(ids, e.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
