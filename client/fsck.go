@@ -251,18 +251,28 @@ func (c *Client) removeOrphan(ctx context.Context, f fsck.Finding) error {
 // of creates (its precreate pools): they are in the I/O servers' datafile
 // counts (Statfs) but belong to no file yet.
 func (c *Client) PooledDatafiles(ctx context.Context) (uint64, error) {
+	pooled, err := c.Pooled(ctx)
 	var n uint64
+	for _, pl := range pooled {
+		n += uint64(len(pl.Servers))
+	}
+	return n, err
+}
+
+// Pooled lists the metadata server's precreated IDs and the I/O servers
+// holding (or about to hold: a pool's record precedes its datafiles)
+// their datafiles.
+func (c *Client) Pooled(ctx context.Context) ([]meta.Pooled, error) {
+	var pooled []meta.Pooled
 	var cookie []byte
 	for {
 		resp, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Cookie: cookie, Max: meta.MaxScanPage}, nil, nil)
 		if err != nil {
-			return 0, fmt.Errorf("count pooled datafiles: %w", err)
+			return nil, fmt.Errorf("list pooled datafiles: %w", err)
 		}
-		for _, pl := range resp.Pooled {
-			n += uint64(len(pl.Servers))
-		}
+		pooled = append(pooled, resp.Pooled...)
 		if resp.Done || len(resp.Cookie) == 0 {
-			return n, nil
+			return pooled, nil
 		}
 		cookie = resp.Cookie
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,36 +354,40 @@ func sameTree(t *testing.T, src, dst string) {
 }
 
 // datafiles counts the files' datafiles in the I/O servers' directories
-// (their Statfs answer is cached for a second): those the metadata server
-// precreated for files to come are left out, counted while no refill ran.
+// (their Statfs answer is cached for a second), leaving out those the
+// metadata server precreated for files to come. The pool is read after
+// the walk: its records precede their datafiles, so every pooled
+// datafile the walk saw is still recorded then, or has become a file's.
 func datafiles(t *testing.T, p *cluster.Processes) int {
 	t.Helper()
 	c := dial(t, p)
-	pooled := func() int {
-		n, err := c.PooledDatafiles(context.Background())
-		if err != nil {
+	seen := map[[2]uint64]bool{} // server index, ID
+	for i := range p.File.Data {
+		err := filepath.WalkDir(filepath.Join(p.DataDir(i), "df"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			id, perr := strconv.ParseUint(d.Name(), 16, 64)
+			if perr != nil {
+				return fmt.Errorf("datafile %s: %w", path, perr)
+			}
+			seen[[2]uint64{uint64(i), id}] = true
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
 		}
-		return int(n)
 	}
-	for {
-		before := pooled()
-		n := 0
-		for i := range p.File.Data {
-			err := filepath.WalkDir(filepath.Join(p.DataDir(i), "df"), func(_ string, d fs.DirEntry, err error) error {
-				if err == nil && d.Type().IsRegular() {
-					n++
-				}
-				return err
-			})
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-		}
-		if after := pooled(); after == before {
-			return n - after
+	pooled, err := c.Pooled(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pl := range pooled {
+		for _, srv := range pl.Servers {
+			delete(seen, [2]uint64{uint64(srv), uint64(pl.ID)})
 		}
 	}
+	return len(seen)
 }
 
 // steadyDatafiles counts the datafiles once the metadata server's reaper

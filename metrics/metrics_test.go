@@ -151,7 +151,9 @@ func TestClusterMetrics(t *testing.T) {
 		{"pario_request_duration_seconds", []string{"service", "data", "op", "write"}, writes},
 		{"pario_request_duration_seconds", []string{"service", "data", "op", "read"}, writes},
 		{"pario_requests_total", []string{"service", "meta", "op", "create", "result", "ok"}, 1},
-		{"pario_requests_total", []string{"service", "data", "op", "create", "result", "ok"}, servers},
+		// (No row for the I/O servers' creates: the metadata server makes
+		// datafiles ahead in batches, its precreate pools, or one by one
+		// when a pool is not ready yet, whichever the timing gives.)
 		{"pario_client_requests_total", []string{"service", "data", "op", "write", "result", "ok"}, writes},
 		{"pario_client_request_duration_seconds", []string{"service", "data", "op", "write"}, writes},
 		{"pario_client_requests_total", []string{"service", "meta", "op", "create", "result", "ok"}, 1},
@@ -323,8 +325,13 @@ func Settled(t *testing.T, addr string) map[string]*dto.MetricFamily {
 		conns, _ := Sum(fams, "pario_connections", nil)
 		if inFlight == 0 && used == conns*float64(wire.ConnMemory()) {
 			// A scrape is not a snapshot (collectors run one after
-			// another), so the counters are read by the next one.
-			return Scrape(t, addr)
+			// another), so the counters are read by the next one, if
+			// nothing started meanwhile (the metadata server fills its
+			// precreate pools in the background).
+			next := Scrape(t, addr)
+			if n, _ := Sum(next, "pario_requests_in_flight", nil); n == 0 {
+				return next
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

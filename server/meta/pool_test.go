@@ -426,6 +426,13 @@ func TestPoolCrashDuringRefill(t *testing.T) {
 		t.Fatal(errs)
 	}
 	waitPool(t, r, 0) // the claims start filling new pools
+	// Another pool's claim may discard a server's stale part in the
+	// background (discardPools): wait for it.
+	for deadline := time.Now().Add(10 * time.Second); r.Pools().Stale > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stale pool entries never discarded: %+v", r.Pools())
+		}
+	}
 	fresh := map[FileID]bool{}
 	for _, id := range recordedPool(t, r) {
 		if oldPool[id] {
