@@ -482,9 +482,19 @@ func encodeToSpool(ctx context.Context, path string, o EncodeOptions, spoolDir, 
 		return "", Header{}, err
 	}
 	spool := filepath.Join(spoolDir, SpoolName(dg, o, name))
-	tmp, err := os.CreateTemp(spoolDir, ".encode-*")
+	h, err := encodeFile(ctx, path, o, spoolDir, spool)
 	if err != nil {
 		return "", Header{}, err
+	}
+	return spool, h, nil
+}
+
+// encodeFile encodes the output at path with o into the file spool, in
+// dir: whole or not at all (a temporary file renamed into place).
+func encodeFile(ctx context.Context, path string, o EncodeOptions, dir, spool string) (Header, error) {
+	tmp, err := os.CreateTemp(dir, ".encode-*")
+	if err != nil {
+		return Header{}, err
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<20)
 	h, err := Encode(ctx, path, o, bw)
@@ -501,9 +511,9 @@ func encodeToSpool(ctx context.Context, path string, o EncodeOptions, spoolDir, 
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return "", Header{}, err
+		return Header{}, err
 	}
-	return spool, h, nil
+	return h, nil
 }
 
 func removeSpooled(path string, o EncodeOptions, spoolDir, name string) {

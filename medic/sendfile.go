@@ -88,25 +88,8 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (rep *FileRep
 		rep.Header, rep.Reused = h, true
 	} else {
 		t0 := time.Now()
-		tmp, err := os.CreateTemp(o.SpoolDir, ".encode-*")
+		h, err := encodeFile(ctx, path, o.Encode, o.SpoolDir, spool)
 		if err != nil {
-			return nil, err
-		}
-		bw := bufio.NewWriterSize(tmp, 1<<20)
-		h, err := Encode(ctx, path, o.Encode, bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err == nil {
-			err = tmp.Close()
-		} else {
-			tmp.Close()
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), spool)
-		}
-		if err != nil {
-			os.Remove(tmp.Name())
 			return nil, err
 		}
 		rep.Header, rep.Encode = h, time.Since(t0)
