@@ -35,7 +35,9 @@ func (h *hungServer) ServeWire(ctx context.Context, req *wire.Request) (wire.Res
 	case data.OpCreate.Code:
 		return wire.Serve(data.OpCreate, req, func(data.CreateRequest) (data.CreateResponse, error) { return data.CreateResponse{}, nil })
 	case data.OpCreateBatch.Code: // the metadata server's precreate pools
-		return wire.Serve(data.OpCreateBatch, req, func(data.CreateBatchRequest) (data.CreateBatchResponse, error) { return data.CreateBatchResponse{}, nil })
+		return wire.Serve(data.OpCreateBatch, req, func(data.CreateBatchRequest) (data.CreateBatchResponse, error) {
+			return data.CreateBatchResponse{}, nil
+		})
 	}
 	h.once.Do(func() { close(h.arrived) })
 	<-ctx.Done()
