@@ -2,7 +2,6 @@ package fusefs
 
 import (
 	"context"
-	"sync"
 	"syscall"
 	"time"
 
@@ -85,9 +84,6 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	return 0
 }
 
-// plusWorkers bounds the size requests in flight for one listing.
-const plusWorkers = 16
-
 // plusMaxAge is how old a page may be when its attributes go to the
 // kernel while changes are being applied: changes are recognised
 // (lease.changed) for about freshWindow.
@@ -139,26 +135,17 @@ func (d *dirStream) current() bool {
 	return time.Since(d.read) <= plusMaxAge || d.fsys.changeBatches() == d.batches
 }
 
-// sizes asks the I/O servers for the sizes of the page's files,
-// plusWorkers at a time.
+// sizes asks the I/O servers for the sizes of the page's files, one
+// batch per server (client.UsagesOf): a page of 4,096 files on 4 servers
+// costs 4 round trips, not 16,384.
 func (d *dirStream) sizes(ctx context.Context) {
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
-	d.usage, d.uerr = make([]client.Usage, len(d.page)), make([]error, len(d.page))
-	sem := make(chan struct{}, plusWorkers)
-	var wg sync.WaitGroup
+	attrs := make([]meta.Attr, len(d.page))
 	for i := range d.page {
-		if d.page[i].Attr.Kind != meta.KindFile {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			d.usage[i], d.uerr[i] = d.fsys.c.UsageOf(ctx, d.page[i].Attr)
-		}()
+		attrs[i] = d.page[i].Attr
 	}
-	wg.Wait()
+	d.usage, d.uerr = d.fsys.c.UsagesOf(ctx, attrs)
 }
 
 // Readdirent returns the next entry: name, type and inode number (the
