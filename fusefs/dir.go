@@ -85,9 +85,6 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	return 0
 }
 
-// plusWorkers bounds the size requests in flight for one listing.
-const plusWorkers = 16
-
 // plusMaxAge is how old a page may be when its attributes go to the
 // kernel while changes are being applied: changes are recognised
 // (lease.changed) for about freshWindow.
@@ -139,16 +136,17 @@ func (d *dirStream) current() bool {
 	return time.Since(d.read) <= plusMaxAge || d.fsys.changeBatches() == d.batches
 }
 
-// sizes asks the I/O servers for the sizes of the page's files,
-// plusWorkers at a time, but for those another listing read just before
-// (recentSizes).
+// sizes asks the I/O servers for the sizes of the page's files, one
+// batch per server (client.UsagesOf: a page of 4,096 files on 4 servers
+// costs 4 round trips, not 16,384), but for those another listing read
+// just before (recentSizes).
 func (d *dirStream) sizes(ctx context.Context) {
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
 	d.usage, d.uerr = make([]client.Usage, len(d.page)), make([]error, len(d.page))
 	start, gen := time.Now(), d.fsys.leaseGen()
-	sem := make(chan struct{}, plusWorkers)
-	var wg sync.WaitGroup
+	var ask []meta.Attr
+	var at []int // ask[k] is d.page[at[k]]
 	for i := range d.page {
 		a := d.page[i].Attr
 		if a.Kind != meta.KindFile {
@@ -158,17 +156,18 @@ func (d *dirStream) sizes(ctx context.Context) {
 			d.usage[i] = u
 			continue
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			d.usage[i], d.uerr[i] = d.fsys.c.UsageOf(ctx, a)
-			if d.uerr[i] == nil && d.fsys.openFile(a.ID) == nil {
-				d.fsys.recent.put(a.ID, d.usage[i], start, gen)
-			}
-		}()
+		ask, at = append(ask, a), append(at, i)
 	}
-	wg.Wait()
+	if len(ask) == 0 {
+		return
+	}
+	us, errs := d.fsys.c.UsagesOf(ctx, ask)
+	for k, i := range at {
+		d.usage[i], d.uerr[i] = us[k], errs[k]
+		if errs[k] == nil && d.fsys.openFile(ask[k].ID) == nil {
+			d.fsys.recent.put(ask[k].ID, us[k], start, gen)
+		}
+	}
 }
 
 // recentSizes holds the sizes READDIRPLUS read in the last plusMaxAge,

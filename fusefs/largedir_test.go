@@ -179,6 +179,21 @@ func TestLargeDirectory(t *testing.T) {
 		t.Errorf("pario ls of %d entries peaked at %d MiB resident, want under %d MiB", n, lsRSS>>20, lsBound>>20)
 	}
 
+	// pario ls -l: the sizes of a page of files in one request per I/O
+	// server.
+	start = time.Now()
+	cmd = exec.Command(parioBin, "--cluster", p.ClusterFile, "ls", "-l", "/big")
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("pario ls -l /big: %v\n%s", err, stderr.String())
+	}
+	if lines := bytes.Count(out, []byte("\n")); lines != n {
+		t.Fatalf("pario ls -l /big: %d lines, want %d", lines, n)
+	}
+	out = nil
+	t.Logf("pario ls -l: %v, peak RSS %d MiB", time.Since(start).Round(time.Millisecond), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss>>10)
+
 	// `pario mount`, a process of its own so that its memory is measured
 	// apart from the test's.
 	dir := t.TempDir()
@@ -234,6 +249,16 @@ func TestLargeDirectory(t *testing.T) {
 		if d := after[op] - before[op]; d > float64(n/4) {
 			t.Errorf("ls -l of %d entries: %.0f %s requests, want under %d", n, d, op, n/4)
 		}
+	}
+	// The sizes come in one usageBatch per page and I/O server; single
+	// size requests only for entries the kernel asks about again (4
+	// datafiles each).
+	grew := func(op string) float64 { return after[op] - before[op] }
+	if d, asked := grew("data size"), grew("fuse getattr")+grew("fuse lookup"); d > 4*asked {
+		t.Errorf("ls -l of %d entries: %.0f size requests for %.0f entries asked about again, want 4 at most for each", n, d, asked)
+	}
+	if d, pages := grew("data usageBatch"), grew("meta readdir"); d > 4*pages {
+		t.Errorf("ls -l of %d entries: %.0f usageBatch requests for %.0f pages, want 4 at most for each (one per server)", n, d, pages)
 	}
 
 	// What grows with the directory in the mount is the kernel's inode

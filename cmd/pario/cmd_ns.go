@@ -94,40 +94,21 @@ to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 							fmt.Fprintf(w, "%s:\n", quoteName(p))
 						}
 					}
-					n := 0
+					// A page of entries at a time: its columns are aligned
+					// together (the tabwriter would otherwise hold the whole
+					// listing), and with -l its files' sizes are asked for
+					// together, one request per I/O server.
+					page := make([]meta.DirEntry, 0, meta.MaxPageEntries)
 					for e, err := range ents {
 						if err != nil {
 							return err
 						}
-						// Columns are aligned within a page: the tabwriter
-						// would otherwise hold the whole listing.
-						if n++; n%meta.MaxPageEntries == 0 {
-							w.Flush()
+						if page = append(page, e); len(page) == cap(page) {
+							printLsPage(ctx, c, w, page, long, names)
+							page = page[:0]
 						}
-						if !long {
-							fmt.Fprintln(w, quoteName(e.Name))
-							continue
-						}
-						size := int64(0)
-						if e.Attr.Kind == meta.KindFile {
-							full := e.Name
-							if fi.Kind == meta.KindDir {
-								full = joinStore(p, e.Name)
-							}
-							if st, err := c.Stat(ctx, full); err == nil {
-								size = st.Size
-							} else {
-								size = -1
-							}
-						}
-						name := quoteName(e.Name)
-						if e.Attr.Kind == meta.KindSymlink {
-							size = int64(len(e.Attr.Target))
-							name += " -> " + quoteName(e.Attr.Target)
-						}
-						fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
-							time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), name, layoutOf(e.Attr))
 					}
+					printLsPage(ctx, c, w, page, long, names)
 				}
 				return nil
 			})
@@ -135,6 +116,36 @@ to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 	}
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "long listing")
 	return cmd
+}
+
+// printLsPage writes one page of a listing and flushes it. With long, a
+// file's size is what its datafiles say, -1 when they cannot say.
+func printLsPage(ctx context.Context, c *client.Client, w *tabwriter.Writer, page []meta.DirEntry, long bool, names ownerNames) {
+	defer w.Flush()
+	if !long {
+		for _, e := range page {
+			fmt.Fprintln(w, quoteName(e.Name))
+		}
+		return
+	}
+	attrs := make([]meta.Attr, len(page))
+	for i, e := range page {
+		attrs[i] = e.Attr
+	}
+	usages, errs := c.UsagesOf(ctx, attrs)
+	for i, e := range page {
+		size := usages[i].Size
+		if errs[i] != nil {
+			size = -1
+		}
+		name := quoteName(e.Name)
+		if e.Attr.Kind == meta.KindSymlink {
+			size = int64(len(e.Attr.Target))
+			name += " -> " + quoteName(e.Attr.Target)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
+			time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), name, layoutOf(e.Attr))
+	}
 }
 
 // ownerNames names uids and gids as this host's user and group databases

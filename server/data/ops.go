@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"syscall"
 
 	"github.com/pario/pario/wire"
 )
@@ -43,12 +44,17 @@ var OpCreateBatch = wire.NewOp[CreateBatchRequest, CreateBatchResponse](12, "cre
 // createBatch's).
 var OpRemoveBatch = wire.NewOp[RemoveBatchRequest, RemoveBatchResponse](13, "removeBatch", true)
 
+// OpUsageBatch asks for the usage of many datafiles in one request: a
+// listing with sizes (ls -l, a mount's READDIRPLUS) would otherwise cost
+// one size request per datafile. (Codes 12 and 13: the pools and the reaper.)
+var OpUsageBatch = wire.NewOp[UsageBatchRequest, UsageBatchResponse](14, "usageBatch", true)
+
 // Ops is the I/O server's op table.
 var Ops = wire.OpTable{
 	OpWrite.OpInfo, OpRead.OpInfo, OpTruncate.OpInfo, OpSize.OpInfo,
 	OpSync.OpInfo, OpRemove.OpInfo, OpStatfs.OpInfo, OpCreate.OpInfo,
 	OpList.OpInfo, OpClaim.OpInfo, OpWriteList.OpInfo, OpCreateBatch.OpInfo,
-	OpRemoveBatch.OpInfo,
+	OpRemoveBatch.OpInfo, OpUsageBatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -181,6 +187,61 @@ func (r SizeResponse) Encode(e *wire.Enc) { e.I64(r.Size); e.I64(r.Allocated) }
 
 func (r *SizeResponse) Decode(d *wire.Dec) error {
 	r.Size, r.Allocated = d.Offset("size"), d.Offset("allocated")
+	return d.Done()
+}
+
+// MaxUsageBatch bounds the datafiles of one usage batch, so that a
+// request and its answer stay small (24 bytes an entry) whatever the
+// caller lists.
+const MaxUsageBatch = 4096
+
+// UsageBatchRequest asks for the usage of each datafile of IDs.
+type UsageBatchRequest struct{ IDs []uint64 }
+
+func (r UsageBatchRequest) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.IDs)))
+	for _, id := range r.IDs {
+		e.U64(id)
+	}
+}
+
+func (r *UsageBatchRequest) Decode(d *wire.Dec) error {
+	n := d.Int("id count", MaxUsageBatch)
+	r.IDs = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		r.IDs = append(r.IDs, d.U64("id"))
+	}
+	return d.Done()
+}
+
+// DatafileUsage is one datafile's answer in a usage batch: what a size
+// request would have answered, or the errno it would have failed with.
+// A datafile never written is size 0 as for a size request, not an
+// error; an errno fails that datafile alone, not the batch.
+type DatafileUsage struct {
+	Size, Allocated int64
+	Errno           syscall.Errno
+}
+
+// UsageBatchResponse holds one DatafileUsage per requested ID, in order.
+type UsageBatchResponse struct{ Usages []DatafileUsage }
+
+func (r UsageBatchResponse) Encode(e *wire.Enc) {
+	e.Uvarint(uint64(len(r.Usages)))
+	for _, u := range r.Usages {
+		e.U32(uint32(u.Errno))
+		e.I64(u.Size)
+		e.I64(u.Allocated)
+	}
+}
+
+func (r *UsageBatchResponse) Decode(d *wire.Dec) error {
+	n := d.Int("usage count", MaxUsageBatch)
+	r.Usages = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		errno := syscall.Errno(d.U32("errno"))
+		r.Usages = append(r.Usages, DatafileUsage{Errno: errno, Size: d.Offset("size"), Allocated: d.Offset("allocated")})
+	}
 	return d.Done()
 }
 

@@ -63,6 +63,26 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
+		Op: OpUsageBatch.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&UsageBatchRequest{IDs: []uint64{3, math.MaxUint64}}, func(e *wire.Enc) { e.Uvarint(2); e.U64(3); e.U64(math.MaxUint64) }),
+			optest.V(&UsageBatchRequest{}, func(e *wire.Enc) { e.Uvarint(0) }),
+		},
+		Responses: []optest.Value{
+			optest.V(&UsageBatchResponse{Usages: []DatafileUsage{{Size: 1 << 33, Allocated: 1 << 20}, {Errno: syscall.ESTALE}}},
+				func(e *wire.Enc) {
+					e.Uvarint(2)
+					e.U32(0)
+					e.I64(1 << 33)
+					e.I64(1 << 20)
+					e.U32(uint32(syscall.ESTALE))
+					e.I64(0)
+					e.I64(0)
+				}),
+			optest.V(&UsageBatchResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+		},
+	},
+	{
 		Op:        OpSync.OpInfo,
 		Requests:  []optest.Value{optest.V(&SyncRequest{ID: 4}, func(e *wire.Enc) { e.U64(4) })},
 		Responses: []optest.Value{optest.V(&SyncResponse{}, func(*wire.Enc) {})},
@@ -189,6 +209,7 @@ func FuzzOpList(f *testing.F)        { optest.Fuzz(f, sample(f, OpList.OpInfo)) 
 func FuzzOpCreate(f *testing.F)      { optest.Fuzz(f, sample(f, OpCreate.OpInfo)) }
 func FuzzOpClaim(f *testing.F)       { optest.Fuzz(f, sample(f, OpClaim.OpInfo)) }
 func FuzzOpCreateBatch(f *testing.F) { optest.Fuzz(f, sample(f, OpCreateBatch.OpInfo)) }
+func FuzzOpUsageBatch(f *testing.F)  { optest.Fuzz(f, sample(f, OpUsageBatch.OpInfo)) }
 
 // The handler answers a request whose arguments do not decode with EINVAL
 // naming the op and the field, and executes nothing; an unknown op is
@@ -208,6 +229,8 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpTruncate.OpInfo, func(e *wire.Enc) { id(e); e.I64(-5) }, `"size": negative value -5`},
 		{OpSize.OpInfo, func(e *wire.Enc) { id(e); e.U8(0) }, "trailing"},
 		{OpSync.OpInfo, func(*wire.Enc) {}, `"id"`},
+		{OpUsageBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(MaxUsageBatch + 1) }, `"id count"`},
+		{OpUsageBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(2); e.U64(9) }, `"id"`},
 		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
 		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},

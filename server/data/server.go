@@ -100,6 +100,11 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			return SizeResponse{Size: size, Allocated: allocated}, err
 		})
 
+	case OpUsageBatch.Code:
+		return wire.Serve(OpUsageBatch, req, func(r UsageBatchRequest) (UsageBatchResponse, error) {
+			return h.usageBatch(ctx, r)
+		})
+
 	case OpSync.Code:
 		return wire.Serve(OpSync, req, func(r SyncRequest) (SyncResponse, error) {
 			return SyncResponse{}, h.Store.Sync(ctx, r.ID)
@@ -147,4 +152,23 @@ func (h *Handler) writeList(ctx context.Context, r WriteListRequest, data []byte
 		data = data[x.Length:]
 	}
 	return nil
+}
+
+// usageBatch answers each datafile as a size request would. A failed
+// datafile is that entry's errno; only a cancelled context fails the
+// whole batch, since the caller is gone.
+func (h *Handler) usageBatch(ctx context.Context, r UsageBatchRequest) (UsageBatchResponse, error) {
+	out := UsageBatchResponse{Usages: make([]DatafileUsage, len(r.IDs))}
+	for i, id := range r.IDs {
+		if err := ctx.Err(); err != nil {
+			return UsageBatchResponse{}, fmt.Errorf("usage batch at datafile %d of %d: %w", i, len(r.IDs), err)
+		}
+		size, alloc, err := h.Store.Usage(ctx, id)
+		if err != nil {
+			out.Usages[i] = DatafileUsage{Errno: wire.ErrnoOf(err)}
+			continue
+		}
+		out.Usages[i] = DatafileUsage{Size: size, Allocated: alloc}
+	}
+	return out, nil
 }

@@ -1,7 +1,10 @@
 package data
 
 import (
+	"syscall"
 	"testing"
+
+	"github.com/pario/pario/wire"
 )
 
 // A sparse datafile reports the bytes it holds, not its size; a datafile
@@ -40,4 +43,50 @@ func TestStatfsNamesTheFileSystem(t *testing.T) {
 	if sa.FSID == 0 || sa.FSID != sb.FSID || sa.Total != sb.Total {
 		t.Errorf("two stores on one file system: FSID %#x and %#x, totals %d and %d", sa.FSID, sb.FSID, sa.Total, sb.Total)
 	}
+}
+
+// A usage batch answers each datafile as a size request would, in order:
+// a datafile never made is size 0, not a failed batch.
+func TestHandlerUsageBatch(t *testing.T) {
+	s := openStore(t, StoreOptions{})
+	h := &Handler{Store: s}
+	ensure(t, s, 7)
+	ensure(t, s, 9)
+	if err := s.WriteAt(ctx, 7, make([]byte, 5000), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteAt(ctx, 9, []byte("x"), 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	ids := []uint64{9, 8, 7, 9}
+	var e wire.Enc
+	UsageBatchRequest{IDs: ids}.Encode(&e)
+	resp, err := h.ServeWire(ctx, &wire.Request{Op: OpUsageBatch.Code, Args: e.Bytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got UsageBatchResponse
+	if err := got.Decode(wire.NewDec(resp.Args)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Usages) != len(ids) {
+		t.Fatalf("%d answers for %d ids", len(got.Usages), len(ids))
+	}
+	for i, id := range ids {
+		size, alloc, err := s.Usage(ctx, id)
+		want := DatafileUsage{Size: size, Allocated: alloc, Errno: errnoOrZero(err)}
+		if got.Usages[i] != want {
+			t.Errorf("answer %d (datafile %d): %+v, want %+v as a size request", i, id, got.Usages[i], want)
+		}
+	}
+	if got.Usages[0].Size != 1<<30+1 || got.Usages[1] != (DatafileUsage{}) || got.Usages[2].Size != 5000 {
+		t.Errorf("usages %+v: want sizes 1 GiB+1, 0 (never made), 5000", got.Usages)
+	}
+}
+
+func errnoOrZero(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	return wire.ErrnoOf(err)
 }
