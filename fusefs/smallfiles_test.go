@@ -332,18 +332,26 @@ func TestReaddirPlusLooksNothingUp(t *testing.T) {
 	if got := calls.get("meta lookup"); got > 2 {
 		t.Errorf("ls -l of %d files made %d metadata lookups, want at most 2 (the directory's)", n, got)
 	}
-	sizes0 := calls.get("data size")
-	if sizes0 < n*4 {
-		t.Errorf("ls -l of %d files read %d sizes from 4 I/O servers", n, sizes0)
+	// The page's sizes: one usageBatch per I/O server, no size request
+	// per file.
+	if got := calls.get("data size"); got > 0 {
+		t.Errorf("ls -l of %d files sent %d size requests, want none (a usageBatch per server)", n, got)
+	}
+	batches0 := calls.get("data usageBatch")
+	if batches0 < 1 || batches0 > 4 {
+		t.Errorf("ls -l of %d files sent %d usageBatch requests, want 1 to 4 (one per server)", n, batches0)
 	}
 	sh(t, "rm -rf "+m.path("d"))
 	if got := calls.get("meta lookup"); got > 4 {
 		t.Errorf("ls -l and rm -rf of %d files made %d metadata lookups, want at most 4", n, got)
 	}
 	// rm -rf lists the directory twice: the second listing reuses the
-	// first's sizes.
-	if got := calls.get("data size") - sizes0; got > n*4 {
-		t.Errorf("rm -rf of %d files read %d sizes from 4 I/O servers, want at most %d", n, got, n*4)
+	// first's sizes, so at most one listing's batches more.
+	if got := calls.get("data usageBatch") - batches0; got > 4 {
+		t.Errorf("rm -rf of %d files sent %d usageBatch requests, want at most 4", n, got)
+	}
+	if got := calls.get("data size"); got > 0 {
+		t.Errorf("rm -rf of %d files sent %d size requests, want none", n, got)
 	}
 	if _, err := native.Lookup(ctx, "/d"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after rm -rf: %v", err)
