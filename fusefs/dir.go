@@ -114,7 +114,10 @@ func (d *dirStream) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 		u = d.usage[d.i-1]
 	}
 	// After the sizes, which take a while on a busy machine.
-	if !d.current() || fsys.changedSince(a.ID, d.read) || fsys.openFile(a.ID) != nil {
+	// The directory itself changed: this mount's own renames and unlinks
+	// in it (ownChanged) may have moved an entry whose ID it did not know.
+	if !d.current() || fsys.changedSince(a.ID, d.read) || fsys.changedSince(d.dir.id, d.read) ||
+		fsys.openFile(a.ID) != nil {
 		return nil, syscall.EAGAIN
 	}
 	if a.Kind == meta.KindFile {

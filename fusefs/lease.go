@@ -285,6 +285,32 @@ func (fsys *fileSystem) mutating(parent meta.FileID, name string) func() {
 	}
 }
 
+// ownChanged records the namespace changes this mount made itself
+// (kernelsOwn): the metadata server does not send them back, and the
+// kernel has applied them from the answers, but the mount's own caches
+// that trust "no change since" (a READDIRPLUS page, an open file's
+// remembered attributes, a directory's state) must count them as they
+// count other mounts' (invalidate). Zero IDs are skipped.
+func (fsys *fileSystem) ownChanged(ids ...meta.FileID) {
+	l := &fsys.lease
+	now := time.Now()
+	l.mu.Lock()
+	if l.changed != nil { // nil: no lease, so nothing cached to doubt
+		for _, id := range ids {
+			if id != 0 {
+				l.changed[id] = now
+			}
+		}
+	}
+	l.batches++
+	l.mu.Unlock()
+	for _, id := range ids {
+		if id != 0 {
+			fsys.note(id)
+		}
+	}
+}
+
 // invalidate applies changes to the kernel's caches (see the comment at
 // the top of this file). A name is dropped before the acknowledgement
 // when the kernel lets it within syncDropWait; it waits longer only

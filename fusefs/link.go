@@ -26,6 +26,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if err != nil {
 		return nil, n.fsys.errno("symlink", p, err)
 	}
+	n.fsys.ownChanged(n.id)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
@@ -45,6 +46,7 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 	if err != nil {
 		return nil, n.fsys.errno("link", p, err)
 	}
+	n.fsys.ownChanged(n.id, tn.id)
 	var u client.Usage
 	if a.Kind == meta.KindFile {
 		n.fsys.settle(a.ID)

@@ -455,6 +455,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if err != nil {
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
+	n.fsys.ownChanged(n.id)
 	n.fsys.learnSquash(ctx, a)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
@@ -477,6 +478,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		if err != nil {
 			return nil, n.fsys.errno("mknod", p, err)
 		}
+		n.fsys.ownChanged(n.id)
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
 	}
@@ -484,6 +486,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	if err != nil {
 		return nil, n.fsys.errno("mknod", p, err)
 	}
+	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
@@ -523,6 +526,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if err != nil {
 		return nil, nil, 0, n.fsys.errno("create", p, err)
 	}
+	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.learnSquash(ctx, a)
 	child := n.newChild(ctx, a)
@@ -572,6 +576,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	if err != nil {
 		return n.fsys.errno("unlink", p, err)
 	}
+	n.fsys.ownChanged(n.id, id)
 	if keep {
 		n.fsys.dropData(ctx, p, gone)
 	}
@@ -583,7 +588,8 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	if _, ok := n.cachedChild(name, true); !ok {
+	id, ok := n.cachedChild(name, true)
+	if !ok {
 		a, err := n.fsys.c.Lookup(ctx, p)
 		if err != nil {
 			return n.fsys.errno("rmdir", p, err)
@@ -591,11 +597,13 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		if a.Kind != meta.KindDir {
 			return syscall.ENOTDIR
 		}
+		id = a.ID
 	}
 	defer n.fsys.mutating(n.id, name)()
 	if _, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, false); err != nil {
 		return n.fsys.errno("rmdir", p, err)
 	}
+	n.fsys.ownChanged(n.id, id)
 	return 0
 }
 
@@ -642,7 +650,16 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	// has an entry (only then can the metadata server do it), and keeps
 	// its datafiles until its last release.
 	keep := false
+	var moved, replacedID meta.FileID // as far as the kernel knows them
+	if c := n.GetChild(name); c != nil {
+		if cn, ok := c.Operations().(*node); ok {
+			moved = cn.id
+		}
+	}
 	if target := np.GetChild(newName); target != nil {
+		if tn, ok := target.Operations().(*node); ok {
+			replacedID = tn.id
+		}
 		if tn, ok := target.Operations().(*node); ok && !tn.dir {
 			if errno := n.fsys.prepareOrphan(ctx, tn.id, to); errno != 0 {
 				return errno
@@ -656,6 +673,10 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	if err != nil {
 		return n.fsys.errno("rename", from, err)
 	}
+	if replaced != nil {
+		replacedID = replaced.ID
+	}
+	n.fsys.ownChanged(n.id, np.id, moved, replacedID)
 	if replaced != nil && keep {
 		n.fsys.dropData(ctx, to, *replaced)
 	}

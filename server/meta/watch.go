@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -104,6 +105,14 @@ func (s *Store) startHubLocked() {
 	}
 	h.started = true
 	h.watchers = map[uint64]*watcher{}
+	// Watcher IDs start at a random point, so that a mount still holding
+	// an ID from before a restart never names another mount's: a change
+	// it makes would otherwise count as that mount's own, which is neither
+	// sent to it nor waited for (Cred.Watcher). The top bits stay clear so
+	// that counting up never wraps to 0, "register".
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	h.nextID = binary.BigEndian.Uint64(b[:]) >> 2
 	h.acked = make(chan struct{})
 	if h.lease == 0 {
 		h.lease = leaseFromEnv()

@@ -180,3 +180,18 @@ func TestWatchOriginNotAwaited(t *testing.T) {
 		t.Errorf("acknowledgements awaited with two mounts: %d, want 1 (the other mount's)", got)
 	}
 }
+
+// A restarted metadata server never hands a mount the watcher ID another
+// mount held before the restart: that mount's changes would count as the
+// new holder's own, which publish neither sends to it nor waits for.
+func TestWatcherIDsNotReusedAfterRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	s := openWatched(t, path)
+	before := poll(t, s, WatchRequest{}).Watcher
+	s.Close()
+	s = openWatched(t, path)
+	after := poll(t, s, WatchRequest{}).Watcher
+	if after == before || after == 0 {
+		t.Fatalf("watcher ID %d after the restart, %d before: want a fresh, non-zero one", after, before)
+	}
+}
