@@ -78,6 +78,10 @@ type pools struct {
 	// server claimed again), with the servers where their datafiles may
 	// still be; claim removes them.
 	stale map[FileID][]uint32
+	// recordMu orders discardStale's updates of stale and the commits
+	// that record them: two servers' discards of one ID must not commit
+	// out of the order they changed stale in (a record would come back).
+	recordMu sync.Mutex
 	// failed counts refills that failed, for tests.
 	failed int
 
@@ -482,6 +486,7 @@ func (s *Store) discardStale(ctx context.Context, srv uint32) error {
 		}
 		// left[id] is where id's datafiles may still be; none: done.
 		left := map[FileID][]uint32{}
+		p.recordMu.Lock()
 		p.mu.Lock()
 		for _, id := range batch {
 			if srvs, ok := p.stale[id]; ok {
@@ -509,6 +514,7 @@ func (s *Store) discardStale(ctx context.Context, srv uint32) error {
 			}
 			return nil
 		})
+		p.recordMu.Unlock()
 		if err != nil {
 			return fmt.Errorf("discard precreated datafiles on I/O server %d: %w", srv, err)
 		}
