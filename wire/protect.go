@@ -533,17 +533,35 @@ func (h *half) readData(r io.Reader, n int, into [][]byte) (int, error) {
 			scratch = getRecordBuf()
 		}
 		rec := scratch[:k+tagSize]
-		if _, err := io.ReadFull(r, rec); err != nil {
-			return placed, noEOF(err)
-		}
 		if fits {
-			// The record opens straight into the caller's slice.
-			if err := h.open(into[i][off:off+k], rec); err != nil {
+			// No room for the tag behind the record (a striped read's
+			// 64 KiB slices): the record is read into the slice all the
+			// same and copied beside its tag in the scratch buffer, to open
+			// back into the slice. Opened from a scratch buffer it was read
+			// into instead, the cipher's stores were the first to touch
+			// the slice, cold in the cache, and reads cost 0.2 CPU-s/GiB
+			// more in the store (docs/BENCHMARKS.md); the copy is of bytes
+			// just read, in cache. A record that fails to open leaves
+			// zeros in the slice: neither its ciphertext nor what the
+			// cipher made of it.
+			dst := into[i][off : off+k]
+			if _, err := io.ReadFull(r, dst); err != nil {
+				return placed, noEOF(err)
+			}
+			if _, err := io.ReadFull(r, rec[k:]); err != nil {
+				return placed, noEOF(err)
+			}
+			copy(rec, dst)
+			if err := h.open(dst, rec); err != nil {
+				clear(dst)
 				return placed, fmt.Errorf("data section: %w", err)
 			}
 			off += k
 			placed += k
 			continue
+		}
+		if _, err := io.ReadFull(r, rec); err != nil {
+			return placed, noEOF(err)
 		}
 		p := rec[:k]
 		if err := h.open(p, rec); err != nil {

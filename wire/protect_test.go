@@ -658,8 +658,10 @@ func benchPlain(b *testing.B, read bool, n int) {
 
 // Inside one frame, the data records are numbered as the frames are: one
 // changed, dropped, replayed or moved fails to open, whether it opens in
-// the caller's slice (in place, its tag over the next record's bytes),
-// through the scratch buffer, or across slices.
+// the caller's slice (in place, its tag over the next record's bytes), in
+// a slice with no room for its tag (through the scratch buffer), or across
+// slices. In ProtectAEAD the record that fails leaves none of its
+// plaintext in the caller's slice.
 func TestDataRecordsTamperDetected(t *testing.T) {
 	const n = 3*recordSize + 1000
 	data := pattern(n, 5)
@@ -676,12 +678,18 @@ func TestDataRecordsTamperDetected(t *testing.T) {
 		"drop":   func(r [][]byte) [][]byte { return [][]byte{r[0], r[2], r[3], r[3]} },
 		"tag":    func(r [][]byte) [][]byte { r[3] = append([]byte(nil), r[3]...); r[3][len(r[3])-1] ^= 0x80; return r },
 	}
+	failsAt := map[string]int{"flip": 1, "swap": 0, "replay": 1, "drop": 1, "tag": 3}
 	dests := map[string]func() [][]byte{
 		"in place": func() [][]byte { return [][]byte{make([]byte, n+tagSize)[:n:n]} },
 		"exact":    func() [][]byte { return [][]byte{make([]byte, n)} },
 		"slices": func() [][]byte {
 			b := make([]byte, n)
 			return [][]byte{b[:recordSize/2], b[recordSize/2 : 2*recordSize+3], b[2*recordSize+3:]}
+		},
+		// Every record alone in its slice, as a striped read's are.
+		"strips": func() [][]byte {
+			b := make([]byte, n)
+			return [][]byte{b[:recordSize], b[recordSize : 2*recordSize], b[2*recordSize : 3*recordSize], b[3*recordSize:]}
 		},
 	}
 	for _, mode := range []Protection{ProtectAEAD, ProtectIntegrity} {
@@ -711,11 +719,11 @@ func TestDataRecordsTamperDetected(t *testing.T) {
 				}
 				into := dest()
 				placed, err := s.recv.readData(r, n, into)
+				var got []byte
+				for _, p := range into {
+					got = append(got, p...)
+				}
 				if en == "none" {
-					var got []byte
-					for _, p := range into {
-						got = append(got, p...)
-					}
 					if err != nil || placed != n || !bytes.Equal(got, data) {
 						t.Fatalf("%s %s: placed %d, %v", mode, dn, placed, err)
 					}
@@ -723,6 +731,20 @@ func TestDataRecordsTamperDetected(t *testing.T) {
 				}
 				if !errors.Is(err, ErrFrameAuth) {
 					t.Fatalf("%s: %s record opened into %s destination: placed %d, %v", mode, en, dn, placed, err)
+				}
+				if mode != ProtectAEAD {
+					continue // the payload travels in the clear
+				}
+				lo := failsAt[en] * recordSize
+				hi := min(lo+recordSize, n)
+				same := 0
+				for i := lo; i < hi; i++ {
+					if got[i] == data[i] {
+						same++
+					}
+				}
+				if same > (hi-lo)/2 {
+					t.Errorf("%s record into %s destination: %d of the failed record's %d bytes in the caller's slice are its plaintext", en, dn, same, hi-lo)
 				}
 			}
 		}
