@@ -237,11 +237,13 @@ func (c *Conn) readLoop() {
 		delete(c.pending, h.ReqID)
 		c.mu.Unlock()
 		if err := c.readBody(br, h, cl); err != nil {
+			// Broken before the caller hears of it: one that retries at
+			// once must not get this connection again.
+			c.fail(err)
 			if cl != nil {
 				cl.err = &ConnError{Server: c.server, Err: err}
 				close(cl.done)
 			}
-			c.fail(err)
 			return
 		}
 		if cl != nil {
