@@ -91,7 +91,8 @@ var usageBatchMax = data.MaxUsageBatch
 
 // serverUsages asks I/O server idx for the usage of refs' datafiles, a
 // batch at a time. A server that does not know the batch op (ENOSYS, an
-// older one) is asked one size request per datafile instead.
+// older one) is asked one size request per datafile instead, for the rest
+// of the call too.
 func (c *Client) serverUsages(ctx context.Context, idx uint32, refs []datafileRef) []datafileUsage {
 	out := make([]datafileUsage, len(refs))
 	ep, err := c.server(idx)
@@ -102,6 +103,7 @@ func (c *Client) serverUsages(ctx context.Context, idx uint32, refs []datafileRe
 		return out
 	}
 	ids := make([]uint64, 0, min(len(refs), usageBatchMax))
+	old := false // the server answered ENOSYS to a batch
 	for start := 0; start < len(refs); start += usageBatchMax {
 		batch := refs[start:min(start+usageBatchMax, len(refs))]
 		res := out[start : start+len(batch)]
@@ -109,8 +111,14 @@ func (c *Client) serverUsages(ctx context.Context, idx uint32, refs []datafileRe
 		for _, r := range batch {
 			ids = append(ids, r.id)
 		}
+		if old {
+			c.sizeEach(ctx, ep, ids, res)
+			continue
+		}
 		resp, _, err := wire.Call(ctx, ep, data.OpUsageBatch, data.UsageBatchRequest{IDs: ids}, nil, nil)
 		if errors.Is(err, syscall.ENOSYS) {
+			// The server will not know the op for the next batch either.
+			old = true
 			c.sizeEach(ctx, ep, ids, res)
 			continue
 		}

@@ -164,14 +164,31 @@ func (d *dirStream) sizes(ctx context.Context) {
 	if len(ask) == 0 {
 		return
 	}
-	us, errs := d.fsys.c.UsagesOf(ctx, ask)
-	for k, i := range at {
-		d.usage[i], d.uerr[i] = us[k], errs[k]
-		if errs[k] == nil && d.fsys.openFile(ask[k].ID) == nil {
-			d.fsys.recent.put(ask[k].ID, us[k], start, gen)
+	// A failed batch (a connection lost, a server restarting) is asked
+	// again once, for the files it failed: otherwise every entry of the
+	// page would become a lookup of its own. A second failure leaves
+	// those entries to the kernel's lookups.
+	for try := 0; try < 2 && len(ask) > 0; try++ {
+		us, errs := usagesOf(d.fsys.c, ctx, ask)
+		var again []meta.Attr
+		var againAt []int
+		for k, i := range at {
+			d.usage[i], d.uerr[i] = us[k], errs[k]
+			switch {
+			case errs[k] == nil:
+				if d.fsys.openFile(ask[k].ID) == nil {
+					d.fsys.recent.put(ask[k].ID, us[k], start, gen)
+				}
+			case ctx.Err() == nil:
+				again, againAt = append(again, ask[k]), append(againAt, i)
+			}
 		}
+		ask, at = again, againAt
 	}
 }
+
+// usagesOf is client.Client.UsagesOf; tests make it fail.
+var usagesOf = (*client.Client).UsagesOf
 
 // recentSizes holds the sizes READDIRPLUS read in the last plusMaxAge,
 // for a listing of the same directory right after: coreutils' rm -r

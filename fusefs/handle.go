@@ -86,9 +86,12 @@ func (of *openFile) refreshLocked(a meta.Attr) {
 	cur := of.f.Attr()
 	same := cur.Layout == a.Layout && slices.Equal(cur.Servers, a.Servers)
 	if same && (cur.Stuffed == a.Stuffed || !cur.Stuffed) {
-		if cur.Mode != a.Mode {
-			// Writes look at the mode (killPriv).
-			cur.Mode = a.Mode
+		// Writes look at the mode (killPriv), and reads at the times
+		// (relatime, accessed): an open that finds the file open here
+		// already (a release that reaches the mount after the next open)
+		// must not judge atime by the times of the first open.
+		if cur.Mode != a.Mode || cur.Atime != a.Atime || cur.Mtime != a.Mtime || cur.Ctime != a.Ctime {
+			cur.Mode, cur.Atime, cur.Mtime, cur.Ctime = a.Mode, a.Atime, a.Mtime, a.Ctime
 			_ = of.f.SetAttr(cur)
 		}
 		return

@@ -115,6 +115,26 @@ func TestPOSIXSemantics(t *testing.T) {
 			t.Errorf("second read moved atime %d -> %d (relatime keeps it)", ns(read1.Atim), ns(read2.Atim))
 		}
 
+		// relatime holds while another descriptor keeps the file open, so
+		// that every open shares one open-file state (as when a close's
+		// release reaches the mount after the next open, on a busy
+		// machine): the second read still leaves atime alone.
+		held, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, f, []byte("newer data"))
+		readFile(t, f)
+		read1 = st()
+		if ns(read1.Atim) <= ns(read1.Mtim) {
+			t.Errorf("read after a write, file held open: atime %d, mtime %d; want atime after mtime", ns(read1.Atim), ns(read1.Mtim))
+		}
+		readFile(t, f)
+		if read2 := st(); ns(read2.Atim) != ns(read1.Atim) {
+			t.Errorf("second read, file held open: moved atime %d -> %d (relatime keeps it)", ns(read1.Atim), ns(read2.Atim))
+		}
+		held.Close()
+
 		// ctime moves with every change.
 		for what, change := range map[string]func() error{
 			"chmod":    func() error { return os.Chmod(f, 0o600) },

@@ -7,18 +7,42 @@ import (
 	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
-// The keys of each direction are HKDF-SHA256 of the secret, salted with
-// both nonces, and 16 bytes long (AES-128-GCM, protocol version 4): a
-// record sealed by a session is the one AES-128-GCM seals under that key,
-// with the record count as nonce, and no other.
-func TestSessionKeysAES128(t *testing.T) {
+// lowerRekey makes connections made from now on update their keys every n
+// records, until the test ends.
+func lowerRekey(t testing.TB, n uint64) {
+	old := rekeyRecords
+	rekeyRecords = n
+	t.Cleanup(func() { rekeyRecords = old })
+}
+
+// Each direction's traffic secret is HKDF-SHA256 of the secret, salted
+// with both nonces; its keys are 16 bytes (AES-128-GCM) expanded from it,
+// and every RekeyRecords records the next traffic secret is expanded from
+// the last (protocol version 5). A record sealed by a session is the one
+// AES-128-GCM seals under the key of its epoch, with the record count as
+// nonce, and no other.
+func TestSessionKeys(t *testing.T) {
+	const every = 2
+	lowerRekey(t, every)
 	sn, cn := bytes.Repeat([]byte{1}, nonceSize), bytes.Repeat([]byte{2}, nonceSize)
+	expand := func(secret []byte, info string, n int) []byte {
+		k, err := hkdf.Expand(sha256.New, secret, info, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	for _, mode := range []Protection{ProtectAEAD, ProtectIntegrity} {
 		for _, client := range []bool{true, false} {
 			s, err := newSession(testSecret, sn, cn, mode, client)
@@ -26,23 +50,26 @@ func TestSessionKeysAES128(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := map[bool]string{true: "client to server", false: "server to client"}[client]
-			key, err := hkdf.Key(sha256.New, testSecret, append(append([]byte(nil), sn...), cn...), fmt.Sprintf("pario-wire-v%d %s %s", protocolVersion, mode, dir), 16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := aes.NewCipher(key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, err := cipher.NewGCM(b)
+			ts, err := hkdf.Key(sha256.New, testSecret, append(append([]byte(nil), sn...), cn...), fmt.Sprintf("pario-wire-v%d %s %s", protocolVersion, mode, dir), 32)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := []byte("CONFIDENTIAL")
-			var want []byte
-			for seq := range 3 {
+			for seq := range 3 * every {
+				if seq > 0 && seq%every == 0 {
+					ts = expand(ts, "pario-wire traffic upd", 32)
+				}
+				b, err := aes.NewCipher(expand(ts, "pario-wire key", 16))
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := cipher.NewGCM(b)
+				if err != nil {
+					t.Fatal(err)
+				}
 				var nonce [12]byte
 				nonce[4] = byte(seq)
+				var want []byte
 				if mode == ProtectAEAD {
 					want = g.Seal(nil, nonce[:], p, nil)
 				} else {
@@ -53,13 +80,81 @@ func TestSessionKeysAES128(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("%s, client %v, record %d: sealed %x, want %x (AES-128-GCM under the HKDF key)", mode, client, seq, got, want)
+					t.Errorf("%s, client %v, record %d: sealed %x, want %x (AES-128-GCM under key %d)", mode, client, seq, got, want, seq/every)
 				}
 			}
 		}
 	}
-	if protocolVersion != 4 {
-		t.Errorf("protocol version %d: AES-128 keys came with version 4", protocolVersion)
+	if protocolVersion != 5 {
+		t.Errorf("protocol version %d: key updates came with version 5", protocolVersion)
+	}
+}
+
+// A connection whose keys change every few records, in both directions
+// (requests and answers of many records, some split over several key
+// changes), moves every byte as sent, in both modes.
+func TestConnectionCrossesKeyUpdates(t *testing.T) {
+	lowerRekey(t, 3)
+	for _, mode := range []Protection{ProtectAEAD, ProtectIntegrity} {
+		s := startServer(t, &testHandler{}, ServerOptions{Protection: mode})
+		e := NewEndpoint("rekey", s.Addr, testSecret, EndpointOptions{Protection: mode})
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := range 40 {
+			n := []int{0, 1, 100, recordSize, 3*recordSize + 17, 1 << 20}[rng.IntN(6)]
+			args := []byte(fmt.Sprintf("call %d", i))
+			data := pattern(n, byte(i))
+			into := make([]byte, n)
+			gotArgs, got, err := e.Call(ctx, opEcho, true, args, [][]byte{data}, [][]byte{into})
+			if err != nil {
+				t.Fatalf("%s, call %d of %d bytes: %v", mode, i, n, err)
+			}
+			if !bytes.Equal(gotArgs, args) || got != n || !bytes.Equal(into, data) {
+				t.Fatalf("%s, call %d of %d bytes: echoed %q and %d bytes (equal: %v)", mode, i, n, gotArgs, got, bytes.Equal(into, data))
+			}
+		}
+		e.Close()
+	}
+}
+
+// A record sealed under a direction's old key after its switch point, with
+// the right record number, is refused; the one sealed under the new key
+// opens.
+func TestOldKeyRefusedAfterUpdate(t *testing.T) {
+	const every = 4
+	lowerRekey(t, every)
+	for _, mode := range []Protection{ProtectAEAD, ProtectIntegrity} {
+		c, s := sessionPair(t, mode)
+		stale := *c.send
+		stale.rekeyAt = math.MaxUint64 // keeps the first key
+		for i := range every {
+			rec, err := c.send.seal(nil, []byte("before"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.recv.open(make([]byte, len("before")), rec); err != nil {
+				t.Fatalf("%s: record %d under the first key: %v", mode, i, err)
+			}
+		}
+		stale.seq = every
+		old, err := stale.seal(nil, []byte("after!"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := c.send.seal(nil, []byte("after!"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(old, fresh) {
+			t.Fatalf("%s: record %d sealed alike under the old and the new key", mode, every)
+		}
+		recv := *s.recv
+		if err := recv.open(make([]byte, len("after!")), old); !errors.Is(err, ErrFrameAuth) {
+			t.Fatalf("%s: record %d under the old key: %v, want ErrFrameAuth", mode, every, err)
+		}
+		if err := s.recv.open(make([]byte, len("after!")), fresh); err != nil {
+			t.Fatalf("%s: record %d under the new key: %v", mode, every, err)
+		}
 	}
 }
 
@@ -234,5 +329,25 @@ func BenchmarkProtectionStore(b *testing.B) {
 				rg.Wait()
 			})
 		}
+	}
+}
+
+// A peer of protocol version 4 (keys never updated) is refused at its
+// hello, both versions named, before any sealed frame.
+func TestVersion4PeerRefused(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go func() {
+		var e Enc
+		e.U8(4)
+		e.String("old")
+		e.Blob(bytes.Repeat([]byte{1}, nonceSize))
+		e.U8(uint8(ProtectAEAD))
+		_ = writeFrame(b, opHello, 0, 0, e.Bytes())
+	}()
+	_, _, err := clientHandshake(a, "old", testSecret, ProtectAEAD)
+	if err == nil || !strings.Contains(err.Error(), "server speaks protocol version 4, this client 5") {
+		t.Fatalf("handshake with a version 4 server: %v, want a refusal naming both versions", err)
 	}
 }

@@ -31,8 +31,10 @@ const (
 // (credentials end with the mount's watcher ID; remove and rename carry
 // keep-data; a scan page lists pooled IDs and pending removals): a peer
 // of another version is refused at the hello, naming both versions,
-// rather than failing on its first sealed frame or request.
-const protocolVersion = 4
+// rather than failing on its first sealed frame or request. Version 5
+// derives each direction's keys from a traffic secret and updates them
+// every RekeyRecords records.
+const protocolVersion = 5
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

@@ -187,12 +187,70 @@ func sealedSize(argLen, dataLen int) int {
 	return n
 }
 
-// half is one direction of a protected connection: its key and the number
-// of the next record.
+// RekeyRecords is how many records one key seals in each direction
+// (protocol version 5). When a direction's record count reaches a
+// multiple of it, both ends derive that direction's next key from its
+// current traffic secret, as TLS 1.3's KeyUpdate does, but with no
+// message: the switch point is the record count, which both ends know.
+// 2^22 records of at most 64 KiB are 2^34 AES blocks (256 GiB), under
+// the 2^34.5 blocks per key that TLS 1.3 allows AES-GCM (RFC 8446 5.5,
+// 2^24.5 records of 16 KiB). A key update costs two HKDF expansions and
+// an AES key schedule, a few microseconds per 256 GiB.
+const RekeyRecords = 1 << 22
+
+// rekeyRecords is RekeyRecords; tests lower it (before any connection is
+// made) to cross key updates with a few frames.
+var rekeyRecords uint64 = RekeyRecords
+
+// half is one direction of a protected connection: its key, the traffic
+// secret it came from, and the number of the next record.
 type half struct {
 	aead    cipher.AEAD
 	encrypt bool
 	seq     uint64
+	secret  []byte // traffic secret of the current key
+	rekeyAt uint64 // the first record sealed under the next key
+	every   uint64 // records per key
+}
+
+// newHalf makes a direction whose first key comes from traffic secret ts.
+func newHalf(ts []byte, encrypt bool) (*half, error) {
+	h := &half{secret: ts, encrypt: encrypt, every: rekeyRecords, rekeyAt: rekeyRecords}
+	return h, h.useKey()
+}
+
+// useKey makes the AEAD of the key of h.secret.
+func (h *half) useKey() error {
+	k, err := hkdf.Expand(sha256.New, h.secret, "pario-wire key", keySize)
+	if err != nil {
+		return err
+	}
+	b, err := aes.NewCipher(k)
+	if err != nil {
+		return err
+	}
+	g, err := cipher.NewGCM(b)
+	if err != nil {
+		return err
+	}
+	h.aead = g
+	return nil
+}
+
+// rekey moves to the next key: its traffic secret is expanded from the
+// current one, which the connection then forgets (HKDF is one-way: the
+// later secrets do not give the earlier keys).
+func (h *half) rekey() error {
+	next, err := hkdf.Expand(sha256.New, h.secret, "pario-wire traffic upd", sha256.Size)
+	if err != nil {
+		return err
+	}
+	h.secret = next
+	if err := h.useKey(); err != nil {
+		return err
+	}
+	h.rekeyAt += h.every
+	return nil
 }
 
 // session holds both directions of a connection.
@@ -201,31 +259,24 @@ type session struct {
 	send, recv *half
 }
 
-// newSession derives the keys of one connection from the secret and the
-// nonces of both sides (fresh for every connection) and the mode; client
-// says which side we are.
+// newSession derives the traffic secrets of one connection, one per
+// direction, from the secret and the nonces of both sides (fresh for every
+// connection) and the mode; client says which side we are. Each
+// direction's keys come from its traffic secret (see RekeyRecords).
 func newSession(secret, serverNonce, clientNonce []byte, mode Protection, client bool) (*session, error) {
 	salt := append(append([]byte(nil), serverNonce...), clientNonce...)
-	key := func(dir string) (*half, error) {
-		k, err := hkdf.Key(sha256.New, secret, salt, fmt.Sprintf("pario-wire-v%d %s %s", protocolVersion, mode, dir), keySize)
+	dir := func(name string) (*half, error) {
+		ts, err := hkdf.Key(sha256.New, secret, salt, fmt.Sprintf("pario-wire-v%d %s %s", protocolVersion, mode, name), sha256.Size)
 		if err != nil {
 			return nil, err
 		}
-		b, err := aes.NewCipher(k)
-		if err != nil {
-			return nil, err
-		}
-		g, err := cipher.NewGCM(b)
-		if err != nil {
-			return nil, err
-		}
-		return &half{aead: g, encrypt: mode == ProtectAEAD}, nil
+		return newHalf(ts, mode == ProtectAEAD)
 	}
-	c2s, err := key("client to server")
+	c2s, err := dir("client to server")
 	if err != nil {
 		return nil, fmt.Errorf("derive keys: %w", err)
 	}
-	s2c, err := key("server to client")
+	s2c, err := dir("server to client")
 	if err != nil {
 		return nil, fmt.Errorf("derive keys: %w", err)
 	}
@@ -240,6 +291,11 @@ func (h *half) nonce(n *[12]byte) error {
 	// before its counter could wrap (it would take centuries).
 	if h.seq == math.MaxUint64 {
 		return errors.New("wire: record counter exhausted, connection must be re-established")
+	}
+	if h.seq == h.rekeyAt {
+		if err := h.rekey(); err != nil {
+			return fmt.Errorf("wire: key update at record %d: %w", h.seq, err)
+		}
 	}
 	binary.LittleEndian.PutUint64(n[4:], h.seq)
 	h.seq++

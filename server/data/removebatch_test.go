@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pario/pario/vfs/errorfs"
 	"github.com/pario/pario/wire"
 )
 
@@ -59,4 +60,32 @@ func listIDs(t *testing.T, s *Store) []uint64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// A batch's removals survive a power cut right after it answers: the
+// metadata server forgets its records then, and a datafile that came back
+// would be an orphan nobody removes. A failed sync fails the batch, so the
+// metadata server keeps its records and sends it again.
+func TestRemoveBatchDurable(t *testing.T) {
+	ctx := context.Background()
+	s, mem, efs := memStore(t, StoreOptions{})
+	ids := []uint64{0x101, 0x102, 0x2ff, 0x300}
+	if _, err := s.CreateBatch(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveBatch(ctx, ids[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, afterCrash(t, mem)); !slices.Equal(got, []uint64{0x300}) {
+		t.Fatalf("after removeBatch and a power cut: datafiles %#x, want [0x300]", got)
+	}
+
+	efs.Add(&errorfs.Rule{Op: errorfs.OpSyncFS, Nth: 1, Err: eio})
+	wantErr(t, s.RemoveBatch(ctx, ids[3:]), "data: remove batch", "sync")
+	if err := s.RemoveBatch(ctx, ids[3:]); err != nil {
+		t.Fatalf("removeBatch sent again after a failed sync: %v", err)
+	}
+	if got := listIDs(t, afterCrash(t, mem)); len(got) != 0 {
+		t.Fatalf("after the batch was sent again and a power cut: datafiles %#x, want none", got)
+	}
 }

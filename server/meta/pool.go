@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -346,42 +345,79 @@ func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) 
 			taken[id] = true
 		}
 	}
-	// undo removes what this batch made of drop, where it is known what
-	// that is: the servers that answered.
-	undo := func(drop func(FileID) bool) {
+	// undo removes what this batch made of the IDs drop selects, on the
+	// servers that answered (where it is known what that is). It returns
+	// where that failed: each ID whose datafile may be left, and the
+	// servers that may hold it.
+	undo := func(drop func(FileID) bool) (stuck map[FileID][]uint32, err error) {
+		stuck = map[FileID][]uint32{}
+		var undoErrs []error
 		for i, srv := range srvs {
 			if errs[i] != nil {
 				continue
 			}
 			gone := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return !drop(id) || slices.Contains(existed[i], id) })
-			if len(gone) > 0 {
-				_, _ = bd.RemoveIfEmpty(context.WithoutCancel(ctx), srv, gone, s.incarnation)
+			if len(gone) == 0 {
+				continue
+			}
+			// A datafile kept because it holds bytes was written by a
+			// client that should not have it: fsck reports it.
+			if _, err := bd.RemoveIfEmpty(context.WithoutCancel(ctx), srv, gone, s.incarnation); err != nil {
+				undoErrs = append(undoErrs, fmt.Errorf("undo precreate on I/O server %d: %w", srv, err))
+				for _, id := range gone {
+					stuck[id] = append(stuck[id], srv)
+				}
 			}
 		}
+		return stuck, errors.Join(undoErrs...)
 	}
 	if len(failed) > 0 {
 		// A server that failed undid its batch, or may have made some of
-		// it before its connection broke: its part stays recorded, stale,
-		// and it is claimed again before its next use, which discards it.
-		undo(func(FileID) bool { return true })
-		s.pool.mu.Lock()
+		// it before its connection broke; a server whose undo failed holds
+		// its part. Those parts stay recorded, stale, and their servers are
+		// claimed again before their next use, which discards them (or the
+		// next start does).
+		stuck, uerr := undo(func(FileID) bool { return true })
+		where := map[FileID][]uint32{}
+		var again []uint32
 		for _, id := range ids {
-			s.pool.stale[id] = failedSrvs
+			w := slices.Concat(failedSrvs, stuck[id])
+			slices.Sort(w)
+			where[id] = w
+			again = append(again, w...)
 		}
-		s.pool.mu.Unlock()
-		_ = s.record(context.WithoutCancel(ctx), ids, failedSrvs)
-		for _, srv := range failedSrvs {
+		// A failed update leaves the records naming every server of the
+		// set: more than is left, which the start-time discard finds empty.
+		rerr := s.restale(context.WithoutCancel(ctx), where)
+		slices.Sort(again)
+		for _, srv := range slices.Compact(again) {
 			s.forget(srv)
 		}
-		return nil, errors.Join(failed...)
+		return nil, errors.Join(append(failed, uerr, rerr)...)
 	}
 	good := slices.DeleteFunc(slices.Clone(ids), func(id FileID) bool { return taken[id] })
 	if len(taken) > 0 {
 		// The datafiles of a taken ID that existed are not ours: only
-		// those this batch made go, and the record with them.
-		undo(func(id FileID) bool { return taken[id] })
-		if err := s.unrecord(ctx, slices.Collect(maps.Keys(taken))); err != nil {
-			return nil, fmt.Errorf("record precreated datafiles: %w", err)
+		// those this batch made go, and the record with them; where they
+		// could not be removed, the ID stays recorded (stale) for those
+		// servers, which are claimed again.
+		stuck, uerr := undo(func(id FileID) bool { return taken[id] })
+		where := map[FileID][]uint32{}
+		for id := range taken {
+			where[id] = stuck[id] // none left: the record goes
+		}
+		rerr := s.restale(ctx, where)
+		for _, w := range stuck {
+			for _, srv := range w {
+				s.forget(srv)
+			}
+		}
+		if err := errors.Join(uerr, rerr); err != nil {
+			// What stays is recorded (the records name every server of
+			// the set if their update failed): a later claim or the next
+			// start discards it, and no file is given one of these IDs.
+			slog.Warn("pario meta: precreated datafiles of IDs used before not all removed; left recorded for the next claim or start to discard",
+				"servers", srvs, "ids", len(taken), "err", err)
 		}
 		// IDs above what the re-claim reports come with the next batch.
 		s.skipIDs(uint64(slices.Max(ids)))
@@ -403,17 +439,42 @@ func (s *Store) record(ctx context.Context, ids []FileID, srvs []uint32) error {
 	})
 }
 
-// unrecord deletes the pool records of ids.
-func (s *Store) unrecord(ctx context.Context, ids []FileID) error {
-	return s.commit.update(ctx, func(tx *bbolt.Tx) error {
+// restale makes each ID of where stale on the servers it names, and
+// records that: an ID on no server is forgotten (its record deleted).
+// Under recordMu, as discardStale, so that a discard of one of these IDs
+// running meanwhile commits after this.
+func (s *Store) restale(ctx context.Context, where map[FileID][]uint32) error {
+	p := &s.pool
+	p.recordMu.Lock()
+	defer p.recordMu.Unlock()
+	p.mu.Lock()
+	for id, srvs := range where {
+		if len(srvs) == 0 {
+			delete(p.stale, id)
+		} else {
+			p.stale[id] = srvs
+		}
+	}
+	p.mu.Unlock()
+	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketPool)
-		for _, id := range ids {
-			if err := b.Delete(idKey(id)); err != nil {
+		for id, srvs := range where {
+			var err error
+			if len(srvs) == 0 {
+				err = b.Delete(idKey(id))
+			} else {
+				err = b.Put(idKey(id), encodeServers(srvs))
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("record precreated datafiles left: %w", err)
+	}
+	return nil
 }
 
 // discardPools makes every pooled ID with a datafile on srv stale: srv

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,10 +29,15 @@ type fakeBatch struct {
 	// made, if set, runs after a batch's datafiles are made, before the
 	// answer (unlocked): where a crash test stops the metadata server.
 	made func()
+	// failBatch[srv] makes srv's createBatch fail (it makes nothing);
+	// failRemove[srv] fails that many of srv's next removeIfEmpty.
+	failBatch  []bool
+	failRemove []int
 }
 
 func newFakeBatch(n int) *fakeBatch {
-	f := &fakeBatch{fakeData: newFakeData(n), written: make([]map[FileID]bool, n)}
+	f := &fakeBatch{fakeData: newFakeData(n), written: make([]map[FileID]bool, n),
+		failBatch: make([]bool, n), failRemove: make([]int, n)}
 	for i := range f.written {
 		f.written[i] = map[FileID]bool{}
 	}
@@ -43,7 +49,7 @@ func (f *fakeBatch) CreateBatch(_ context.Context, srv uint32, ids []FileID, inc
 	defer f.mu.Unlock()
 	f.batches++
 	switch {
-	case f.down[srv]:
+	case f.down[srv], f.failBatch[srv]:
 		return nil, fmt.Errorf("I/O server data%d: connection refused", srv)
 	case f.inc[srv] != inc:
 		return nil, fmt.Errorf("server %d: not claimed", srv)
@@ -70,6 +76,10 @@ func (f *fakeBatch) RemoveIfEmpty(_ context.Context, srv uint32, ids []FileID, _
 	f.batches++
 	if f.down[srv] {
 		return nil, fmt.Errorf("I/O server data%d: connection refused", srv)
+	}
+	if f.failRemove[srv] > 0 {
+		f.failRemove[srv]--
+		return nil, fmt.Errorf("I/O server data%d: connection lost", srv)
 	}
 	var kept []FileID
 	for _, id := range ids {
@@ -446,5 +456,114 @@ func TestPoolCrashDuringRefill(t *testing.T) {
 				t.Fatalf("datafile %d on server %d left after the discard: %v", id, srv, err)
 			}
 		}
+	}
+}
+
+// poolRecords reads the pool bucket: each recorded ID and its servers.
+func poolRecords(t *testing.T, s *Store) map[FileID][]uint32 {
+	t.Helper()
+	recs := map[FileID][]uint32{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketPool).ForEach(func(k, v []byte) error {
+			srvs, err := decodeServers(v)
+			recs[FileID(binary.BigEndian.Uint64(k))] = srvs
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// A refill whose undo cannot remove what it made (the server stopped
+// answering in between) leaves those datafiles recorded on that server, so
+// that its next claim (or the next start) discards them, never unnamed
+// orphans; and the IDs are not handed out.
+func TestPoolUndoFails(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// setup makes the batch fail or meet IDs used before.
+		setup func(fd *fakeBatch)
+		// failRemove is the server whose undo fails.
+		failRemove uint32
+		wantErr    bool
+	}{
+		{"another server fails its batch", func(fd *fakeBatch) { fd.failBatch[2] = true }, 1, true},
+		{"IDs used before", func(fd *fakeBatch) {
+			// Server 0 holds every third ID the batch will take, and
+			// its claim does not say so.
+			fd.hideMax = true
+			for id := FileID(1); id < 4*poolBatch; id += 3 {
+				fd.files[0][id] = true
+			}
+		}, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fd := newFakeBatch(3)
+			s := openT(t, Options{Servers: 3, Datafiles: fd})
+			tc.setup(fd)
+			before := make([]map[FileID]bool, 3)
+			for srv := range before {
+				before[srv] = maps.Clone(fd.files[srv])
+			}
+			fd.failRemove[tc.failRemove] = 1
+			good, err := s.fillBatch(ctx, []uint32{0, 1, 2})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("fillBatch: %v, want an error: %v", err, tc.wantErr)
+			}
+			if !tc.wantErr && len(good) == poolBatch {
+				t.Fatal("the batch met no ID used before")
+			}
+			if fd.failRemove[tc.failRemove] != 0 {
+				t.Fatal("no undo ran")
+			}
+			recs := poolRecords(t, s)
+			// Every datafile this batch made is a good ID's, or named by a
+			// record on its server.
+			var left int
+			for srv := range fd.files {
+				for id := range fd.files[srv] {
+					if before[srv][id] || slices.Contains(good, id) {
+						continue
+					}
+					if !slices.Contains(recs[id], uint32(srv)) {
+						t.Fatalf("datafile %d on server %d left by the undo is named by no file and no record (record: %v)", id, srv, recs[id])
+					}
+					left++
+				}
+			}
+			if left == 0 {
+				t.Fatal("the failed undo left nothing")
+			}
+
+			// Once the servers answer, their claims discard what was left.
+			fd.failBatch[2] = false
+			if errs := s.ClaimAll(ctx); errors.Join(errs...) != nil {
+				t.Fatal(errs)
+			}
+			for deadline := time.Now().Add(10 * time.Second); s.Pools().Stale > 0; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("stale pool entries never discarded: %+v", s.Pools())
+				}
+			}
+			waitPool(t, s, 0)
+			recs = poolRecords(t, s)
+			for srv := range fd.files {
+				for id := range fd.files[srv] {
+					if before[srv][id] || slices.Contains(good, id) {
+						continue
+					}
+					if _, pooled := recs[id]; !pooled {
+						t.Fatalf("datafile %d on server %d left after the claims, no record names it", id, srv)
+					}
+				}
+			}
+			for _, g := range good {
+				if _, ok := recs[g]; !ok {
+					t.Fatalf("good pooled ID %d lost its record", g)
+				}
+			}
+		})
 	}
 }

@@ -52,10 +52,18 @@ const (
 	// its own commit) from costing a reaper pass each, that is a batch
 	// request per server and a commit of its own competing with theirs:
 	// the removals of the last reapGather go in one batch.
-	reapGather     = 50 * time.Millisecond
-	reapChunk      = 4096
-	reapBatch      = 1024
-	reapTimeout    = 30 * time.Second
+	reapGather  = 50 * time.Millisecond
+	reapChunk   = 4096
+	reapBatch   = 1024
+	reapTimeout = 30 * time.Second
+	// reapQueueMax bounds the IDs remembered for the next pass; past it,
+	// the pass reads every record instead.
+	reapQueueMax = 1 << 16
+)
+
+// The backoff of a server that failed: variables so that a test can keep
+// a down server from being retried while it counts.
+var (
 	reapBackoffMin = 200 * time.Millisecond
 	reapBackoffMax = time.Minute
 )
@@ -132,11 +140,17 @@ func (t *txn) intendRemoval(a Attr) error {
 	if len(servers) == 0 {
 		return nil
 	}
-	t.removals++
+	t.removals = append(t.removals, a.ID)
 	return t.tx.Bucket(bucketRemovals).Put(idKey(a.ID), encodeRemoval(servers, a.Stuffed))
 }
 
 // reaper is the Store's remover of datafiles.
+//
+// A pass woken by new removals reads only their records (queued), so a
+// server that is down, whose records pile up, costs nothing per remove: its
+// records are read again only by the pass at the end of its backoff, which
+// reads them all (full). A server backing off is tried by full passes
+// only, so that all its records go when it is back.
 type reaper struct {
 	wake    chan struct{} // has a value when records were added
 	stop    context.CancelFunc
@@ -145,6 +159,38 @@ type reaper struct {
 	pending atomic.Int64  // records not yet done
 	reaped  atomic.Uint64 // datafiles removed
 	passes  atomic.Uint64 // passes finished (tests wait on it)
+	read    atomic.Uint64 // records read (tests count a pass's cost)
+
+	mu     sync.Mutex
+	queued []FileID // records committed since the last pass began
+	full   bool     // the next pass reads every record (start, queue overflow)
+}
+
+// queueRemovals tells the reaper of the records of ids, just committed.
+func (s *Store) queueRemovals(ids []FileID) {
+	r := &s.reaper
+	r.pending.Add(int64(len(ids)))
+	if r.wake == nil {
+		return // no reaper
+	}
+	r.mu.Lock()
+	if !r.full && len(r.queued)+len(ids) <= reapQueueMax {
+		r.queued = append(r.queued, ids...)
+	} else {
+		r.full, r.queued = true, nil
+	}
+	r.mu.Unlock()
+	s.wakeReaper()
+}
+
+// takeQueued returns the IDs queued since the last call, or full if the
+// next pass must read every record.
+func (r *reaper) takeQueued() (ids []FileID, full bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids, full = r.queued, r.full
+	r.queued, r.full = nil, false
+	return ids, full
 }
 
 // RemovalStats reports the removal records not yet done and the datafiles
@@ -171,6 +217,7 @@ func (s *Store) startReaper() error {
 	}
 	r := &s.reaper
 	r.pending.Store(n)
+	r.full = true // what a previous run left
 	r.wake = make(chan struct{}, 1)
 	r.done = make(chan struct{})
 	ctx, stop := context.WithCancel(context.Background())
@@ -201,8 +248,9 @@ func (s *Store) wakeReaper() {
 	}
 }
 
-// reap runs passes over the records: at every wake, and, while a server
-// that failed holds records, when its backoff ends.
+// reap runs passes over the records: at every wake (the records queued
+// since the last pass), and, while a server that failed holds records,
+// when its backoff ends (every record).
 func (s *Store) reap(ctx context.Context) {
 	r := &s.reaper
 	defer close(r.done)
@@ -211,6 +259,7 @@ func (s *Store) reap(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
+		full := false
 		select {
 		case <-ctx.Done():
 			return
@@ -221,39 +270,65 @@ func (s *Store) reap(ctx context.Context) {
 			case <-time.After(reapGather):
 			}
 		case <-timer.C:
+			full = true
 		}
-		next := s.reapPass(ctx, retry, backoff)
+		ids, overflow := r.takeQueued()
+		if overflow {
+			full, ids = true, nil
+		} else if full {
+			ids = nil // the full pass reads them too
+		}
+		next := s.reapPass(ctx, full, ids, retry, backoff)
 		r.passes.Add(1)
+		for _, at := range retry {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+		}
 		if !next.IsZero() {
 			timer.Reset(time.Until(next))
 		}
 	}
 }
 
-// reapPass goes once through the records, a chunk at a time, removing
-// datafiles on every server not backing off. It returns when the next
-// pass is due for records left on servers that failed (zero: none left).
-func (s *Store) reapPass(ctx context.Context, retry map[uint32]time.Time, backoff map[uint32]time.Duration) time.Time {
+// reapPass removes the datafiles of the records of ids, or of every record
+// if full, a chunk at a time. A server backing off (in retry) is tried
+// only by a full pass past its retry time. It returns when the next full
+// pass is due because this one failed (zero: when retry says).
+func (s *Store) reapPass(ctx context.Context, full bool, ids []FileID, retry map[uint32]time.Time, backoff map[uint32]time.Duration) time.Time {
 	var after []byte
-	var next time.Time
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	named := map[uint32]bool{} // servers some record names (full passes)
 	for ctx.Err() == nil {
-		chunk, err := s.readRemovals(after)
+		var chunk []removal
+		var err error
+		if full {
+			chunk, err = s.readRemovals(after)
+		} else {
+			if len(ids) == 0 {
+				break
+			}
+			n := min(len(ids), reapChunk)
+			chunk, err = s.readRemovalsOf(ids[:n])
+			ids = ids[n:]
+		}
 		if err != nil {
 			slog.Error("pario meta: reading the datafile removals to do", "err", err)
 			return time.Now().Add(reapBackoffMax)
 		}
-		if len(chunk) == 0 {
+		if full && len(chunk) == 0 {
 			break
 		}
-		after = idKey(chunk[len(chunk)-1].ID)
+		if full {
+			after = idKey(chunk[len(chunk)-1].ID)
+		}
 		now := time.Now()
 		byServer := map[uint32][]FileID{}
 		for _, rm := range chunk {
 			for _, srv := range rm.Servers {
-				if at, ok := retry[srv]; ok && now.Before(at) {
-					if next.IsZero() || at.Before(next) {
-						next = at
-					}
+				named[srv] = true
+				if at, ok := retry[srv]; ok && (!full || now.Before(at)) {
 					continue
 				}
 				byServer[srv] = append(byServer[srv], rm.ID)
@@ -269,9 +344,6 @@ func (s *Store) reapPass(ctx context.Context, retry map[uint32]time.Time, backof
 			b := min(max(2*backoff[srv], reapBackoffMin), reapBackoffMax)
 			backoff[srv] = b
 			retry[srv] = time.Now().Add(b)
-			if at := retry[srv]; next.IsZero() || at.Before(next) {
-				next = at
-			}
 		}
 		if !slices.Contains(slices.Collect(maps.Values(done)), true) {
 			continue // nothing to record: spare the commit
@@ -283,7 +355,41 @@ func (s *Store) reapPass(ctx context.Context, retry map[uint32]time.Time, backof
 			return time.Now().Add(reapBackoffMin)
 		}
 	}
-	return next
+	if full && ctx.Err() == nil {
+		// A server no record names has nothing to retry.
+		for srv := range retry {
+			if !named[srv] {
+				delete(retry, srv)
+				delete(backoff, srv)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// readRemovalsOf reads the records of ids (sorted); those already done
+// are skipped.
+func (s *Store) readRemovalsOf(ids []FileID) ([]removal, error) {
+	var out []removal
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketRemovals)
+		for _, id := range ids {
+			k := idKey(id)
+			v := b.Get(k)
+			if v == nil {
+				continue
+			}
+			s.reaper.read.Add(1)
+			rm, err := decodeRemoval(k, v)
+			if err != nil {
+				slog.Error("pario meta: skipping a removal record", "err", err)
+				continue
+			}
+			out = append(out, rm)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // readRemovals reads up to reapChunk records after key after.
@@ -299,6 +405,7 @@ func (s *Store) readRemovals(after []byte) ([]removal, error) {
 			}
 		}
 		for ; k != nil && len(out) < reapChunk; k, v = c.Next() {
+			s.reaper.read.Add(1)
 			rm, err := decodeRemoval(k, v)
 			if err != nil {
 				// Left for an operator (fsck reports it as a bad

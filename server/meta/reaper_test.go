@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -182,5 +183,56 @@ func TestRemovalRecordCodec(t *testing.T) {
 	p, err := s.Scan(context.Background(), nil, 0)
 	if err != nil || len(p.Bad) != 1 || len(p.Pending) != 0 {
 		t.Fatalf("scan of a bad removal record: %+v, %v", p, err)
+	}
+}
+
+// With an I/O server down and many removals waiting on it, a remove costs
+// the reaper the reading of its own record, not of every record: the
+// down server's records are read again only when its backoff ends.
+func TestReaperDownServerCostsNothingPerWake(t *testing.T) {
+	// No retry of the down server while the test counts.
+	oldMin, oldMax := reapBackoffMin, reapBackoffMax
+	reapBackoffMin, reapBackoffMax = time.Hour, time.Hour
+	t.Cleanup(func() { reapBackoffMin, reapBackoffMax = oldMin, oldMax })
+
+	const pending, removes = 400, 10
+	fd := newFakeData(2)
+	s := openT(t, Options{Servers: 2, Datafiles: fd})
+	var ids []FileID
+	for i := range pending + removes {
+		a := okAttr(t)(s.Create(ctx, fmt.Sprintf("/f%d", i), 0o644, dist.Layout{Dist: "simple_stripe"}))
+		ids = append(ids, a.ID)
+	}
+	fd.mu.Lock()
+	fd.down[1] = true
+	fd.mu.Unlock()
+	for i := range pending {
+		if _, err := s.Remove(ctx, fmt.Sprintf("/f%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the removals wait on the down server only", func() bool {
+		recs := pendingRecords(t, s)
+		for _, srvs := range recs {
+			if !slices.Equal(srvs, []uint32{1}) {
+				return false
+			}
+		}
+		return len(recs) == pending
+	})
+	before := s.reaper.read.Load()
+	for i := pending; i < pending+removes; i++ {
+		if _, err := s.Remove(ctx, fmt.Sprintf("/f%d", i)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the datafile on the server up is removed", func() bool {
+			return slices.Equal(fd.where(ids[i]), []uint32{1})
+		})
+	}
+	// One record per remove, and a few more if a pass saw a remove's
+	// record before its datafile was gone.
+	if read := s.reaper.read.Load() - before; read > 4*removes {
+		t.Fatalf("%d removes with %d removals waiting on a down server read %d records, want about %d",
+			removes, pending, read, removes)
 	}
 }

@@ -316,9 +316,10 @@ type txn struct {
 	cred    *Cred
 	changes []Change // what mounts may have cached that this changed (watch.go)
 	// keepData says a removed file's datafiles are the caller's to
-	// remove (WithKeepData); removals counts the intents recorded.
+	// remove (WithKeepData); removals are the files whose intents it
+	// recorded.
 	keepData bool
-	removals int
+	removals []FileID
 }
 
 // may checks cred's access to a (see permits); nil cred may do anything.

@@ -136,7 +136,7 @@ func (s *Store) startHubLocked() {
 // committed, waits until every watcher has been told what it changed.
 func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 	var changes []Change
-	var removals int
+	var removals []FileID
 	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		t.cred = credOf(ctx)
@@ -148,9 +148,8 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 	if err != nil {
 		return err
 	}
-	if removals > 0 {
-		s.reaper.pending.Add(int64(removals))
-		s.wakeReaper()
+	if len(removals) > 0 {
+		s.queueRemovals(removals)
 	}
 	var origin uint64
 	if c := credOf(ctx); c != nil {
