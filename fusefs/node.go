@@ -510,7 +510,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	start := time.Now()
+	start, gen := time.Now(), n.fsys.leaseGen()
 	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		// The name exists, or the outcome is unknown.
@@ -548,6 +548,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	child := n.newChild(ctx, a)
 	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
+	n.fsys.created(h.of, a, start, gen)
 	n.fsys.entry(out, a, client.Usage{})
 	return child, h, openFlags(flags), 0
 }
