@@ -67,8 +67,9 @@ type leaseState struct {
 	gen uint64
 	// names holds the directories whose every name the mount knows
 	// (names.go); namesSeq orders their making.
-	names    map[meta.FileID]*dirNames
-	namesSeq uint64
+	names      map[meta.FileID]*dirNames
+	namesSeq   uint64
+	namesTotal int // names held in names
 	// watcher is the lease's watcher ID, sent with every request
 	// (meta.Cred.Watcher): the metadata server does not wait for this
 	// mount to acknowledge the changes it makes itself.

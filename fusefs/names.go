@@ -44,9 +44,11 @@ const (
 	// maxKnownDirs bounds the directories whose names the mount keeps;
 	// past it, the oldest made are forgotten.
 	maxKnownDirs = 1024
-	// maxKnownNames bounds the names kept of one directory; a directory
-	// that grows past it is forgotten (its lookups go to the server).
+	// maxKnownNames bounds the names kept of one directory, and
+	// maxKnownTotal those of all together (some 20 MiB); a directory that
+	// would grow past either is forgotten (its lookups go to the server).
 	maxKnownNames = 1 << 16
+	maxKnownTotal = 1 << 18
 )
 
 // dirNames is every name of one directory, as of now.
@@ -101,7 +103,7 @@ func (fsys *fileSystem) madeDir(id meta.FileID, start time.Time, gen uint64) {
 				oldest, seq = d, n.seq
 			}
 		}
-		delete(l.names, oldest)
+		l.forgetNamesLocked(oldest)
 	}
 	l.namesSeq++
 	l.names[id] = &dirNames{gen: gen, names: map[string]struct{}{}, seq: l.namesSeq}
@@ -116,11 +118,15 @@ func (fsys *fileSystem) addedName(dir meta.FileID, name string) {
 	if d == nil {
 		return
 	}
-	if len(d.names) >= maxKnownNames {
-		delete(l.names, dir)
+	if _, ok := d.names[name]; ok {
+		return
+	}
+	if len(d.names) >= maxKnownNames || l.namesTotal >= maxKnownTotal {
+		l.forgetNamesLocked(dir)
 		return
 	}
 	d.names[name] = struct{}{}
+	l.namesTotal++
 }
 
 // removedName records that this mount removed name from directory dir.
@@ -129,7 +135,10 @@ func (fsys *fileSystem) removedName(dir meta.FileID, name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if d := l.names[dir]; d != nil {
-		delete(d.names, name)
+		if _, ok := d.names[name]; ok {
+			delete(d.names, name)
+			l.namesTotal--
+		}
 	}
 }
 
@@ -143,6 +152,9 @@ func (fsys *fileSystem) forgetNames(dirs ...meta.FileID) {
 
 func (l *leaseState) forgetNamesLocked(dirs ...meta.FileID) {
 	for _, d := range dirs {
-		delete(l.names, d)
+		if n := l.names[d]; n != nil {
+			l.namesTotal -= len(n.names)
+			delete(l.names, d)
+		}
 	}
 }

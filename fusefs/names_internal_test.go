@@ -86,4 +86,22 @@ func TestKnownNamesBounded(t *testing.T) {
 	if fsys.knowsAbsent(maxKnownDirs+10, "x") {
 		t.Errorf("a directory past %d names is still answered for", maxKnownNames)
 	}
+	// All directories together: filled one after the other, the total
+	// never passes maxKnownTotal, and matches the names held.
+	for id := meta.FileID(1); id <= maxKnownDirs; id++ {
+		fsys.madeDir(id, time.Now(), 1)
+		for i := range 1000 {
+			fsys.addedName(id, strconv.Itoa(i))
+		}
+		if fsys.lease.namesTotal > maxKnownTotal {
+			t.Fatalf("%d names kept, bound %d", fsys.lease.namesTotal, maxKnownTotal)
+		}
+	}
+	held := 0
+	for _, d := range fsys.lease.names {
+		held += len(d.names)
+	}
+	if held != fsys.lease.namesTotal {
+		t.Errorf("namesTotal %d, names held %d", fsys.lease.namesTotal, held)
+	}
 }
