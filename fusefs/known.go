@@ -132,6 +132,23 @@ func (fsys *fileSystem) remember(of *openFile, a meta.Attr, u client.Usage, at t
 	of.known = knownAttr{a: a, u: u, at: at, gen: gen, notes: notes0, writes: writes0, ok: true}
 }
 
+// created remembers the attributes of a file this mount just created,
+// with the usage of its new, empty datafiles (pooled or made for it, they
+// hold no byte), so that a stat or setattr of it before its first write
+// costs no metadata request and no size request per datafile. A change
+// that came before of counted notes shows in changedSince: then nothing
+// is remembered.
+func (fsys *fileSystem) created(of *openFile, a meta.Attr, start time.Time, gen uint64) {
+	if gen == 0 || time.Since(start) > freshWindow/2 {
+		return
+	}
+	notes, writes := of.notesNow(), of.writes.Load()
+	if fsys.changedSince(a.ID, start) {
+		return
+	}
+	fsys.remember(of, a, client.Usage{}, start, gen, notes, writes)
+}
+
 // forget drops what the mount knows of the file.
 func (of *openFile) forget() {
 	of.knownMu.Lock()

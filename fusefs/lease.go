@@ -65,6 +65,11 @@ type leaseState struct {
 	// gen counts the leases the mount has taken: changes made while it
 	// held none were never seen here.
 	gen uint64
+	// names holds the directories whose every name the mount knows
+	// (names.go); namesSeq orders their making.
+	names      map[meta.FileID]*dirNames
+	namesSeq   uint64
+	namesTotal int // names held in names
 	// watcher is the lease's watcher ID, sent with every request
 	// (meta.Cred.Watcher): the metadata server does not wait for this
 	// mount to acknowledge the changes it makes itself.
@@ -330,6 +335,9 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	}
 	for _, c := range changes {
 		l.changed[c.ID] = now
+		// A name added or removed elsewhere changes the directory's
+		// attributes (c.ID), a name removed or renamed names it (c.Parent).
+		l.forgetNamesLocked(c.ID, c.Parent)
 	}
 	if len(changes) > 0 {
 		l.batches++

@@ -24,8 +24,10 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	p := n.child(name)
 	a, err := n.fsys.c.Symlink(n.fsys.kernelsOwn(ctx), target, p)
 	if err != nil {
+		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("symlink", p, err)
 	}
+	n.fsys.addedName(n.id, name)
 	n.fsys.ownChanged(n.id)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
@@ -44,8 +46,10 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 	p := n.child(name)
 	a, err := n.fsys.c.Link(n.fsys.kernelsOwn(ctx), tn.id, p)
 	if err != nil {
+		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("link", p, err)
 	}
+	n.fsys.addedName(n.id, name)
 	n.fsys.ownChanged(n.id, tn.id)
 	var u client.Usage
 	if a.Kind == meta.KindFile {

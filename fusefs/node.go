@@ -247,6 +247,9 @@ func (fsys *fileSystem) usage(ctx context.Context, of *openFile, a meta.Attr, p 
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
+	if n.fsys.knowsAbsent(n.id, name) {
+		return nil, syscall.ENOENT
+	}
 	p := n.child(name)
 	a, err := n.fsys.c.Lookup(ctx, p)
 	if err != nil {
@@ -451,10 +454,14 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	start, gen := time.Now(), n.fsys.leaseGen()
 	a, err := n.fsys.c.MkdirAttr(n.fsys.kernelsOwn(ctx), p, mode&0o7777)
 	if err != nil {
+		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
+	n.fsys.addedName(n.id, name)
+	n.fsys.madeDir(a.ID, start, gen)
 	n.fsys.ownChanged(n.id)
 	n.fsys.learnSquash(ctx, a)
 	n.fsys.entry(out, a, client.Usage{})
@@ -476,16 +483,20 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	default:
 		a, err := n.fsys.c.Mknod(n.fsys.kernelsOwn(ctx), p, kind, mode&0o7777, uint64(rdev))
 		if err != nil {
+			n.fsys.forgetNames(n.id)
 			return nil, n.fsys.errno("mknod", p, err)
 		}
+		n.fsys.addedName(n.id, name)
 		n.fsys.ownChanged(n.id)
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
 	}
 	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
+		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mknod", p, err)
 	}
+	n.fsys.addedName(n.id, name)
 	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.entry(out, a, client.Usage{})
@@ -499,8 +510,12 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	start := time.Now()
+	start, gen := time.Now(), n.fsys.leaseGen()
 	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	if err != nil {
+		// The name exists, or the outcome is unknown.
+		n.fsys.forgetNames(n.id)
+	}
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
 		a, err := n.fsys.c.Lookup(ctx, p)
 		if err != nil {
@@ -526,12 +541,14 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if err != nil {
 		return nil, nil, 0, n.fsys.errno("create", p, err)
 	}
+	n.fsys.addedName(n.id, name)
 	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.learnSquash(ctx, a)
 	child := n.newChild(ctx, a)
 	n.fsys.lookedUp(a.ID, start)
 	h := n.fsys.adopt(child.Operations().(*node), f, flags)
+	n.fsys.created(h.of, a, start, gen)
 	n.fsys.entry(out, a, client.Usage{})
 	return child, h, openFlags(flags), 0
 }
@@ -574,8 +591,10 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	defer n.fsys.mutating(n.id, name)()
 	gone, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, keep)
 	if err != nil {
+		n.fsys.forgetNames(n.id)
 		return n.fsys.errno("unlink", p, err)
 	}
+	n.fsys.removedName(n.id, name)
 	n.fsys.ownChanged(n.id, id)
 	if keep {
 		n.fsys.dropData(ctx, p, gone)
@@ -601,8 +620,11 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	}
 	defer n.fsys.mutating(n.id, name)()
 	if _, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, false); err != nil {
+		n.fsys.forgetNames(n.id)
 		return n.fsys.errno("rmdir", p, err)
 	}
+	n.fsys.removedName(n.id, name)
+	n.fsys.forgetNames(id)
 	n.fsys.ownChanged(n.id, id)
 	return 0
 }
@@ -669,6 +691,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	}
 	defer n.fsys.mutating(n.id, name)()
 	defer n.fsys.mutating(np.id, newName)()
+	// Renames are rare where lookups of absent names are many (mdtest,
+	// tar x): both directories are simply forgotten, whatever the outcome.
+	defer n.fsys.forgetNames(n.id, np.id)
 	replaced, err := n.fsys.c.RenameEntry(n.fsys.kernelsOwn(ctx), from, to, keep)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)

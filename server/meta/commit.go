@@ -57,15 +57,22 @@ var errFailedInGroup = errors.New("a mutation of the group failed")
 // gone is not executed. Once it has run it is not dropped for a
 // cancellation, since later mutations of its group may have seen its
 // change.
+//
+// A mutation that finds no commit under way commits its group (itself)
+// in its own goroutine, and hands what queued meanwhile to a goroutine
+// only then: a lone mutation (creates in one directory, which the kernel
+// serialises) costs no goroutine hand-off, while every later group still
+// goes as soon as the commit before it ends.
 func (c *committer) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
 	m := &mutation{ctx: ctx, fn: fn, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)
-	if !c.running {
-		c.running = true
-		go c.loop()
-	}
+	lead := !c.running
+	c.running = true
 	c.mu.Unlock()
+	if lead {
+		c.lead()
+	}
 	<-m.done
 	if m.panic != nil {
 		panic(m.panic)
@@ -90,24 +97,53 @@ func (m *mutation) call(tx *bbolt.Tx) (err error) {
 	return m.fn(tx)
 }
 
+// lead commits the first group of the queue, which holds the caller's
+// mutation (the queue was empty when it took the lead), then leaves the
+// rest of the queue to loop.
+func (c *committer) lead() {
+	defer func() {
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			go c.loop()
+		} else {
+			c.running = false
+		}
+		c.mu.Unlock()
+	}()
+	c.mu.Lock()
+	group := c.take()
+	c.mu.Unlock()
+	c.run(group)
+}
+
 // loop commits the queue a group at a time until it is empty.
 func (c *committer) loop() {
 	for {
 		c.mu.Lock()
-		n := min(len(c.queue), maxGroup)
-		if n == 0 {
+		group := c.take()
+		if group == nil {
 			c.running = false
 			c.mu.Unlock()
 			return
 		}
-		group := c.queue[:n:n]
-		c.queue = c.queue[n:]
-		if len(c.queue) == 0 {
-			c.queue = nil // let the old array go
-		}
 		c.mu.Unlock()
 		c.run(group)
 	}
+}
+
+// take removes the next group from the queue (nil if it is empty); c.mu
+// is held.
+func (c *committer) take() []*mutation {
+	n := min(len(c.queue), maxGroup)
+	if n == 0 {
+		return nil
+	}
+	group := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	if len(c.queue) == 0 {
+		c.queue = nil // let the old array go
+	}
+	return group
 }
 
 // run commits group in one transaction. A mutation that fails is taken

@@ -1,0 +1,107 @@
+package fusefs
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/server/meta"
+)
+
+// knowsAbsent answers only while every condition holds; each case breaks
+// one (the cases a second mount can cause are tested through two mounts
+// in names_test.go).
+func TestKnowsAbsentConditions(t *testing.T) {
+	const dir = meta.FileID(9)
+	cases := []struct {
+		name  string
+		setup func(fsys *fileSystem, start *time.Time)
+		ask   string
+		want  bool
+	}{
+		{name: "made here, name absent", ask: "x", want: true},
+		{name: "a name made here", ask: "made"},
+		{name: "a name made and removed here", ask: "gone", want: true},
+		{name: "another lease", ask: "x", setup: func(fsys *fileSystem, _ *time.Time) { fsys.lease.gen++ }},
+		{name: "no lease", ask: "x", setup: func(fsys *fileSystem, _ *time.Time) { fsys.lease.until = time.Time{} }},
+		{name: "changed elsewhere during the mkdir", ask: "x", setup: func(fsys *fileSystem, start *time.Time) {
+			fsys.lease.changed[dir] = start.Add(time.Microsecond)
+		}},
+		{name: "changed elsewhere before the mkdir", ask: "x", want: true, setup: func(fsys *fileSystem, start *time.Time) {
+			fsys.lease.changed[dir] = start.Add(-time.Millisecond)
+		}},
+		{name: "mkdir too slow to know", ask: "x", setup: func(fsys *fileSystem, start *time.Time) {
+			*start = start.Add(-freshWindow)
+		}},
+		{name: "made under another lease", ask: "x", setup: func(fsys *fileSystem, _ *time.Time) { fsys.lease.gen = 2 }},
+		{name: "forgotten", ask: "x"},
+		{name: "another directory forgotten", ask: "x", want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := &fileSystem{}
+			fsys.lease.until = time.Now().Add(time.Minute)
+			fsys.lease.gen = 3
+			fsys.lease.changed = map[meta.FileID]time.Time{}
+			start := time.Now()
+			gen := fsys.leaseGen()
+			if tc.setup != nil {
+				tc.setup(fsys, &start)
+			}
+			fsys.madeDir(dir, start, gen)
+			fsys.addedName(dir, "made")
+			fsys.addedName(dir, "gone")
+			fsys.removedName(dir, "gone")
+			switch tc.name {
+			case "forgotten":
+				fsys.forgetNames(dir)
+			case "another directory forgotten":
+				fsys.forgetNames(dir + 1)
+			}
+			if got := fsys.knowsAbsent(dir, tc.ask); got != tc.want {
+				t.Errorf("knowsAbsent(%q) = %v, want %v", tc.ask, got, tc.want)
+			}
+		})
+	}
+}
+
+// The directories and names kept are bounded.
+func TestKnownNamesBounded(t *testing.T) {
+	fsys := &fileSystem{}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 1
+	fsys.lease.changed = map[meta.FileID]time.Time{}
+	for id := meta.FileID(1); id <= maxKnownDirs+10; id++ {
+		fsys.madeDir(id, time.Now(), 1)
+	}
+	if n := len(fsys.lease.names); n != maxKnownDirs {
+		t.Errorf("%d directories kept, want %d", n, maxKnownDirs)
+	}
+	if fsys.knowsAbsent(1, "x") || !fsys.knowsAbsent(maxKnownDirs+10, "x") {
+		t.Errorf("the oldest directory made should go first")
+	}
+	for i := range maxKnownNames + 1 {
+		fsys.addedName(maxKnownDirs+10, strconv.Itoa(i))
+	}
+	if fsys.knowsAbsent(maxKnownDirs+10, "x") {
+		t.Errorf("a directory past %d names is still answered for", maxKnownNames)
+	}
+	// All directories together: filled one after the other, the total
+	// never passes maxKnownTotal, and matches the names held.
+	for id := meta.FileID(1); id <= maxKnownDirs; id++ {
+		fsys.madeDir(id, time.Now(), 1)
+		for i := range 1000 {
+			fsys.addedName(id, strconv.Itoa(i))
+		}
+		if fsys.lease.namesTotal > maxKnownTotal {
+			t.Fatalf("%d names kept, bound %d", fsys.lease.namesTotal, maxKnownTotal)
+		}
+	}
+	held := 0
+	for _, d := range fsys.lease.names {
+		held += len(d.names)
+	}
+	if held != fsys.lease.namesTotal {
+		t.Errorf("namesTotal %d, names held %d", fsys.lease.namesTotal, held)
+	}
+}
