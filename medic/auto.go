@@ -194,11 +194,8 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	// choice that must be corrected costs a new connection. Where raw
 	// goes first, zstd is encoded beside it and takes over where the link
 	// turns out slow enough for that to pay.
-	first, firstWhy := "zstd", "the link is not known yet: zstd, the likely winner below tens of MB/s, goes at once and measures it"
 	zg, zfrom := g("zstd")
-	if known {
-		first, firstWhy = rawOrZstd(rep.Size, link, remembered, zg)
-	}
+	first, firstWhy := firstChoice(rep.Size, link, known, remembered, zg)
 	rep.First, rep.FirstWhy = first, firstWhy
 	curG, curFrom := g(first)
 	if first == "raw" {
@@ -438,6 +435,27 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 	return link, "bounded by the send", true
 }
 
+// firstChoice is the choice sent at once: over a known link raw or zstd
+// (rawOrZstd); over a link remembered only roughly (a short transfer's
+// rate, or the rough probe's) raw where the model prices raw cheaper even
+// at LinkSlack times less than the rough B, the least the link can be
+// (raw gains on zstd as B grows, so raw is then the cheaper at every B
+// the link can have); zstd otherwise.
+func firstChoice(D int64, link cost.Link, known bool, r RememberedLink, zg float64) (string, string) {
+	if known {
+		return rawOrZstd(D, link, r, zg)
+	}
+	if r.Rough && r.B > 0 {
+		l := link
+		l.B = r.B / LinkSlack
+		if c, why := rawOrZstd(D, l, r, zg); c == "raw" {
+			return c, fmt.Sprintf("the link is remembered roughly (%s from a short transfer or a probe: at least %s), %s",
+				units.FormatRate(r.B), units.FormatRate(l.B), why)
+		}
+	}
+	return "zstd", "the link is not known yet: zstd, the likely winner below tens of MB/s, goes at once and measures it"
+}
+
 // rawOrZstd chooses the first send over a known link: raw or zstd,
 // whichever the model prices cheaper with zstd's encode rate and ratio on
 // the last output sent to this receiver (a sample of this output's first
@@ -454,15 +472,28 @@ func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, stri
 		units.FormatRate(l.B), units.FormatBytes(int64(r.ZstdRate)), r.ZstdRatio, d.Why())
 }
 
-// rememberLink remembers for addr the rate of a send's transfer, when it
-// lasted long enough to measure the bandwidth, with zstd's rates when a
-// candidate was encoded with zstd (else the ones remembered before).
+// rememberLink remembers for addr the rate of a send's transfer, with
+// zstd's rates when a candidate was encoded with zstd (else the ones
+// remembered before). A transfer shorter than minObserved is mostly round
+// trips and TCP's slow start: its rate is remembered as Rough (the next
+// send chooses raw by it only where raw wins even at a fraction of it,
+// firstChoice), and does not replace a link measured by a longer one.
 func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, old RememberedLink, D int64, cands []*autoCand) {
-	if lc.Dir == "" || r == nil || r.Transfer < minObserved || r.Sent <= 0 {
+	if lc.Dir == "" || r == nil || r.Transfer <= 0 || r.Sent <= 0 {
 		return
 	}
-	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / r.Transfer.Seconds(), RTT: time.Duration(l.RTT * float64(time.Second)),
-		ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
+	rtt := time.Duration(l.RTT * float64(time.Second))
+	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / r.Transfer.Seconds(), RTT: rtt,
+		Rough: r.Transfer < minObserved, ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
+	if nl.Rough {
+		// Half a round trip before the first byte arrives, half for the
+		// last one's acknowledgement: on a long link they are most of a
+		// short transfer.
+		nl.B = float64(r.Sent) / max(r.Transfer-rtt, r.Transfer/2).Seconds()
+		if old.B > 0 && !old.Rough {
+			nl.B, nl.Rough = old.B, false
+		}
+	}
 	for _, c := range cands {
 		if c.Name == "zstd" && c.Encoded && c.F > 0 && c.X > 0 {
 			nl.ZstdRate, nl.ZstdRatio = float64(D)/c.F, float64(D)/c.X

@@ -1,9 +1,11 @@
 package medic_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +141,65 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// send --auto twice over a fast emulated link (toxiproxy at 100 MB/s) with
+// an output zstd cannot make smaller (random bytes, 2 MB: a transfer of
+// about 20 ms, too short to measure B by): the first send, over a link it
+// does not know, sends zstd; it remembers the link as rough, with zstd's
+// rates, and the second sends raw at once (raw beats zstd at any rate when
+// zstd saves nothing).
+func TestSendAutoRemembersAShortTransfer(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	data := make([]byte, 2<<20)
+	cc := rand.NewChaCha8([32]byte{3, 4})
+	cc.Read(data)
+	path := writeFile(t, "random.bin", data)
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "lan", "127.0.0.1:0", s.addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":100000}}`)); err != nil {
+		t.Fatal(err)
+	}
+	links := medic.LinkCache{Dir: t.TempDir()}
+	for i, want := range []string{"zstd", "raw"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+			Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+			Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.bin"},
+			SpoolDir: t.TempDir(),
+			Links:    links,
+		})
+		cancel()
+		var b strings.Builder
+		if rep != nil {
+			_ = rep.WriteText(&b)
+		}
+		t.Logf("send %d: %s", i+1, b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.First != want || rep.Chosen != want {
+			t.Errorf("send %d: sent %s first and %s in the end, want %s", i+1, rep.First, rep.Chosen, want)
+		}
+		if i == 0 {
+			l, ok := links.Get(proxy.Listen)
+			if !ok || !l.Rough || l.ZstdRatio <= 0 || l.ZstdRatio > 1.01 {
+				t.Fatalf("after a send of %.3f s the link remembered is %+v (%v), want a rough one with zstd's ratio (about 1)",
+					rep.File.Send.Transfer.Seconds(), l, ok)
+			}
+		}
+		got, err := os.ReadFile(filepath.Join(s.dest, "out.bin"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("send %d: the receiver stored %d bytes (%v), want the %d of the output", i+1, len(got), err, len(data))
+		}
+		os.Remove(filepath.Join(s.dest, "out.bin"))
 	}
 }

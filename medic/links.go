@@ -29,7 +29,9 @@ type RememberedLink struct {
 	Addr string
 	B    float64       // bytes/s
 	RTT  time.Duration // measured round trip
-	// Rough is true when B came from the rough probe only.
+	// Rough is true when B came from the rough probe only (within
+	// LinkSlack of the link's), or from a send --auto whose transfer was
+	// shorter than minObserved.
 	Rough bool
 	At    time.Time
 	// ZstdRate and ZstdRatio are zstd's encode rate (output bytes per
