@@ -163,6 +163,15 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 			link.B, known, rep.LinkSource = remembered.B, true, "remembered"
 		}
 	}
+	// A bound on B from above that the last send's missing
+	// acknowledgements gave is enough to encode a semantic plugin beside
+	// the send and to switch to it at once (cost.WorthEncoding): a slower
+	// link favours it further. It does not choose raw (a faster link
+	// favours raw), nor size the socket buffers.
+	bounded := false
+	if !known && remembered.Max > 0 {
+		link.B, bounded, rep.LinkSource = remembered.Max, true, "bounded by the last send"
+	}
 	rep.Link = link
 
 	p := Plan{Size: rep.Size, Receiver: rates}
@@ -248,6 +257,10 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	all := append([]*autoCand{cur}, cands...)
 	tick := time.NewTicker(o.Check)
 	defer tick.Stop()
+	ceiling := math.Inf(1) // the least bound on B the sends' missing acknowledgements gave
+	if bounded {
+		ceiling = link.B
+	}
 	for {
 		var (
 			mu      sync.Mutex
@@ -298,7 +311,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 			mu.Lock()
 			as := append([]autoAck(nil), acks...)
 			mu.Unlock()
-			l, src, ok := linkFromAcks(as, link, known, rep.LinkSource, time.Now())
+			l, src, ok := linkFromAcks(as, link, known || bounded, rep.LinkSource, time.Now())
 			if !ok {
 				continue // still encoding, or the offer's answer on its way
 			}
@@ -308,6 +321,9 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 				continue // all of it at the receiver: it regenerates, nothing to measure or switch
 			}
 			rep.Link, rep.LinkSource = l, src
+			if src == "bounded by the send" {
+				ceiling = min(ceiling, l.B)
+			}
 			// The cheapest switch the model prices as faster, if any.
 			bestT := math.Inf(1)
 			for _, ac := range cands {
@@ -356,7 +372,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 				rep.Candidates = append(rep.Candidates, ac.AutoCandidate)
 			}
 			if err == nil {
-				rememberLink(o.Links, o.Send.Addr, r.Send, rep.Link, remembered, rep.Size, all)
+				rememberLink(o.Links, o.Send.Addr, r.Send, rep.Link, ceiling, remembered, rep.Size, all)
 			}
 			return rep, err
 		}
@@ -477,8 +493,11 @@ func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, stri
 // remembered before). A transfer shorter than minObserved is mostly round
 // trips and TCP's slow start: its rate is remembered as Rough (the next
 // send chooses raw by it only where raw wins even at a fraction of it,
-// firstChoice), and does not replace a link measured by a longer one.
-func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, old RememberedLink, D int64, cands []*autoCand) {
+// firstChoice), and does not replace a link measured by a longer one. A
+// rough link is remembered with ceiling, the least upper bound on B the
+// sends' missing acknowledgements gave (+Inf: none; never below the rough
+// rate).
+func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, ceiling float64, old RememberedLink, D int64, cands []*autoCand) {
 	if lc.Dir == "" || r == nil || r.Transfer <= 0 || r.Sent <= 0 {
 		return
 	}
@@ -492,6 +511,8 @@ func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, old Rem
 		nl.B = float64(r.Sent) / max(r.Transfer-rtt, r.Transfer/2).Seconds()
 		if old.B > 0 && !old.Rough {
 			nl.B, nl.Rough = old.B, false
+		} else if !math.IsInf(ceiling, 1) {
+			nl.Max = max(ceiling, nl.B)
 		}
 	}
 	for _, c := range cands {

@@ -132,7 +132,7 @@ func TestRememberLinkShortTransfer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lc := LinkCache{Dir: t.TempDir()}
-			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{RTT: tc.rtt}, tc.old, 2e6, zc)
+			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{RTT: tc.rtt}, math.Inf(1), tc.old, 2e6, zc)
 			got, ok := lc.Get("r:1")
 			if !ok {
 				t.Fatal("nothing remembered")
@@ -142,6 +142,33 @@ func TestRememberLinkShortTransfer(t *testing.T) {
 			}
 			if got.ZstdRate != 2e8 || got.ZstdRatio != 4 {
 				t.Errorf("zstd's rates remembered as %.0f B/s, ratio %.1f; want 2e8, 4", got.ZstdRate, got.ZstdRatio)
+			}
+		})
+	}
+}
+
+// A rough link is remembered with the least bound on B from above that the
+// sends' missing acknowledgements gave, never below the rough rate.
+func TestRememberLinkCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		transfer time.Duration
+		ceiling  float64
+		old      RememberedLink
+		wantMax  float64
+	}{
+		{"a short transfer and a bound", 100 * time.Millisecond, 3e7, RememberedLink{}, 3e7},
+		{"a short transfer, no bound", 100 * time.Millisecond, math.Inf(1), RememberedLink{}, 0},
+		{"a bound below the rough rate: the rough rate", 100 * time.Millisecond, 5e6, RememberedLink{}, 1e7},
+		{"a long transfer: measured, no bound", time.Second, 3e7, RememberedLink{}, 0},
+		{"a measured link kept: no bound", 100 * time.Millisecond, 3e7, RememberedLink{B: 5e6}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := LinkCache{Dir: t.TempDir()}
+			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{}, tc.ceiling, tc.old, 2e6, nil)
+			got, ok := lc.Get("r:1")
+			if !ok || math.Abs(got.Max-tc.wantMax) > 1 {
+				t.Errorf("remembered %+v (%v), want Max %.0f", got, ok, tc.wantMax)
 			}
 		})
 	}

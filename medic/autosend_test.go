@@ -203,3 +203,65 @@ func TestSendAutoRemembersAShortTransfer(t *testing.T) {
 		os.Remove(filepath.Join(s.dest, "out.bin"))
 	}
 }
+
+// send --auto twice over a slow emulated link (toxiproxy at 25 kB/s) to a
+// receiver whose record prices the semantic plugin at 2 s: the first send
+// switches from zstd to the plugin once the missing acknowledgements bound
+// B low enough (about 0.3 s in); it remembers that bound, and the second
+// encodes the plugin beside zstd at once and switches as soon as it is
+// encoded.
+func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
+	data := seedText(1, 60000) // 2.2 MB
+	path := writeFile(t, "report.txt", data)
+	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.dest, "report.txt"))
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
+		t.Fatal(err)
+	}
+	links := medic.LinkCache{Dir: t.TempDir()}
+	var after [2]time.Duration
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+			Plugins:  []string{"seedtext-test"},
+			Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+			Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
+			SpoolDir: t.TempDir(),
+			Links:    links,
+		})
+		cancel()
+		var b strings.Builder
+		if rep != nil {
+			_ = rep.WriteText(&b)
+		}
+		t.Logf("send %d: %s", i+1, b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Chosen != "seedtext-test" || len(rep.Abandoned) != 1 {
+			t.Fatalf("send %d: sent with %s after %d switches, want seedtext-test after one", i+1, rep.Chosen, len(rep.Abandoned))
+		}
+		after[i] = rep.Abandoned[0].After
+		if i == 0 {
+			if l, ok := links.Get(proxy.Listen); !ok || l.Max <= 0 || l.Max > 200e3 {
+				t.Fatalf("after the first send the link remembered is %+v (%v), want a bound on B below 200 kB/s", l, ok)
+			}
+		}
+		os.Remove(filepath.Join(s.dest, "out.txt"))
+	}
+	if after[1] > after[0]/2 {
+		t.Errorf("the repeated send switched %.3f s in, the first %.3f s: want it in half the time at most", after[1].Seconds(), after[0].Seconds())
+	}
+}
