@@ -35,6 +35,13 @@ import (
 // record 13% low, and a switch predicted to save 9% lost 30%.
 const SwitchMargin = 0.1
 
+// EncodeAhead is how far (as a factor) the bound on B from the missing
+// acknowledgements may still be above the rate below which a semantic
+// plugin could win, when its encode beside the send starts
+// (cost.EncodeEarly): in the sweep the switch came 0.1-0.2 s after the
+// bound allowed the encode, the encode's time, on sends of 0.3-1.5 s.
+const EncodeAhead = 2.0
+
 // AutoOptions configure SendAuto.
 type AutoOptions struct {
 	// Plugins are the semantic candidates (raw and zstd are always
@@ -341,7 +348,11 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 					}
 					continue
 				}
-				if !ac.encoding && !encodingNow && cost.WorthEncoding(left, cur.Estimate, ac.G, l) {
+				k := 1.0
+				if src == "bounded by the send" {
+					k = EncodeAhead
+				}
+				if !ac.encoding && !encodingNow && cost.EncodeEarly(left, cur.Estimate, ac.G, l, k) {
 					startEncode(ac)
 				}
 			}
