@@ -77,6 +77,9 @@ type AutoCandidate struct {
 	// why not when it could not be priced or encoded.
 	Encoded bool
 	Skipped string
+	// EncodeAt is when its encode beside the send started, from
+	// SendAuto's start (0: not encoded beside a send).
+	EncodeAt time.Duration
 }
 
 // AutoReport is what SendAuto did, phase by phase.
@@ -94,7 +97,10 @@ type AutoReport struct {
 	Link       cost.Link
 	LinkSource string
 	// First is the choice sent at once, and why.
-	First    string
+	First string
+	// DataAt is when the first send's data started (its offer
+	// answered), from SendAuto's start.
+	DataAt   time.Duration
 	FirstWhy string
 	// Candidates are raw, zstd and the semantic plugins considered.
 	Candidates []AutoCandidate
@@ -233,6 +239,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	defer func() { cancelEnc(); encWG.Wait() }()
 	startEncode := func(ac *autoCand) {
 		ac.encoding, encodingNow = true, true
+		ac.EncodeAt = time.Since(t0)
 		encWG.Add(1)
 		go func() {
 			defer encWG.Done()
@@ -318,6 +325,9 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 			mu.Lock()
 			as := append([]autoAck(nil), acks...)
 			mu.Unlock()
+			if len(as) > 0 && rep.DataAt == 0 {
+				rep.DataAt = as[0].at.Sub(t0)
+			}
 			l, src, ok := linkFromAcks(as, link, known || bounded, rep.LinkSource, time.Now())
 			if !ok {
 				continue // still encoding, or the offer's answer on its way
@@ -598,6 +608,8 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 		switch {
 		case c.Skipped != "":
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s): %s\n", c.Name, c.G, orDash(c.GFrom), c.Skipped)
+		case c.Encoded && c.EncodeAt > 0:
+			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s from %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, c.EncodeAt.Seconds(), units.FormatBytes(int64(c.X)))
 		case c.Encoded:
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, units.FormatBytes(int64(c.X)))
 		default:
@@ -605,6 +617,9 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "  sent %s first: %s\n", r.First, r.FirstWhy)
+	if r.DataAt > 0 {
+		fmt.Fprintf(&b, "  its data started at %.3f s\n", r.DataAt.Seconds())
+	}
 	for i, a := range r.Abandoned {
 		next := r.Chosen
 		if i+1 < len(r.Abandoned) {
