@@ -60,7 +60,7 @@ done
 n=$(echo "$SIZES" | awk '{ print $NF }')
 sh -c 'while :; do :; done' &
 busy=$!
-trap 'kill $busy 2>/dev/null' EXIT
+trap 'kill $busy 2>/dev/null || :' EXIT
 sweep "$n" "q$n" 1 "$LOADBW" ""
 kill $busy
 echo "$(date -u +%H:%M:%S) done: $(uptime | sed 's/.*load/load/')"
