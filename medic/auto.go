@@ -35,6 +35,13 @@ import (
 // record 13% low, and a switch predicted to save 9% lost 30%.
 const SwitchMargin = 0.1
 
+// EncodeAhead is how far (as a factor) the bound on B from the missing
+// acknowledgements may still be above the rate below which a semantic
+// plugin could win, when its encode beside the send starts
+// (cost.EncodeEarly): in the sweep the switch came 0.1-0.2 s after the
+// bound allowed the encode, the encode's time, on sends of 0.3-1.5 s.
+const EncodeAhead = 2.0
+
 // AutoOptions configure SendAuto.
 type AutoOptions struct {
 	// Plugins are the semantic candidates (raw and zstd are always
@@ -70,6 +77,9 @@ type AutoCandidate struct {
 	// why not when it could not be priced or encoded.
 	Encoded bool
 	Skipped string
+	// EncodeAt is when its encode beside the send started, from
+	// SendAuto's start (0: not encoded beside a send).
+	EncodeAt time.Duration
 }
 
 // AutoReport is what SendAuto did, phase by phase.
@@ -87,7 +97,10 @@ type AutoReport struct {
 	Link       cost.Link
 	LinkSource string
 	// First is the choice sent at once, and why.
-	First    string
+	First string
+	// DataAt is when the first send's data started (its offer
+	// answered), from SendAuto's start.
+	DataAt   time.Duration
 	FirstWhy string
 	// Candidates are raw, zstd and the semantic plugins considered.
 	Candidates []AutoCandidate
@@ -163,6 +176,15 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 			link.B, known, rep.LinkSource = remembered.B, true, "remembered"
 		}
 	}
+	// A bound on B from above that the last send's missing
+	// acknowledgements gave is enough to encode a semantic plugin beside
+	// the send and to switch to it at once (cost.WorthEncoding): a slower
+	// link favours it further. It does not choose raw (a faster link
+	// favours raw), nor size the socket buffers.
+	bounded := false
+	if !known && remembered.Max > 0 {
+		link.B, bounded, rep.LinkSource = remembered.Max, true, "bounded by the last send"
+	}
 	rep.Link = link
 
 	p := Plan{Size: rep.Size, Receiver: rates}
@@ -194,11 +216,8 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	// choice that must be corrected costs a new connection. Where raw
 	// goes first, zstd is encoded beside it and takes over where the link
 	// turns out slow enough for that to pay.
-	first, firstWhy := "zstd", "the link is not known yet: zstd, the likely winner below tens of MB/s, goes at once and measures it"
 	zg, zfrom := g("zstd")
-	if known {
-		first, firstWhy = rawOrZstd(rep.Size, link, remembered, zg)
-	}
+	first, firstWhy := firstChoice(rep.Size, link, known, remembered, zg)
 	rep.First, rep.FirstWhy = first, firstWhy
 	curG, curFrom := g(first)
 	if first == "raw" {
@@ -220,6 +239,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	defer func() { cancelEnc(); encWG.Wait() }()
 	startEncode := func(ac *autoCand) {
 		ac.encoding, encodingNow = true, true
+		ac.EncodeAt = time.Since(t0)
 		encWG.Add(1)
 		go func() {
 			defer encWG.Done()
@@ -251,6 +271,10 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	all := append([]*autoCand{cur}, cands...)
 	tick := time.NewTicker(o.Check)
 	defer tick.Stop()
+	ceiling := math.Inf(1) // the least bound on B the sends' missing acknowledgements gave
+	if bounded {
+		ceiling = link.B
+	}
 	for {
 		var (
 			mu      sync.Mutex
@@ -301,7 +325,10 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 			mu.Lock()
 			as := append([]autoAck(nil), acks...)
 			mu.Unlock()
-			l, src, ok := linkFromAcks(as, link, known, rep.LinkSource, time.Now())
+			if len(as) > 0 && rep.DataAt == 0 {
+				rep.DataAt = as[0].at.Sub(t0)
+			}
+			l, src, ok := linkFromAcks(as, link, known || bounded, rep.LinkSource, time.Now())
 			if !ok {
 				continue // still encoding, or the offer's answer on its way
 			}
@@ -311,6 +338,9 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 				continue // all of it at the receiver: it regenerates, nothing to measure or switch
 			}
 			rep.Link, rep.LinkSource = l, src
+			if src == "bounded by the send" {
+				ceiling = min(ceiling, l.B)
+			}
 			// The cheapest switch the model prices as faster, if any.
 			bestT := math.Inf(1)
 			for _, ac := range cands {
@@ -328,7 +358,11 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 					}
 					continue
 				}
-				if !ac.encoding && !encodingNow && cost.WorthEncoding(left, cur.Estimate, ac.G, l) {
+				k := 1.0
+				if src == "bounded by the send" {
+					k = EncodeAhead
+				}
+				if !ac.encoding && !encodingNow && cost.EncodeEarly(left, cur.Estimate, ac.G, l, k) {
 					startEncode(ac)
 				}
 			}
@@ -359,7 +393,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 				rep.Candidates = append(rep.Candidates, ac.AutoCandidate)
 			}
 			if err == nil {
-				rememberLink(o.Links, o.Send.Addr, r.Send, rep.Link, remembered, rep.Size, all)
+				rememberLink(o.Links, o.Send.Addr, r.Send, rep.Link, ceiling, remembered, rep.Size, all)
 			}
 			return rep, err
 		}
@@ -438,6 +472,27 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 	return link, "bounded by the send", true
 }
 
+// firstChoice is the choice sent at once: over a known link raw or zstd
+// (rawOrZstd); over a link remembered only roughly (a short transfer's
+// rate, or the rough probe's) raw where the model prices raw cheaper even
+// at LinkSlack times less than the rough B, the least the link can be
+// (raw gains on zstd as B grows, so raw is then the cheaper at every B
+// the link can have); zstd otherwise.
+func firstChoice(D int64, link cost.Link, known bool, r RememberedLink, zg float64) (string, string) {
+	if known {
+		return rawOrZstd(D, link, r, zg)
+	}
+	if r.Rough && r.B > 0 {
+		l := link
+		l.B = r.B / LinkSlack
+		if c, why := rawOrZstd(D, l, r, zg); c == "raw" {
+			return c, fmt.Sprintf("the link is remembered roughly (%s from a short transfer or a probe: at least %s), %s",
+				units.FormatRate(r.B), units.FormatRate(l.B), why)
+		}
+	}
+	return "zstd", "the link is not known yet: zstd, the likely winner below tens of MB/s, goes at once and measures it"
+}
+
 // rawOrZstd chooses the first send over a known link: raw or zstd,
 // whichever the model prices cheaper with zstd's encode rate and ratio on
 // the last output sent to this receiver (a sample of this output's first
@@ -454,15 +509,33 @@ func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, stri
 		units.FormatRate(l.B), units.FormatBytes(int64(r.ZstdRate)), r.ZstdRatio, d.Why())
 }
 
-// rememberLink remembers for addr the rate of a send's transfer, when it
-// lasted long enough to measure the bandwidth, with zstd's rates when a
-// candidate was encoded with zstd (else the ones remembered before).
-func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, old RememberedLink, D int64, cands []*autoCand) {
-	if lc.Dir == "" || r == nil || r.Transfer < minObserved || r.Sent <= 0 {
+// rememberLink remembers for addr the rate of a send's transfer, with
+// zstd's rates when a candidate was encoded with zstd (else the ones
+// remembered before). A transfer shorter than minObserved is mostly round
+// trips and TCP's slow start: its rate is remembered as Rough (the next
+// send chooses raw by it only where raw wins even at a fraction of it,
+// firstChoice), and does not replace a link measured by a longer one. A
+// rough link is remembered with ceiling, the least upper bound on B the
+// sends' missing acknowledgements gave (+Inf: none; never below the rough
+// rate).
+func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, ceiling float64, old RememberedLink, D int64, cands []*autoCand) {
+	if lc.Dir == "" || r == nil || r.Transfer <= 0 || r.Sent <= 0 {
 		return
 	}
-	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / r.Transfer.Seconds(), RTT: time.Duration(l.RTT * float64(time.Second)),
-		ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
+	rtt := time.Duration(l.RTT * float64(time.Second))
+	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / r.Transfer.Seconds(), RTT: rtt,
+		Rough: r.Transfer < minObserved, ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
+	if nl.Rough {
+		// Half a round trip before the first byte arrives, half for the
+		// last one's acknowledgement: on a long link they are most of a
+		// short transfer.
+		nl.B = float64(r.Sent) / max(r.Transfer-rtt, r.Transfer/2).Seconds()
+		if old.B > 0 && !old.Rough {
+			nl.B, nl.Rough = old.B, false
+		} else if !math.IsInf(ceiling, 1) {
+			nl.Max = max(ceiling, nl.B)
+		}
+	}
 	for _, c := range cands {
 		if c.Name == "zstd" && c.Encoded && c.F > 0 && c.X > 0 {
 			nl.ZstdRate, nl.ZstdRatio = float64(D)/c.F, float64(D)/c.X
@@ -535,6 +608,8 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 		switch {
 		case c.Skipped != "":
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s): %s\n", c.Name, c.G, orDash(c.GFrom), c.Skipped)
+		case c.Encoded && c.EncodeAt > 0:
+			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s from %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, c.EncodeAt.Seconds(), units.FormatBytes(int64(c.X)))
 		case c.Encoded:
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, units.FormatBytes(int64(c.X)))
 		default:
@@ -542,6 +617,9 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(&b, "  sent %s first: %s\n", r.First, r.FirstWhy)
+	if r.DataAt > 0 {
+		fmt.Fprintf(&b, "  its data started at %.3f s\n", r.DataAt.Seconds())
+	}
 	for i, a := range r.Abandoned {
 		next := r.Chosen
 		if i+1 < len(r.Abandoned) {

@@ -2,6 +2,7 @@ package medic
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -44,6 +45,130 @@ func TestLinkFromAcks(t *testing.T) {
 			l, src, ok := linkFromAcks(tc.acks, tc.link, tc.known, "x", ms(tc.now))
 			if ok != tc.wantOK || ok && (math.Abs(l.B-tc.wantB) > 1 || src != tc.wantSrc) {
 				t.Errorf("linkFromAcks = %.0f B/s (%s), %v; want %.0f (%s), %v", l.B, src, ok, tc.wantB, tc.wantSrc, tc.wantOK)
+			}
+		})
+	}
+}
+
+// The choice sent at once: raw or zstd by the model over a known link;
+// over a link remembered only roughly, raw only where raw wins even at
+// LinkSlack times less than the rough rate; zstd otherwise.
+func TestFirstChoice(t *testing.T) {
+	const D = 1e6
+	zstd := func(rate, ratio float64) RememberedLink { return RememberedLink{ZstdRate: rate, ZstdRatio: ratio} }
+	rough := func(b float64, r RememberedLink) RememberedLink { r.B, r.Rough = b, true; return r }
+	for _, tc := range []struct {
+		name  string
+		link  cost.Link
+		known bool
+		r     RememberedLink
+		want  string
+	}{
+		{"nothing known", cost.Link{}, false, RememberedLink{}, "zstd"},
+		{"a known link, zstd's rates not", cost.Link{B: 100e6}, true, RememberedLink{}, "zstd"},
+		{"a known fast link, zstd barely compresses", cost.Link{B: 10e6}, true, zstd(50e6, 1.05), "raw"},
+		{"a known slow link", cost.Link{B: 1e6}, true, zstd(50e6, 1.05), "zstd"},
+		{"a rough link where zstd barely compresses: raw", cost.Link{}, false, rough(10e6, zstd(50e6, 1.05)), "raw"},
+		{"a rough link where zstd compresses well: zstd", cost.Link{}, false, rough(10e6, zstd(100e6, 4.6)), "zstd"},
+		// At 10 MB/s raw takes 0.1 s and zstd 0.07 + 0.05; at 5 MB/s,
+		// the least a rough 10 MB/s can be, raw 0.2 s and zstd 0.17 s.
+		{"a rough link where raw wins at its rate only: zstd", cost.Link{}, false, rough(10e6, zstd(D/0.07, 2)), "zstd"},
+		{"a rough link without zstd's rates", cost.Link{}, false, rough(10e6, RememberedLink{}), "zstd"},
+		{"a precise link not known (it is taken as known by SendAuto)", cost.Link{}, false, RememberedLink{B: 10e6, ZstdRate: 50e6, ZstdRatio: 1.05}, "zstd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := firstChoice(D, tc.link, tc.known, tc.r, 0)
+			if got != tc.want {
+				t.Errorf("firstChoice = %s (%s), want %s", got, why, tc.want)
+			}
+		})
+	}
+}
+
+// Raw goes first over a rough link only where the model prices it no
+// slower than zstd at every bandwidth the link can have (at least the
+// rough rate over LinkSlack).
+func TestFirstChoiceRoughProperty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		D := int64(1e4 + rng.Float64()*1e8)
+		r := RememberedLink{B: math.Exp(rng.Float64()*12) * 1e3, Rough: true,
+			ZstdRate: math.Exp(rng.Float64()*8) * 1e6, ZstdRatio: 0.9 + rng.Float64()*9}
+		l := cost.Link{RTT: rng.Float64() * 0.3, RoundTrip: RoundTrips}
+		zg := rng.Float64() * 0.1
+		if got, _ := firstChoice(D, l, false, r, zg); got != "raw" {
+			continue
+		}
+		for _, k := range []float64{1 / LinkSlack, 0.7, 1, 3, 100} {
+			lk := l
+			lk.B = r.B * k
+			es := []cost.Estimate{{Name: "raw", X: float64(D)},
+				{Name: "zstd", X: float64(D) / r.ZstdRatio, F: float64(D) / r.ZstdRate, G: zg}}
+			if d, _ := cost.Decide(cost.Plan(0, float64(D), es, lk)); d.Best.Name != "raw" {
+				t.Fatalf("raw sent first over a rough %.0f B/s link, but at %.0f B/s the model prices %s", r.B, lk.B, d.Why())
+			}
+		}
+	}
+}
+
+// A send --auto remembers a short transfer's rate as rough (less a round
+// trip), and does not let it replace a rate a longer transfer measured.
+func TestRememberLinkShortTransfer(t *testing.T) {
+	zc := []*autoCand{{AutoCandidate: AutoCandidate{Estimate: cost.Estimate{Name: "zstd", F: 0.01, X: 5e5}, Encoded: true}}}
+	for _, tc := range []struct {
+		name      string
+		transfer  time.Duration
+		rtt       float64
+		old       RememberedLink
+		wantB     float64
+		wantRough bool
+	}{
+		{"a long transfer: its rate", time.Second, 0, RememberedLink{}, 1e6, false},
+		{"a short transfer: rough", 100 * time.Millisecond, 0, RememberedLink{}, 1e7, true},
+		{"a short transfer less a round trip", 100 * time.Millisecond, 0.05, RememberedLink{}, 2e7, true},
+		{"a round trip longer than the transfer: half of it", 100 * time.Millisecond, 0.2, RememberedLink{}, 2e7, true},
+		{"a short transfer after a rough one: the new rate", 100 * time.Millisecond, 0, RememberedLink{B: 5e6, Rough: true}, 1e7, true},
+		{"a short transfer after a measured one: the measured rate", 100 * time.Millisecond, 0, RememberedLink{B: 5e6}, 5e6, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := LinkCache{Dir: t.TempDir()}
+			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{RTT: tc.rtt}, math.Inf(1), tc.old, 2e6, zc)
+			got, ok := lc.Get("r:1")
+			if !ok {
+				t.Fatal("nothing remembered")
+			}
+			if math.Abs(got.B-tc.wantB) > 1 || got.Rough != tc.wantRough {
+				t.Errorf("remembered %.0f B/s, rough %v; want %.0f, %v", got.B, got.Rough, tc.wantB, tc.wantRough)
+			}
+			if got.ZstdRate != 2e8 || got.ZstdRatio != 4 {
+				t.Errorf("zstd's rates remembered as %.0f B/s, ratio %.1f; want 2e8, 4", got.ZstdRate, got.ZstdRatio)
+			}
+		})
+	}
+}
+
+// A rough link is remembered with the least bound on B from above that the
+// sends' missing acknowledgements gave, never below the rough rate.
+func TestRememberLinkCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		transfer time.Duration
+		ceiling  float64
+		old      RememberedLink
+		wantMax  float64
+	}{
+		{"a short transfer and a bound", 100 * time.Millisecond, 3e7, RememberedLink{}, 3e7},
+		{"a short transfer, no bound", 100 * time.Millisecond, math.Inf(1), RememberedLink{}, 0},
+		{"a bound below the rough rate: the rough rate", 100 * time.Millisecond, 5e6, RememberedLink{}, 1e7},
+		{"a long transfer: measured, no bound", time.Second, 3e7, RememberedLink{}, 0},
+		{"a measured link kept: no bound", 100 * time.Millisecond, 3e7, RememberedLink{B: 5e6}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lc := LinkCache{Dir: t.TempDir()}
+			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{}, tc.ceiling, tc.old, 2e6, nil)
+			got, ok := lc.Get("r:1")
+			if !ok || math.Abs(got.Max-tc.wantMax) > 1 {
+				t.Errorf("remembered %+v (%v), want Max %.0f", got, ok, tc.wantMax)
 			}
 		})
 	}

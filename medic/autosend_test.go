@@ -1,9 +1,11 @@
 package medic_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +141,138 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// send --auto twice over a fast emulated link (toxiproxy at 100 MB/s) with
+// an output zstd cannot make smaller (random bytes, 512 KiB: a transfer of
+// a few ms, too short to measure B by): the first send, over a link it
+// does not know, sends zstd; it remembers the link as rough, with zstd's
+// rates, and the second sends raw at once (raw beats zstd at any rate when
+// zstd saves nothing).
+func TestSendAutoRemembersAShortTransfer(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	data := make([]byte, 512<<10)
+	cc := rand.NewChaCha8([32]byte{3, 4})
+	cc.Read(data)
+	path := writeFile(t, "random.bin", data)
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "lan", "127.0.0.1:0", s.addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":100000}}`)); err != nil {
+		t.Fatal(err)
+	}
+	links := medic.LinkCache{Dir: t.TempDir()}
+	for i, want := range []string{"zstd", "raw"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+			Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+			Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.bin"},
+			SpoolDir: t.TempDir(),
+			Links:    links,
+		})
+		cancel()
+		var b strings.Builder
+		if rep != nil {
+			_ = rep.WriteText(&b)
+		}
+		t.Logf("send %d: %s", i+1, b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.First != want || rep.Chosen != want {
+			t.Errorf("send %d: sent %s first and %s in the end, want %s", i+1, rep.First, rep.Chosen, want)
+		}
+		if i == 0 {
+			// A loaded machine (-race) can stretch the transfer past
+			// 200 ms: then B is measured, not rough.
+			tr := rep.File.Send.Transfer
+			l, ok := links.Get(proxy.Listen)
+			if !ok || l.Rough != (tr < 200*time.Millisecond) || l.ZstdRatio <= 0 || l.ZstdRatio > 1.01 {
+				t.Fatalf("after a transfer of %.3f s the link remembered is %+v (%v), want one rough if under 0.2 s, with zstd's ratio (about 1)",
+					tr.Seconds(), l, ok)
+			}
+		}
+		got, err := os.ReadFile(filepath.Join(s.dest, "out.bin"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("send %d: the receiver stored %d bytes (%v), want the %d of the output", i+1, len(got), err, len(data))
+		}
+		os.Remove(filepath.Join(s.dest, "out.bin"))
+	}
+}
+
+// send --auto twice over a slow emulated link (toxiproxy at 25 kB/s) to a
+// receiver whose record prices the semantic plugin at 2 s: the first send
+// switches from zstd to the plugin once the missing acknowledgements bound
+// B low enough (about 0.3 s in); it remembers that bound, and the second
+// encodes the plugin beside zstd as soon as zstd's data starts (the switch
+// itself waits, as the first's did, for a bound that clears SwitchMargin).
+func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
+	data := seedText(1, 60000) // 2.2 MB
+	path := writeFile(t, "report.txt", data)
+	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.dest, "report.txt"))
+
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Stop()
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
+		t.Fatal(err)
+	}
+	links := medic.LinkCache{Dir: t.TempDir()}
+	var encodeAfterData [2]time.Duration
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+			Plugins:  []string{"seedtext-test"},
+			Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+			Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
+			SpoolDir: t.TempDir(),
+			Links:    links,
+		})
+		cancel()
+		var b strings.Builder
+		if rep != nil {
+			_ = rep.WriteText(&b)
+		}
+		t.Logf("send %d: %s", i+1, b.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Chosen != "seedtext-test" || len(rep.Abandoned) != 1 {
+			t.Fatalf("send %d: sent with %s after %d switches, want seedtext-test after one", i+1, rep.Chosen, len(rep.Abandoned))
+		}
+		for _, c := range rep.Candidates {
+			if c.Name == "seedtext-test" {
+				encodeAfterData[i] = c.EncodeAt - rep.DataAt
+			}
+		}
+		if i == 0 {
+			if l, ok := links.Get(proxy.Listen); !ok || l.Max <= 0 || l.Max > 200e3 {
+				t.Fatalf("after the first send the link remembered is %+v (%v), want a bound on B below 200 kB/s", l, ok)
+			}
+		}
+		os.Remove(filepath.Join(s.dest, "out.txt"))
+	}
+	// The first send starts the encode once the bound is within
+	// EncodeAhead of 2.3 s worth of zstd's 218 KiB (about 0.17 s after
+	// its data started); the repeated one at the first check.
+	if encodeAfterData[0] < 100*time.Millisecond || encodeAfterData[1] > encodeAfterData[0]/2 {
+		t.Errorf("the plugin's encode started %.3f s after zstd's data in the first send, %.3f s in the repeated one; want over 0.1 s, and under half that",
+			encodeAfterData[0].Seconds(), encodeAfterData[1].Seconds())
 	}
 }

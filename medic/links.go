@@ -29,9 +29,15 @@ type RememberedLink struct {
 	Addr string
 	B    float64       // bytes/s
 	RTT  time.Duration // measured round trip
-	// Rough is true when B came from the rough probe only.
+	// Rough is true when B came from the rough probe only (within
+	// LinkSlack of the link's), or from a send --auto whose transfer was
+	// shorter than minObserved.
 	Rough bool
-	At    time.Time
+	// Max, when above 0, is a bound on B from above for a rough link:
+	// the least rate that a send --auto's missing acknowledgements
+	// allowed (no acknowledgement of ProgressAck more bytes in a time).
+	Max float64 `json:",omitempty"`
+	At  time.Time
 	// ZstdRate and ZstdRatio are zstd's encode rate (output bytes per
 	// second) and ratio (output over container bytes) on the last output
 	// a send --auto to this receiver encoded with it: the next prices

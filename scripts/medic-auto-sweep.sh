@@ -44,6 +44,7 @@ done
 go build -o "$OUT/medicexp" ./tools/medicexp
 rm -f "$DOCS/medic-auto.csv"
 sweep() { # n label load bandwidths rtts
+	echo "$(date -u +%H:%M:%S) q$1 load=$3: $(uptime | sed 's/.*load/load/')"
 	"$OUT/medicexp" --sweeps auto --plugins raw,zstd,blast --ciphers xchacha20poly1305 \
 		--input "$OUT/compute/report$1.txt" --label "$2" --load "$3" --query-bytes "$(stat -c %s "$OUT/compute/q$1.fa")" \
 		--param program=blastp --param query="$OUT/compute/q$1.fa" --param db="$OUT/compute/db" --param outfmt=0 \
@@ -59,6 +60,7 @@ done
 n=$(echo "$SIZES" | awk '{ print $NF }')
 sh -c 'while :; do :; done' &
 busy=$!
-trap 'kill $busy 2>/dev/null' EXIT
+trap 'kill $busy 2>/dev/null || :' EXIT
 sweep "$n" "q$n" 1 "$LOADBW" ""
 kill $busy
+echo "$(date -u +%H:%M:%S) done: $(uptime | sed 's/.*load/load/')"

@@ -39,3 +39,16 @@ func WorthEncoding(left float64, cur Estimate, altG float64, l Link) bool {
 	ok, _, _ := Switch(left, cur, Estimate{G: altG}, l, 0)
 	return ok
 }
+
+// EncodeEarly says whether to start encoding alt while the bound on B
+// from above (l.B, from the missing acknowledgements) is still up to k
+// times too high for WorthEncoding: the bound falls as the time without
+// an acknowledgement grows, and an encode started early is done by the
+// time the bound allows the switch, instead of starting then. It costs an
+// encode for nothing only where B turns out within k of the threshold.
+func EncodeEarly(left float64, cur Estimate, altG float64, l Link, k float64) bool {
+	if k > 1 {
+		l.B /= k
+	}
+	return WorthEncoding(left, cur, altG, l)
+}

@@ -116,3 +116,31 @@ func TestSwitchMargin(t *testing.T) {
 		t.Errorf("a 10%% margin held back a switch to %.2f s from %.2f s", alt, cur)
 	}
 }
+
+// EncodeEarly is WorthEncoding at a bound k times lower: it holds wherever
+// WorthEncoding does, and up to k times above its threshold, not beyond.
+func TestEncodeEarly(t *testing.T) {
+	cur := Estimate{Name: "zstd"}
+	// 500 kB left against a g of 4 s: worth encoding below 125 kB/s.
+	for _, tc := range []struct {
+		b, k float64
+		want bool
+	}{
+		{100e3, 2, true},  // worth encoding anyway
+		{200e3, 2, true},  // within 2x of the threshold
+		{300e3, 2, false}, // beyond it
+		{200e3, 1, false}, // k 1: WorthEncoding itself
+		{200e3, 0, false}, // k below 1: WorthEncoding itself
+		{450e3, 4, true},
+	} {
+		if got := EncodeEarly(500e3, cur, 4, Link{B: tc.b}, tc.k); got != tc.want {
+			t.Errorf("EncodeEarly(B %g, k %g) = %v, want %v", tc.b, tc.k, got, tc.want)
+		}
+	}
+	for i := 0; i < 1000; i++ {
+		left, g, b, k := float64(i*997%1000000), float64(i%7), float64(1+i*7919%2000000), 1+float64(i%5)
+		if WorthEncoding(left, cur, g, Link{B: b}) && !EncodeEarly(left, cur, g, Link{B: b}, k) {
+			t.Fatalf("WorthEncoding at left %g, g %g, B %g, but not EncodeEarly with k %g", left, g, b, k)
+		}
+	}
+}

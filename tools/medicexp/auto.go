@@ -343,6 +343,15 @@ func renderAuto(dir, name string) error {
 			p.Add(sc)
 			p.Legend.Add(m.name, sc)
 		}
+		// A log axis over one value (a sweep of one bandwidth), or none,
+		// has no ticks: gonum/plot panics on it.
+		for _, ax := range []*gplot.Axis{&p.X, &p.Y} {
+			if ax.Max <= 0 {
+				ax.Min, ax.Max = 0.01, 1
+			} else if ax.Min <= 0 || ax.Min == ax.Max {
+				ax.Min, ax.Max = ax.Max/2, ax.Max*2
+			}
+		}
 		plots[0][j] = p
 	}
 	img := vgimg.New(vg.Points(360*float64(len(labels))), vg.Points(340))

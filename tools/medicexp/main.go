@@ -220,6 +220,7 @@ func run() error {
 }
 
 type lab struct {
+	toxics    bool // the link's toxics are on the proxy (setLink)
 	key       []byte
 	input     string
 	D         int64
@@ -349,27 +350,50 @@ type point struct {
 // setLink sets the proxy's toxics: RTT/2 of latency each way, and the
 // bandwidth limit on the data direction (upstream: sender to receiver).
 func (l *lab) setLink(link cost.Link) error {
-	ctx := context.Background()
-	l.proxy.Toxics.ResetToxics(ctx)
-	add := func(js string) error {
-		_, err := l.proxy.Toxics.AddToxicJson(strings.NewReader(js))
-		return err
-	}
-	if link.RTT > 0 {
-		half := int64(math.Round(link.RTT * 1e3 / 2))
-		for _, dir := range []string{"upstream", "downstream"} {
-			if err := add(fmt.Sprintf(`{"name":"lat_%s","type":"latency","stream":%q,"attributes":{"latency":%d}}`, dir, dir, half)); err != nil {
+	// The toxics are added once, neutral, and then only updated: adding
+	// a toxic while a connection lingers on the proxy (an abandoned
+	// send's) panicked toxiproxy v2.5.0 (ToxicLink.AddToxic, index out of
+	// range) once the chain was three long.
+	if !l.toxics {
+		l.proxy.Toxics.ResetToxics(context.Background())
+		for _, js := range []string{
+			`{"name":"lat_upstream","type":"latency","stream":"upstream","attributes":{"latency":0}}`,
+			`{"name":"lat_downstream","type":"latency","stream":"downstream","attributes":{"latency":0}}`,
+			`{"name":"slice","type":"slicer","stream":"upstream","attributes":{"average_size":1073741824,"size_variation":0,"delay":0}}`,
+			`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":0}}`,
+		} {
+			if _, err := l.proxy.Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
 				return err
 			}
 		}
+		l.toxics = true
 	}
-	if link.B > 0 {
-		// toxiproxy's rate is in KB/s (1000 bytes).
-		if err := add(fmt.Sprintf(`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":%d}}`, int64(link.B/1000))); err != nil {
+	set := func(name, attrs string) error {
+		_, err := l.proxy.Toxics.UpdateToxicJson(name, strings.NewReader(`{"attributes":`+attrs+`}`))
+		return err
+	}
+	half := int64(math.Round(link.RTT * 1e3 / 2))
+	for _, dir := range []string{"upstream", "downstream"} {
+		if err := set("lat_"+dir, fmt.Sprintf(`{"latency":%d}`, half)); err != nil {
 			return err
 		}
 	}
-	return nil
+	// toxiproxy reads 32 KiB at a time and its bandwidth toxic passes a
+	// read on whole, or below 320 kB/s in pieces of 100 ms: the receiver
+	// got bytes in bursts up to 100 ms late, which no bottleneck link
+	// does (it spaces packets), and which made a send --auto's bound on B
+	// from the missing acknowledgements up to 2x low at 200 kB/s. Sliced
+	// first into pieces of 10 ms at the rate (1460 bytes at least), the
+	// bytes arrive as they would.
+	piece := int64(1 << 30)
+	if link.B > 0 {
+		piece = max(1460, int64(link.B/100))
+	}
+	if err := set("slice", fmt.Sprintf(`{"average_size":%d,"size_variation":0,"delay":0}`, piece)); err != nil {
+		return err
+	}
+	// toxiproxy's rate is in KB/s (1000 bytes); 0 is no limit.
+	return set("bw", fmt.Sprintf(`{"rate":%d}`, max(int64(link.B/1000), 0)))
 }
 
 func (l *lab) point(ctx context.Context, c config, sweep string, link cost.Link) ([]point, error) {
