@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -62,10 +61,6 @@ func TestExtentsCoverExactly(t *testing.T) {
 		var covered int64
 		seen := make([]bool, len(p))
 		xs := extents(d, p, off, max)
-		// A read's extents are cut further (pipelined): the same holds of them.
-		if rapid.Bool().Draw(t, "pipelined") {
-			xs = pipelined(xs, rapid.IntRange(0, 6).Draw(t, "pieces"), int64(rapid.IntRange(1, 3000).Draw(t, "minPiece")))
-		}
 		gather(d, p, off, xs)
 		for _, x := range xs {
 			if x.length > max {
@@ -132,60 +127,6 @@ func TestExtentsCoverExactly(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// TestPipelinedReads: a large read asks each server for its share in about
-// readPieces requests of whole 64 KiB records; small reads and reads large
-// enough to be cut by MaxRequest already are left alone.
-func TestPipelinedReads(t *testing.T) {
-	stripe := func(strip string) dist.Distribution {
-		d, err := dist.New(dist.SimpleStripe, "strip_size="+strip, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	for _, tc := range []struct {
-		name       string
-		d          dist.Distribution
-		off, n     int64
-		pieces     int
-		wantLens   []int64 // of the extents, in order
-		wantPerDF0 int     // extents on datafile 0
-	}{
-		{"1 MiB over 4 servers", stripe("65536"), 0, 1 << 20, 4, rep(16, 64<<10), 4},
-		{"1 MiB, two pieces", stripe("65536"), 0, 1 << 20, 2, rep(8, 128<<10), 2},
-		{"1 MiB on one server", stripe("1048576"), 0, 1 << 20, 4, rep(4, 256<<10), 4},
-		{"unaligned 1 MiB on one server", stripe("1048576"), 5, 1 << 20, 4, []int64{256 << 10, 256 << 10, 256 << 10, 256<<10 - 5, 5}, 4},
-		{"small read untouched", stripe("65536"), 0, 128 << 10, 4, rep(2, 64<<10), 1},
-		{"odd small read untouched", stripe("65536"), 100, 1000, 4, []int64{1000}, 1},
-		{"pieces off", stripe("65536"), 0, 1 << 20, 1, rep(4, 256<<10), 1},
-		{"64 MiB: MaxRequest already cuts", stripe("65536"), 0, 64 << 20, 4, rep(16, 4<<20), 4},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := make([]byte, tc.n)
-			xs := pipelined(extents(tc.d, p, tc.off, 4<<20), tc.pieces, 64<<10)
-			var lens []int64
-			perDF0 := 0
-			for _, x := range xs {
-				lens = append(lens, x.length)
-				if x.datafile == 0 {
-					perDF0++
-				}
-			}
-			if !slices.Equal(lens, tc.wantLens) || perDF0 != tc.wantPerDF0 {
-				t.Errorf("extent lengths %v with %d on datafile 0; want %v with %d", lens, perDF0, tc.wantLens, tc.wantPerDF0)
-			}
-		})
-	}
-}
-
-func rep(n int, v int64) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
-}
 
 func TestZeroFrom(t *testing.T) {
 	a, b := []byte{1, 2, 3}, []byte{4, 5, 6}

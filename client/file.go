@@ -293,74 +293,6 @@ func scatter(d dist.Distribution, p []byte, off int64, xs []extent) {
 	}
 }
 
-// A large read asks each server for its share in about readPieces
-// requests of at least minReadPiece bytes, all in flight at once: the
-// server reads and seals one while the client opens the one before,
-// instead of the two taking turns over a single request (1 MiB over four
-// servers: four requests of 64 KiB each rather than one of 256 KiB). A
-// piece is a whole number of the wire's 64 KiB records.
-const (
-	readPieces   = 4
-	minReadPiece = 64 << 10
-)
-
-// pipelined cuts the extents of a read so that no server's share goes out
-// in fewer than about pieces requests, none smaller than minPiece (rounded
-// up to a multiple of it). The cut extents keep their order and their
-// buffers, sliced; a staged extent's pieces share its buffer.
-func pipelined(xs []extent, pieces int, minPiece int64) []extent {
-	if pieces <= 1 || len(xs) == 0 {
-		return xs
-	}
-	share := map[int]int64{}
-	var most int64
-	for _, x := range xs {
-		share[x.datafile] += x.length
-		most = max(most, share[x.datafile])
-	}
-	piece := (most + int64(pieces) - 1) / int64(pieces)
-	piece = max(minPiece, (piece+minPiece-1)/minPiece*minPiece)
-	var out []extent
-	for i, x := range xs {
-		if x.length <= piece {
-			if out != nil {
-				out = append(out, x)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]extent, 0, len(xs)+int(most/piece)*len(share)), xs[:i]...)
-		}
-		for at := int64(0); at < x.length; at += piece {
-			n := min(piece, x.length-at)
-			out = append(out, extent{datafile: x.datafile, physical: x.physical + at, length: n,
-				bufs: sliceBufs(x.bufs, at, n), pieces: x.pieces, staged: x.staged})
-		}
-	}
-	if out == nil {
-		return xs
-	}
-	return out
-}
-
-// sliceBufs returns the n bytes of bufs from byte at on, as slices of it.
-func sliceBufs(bufs [][]byte, at, n int64) [][]byte {
-	var out [][]byte
-	for _, b := range bufs {
-		if n == 0 {
-			break
-		}
-		if at >= int64(len(b)) {
-			at -= int64(len(b))
-			continue
-		}
-		c := min(int64(len(b))-at, n)
-		out = append(out, b[at:at+c])
-		at, n = 0, n-c
-	}
-	return out
-}
-
 // WriteAt writes p at off. It implements io.WriterAt.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	return f.WriteAtContext(context.Background(), p, off)
@@ -453,7 +385,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, nil
 	}
 	a, d := f.snapshot()
-	xs := pipelined(extents(d, p, off, int64(f.c.opts.MaxRequest)), readPieces, minReadPiece)
+	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
 		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
