@@ -121,7 +121,7 @@ func (o osFS) Close() error { return o.r.Close() }
 
 // OSFile is the File of the OS file system: an *os.File whose Sync is
 // fdatasync, with pwritev ([WriterAtv]) and, on Linux, early writeback
-// ([Writebacker]) and read-ahead ([Prefetcher]).
+// ([Writebacker]).
 type OSFile struct{ *os.File }
 
 // Sync flushes the file's data and the metadata needed to read it back
@@ -137,10 +137,6 @@ func (f OSFile) WriteAtv(bufs [][]byte, off int64) (int64, error) {
 // StartWriteback starts writeback of [off, off+n) without waiting
 // (sync_file_range(SYNC_FILE_RANGE_WRITE) on Linux; nothing elsewhere).
 func (f OSFile) StartWriteback(off, n int64) { startWriteback(f.File, off, n) }
-
-// WillNeed starts reading [off, off+n) into the page cache without waiting
-// (posix_fadvise(POSIX_FADV_WILLNEED) on Linux; nothing elsewhere).
-func (f OSFile) WillNeed(off, n int64) { willNeed(f.File, off, n) }
 
 // lockedError is what flock returns for a lock held elsewhere.
 func lockedError(name string) error {

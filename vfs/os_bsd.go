@@ -33,8 +33,6 @@ func syncfs(*os.File) error {
 
 func startWriteback(*os.File, int64, int64) {}
 
-func willNeed(*os.File, int64, int64) {}
-
 func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {
 	var written int64
 	for _, b := range bufs {

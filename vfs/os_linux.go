@@ -70,16 +70,6 @@ func startWriteback(f *os.File, off, n int64) {
 	})
 }
 
-// willNeed asks the kernel to start reading [off, off+n) of f into the
-// page cache (posix_fadvise(POSIX_FADV_WILLNEED)): it submits the reads of
-// the pages not cached yet and returns without waiting for them. Errors
-// are ignored, as the advice is.
-func willNeed(f *os.File, off, n int64) {
-	_ = control(f, func(fd int) error {
-		return unix.Fadvise(fd, off, n, unix.FADV_WILLNEED)
-	})
-}
-
 // pwritev writes bufs back to back at off, retrying partial writes, and
 // returns the number of bytes written. bufs is not modified.
 func pwritev(f *os.File, bufs [][]byte, off int64) (int64, error) {

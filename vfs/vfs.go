@@ -62,14 +62,6 @@ type Writebacker interface {
 	StartWriteback(off, n int64)
 }
 
-// Prefetcher is implemented by Files that can start reading a range into
-// the page cache without waiting for it (posix_fadvise(POSIX_FADV_WILLNEED)),
-// so that a later read of it does not wait for the disk. It is advisory: it
-// reports no error.
-type Prefetcher interface {
-	WillNeed(off, n int64)
-}
-
 // FS is a directory and what lies below it.
 type FS interface {
 	// OpenFile opens the regular file name with the os.O_* flags (O_RDONLY,
@@ -136,14 +128,6 @@ func WriteAtv(f File, bufs [][]byte, off int64) (int64, error) {
 		}
 	}
 	return written, nil
-}
-
-// WillNeed starts reading [off, off+n) of f into the page cache if f is a
-// Prefetcher, and does nothing otherwise.
-func WillNeed(f File, off, n int64) {
-	if p, ok := f.(Prefetcher); ok {
-		p.WillNeed(off, n)
-	}
 }
 
 // StartWriteback starts writeback of [off, off+n) of f if f is a

@@ -31,9 +31,6 @@ type handle struct {
 	// cleared just before an fdatasync of it.
 	dirty atomic.Bool
 
-	// ra follows the sequential readers of the datafile (readahead.go).
-	ra streams
-
 	// Write-behind accounting: bytes written and the range they span since
 	// the last writeback kick.
 	wbMu      sync.Mutex

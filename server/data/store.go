@@ -470,11 +470,6 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 	if err != nil && err != io.EOF {
 		return n, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
 	}
-	if n > 0 {
-		if from, length := h.ra.read(off, int64(n)); length > 0 {
-			vfs.WillNeed(h.f, from, length)
-		}
-	}
 	return n, err
 }
 
