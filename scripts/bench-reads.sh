@@ -119,6 +119,8 @@ for i in $(seq 1 "$reps"); do
   echo "repetition $i done, load $(cut -d' ' -f1-3 /proc/loadavg)"
 done
 
+echo "raw: read target MiB/s CPU-s/GiB, in the order measured"
+sed 's/^/  /' "$out"
 python3 - "$out" "$reps" <<'PY'
 import statistics as st, sys
 rows = [l.split() for l in open(sys.argv[1])]
