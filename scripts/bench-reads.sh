@@ -2,10 +2,15 @@
 # bench-reads.sh: cold sequential reads of two pario builds side by side,
 # against local ext4 on the same disk, in alternating order.
 #
-#   scripts/bench-reads.sh [-b bytes per rank] [-n ranks] [-r reps] OLD_PARIO NEW_PARIO
+#   scripts/bench-reads.sh [-b bytes per rank] [-n ranks] [-r reps] [-O old mount flags]
+#                          [-N new mount flags] OLD_PARIO NEW_PARIO
+#
+# OLD and NEW may be the same binary with different mount flags, e.g.
+#   scripts/bench-reads.sh -N "--read-ahead 16m" bin/pario bin/pario
 #
 # Each build gets its own cluster (`pario up`, 4 I/O servers on loopback,
-# data under the test directory) and mount (`pario mount`, default flags);
+# data under the test directory) and mount (`pario mount`, default flags
+# unless -O or -N give others);
 # both stay up for the whole run, idle while the other is measured. Every
 # repetition measures, in the order local, OLD, NEW and then NEW, OLD, local:
 #
@@ -23,14 +28,16 @@
 # BENCH_DIR picks the disk (default ./tmp).
 set -euo pipefail
 block=256m ranks=4 reps=3
-while getopts "b:n:r:" o; do
+declare -A mflags=([old]="" [new]="")
+while getopts "b:n:r:O:N:" o; do
   case $o in
     b) block=$OPTARG ;; n) ranks=$OPTARG ;; r) reps=$OPTARG ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    O) mflags[old]=$OPTARG ;; N) mflags[new]=$OPTARG ;;
+    *) sed -n '2,27p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '2,27p' "$0"; exit 2; }
 old=$(realpath "$1") new=$(realpath "$2")
 command -v fio >/dev/null || { echo "bench-reads: fio is not installed (apt-get install fio)" >&2; exit 1; }
 cd "$(dirname "$0")/.."
@@ -56,7 +63,8 @@ for b in old new; do
   up[$b]=$!; pids+=($!)
   for _ in $(seq 1 300); do [ -s "$dir/cluster-$b/cluster" ] && break; sleep 0.1; done
   mkdir -p "$dir/mnt-$b"
-  PARIO_CLUSTER=$dir/cluster-$b/cluster "${bin[$b]}" mount "$dir/mnt-$b" >"$dir/mount-$b.log" 2>&1 &
+  # shellcheck disable=SC2086 # the mount flags are words
+  PARIO_CLUSTER=$dir/cluster-$b/cluster "${bin[$b]}" mount ${mflags[$b]} "$dir/mnt-$b" >"$dir/mount-$b.log" 2>&1 &
   mnt[$b]=$!; pids+=($!)
   for _ in $(seq 1 300); do grep -q " $dir/mnt-$b fuse" /proc/mounts && break; sleep 0.1; done
   grep -q " $dir/mnt-$b fuse" /proc/mounts || { echo "bench-reads: $b mount failed:" >&2; cat "$dir/mount-$b.log" >&2; exit 1; }
@@ -108,7 +116,7 @@ measure() {
 }
 
 echo "machine: $(nproc) CPUs, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); cold reads: $cold"
-echo "old: $old; new: $new"
+echo "old: $old ${mflags[old]}; new: $new ${mflags[new]}"
 for i in $(seq 1 "$reps"); do
   if [ $((i % 2)) -eq 1 ]; then order=(local old new); else order=(new old local); fi
   for kind in native-shared native-fpp fio1 fio4; do
