@@ -26,7 +26,7 @@ func newMountCommand() *cobra.Command {
 		allowOther  bool
 		syncOnClose bool
 		debug       bool
-		readAhead   = int64(4 << 20)
+		readAhead   = int64(16 << 20)
 		writeBehind = int64(8 << 20)
 		memory      = int64(fusefs.DefaultMemory)
 		mf          metricsFlags
