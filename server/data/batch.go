@@ -144,6 +144,12 @@ func (s *Store) removeNew(id uint64) error {
 // client writing one while it is removed may lose that write, as with
 // Remove; only a client of a file the metadata server no longer knows
 // (one made after a restored backup) can be writing one.
+//
+// The removals are durable when it returns (one syncfs, as RemoveBatch):
+// the metadata server deletes its pool records of the IDs once it has
+// answered, so an empty datafile that a power cut brought back would be
+// an orphan no record names. A missing one is synced too: it may be
+// missing because a call before this one removed it and failed to sync.
 func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64, err error) {
 	for _, id := range ids {
 		size, alloc, err := s.Usage(ctx, id)
@@ -157,6 +163,16 @@ func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64,
 		if err := s.Remove(ctx, id); err != nil {
 			return kept, err
 		}
+	}
+	if len(kept) == len(ids) {
+		return kept, nil
+	}
+	if err := s.begin(ctx); err != nil {
+		return kept, fmt.Errorf("data: remove if empty: %w", err)
+	}
+	defer s.ops.Done()
+	if err := s.root.SyncFS(); err != nil {
+		return kept, fmt.Errorf("data: remove if empty of %d datafiles: sync: %w", len(ids)-len(kept), err)
 	}
 	return kept, nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/pario/pario/vfs/errorfs"
 )
 
 // exists says whether datafile id is there (Sync of a missing one is
@@ -71,5 +73,34 @@ func TestRemoveIfEmpty(t *testing.T) {
 		if got := exists(t, s, id); got != want {
 			t.Errorf("datafile %d exists: %v, want %v", id, got, want)
 		}
+	}
+}
+
+// RemoveIfEmpty's removals survive a power cut right after it answers, as
+// removeBatch's do: the metadata server deletes its pool records of the
+// IDs once it has (discardStale, a refill's undo), and an empty datafile
+// that came back would be an orphan no record names. A failed sync fails
+// the call, so the records stay and the discard is sent again.
+func TestRemoveIfEmptyDurable(t *testing.T) {
+	s, mem, efs := memStore(t, StoreOptions{})
+	ids := []uint64{0x101, 0x102, 0x2ff, 0x300}
+	if _, err := s.CreateBatch(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RemoveIfEmpty(ctx, ids[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := listIDs(t, afterCrash(t, mem)); !slices.Equal(got, []uint64{0x300}) {
+		t.Fatalf("after RemoveIfEmpty and a power cut: datafiles %#x, want [0x300]", got)
+	}
+
+	efs.Add(&errorfs.Rule{Op: errorfs.OpSyncFS, Nth: 1, Err: eio})
+	_, err := s.RemoveIfEmpty(ctx, ids[3:])
+	wantErr(t, err, "data: remove if empty", "sync")
+	if _, err := s.RemoveIfEmpty(ctx, ids[3:]); err != nil {
+		t.Fatalf("RemoveIfEmpty sent again after a failed sync: %v", err)
+	}
+	if got := listIDs(t, afterCrash(t, mem)); len(got) != 0 {
+		t.Fatalf("after the call was sent again and a power cut: datafiles %#x, want none", got)
 	}
 }
