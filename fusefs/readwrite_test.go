@@ -1,0 +1,262 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pario/pario/fusefs"
+)
+
+// Read-write descriptors that create their file bypass the page cache
+// (fusefs.DirectWriters); what a program does with such a file must work
+// as with a cached one.
+
+func TestReadWriteDescriptors(t *testing.T) {
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	if !m.DirectMmap() {
+		t.Log("the kernel did not grant FUSE_DIRECT_IO_ALLOW_MMAP: read-write descriptors are cached")
+	}
+	ctx := context.Background()
+
+	t.Run("MAP_SHARED", func(t *testing.T) {
+		const size = 3<<20 + 123
+		f, err := os.OpenFile(m.path("shared.map"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		want := randomBytes(t, size)
+		if _, err := f.WriteAt(want, 0); err != nil {
+			t.Fatal(err)
+		}
+		mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err != nil {
+			t.Fatalf("mmap MAP_SHARED of an O_RDWR|O_CREAT descriptor: %v", err)
+		}
+		defer unix.Munmap(mem)
+		if !bytes.Equal(mem, want) {
+			t.Fatal("the mapping differs from what was written through the descriptor")
+		}
+		// Stores through the mapping, across strips, then msync.
+		for _, off := range []int{0, 65535, 1 << 20, size - 1} {
+			mem[off] ^= 0xff
+			want[off] ^= 0xff
+		}
+		copy(mem[2<<20:], bytes.Repeat([]byte("mapped"), 1000))
+		copy(want[2<<20:], bytes.Repeat([]byte("mapped"), 1000))
+		if err := unix.Msync(mem, unix.MS_SYNC); err != nil {
+			t.Fatalf("msync: %v", err)
+		}
+		if got := readFile(t, m.path("shared.map")); !bytes.Equal(got, want) {
+			t.Fatal("another descriptor reads other data than the mapping's")
+		}
+		got := make([]byte, size)
+		if _, err := f.ReadAt(got, 0); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("the mapped descriptor reads other data than the mapping's (%v)", err)
+		}
+		cf, err := m.c.Open(ctx, "/shared.map")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cf.ReadAtContext(ctx, got, 0); err != nil && err != io.EOF || !bytes.Equal(got, want) {
+			t.Fatalf("the pario client reads other data than the mapping's (%v)", err)
+		}
+		// A write through a descriptor shows in the mapping.
+		fresh := []byte("written through the descriptor")
+		if _, err := f.WriteAt(fresh, 4096+100); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(mem[4096+100:4096+100+len(fresh)], fresh) {
+			t.Fatal("the mapping does not show a write through the descriptor")
+		}
+		other, err := os.OpenFile(m.path("shared.map"), os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		if _, err := other.WriteAt(fresh, 1<<20+7); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(mem[1<<20+7:1<<20+7+len(fresh)], fresh) {
+			t.Fatal("the mapping does not show a write through another descriptor")
+		}
+	})
+
+	t.Run("MAP_PRIVATE", func(t *testing.T) {
+		want := randomBytes(t, 1<<20)
+		f, err := os.OpenFile(m.path("private.map"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteAt(want, 0); err != nil {
+			t.Fatal(err)
+		}
+		mem, err := unix.Mmap(int(f.Fd()), 0, len(want), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE)
+		if err != nil {
+			t.Fatalf("mmap MAP_PRIVATE: %v", err)
+		}
+		defer unix.Munmap(mem)
+		if !bytes.Equal(mem, want) {
+			t.Fatal("the private mapping differs from the file")
+		}
+		copy(mem[1000:], "private")
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, m.path("private.map")); !bytes.Equal(got, want) {
+			t.Fatal("a store to a private mapping reached the file")
+		}
+	})
+
+	t.Run("direct writer, cached reader", func(t *testing.T) {
+		w, err := os.OpenFile(m.path("rw"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		old := randomBytes(t, 256<<10)
+		if _, err := w.WriteAt(old, 0); err != nil {
+			t.Fatal(err)
+		}
+		r, err := os.Open(m.path("rw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		buf := make([]byte, len(old))
+		if _, err := r.ReadAt(buf, 0); err != nil || !bytes.Equal(buf, old) {
+			t.Fatalf("first read: %v", err)
+		}
+		// No close or fsync: within one mount the reader's pages of what
+		// the writer wrote go once the data is on the servers.
+		fresh := randomBytes(t, 100000)
+		if _, err := w.WriteAt(fresh, 5000); err != nil {
+			t.Fatal(err)
+		}
+		want := append(append(append([]byte{}, old[:5000]...), fresh...), old[105000:]...)
+		eventually(t, "the cached reader sees the direct writer's data", func() error {
+			if _, err := r.ReadAt(buf, 0); err != nil {
+				return err
+			}
+			if !bytes.Equal(buf, want) {
+				return errStale
+			}
+			return nil
+		})
+	})
+}
+
+var errStale = staleError{}
+
+type staleError struct{}
+
+func (staleError) Error() string { return "stale data" }
+
+// writeSpans records the time span of every FUSE write the mount answers.
+type writeSpans struct {
+	mu    sync.Mutex
+	spans [][2]time.Time
+}
+
+func (w *writeSpans) FuseOp(op string, d time.Duration, _ unix.Errno) {
+	if op != "write" {
+		return
+	}
+	end := time.Now()
+	w.mu.Lock()
+	w.spans = append(w.spans, [2]time.Time{end.Add(-d), end})
+	w.mu.Unlock()
+}
+
+// overlapping counts the writes that began while another was answered.
+func (w *writeSpans) overlapping() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for i, a := range w.spans {
+		for j, b := range w.spans {
+			if i != j && b[0].Before(a[0]) && a[0].Before(b[1]) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// Writers of disjoint ranges of one file, each through its own O_RDWR
+// descriptor as IOR's ranks (O_CREAT|O_RDWR), write in parallel, and the
+// file holds what each wrote.
+func TestReadWriteParallelWriters(t *testing.T) {
+	for _, tt := range []struct {
+		policy   fusefs.DirectIO
+		parallel bool
+	}{
+		{fusefs.DirectWriters, true},
+		{fusefs.DirectWriteOnly, false},
+	} {
+		t.Run(tt.policy.String(), func(t *testing.T) {
+			p := spawn(t)
+			spans := &writeSpans{}
+			// No write-behind: each write is answered once the servers have
+			// it, so that writes the kernel lets through together overlap.
+			m := mount(t, p, fusefs.Options{DirectIO: tt.policy, WriteBehind: -1, Observer: spans})
+			const ranks, block, xfer = 4, 8 << 20, 1 << 20
+			want := make([]byte, ranks*block)
+			for i := range ranks {
+				copy(want[i*block:], randomBytes(t, block))
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, ranks)
+			for i := range ranks {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					f, err := os.OpenFile(m.path("ior.shared"), os.O_RDWR|os.O_CREATE, 0o644)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for off := i * block; off < (i+1)*block; off += xfer {
+						if _, err := f.WriteAt(want[off:off+xfer], int64(off)); err != nil {
+							errs <- err
+							f.Close()
+							return
+						}
+					}
+					errs <- f.Close()
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := readFile(t, m.path("ior.shared")); !bytes.Equal(got, want) {
+				t.Fatal("the shared file differs from what the writers wrote")
+			}
+			n := spans.overlapping()
+			t.Logf("%d of %d writes overlapped another", n, len(spans.spans))
+			switch {
+			case tt.parallel && m.DirectMmap() && n == 0:
+				t.Error("no write overlapped another: the kernel serialised the writers")
+			case !tt.parallel && n > 0:
+				t.Errorf("%d writes overlapped through cached descriptors, which the kernel serialises", n)
+			}
+		})
+	}
+}
