@@ -165,17 +165,19 @@ func (fsys *fileSystem) settle(id meta.FileID) {
 type DirectIO uint8
 
 const (
-	// DirectWriters (the default): write-only descriptors, and read-write
-	// ones that are likely to be written big: those that create the file
-	// (O_CREAT that reached the mount as a create, as IOR's, ROMIO's and
-	// HDF5's opens of a new file do) or truncate it, and those that open
-	// a file some descriptor of this mount already writes direct (the
-	// other ranks of a shared file, so that one file is not in both
-	// modes, which serialises the kernel's direct writes). Other
-	// read-write opens of an existing file keep the page cache.
-	DirectWriters DirectIO = iota
-	// DirectWriteOnly: only write-only descriptors (before 2026-11).
-	DirectWriteOnly
+	// DirectWriteOnly (the default): only write-only descriptors.
+	DirectWriteOnly DirectIO = iota
+	// DirectWriters: write-only descriptors, and read-write ones that are
+	// likely to be written big: those that create the file (O_CREAT that
+	// reached the mount as a create, as IOR's, ROMIO's and HDF5's opens of
+	// a new file do) or truncate it, and those that open a file some
+	// descriptor of this mount already writes direct (the other ranks of
+	// a shared file, so that one file is not in both modes, which
+	// serialises the kernel's direct writes). Other read-write opens of
+	// an existing file keep the page cache. Not the default yet: a page
+	// fault on a MAP_SHARED mapping of such a descriptor was seen to hang
+	// under load (docs/mount.md, "Direct I/O").
+	DirectWriters
 	// DirectReadWrite: every descriptor that can write.
 	DirectReadWrite
 	// DirectNone: every descriptor uses the page cache.
@@ -183,8 +185,8 @@ const (
 )
 
 var directIONames = [...]string{
-	DirectWriters:   "writers",
 	DirectWriteOnly: "wronly",
+	DirectWriters:   "writers",
 	DirectReadWrite: "rdwr",
 	DirectNone:      "none",
 }
@@ -196,14 +198,14 @@ func (d DirectIO) String() string {
 	return fmt.Sprintf("DirectIO(%d)", d)
 }
 
-// ParseDirectIO parses a DirectIO's name: writers, wronly, rdwr or none.
+// ParseDirectIO parses a DirectIO's name: wronly, writers, rdwr or none.
 func ParseDirectIO(s string) (DirectIO, error) {
 	for d, name := range directIONames {
 		if s == name {
 			return DirectIO(d), nil
 		}
 	}
-	return 0, fmt.Errorf("direct I/O policy %q: want writers, wronly, rdwr or none", s)
+	return 0, fmt.Errorf("direct I/O policy %q: want wronly, writers, rdwr or none", s)
 }
 
 // directFor says whether a new descriptor opened with flags bypasses the
@@ -392,7 +394,8 @@ type handle struct {
 	fsys     *fileSystem
 	n        *node
 	of       *openFile
-	direct   bool // FOPEN_DIRECT_IO: the kernel keeps no pages for it
+	direct   bool      // FOPEN_DIRECT_IO: the kernel keeps no pages for it
+	ra       readAhead // a direct descriptor's small sequential reads
 	wrote    atomic.Bool
 	read     atomic.Bool // a read went through: atime was considered
 	released atomic.Bool
@@ -411,8 +414,14 @@ var (
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	ctx, cancel := h.fsys.ctx(ctx)
 	defer cancel()
-	h.of.wb.wait()
-	n, err := h.of.file().ReadAtContext(ctx, dest, off)
+	n, done, err := 0, false, error(nil)
+	if h.direct {
+		n, done, err = h.ra.read(ctx, h.of, dest, off)
+	}
+	if !done {
+		h.of.wb.wait()
+		n, err = h.of.file().ReadAtContext(ctx, dest, off)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, h.fsys.errno("read", h.n.path(), err)
 	}
@@ -632,6 +641,7 @@ func (h *handle) release(ctx context.Context) {
 	if h.released.Swap(true) {
 		return
 	}
+	h.ra.free()
 	fsys, of := h.fsys, h.of
 	if errno := of.wb.settle(); errno != 0 {
 		fsys.log.Error("pario mount: a write failed after its descriptor's last close; the data is lost", "path", h.n.path(), "errno", errno)
