@@ -165,19 +165,17 @@ func (fsys *fileSystem) settle(id meta.FileID) {
 type DirectIO uint8
 
 const (
-	// DirectWriteOnly (the default): only write-only descriptors.
-	DirectWriteOnly DirectIO = iota
-	// DirectWriters: write-only descriptors, and read-write ones that are
-	// likely to be written big: those that create the file (O_CREAT that
-	// reached the mount as a create, as IOR's, ROMIO's and HDF5's opens of
-	// a new file do) or truncate it, and those that open a file some
-	// descriptor of this mount already writes direct (the other ranks of
-	// a shared file, so that one file is not in both modes, which
-	// serialises the kernel's direct writes). Other read-write opens of
-	// an existing file keep the page cache. Not the default yet: a page
-	// fault on a MAP_SHARED mapping of such a descriptor was seen to hang
-	// under load (docs/mount.md, "Direct I/O").
-	DirectWriters
+	// DirectWriters (the default): write-only descriptors, and read-write
+	// ones that are likely to be written big: those that create the file
+	// (O_CREAT that reached the mount as a create, as IOR's, ROMIO's and
+	// HDF5's opens of a new file do) or truncate it, and those that open
+	// a file some descriptor of this mount already writes direct (the
+	// other ranks of a shared file, so that one file is not in both
+	// modes, which serialises the kernel's direct writes). Other
+	// read-write opens of an existing file keep the page cache.
+	DirectWriters DirectIO = iota
+	// DirectWriteOnly: only write-only descriptors (before 2026-11-24).
+	DirectWriteOnly
 	// DirectReadWrite: every descriptor that can write.
 	DirectReadWrite
 	// DirectNone: every descriptor uses the page cache.
@@ -185,8 +183,8 @@ const (
 )
 
 var directIONames = [...]string{
-	DirectWriteOnly: "wronly",
 	DirectWriters:   "writers",
+	DirectWriteOnly: "wronly",
 	DirectReadWrite: "rdwr",
 	DirectNone:      "none",
 }
@@ -198,14 +196,14 @@ func (d DirectIO) String() string {
 	return fmt.Sprintf("DirectIO(%d)", d)
 }
 
-// ParseDirectIO parses a DirectIO's name: wronly, writers, rdwr or none.
+// ParseDirectIO parses a DirectIO's name: writers, wronly, rdwr or none.
 func ParseDirectIO(s string) (DirectIO, error) {
 	for d, name := range directIONames {
 		if s == name {
 			return DirectIO(d), nil
 		}
 	}
-	return 0, fmt.Errorf("direct I/O policy %q: want wronly, writers, rdwr or none", s)
+	return 0, fmt.Errorf("direct I/O policy %q: want writers, wronly, rdwr or none", s)
 }
 
 // directFor says whether a new descriptor opened with flags bypasses the

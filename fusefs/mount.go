@@ -90,7 +90,7 @@ type Options struct {
 	// (default "pario").
 	Name string
 	// DirectIO chooses which descriptors bypass the kernel's page cache
-	// and write in parallel (default DirectWriteOnly; DirectWriters adds
+	// and write in parallel (default DirectWriters: write-only ones, and
 	// read-write ones that create the file or join a direct writer of
 	// it). Read-write descriptors stay cached on a kernel that cannot map
 	// direct files MAP_SHARED (before Linux 6.6), whatever the policy.

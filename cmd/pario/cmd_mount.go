@@ -164,10 +164,10 @@ local disk. See docs/mount.md.`,
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
 	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
 	f.Var(units.SizeFlag(&memory), "memory", "memory for write-behind over all open files; writers wait when it is full (the process's Go heap is held near it)")
-	f.StringVar(&directIO, "direct-io", "wronly", `which descriptors bypass the kernel's page cache, so that writers of one file write in parallel:
-wronly: write-only ones; writers: also read-write ones that create the file or open one another writes
-(IOR, MPI-IO and HDF5 open O_RDWR: 1.2-1.5x faster writes; do not use for files mapped MAP_SHARED, see docs/mount.md);
-rdwr: every descriptor that writes; none: all cached`)
+	f.StringVar(&directIO, "direct-io", "writers", `which descriptors bypass the kernel's page cache, so that writers of one file write in parallel:
+writers: write-only ones, and read-write ones that create the file or open one another writes
+(IOR, MPI-IO and HDF5 open O_RDWR); wronly: write-only ones only (read-write ones keep the page cache,
+for programs that read back what they write in small pieces); rdwr: every descriptor that writes; none: all cached`)
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
 	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount, each as itself (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
