@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"slices"
@@ -120,8 +121,9 @@ func (fsys *fileSystem) orphan(id meta.FileID) (meta.Attr, *client.File) {
 	return gone, of.file()
 }
 
-// retain counts one more descriptor on the file with this ID.
-func (fsys *fileSystem) retain(id meta.FileID, direct bool) (of *openFile, orphan bool) {
+// retain counts one more descriptor, opened with flags, on the file with
+// this ID, and says whether it bypasses the page cache (directFor).
+func (fsys *fileSystem) retain(id meta.FileID, flags uint32) (of *openFile, direct, orphan bool) {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
 	of = fsys.open[id]
@@ -131,11 +133,12 @@ func (fsys *fileSystem) retain(id meta.FileID, direct bool) (of *openFile, orpha
 		fsys.open[id] = of
 		fsys.idle.busy()
 	}
+	direct = fsys.directFor(flags, of.opens > of.cached)
 	of.opens++
 	if !direct {
 		of.cached++
 	}
-	return of, of.unlinked
+	return of, direct, of.unlinked
 }
 
 // cachedReaders reports whether a descriptor on the file uses the page
@@ -155,27 +158,104 @@ func (fsys *fileSystem) settle(id meta.FileID) {
 	}
 }
 
-// openFlags chooses how the kernel treats a new descriptor. A write-only
-// one bypasses the page cache (FOPEN_DIRECT_IO): the data goes from the
-// writer's memory to the mount without a copy into cache pages nobody will
-// read, and writers of disjoint ranges may proceed in parallel. Descriptors
-// that read keep the page cache and its read-ahead; a read-only one needs
-// no flush at close.
+// DirectIO chooses which descriptors bypass the kernel's page cache
+// (FOPEN_DIRECT_IO, with FOPEN_PARALLEL_DIRECT_WRITES): their data goes
+// from the program's memory to the mount without a copy into cache pages
+// nobody will read, and writers of disjoint ranges of one file proceed in
+// parallel, where a cached descriptor's writes go through the page cache
+// one at a time under the inode lock. Descriptors that read keep the page
+// cache and its read-ahead. Read-only descriptors are always cached.
+type DirectIO uint8
+
+const (
+	// DirectWriters (the default): write-only descriptors, and read-write
+	// ones that are likely to be written big: those that create the file
+	// (O_CREAT that reached the mount as a create, as IOR's, ROMIO's and
+	// HDF5's opens of a new file do) or truncate it, and those that open
+	// a file some descriptor of this mount already writes direct (the
+	// other ranks of a shared file, so that one file is not in both
+	// modes, which serialises the kernel's direct writes). Other
+	// read-write opens of an existing file keep the page cache.
+	DirectWriters DirectIO = iota
+	// DirectWriteOnly: only write-only descriptors (before 2026-11-24).
+	DirectWriteOnly
+	// DirectReadWrite: every descriptor that can write.
+	DirectReadWrite
+	// DirectNone: every descriptor uses the page cache.
+	DirectNone
+)
+
+var directIONames = [...]string{
+	DirectWriters:   "writers",
+	DirectWriteOnly: "wronly",
+	DirectReadWrite: "rdwr",
+	DirectNone:      "none",
+}
+
+func (d DirectIO) String() string {
+	if int(d) < len(directIONames) {
+		return directIONames[d]
+	}
+	return fmt.Sprintf("DirectIO(%d)", d)
+}
+
+// ParseDirectIO parses a DirectIO's name: writers, wronly, rdwr or none.
+func ParseDirectIO(s string) (DirectIO, error) {
+	for d, name := range directIONames {
+		if s == name {
+			return DirectIO(d), nil
+		}
+	}
+	return 0, fmt.Errorf("direct I/O policy %q: want writers, wronly, rdwr or none", s)
+}
+
+// directFor says whether a new descriptor opened with flags bypasses the
+// page cache, joining whether one of the file's descriptors open here
+// already does.
 //
-// Pages other descriptors of the same file have cached are invalidated
-// after each direct write (see handle.Write): within one mount a reader
-// sees a concurrent writer's data once it is on the servers.
-func openFlags(flags uint32) uint32 {
+// A read-write descriptor is direct only if the kernel lets programs map
+// it MAP_SHARED (FUSE_DIRECT_IO_ALLOW_MMAP, Linux 6.6): without it the
+// kernel answers such an mmap ENODEV, and databases and HDF5's core
+// driver map the files they open read-write. A write-only descriptor
+// cannot be mapped writable at all.
+//
+// The kernel passes O_CREAT only with a create (FUSE_CREATE), never with
+// an open of an existing file, and O_TRUNC only with atomic_o_trunc,
+// which this mount does not ask for (the kernel truncates with a setattr
+// first): hence the joining rule for IOR's other ranks.
+func (fsys *fileSystem) directFor(flags uint32, joining bool) bool {
+	policy := fsys.opts.DirectIO
 	switch flags & syscall.O_ACCMODE {
 	case syscall.O_WRONLY:
+		return policy != DirectNone
+	case syscall.O_RDWR:
+		if !fsys.directMmap.Load() {
+			return false
+		}
+		switch policy {
+		case DirectReadWrite:
+			return true
+		case DirectWriters:
+			return flags&(syscall.O_CREAT|syscall.O_TRUNC) != 0 || joining
+		}
+	}
+	return false
+}
+
+// openFlags is the FOPEN_* answer for a descriptor opened with flags:
+// direct ones may write in parallel (handle.Write invalidates the pages
+// other descriptors of the file cached for what they write, so that
+// within one mount a reader sees a concurrent writer's data once it is on
+// the servers); a read-only one needs no flush at close.
+func openFlags(flags uint32, direct bool) uint32 {
+	if direct {
 		return fuse.FOPEN_DIRECT_IO | fuse.FOPEN_PARALLEL_DIRECT_WRITES
-	case syscall.O_RDONLY:
+	}
+	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		return fuse.FOPEN_NOFLUSH
 	}
 	return 0
 }
-
-func isDirect(flags uint32) bool { return openFlags(flags)&fuse.FOPEN_DIRECT_IO != 0 }
 
 // accessFor is the access open(2) with flags asks of a file.
 func accessFor(flags uint32) uint32 {
@@ -199,8 +279,7 @@ func accessFor(flags uint32) uint32 {
 func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall.Errno) {
 	fsys := n.fsys
 	p := n.path()
-	direct := isDirect(flags)
-	of, orphan := fsys.retain(n.id, direct)
+	of, direct, orphan := fsys.retain(n.id, flags)
 	h := &handle{fsys: fsys, n: n, of: of, direct: direct}
 	if orphan {
 		// Reopened through /proc/PID/fd after its name went.
@@ -208,7 +287,7 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 			h.release(ctx)
 			return nil, 0, syscall.ESTALE
 		}
-		return h, openFlags(flags), 0
+		return h, openFlags(flags, direct), 0
 	}
 	if flags&syscall.O_APPEND != 0 && fsys.ttl() > 0 && !fsys.fresh(n.id) {
 		// The kernel appends at the size it holds, and a cached name
@@ -261,19 +340,18 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		// asks for fresh attributes once they are dropped.
 		fsys.lease.srv.InodeNotify(uint64(n.id), -1, 0)
 	}
-	return h, openFlags(flags), 0
+	return h, openFlags(flags, direct), 0
 }
 
 // adopt makes a handle for a file just created with f.
-func (fsys *fileSystem) adopt(n *node, f *client.File, flags uint32) *handle {
-	direct := isDirect(flags)
-	of, _ := fsys.retain(n.id, direct)
+func (fsys *fileSystem) adopt(n *node, f *client.File, flags uint32) (*handle, uint32) {
+	of, direct, _ := fsys.retain(n.id, flags)
 	of.mu.Lock()
 	if of.f == nil {
 		of.f = f
 	}
 	of.mu.Unlock()
-	return &handle{fsys: fsys, n: n, of: of, direct: direct}
+	return &handle{fsys: fsys, n: n, of: of, direct: direct}, openFlags(flags, direct)
 }
 
 // prepareOrphan readies a file that is about to lose its name while open
@@ -317,7 +395,8 @@ type handle struct {
 	fsys     *fileSystem
 	n        *node
 	of       *openFile
-	direct   bool // FOPEN_DIRECT_IO: the kernel keeps no pages for it
+	direct   bool      // FOPEN_DIRECT_IO: the kernel keeps no pages for it
+	ra       readAhead // a direct descriptor's small sequential reads
 	wrote    atomic.Bool
 	read     atomic.Bool // a read went through: atime was considered
 	released atomic.Bool
@@ -336,8 +415,14 @@ var (
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	ctx, cancel := h.fsys.ctx(ctx)
 	defer cancel()
-	h.of.wb.wait()
-	n, err := h.of.file().ReadAtContext(ctx, dest, off)
+	n, done, err := 0, false, error(nil)
+	if h.direct {
+		n, done, err = h.ra.read(ctx, h.of, dest, off)
+	}
+	if !done {
+		h.of.wb.wait()
+		n, err = h.of.file().ReadAtContext(ctx, dest, off)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, h.fsys.errno("read", h.n.path(), err)
 	}
@@ -557,6 +642,7 @@ func (h *handle) release(ctx context.Context) {
 	if h.released.Swap(true) {
 		return
 	}
+	h.ra.free()
 	fsys, of := h.fsys, h.of
 	if errno := of.wb.settle(); errno != 0 {
 		fsys.log.Error("pario mount: a write failed after its descriptor's last close; the data is lost", "path", h.n.path(), "errno", errno)

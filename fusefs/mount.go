@@ -89,6 +89,12 @@ type Options struct {
 	// Name is shown as the file system's source by mount(8) and df(1)
 	// (default "pario").
 	Name string
+	// DirectIO chooses which descriptors bypass the kernel's page cache
+	// and write in parallel (default DirectWriters: write-only ones, and
+	// read-write ones that create the file or join a direct writer of
+	// it). Read-write descriptors stay cached on a kernel that cannot map
+	// direct files MAP_SHARED (before Linux 6.6), whatever the policy.
+	DirectIO DirectIO
 	// ReadAheadKB is the kernel's read-ahead for the mount in KiB, set
 	// through /sys/class/bdi when running as root (default 16 MiB: up to
 	// sixteen MaxIO requests in flight for a sequential reader, which a
@@ -241,7 +247,9 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 			// (ls -l, not ls or rm -r), since sizes cost the I/O servers
 			// a call per datafile.
 			DisableReadDirPlus: opts.NoLease,
-			ExtraCapabilities:  fuse.CAP_READDIRPLUS_AUTO,
+			// DIRECT_IO_ALLOW_MMAP: MAP_SHARED works on a read-write
+			// descriptor that bypasses the page cache (directFor).
+			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
 			// The page cache of a file is dropped at open (close-to-open),
 			// not whenever its mtime or size moves.
 			ExplicitDataCacheControl: true,
@@ -276,6 +284,12 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("mount %s: %w", abs, err)
 	}
 	m := &Server{Dir: abs, srv: srv, fsys: fsys, done: make(chan struct{})}
+	// Offered by the kernel and asked for by us is granted. Opens before
+	// this line stay cached, which is always safe.
+	fsys.directMmap.Store(srv.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0)
+	if !fsys.directMmap.Load() && (opts.DirectIO == DirectWriters || opts.DirectIO == DirectReadWrite) {
+		opts.Logger.Info("pario mount: the kernel cannot map direct I/O files MAP_SHARED (before Linux 6.6): read-write descriptors use the page cache", "dir", abs)
+	}
 	fsys.startLease(srv)
 	go func() {
 		srv.Wait()
@@ -301,6 +315,11 @@ func setReadAhead(dir string, kb int) error {
 	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
 	return os.WriteFile(p, []byte(strconv.Itoa(kb)), 0o644)
 }
+
+// DirectMmap reports whether the kernel maps files open with direct I/O
+// MAP_SHARED (FUSE_DIRECT_IO_ALLOW_MMAP, Linux 6.6 and later): only then
+// are read-write descriptors direct (Options.DirectIO).
+func (m *Server) DirectMmap() bool { return m.fsys.directMmap.Load() }
 
 // Done is closed when the file system is no longer served (unmounted).
 func (m *Server) Done() <-chan struct{} { return m.done }

@@ -50,6 +50,11 @@ type fileSystem struct {
 	// rootIsRoot says the metadata server gave root's last new entry to
 	// root: it does not squash root (noopChown).
 	rootIsRoot atomic.Bool
+
+	// directMmap says the kernel maps files open with FOPEN_DIRECT_IO
+	// MAP_SHARED (FUSE_DIRECT_IO_ALLOW_MMAP was granted): read-write
+	// descriptors may then be direct (directFor).
+	directMmap atomic.Bool
 }
 
 // ctx gives a request's server calls their deadline and the caller's
@@ -547,10 +552,10 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	n.fsys.learnSquash(ctx, a)
 	child := n.newChild(ctx, a)
 	n.fsys.lookedUp(a.ID, start)
-	h := n.fsys.adopt(child.Operations().(*node), f, flags)
+	h, fuseFlags := n.fsys.adopt(child.Operations().(*node), f, flags)
 	n.fsys.created(h.of, a, start, gen)
 	n.fsys.entry(out, a, client.Usage{})
-	return child, h, openFlags(flags), 0
+	return child, h, fuseFlags, 0
 }
 
 // Open opens a file: its attributes are read afresh (close-to-open) and

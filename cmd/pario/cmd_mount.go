@@ -26,6 +26,7 @@ func newMountCommand() *cobra.Command {
 		allowOther  bool
 		syncOnClose bool
 		debug       bool
+		directIO    string
 		readAhead   = int64(16 << 20)
 		writeBehind = int64(8 << 20)
 		memory      = int64(fusefs.DefaultMemory)
@@ -60,6 +61,10 @@ local disk. See docs/mount.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			log := newLogger()
+			var err error
+			if opts.DirectIO, err = fusefs.ParseDirectIO(directIO); err != nil {
+				return usageError{fmt.Errorf("--direct-io: %w", err)}
+			}
 			stopMetrics, err := mf.start(log)
 			if err != nil {
 				return err
@@ -159,6 +164,10 @@ local disk. See docs/mount.md.`,
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
 	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
 	f.Var(units.SizeFlag(&memory), "memory", "memory for write-behind over all open files; writers wait when it is full (the process's Go heap is held near it)")
+	f.StringVar(&directIO, "direct-io", "writers", `which descriptors bypass the kernel's page cache, so that writers of one file write in parallel:
+writers: write-only ones, and read-write ones that create the file or open one another writes
+(IOR, MPI-IO and HDF5 open O_RDWR); wronly: write-only ones only (read-write ones keep the page cache,
+for programs that read back what they write in small pieces); rdwr: every descriptor that writes; none: all cached`)
 	f.BoolVar(&syncOnClose, "sync-on-close", false, "close(2) of a written file waits until its data is on disk on the I/O servers")
 	f.BoolVar(&allowOther, "allow-other", false, "let other users use the mount, each as itself (needs user_allow_other in /etc/fuse.conf unless root)")
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
