@@ -69,7 +69,8 @@ type leaseState struct {
 	// (names.go); namesSeq orders their making.
 	names      map[meta.FileID]*dirNames
 	namesSeq   uint64
-	namesTotal int // names held in names
+	namesTotal int    // names held in names
+	namesGen   uint64 // the lease names was begun under
 	// watcher is the lease's watcher ID, sent with every request
 	// (meta.Cred.Watcher): the metadata server does not wait for this
 	// mount to acknowledge the changes it makes itself.

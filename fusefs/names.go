@@ -92,8 +92,10 @@ func (fsys *fileSystem) madeDir(id meta.FileID, start time.Time, gen uint64) {
 	if c, ok := l.changed[id]; ok && !c.Before(start) {
 		return // changed elsewhere meanwhile: not known empty
 	}
-	if l.names == nil {
-		l.names = map[meta.FileID]*dirNames{}
+	if l.names == nil || l.namesGen != gen {
+		// What an earlier lease knew is never answered from again
+		// (knowsAbsent): let it go rather than hold the bounds.
+		l.names, l.namesTotal, l.namesGen = map[meta.FileID]*dirNames{}, 0, gen
 	}
 	if len(l.names) >= maxKnownDirs {
 		var oldest meta.FileID

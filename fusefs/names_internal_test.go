@@ -105,3 +105,29 @@ func TestKnownNamesBounded(t *testing.T) {
 		t.Errorf("namesTotal %d, names held %d", fsys.lease.namesTotal, held)
 	}
 }
+
+// What was known under one lease is of no use under the next (knowsAbsent
+// checks the lease): it must not keep holding the bounds, or after a
+// metadata server restart or a lapsed lease the directories made under the
+// new one are forgotten at their first name, for as long as the mount lives.
+func TestKnownNamesOfAnOldLeaseLetGo(t *testing.T) {
+	fsys := &fileSystem{}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 1
+	fsys.lease.changed = map[meta.FileID]time.Time{}
+	// An mdtest under lease 1 fills the bound in a few directories.
+	for id := meta.FileID(1); id <= maxKnownTotal/maxKnownNames; id++ {
+		fsys.madeDir(id, time.Now(), 1)
+		for i := range maxKnownNames {
+			fsys.addedName(id, strconv.Itoa(i))
+		}
+	}
+	fsys.lease.gen++ // a new lease (watch)
+	const dir = meta.FileID(1000)
+	fsys.madeDir(dir, time.Now(), fsys.leaseGen())
+	fsys.addedName(dir, "made")
+	if !fsys.knowsAbsent(dir, "x") {
+		t.Errorf("a directory made under the new lease is not known after its first name: the old lease's %d names still count (%d directories kept)",
+			fsys.lease.namesTotal, len(fsys.lease.names))
+	}
+}

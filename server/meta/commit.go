@@ -152,7 +152,24 @@ func (c *committer) take() []*mutation {
 // changes). It is answered only once those changes have committed, so
 // that no answer, not even a failure such as EEXIST, reveals a change that
 // a crash could still undo; if the commit fails, it gets the commit's error.
+//
+// A panic of the transaction itself, outside the mutations' fns (call
+// catches theirs): bbolt's on a damaged database, or a commit handler's,
+// goes to every mutation of the group, each caller raising it (the wire
+// server answers each EIO). Raised in the committer instead, it would
+// reach the leader's caller alone (lead runs in it) and leave the rest
+// of its group waiting for an answer forever.
 func (c *committer) run(group []*mutation) {
+	all := group // group shrinks below into new arrays; this one stays whole
+	defer func() {
+		if r := recover(); r != nil {
+			// Nothing was answered yet: answers come after the commit.
+			for _, m := range all {
+				m.panic = r
+				close(m.done)
+			}
+		}
+	}()
 	var failures []*mutation
 	for {
 		failed := -1

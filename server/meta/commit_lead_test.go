@@ -106,3 +106,38 @@ func TestLeaderHandsTheQueueOn(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A panic of the transaction itself (bbolt's, or a commit handler's: not
+// a mutation's fn, which call catches) in the leader's goroutine reaches
+// every mutation of the group, not only the leader's caller: the others
+// must not wait for an answer forever. The queue is set up as update
+// leaves it when a second mutation queued before the leader took its
+// group.
+func TestLeaderPanicReachesItsGroup(t *testing.T) {
+	s := openT(t, Options{Servers: 1})
+	c := &s.commit
+	leader := &mutation{ctx: context.Background(), done: make(chan struct{}), fn: func(tx *bbolt.Tx) error {
+		tx.OnCommit(func() { panic("commit handler") })
+		return nil
+	}}
+	other := &mutation{ctx: context.Background(), done: make(chan struct{}), fn: func(*bbolt.Tx) error { return nil }}
+	c.mu.Lock()
+	c.queue, c.running = []*mutation{leader, other}, true
+	c.mu.Unlock()
+	func() {
+		defer func() { _ = recover() }() // the leader's caller may panic
+		c.lead()
+	}()
+	select {
+	case <-other.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the leader's transaction panicked: the other mutation of its group is never answered")
+	}
+	if other.panic == nil {
+		t.Errorf("the other mutation of the group was answered %v, want the transaction's panic", other.err)
+	}
+	// The committer is free for the next mutation.
+	if err := c.update(context.Background(), func(*bbolt.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
