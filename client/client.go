@@ -61,7 +61,9 @@ func ProcessCred() meta.Cred {
 }
 
 // cred is who a request acts for: the context's credentials, else the
-// client's.
+// client's. Path requests also send what their context expects the path
+// to resolve to (meta.WithExpect; the FUSE mount sets it), so that the
+// server refuses with ESTALE rather than act on another file.
 func (c *Client) cred(ctx context.Context) meta.Cred {
 	if cr, ok := meta.CredFrom(ctx); ok {
 		return cr
@@ -162,7 +164,7 @@ func (c *Client) server(idx uint32) (*wire.Endpoint, error) {
 
 // Lookup returns the metadata of path.
 func (c *Client) Lookup(ctx context.Context, path string) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpLookup, meta.LookupRequest{Path: path, Cred: c.cred(ctx)})
+	return metaAttr(ctx, c, meta.OpLookup, meta.LookupRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 }
 
 // Mkdir creates a directory.
@@ -267,7 +269,7 @@ func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) erro
 		}
 		empty = size == 0
 	}
-	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty, Cred: c.cred(ctx)})
+	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	return err
 }
 
@@ -301,7 +303,7 @@ func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
 
 // SetMtime records a modification time.
 func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
-	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
+	req := meta.SetAttrRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}
 	req.Mtime = &mtime
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -310,7 +312,7 @@ func (c *Client) SetMtime(ctx context.Context, path string, mtime int64) error {
 // SetTimes records access and modification times (unix nanoseconds; nil
 // leaves one as it is), as utimensat(2) does: ctime moves too.
 func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64) error {
-	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
+	req := meta.SetAttrRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}
 	req.Atime, req.Mtime = atime, mtime
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -319,7 +321,7 @@ func (c *Client) SetTimes(ctx context.Context, path string, atime, mtime *int64)
 // Accessed records a read of path at atime (unix nanoseconds) without
 // moving its ctime: what relatime does on a read.
 func (c *Client) Accessed(ctx context.Context, path string, atime int64) (meta.Attr, error) {
-	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
+	req := meta.SetAttrRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}
 	req.Atime, req.Access = &atime, true
 	return metaAttr(ctx, c, meta.OpSetAttr, req)
 }

@@ -17,7 +17,7 @@ import (
 // an entry present throughout a listing is returned exactly once.
 func (c *Client) ReaddirPage(ctx context.Context, path, cookie string, limit int) (ents []meta.DirEntry, next string, err error) {
 	resp, _, err := wire.Call(ctx, c.meta, meta.OpReaddir,
-		meta.ReaddirRequest{Path: path, Cookie: cookie, Cred: c.cred(ctx), Max: uint32(min(max(limit, 0), meta.MaxPageEntries))}, nil, nil)
+		meta.ReaddirRequest{Path: path, Cookie: cookie, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx), Max: uint32(min(max(limit, 0), meta.MaxPageEntries))}, nil, nil)
 	return resp.Entries, resp.Next, err
 }
 

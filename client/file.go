@@ -65,7 +65,7 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
 	}
-	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Cred: c.cred(ctx)})
+	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
 		f, err := c.Open(ctx, path)
 		if err != nil {

@@ -35,7 +35,7 @@ func (c *Client) Access(ctx context.Context, id meta.FileID, want uint32) (meta.
 // the caller, and returns the entry's new attributes. Only the owner or
 // root changes the mode, only root the owner (see meta.AttrChanges).
 func (c *Client) SetAttr(ctx context.Context, path string, ch meta.AttrChanges) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpSetAttr, meta.SetAttrRequest{Path: path, AttrChanges: ch, Cred: c.cred(ctx)})
+	return metaAttr(ctx, c, meta.OpSetAttr, meta.SetAttrRequest{Path: path, AttrChanges: ch, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 }
 
 // Chown changes the owner and group of path (nil: unchanged), as chown(2).
@@ -78,14 +78,14 @@ func (c *Client) UsageOf(ctx context.Context, a meta.Attr) (Usage, error) {
 // file open): call RemoveData when the last user of the data is gone.
 // Without, the metadata server removes them (see Remove).
 func (c *Client) RemoveEntry(ctx context.Context, path string, keepData bool) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path, Cred: c.cred(ctx), KeepData: keepData})
+	return metaAttr(ctx, c, meta.OpRemove, meta.RemoveRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx), KeepData: keepData})
 }
 
 // RenameEntry is Rename returning the replaced entry's attributes (nil
 // when nothing was replaced); keepData as for RemoveEntry, for the
 // replaced file.
 func (c *Client) RenameEntry(ctx context.Context, oldpath, newpath string, keepData bool) (*meta.Attr, error) {
-	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath, Cred: c.cred(ctx), KeepData: keepData}, nil, nil)
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpRename, meta.RenameRequest{OldPath: oldpath, NewPath: newpath, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx), KeepData: keepData}, nil, nil)
 	return resp.Replaced, err
 }
 
@@ -99,7 +99,7 @@ func (c *Client) RemoveData(ctx context.Context, path string, a meta.Attr) error
 
 // SetMode records new permission bits.
 func (c *Client) SetMode(ctx context.Context, path string, mode uint32) error {
-	req := meta.SetAttrRequest{Path: path, Cred: c.cred(ctx)}
+	req := meta.SetAttrRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}
 	req.Mode = &mode
 	_, err := metaAttr(ctx, c, meta.OpSetAttr, req)
 	return err
@@ -151,10 +151,10 @@ func (f *File) SetAttr(a meta.Attr) error {
 // Mknod creates a FIFO, socket or device node (kind; rdev for a device):
 // metadata only, it has no datafiles.
 func (c *Client) Mknod(ctx context.Context, path string, kind meta.Kind, mode uint32, rdev uint64) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev, Cred: c.cred(ctx)})
+	return metaAttr(ctx, c, meta.OpMknod, meta.MknodRequest{Path: path, Kind: kind, Mode: mode, Rdev: rdev, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 }
 
 // MkdirAttr creates a directory and returns its attributes.
 func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode, Cred: c.cred(ctx)})
+	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 }

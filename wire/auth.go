@@ -33,8 +33,10 @@ const (
 // of another version is refused at the hello, naming both versions,
 // rather than failing on its first sealed frame or request. Version 5
 // derives each direction's keys from a traffic secret and updates them
-// every RekeyRecords records.
-const protocolVersion = 5
+// every RekeyRecords records. Version 6 changed metadata requests by
+// path: they carry what the caller expects the path to resolve to
+// (meta.Expect), before the credentials.
+const protocolVersion = 6
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

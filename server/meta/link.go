@@ -173,34 +173,40 @@ func (s *Store) Readlink(ctx context.Context, path string) (string, error) {
 // SymlinkRequest creates the symbolic link Path pointing to Target.
 type SymlinkRequest struct {
 	Target, Path string
+	Expect       Expect
 	Cred         Cred
 }
 
 func (r SymlinkRequest) Encode(e *wire.Enc) {
 	e.String(r.Target)
 	e.String(r.Path)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *SymlinkRequest) Decode(d *wire.Dec) error {
 	r.Target, r.Path = d.String("target"), d.String("path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
 
 // ReadlinkRequest asks for the target of the symbolic link Path.
 type ReadlinkRequest struct {
-	Path string
-	Cred Cred
+	Path   string
+	Expect Expect
+	Cred   Cred
 }
 
 func (r ReadlinkRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *ReadlinkRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
@@ -217,19 +223,22 @@ func (r *ReadlinkResponse) Decode(d *wire.Dec) error {
 
 // LinkRequest gives the file ID the new name Path.
 type LinkRequest struct {
-	ID   FileID
-	Path string
-	Cred Cred
+	ID     FileID
+	Path   string
+	Expect Expect
+	Cred   Cred
 }
 
 func (r LinkRequest) Encode(e *wire.Enc) {
 	e.U64(uint64(r.ID))
 	e.String(r.Path)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *LinkRequest) Decode(d *wire.Dec) error {
 	r.ID, r.Path = FileID(d.U64("id")), d.String("path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }

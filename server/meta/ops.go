@@ -158,19 +158,24 @@ func (r *AttrResponse) Decode(d *wire.Dec) error {
 //
 // Every request that names a path carries the caller's credentials last;
 // the server checks them (search permission on every directory of the
-// path, and what the op needs), squashing root if configured.
+// path, and what the op needs), squashing root if configured. Before
+// them comes what the caller expects the path to resolve to (Expect:
+// zero from the native client), checked in the same transaction.
 type LookupRequest struct {
-	Path string
-	Cred Cred
+	Path   string
+	Expect Expect
+	Cred   Cred
 }
 
 func (r LookupRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *LookupRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
@@ -181,6 +186,7 @@ type CreateRequest struct {
 	Path   string
 	Mode   uint32
 	Layout dist.Layout
+	Expect Expect
 	Cred   Cred
 }
 
@@ -188,42 +194,48 @@ func (r CreateRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.U32(r.Mode)
 	putLayout(e, r.Layout)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *CreateRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Mode = d.String("path"), d.U32("mode")
 	r.Layout = getLayout(d, "layout")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
 
 // MkdirRequest creates a directory.
 type MkdirRequest struct {
-	Path string
-	Mode uint32
-	Cred Cred
+	Path   string
+	Mode   uint32
+	Expect Expect
+	Cred   Cred
 }
 
 func (r MkdirRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.U32(r.Mode)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *MkdirRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Mode = d.String("path"), d.U32("mode")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
 
 // MknodRequest creates a special file (FIFO, socket, device node).
 type MknodRequest struct {
-	Path string
-	Kind Kind
-	Mode uint32
-	Rdev uint64
-	Cred Cred
+	Path   string
+	Kind   Kind
+	Mode   uint32
+	Rdev   uint64
+	Expect Expect
+	Cred   Cred
 }
 
 func (r MknodRequest) Encode(e *wire.Enc) {
@@ -231,11 +243,13 @@ func (r MknodRequest) Encode(e *wire.Enc) {
 	e.U8(uint8(r.Kind))
 	e.U32(r.Mode)
 	e.U64(r.Rdev)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *MknodRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Kind, r.Mode, r.Rdev = d.String("path"), Kind(d.U8("kind")), d.U32("mode"), d.U64("rdev")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	if err := d.Done(); err != nil {
 		*r = MknodRequest{}
@@ -258,6 +272,7 @@ type ReaddirRequest struct {
 	Path   string
 	Cookie string
 	Max    uint32
+	Expect Expect
 	Cred   Cred
 }
 
@@ -265,11 +280,13 @@ func (r ReaddirRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	e.String(r.Cookie)
 	e.U32(r.Max)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
 func (r *ReaddirRequest) Decode(d *wire.Dec) error {
 	r.Path, r.Cookie, r.Max = d.String("path"), d.String("cookie"), d.U32("max")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
@@ -314,6 +331,7 @@ func (r *ReaddirResponse) Decode(d *wire.Dec) error {
 // for a replaced file.
 type RenameRequest struct {
 	OldPath, NewPath string
+	Expect           Expect
 	Cred             Cred
 	KeepData         bool
 }
@@ -321,12 +339,14 @@ type RenameRequest struct {
 func (r RenameRequest) Encode(e *wire.Enc) {
 	e.String(r.OldPath)
 	e.String(r.NewPath)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 	e.Bool(r.KeepData)
 }
 
 func (r *RenameRequest) Decode(d *wire.Dec) error {
 	r.OldPath, r.NewPath = d.String("old path"), d.String("new path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	r.KeepData = d.Bool("keep data")
 	return d.Done()
@@ -362,18 +382,21 @@ func (r *RenameResponse) Decode(d *wire.Dec) error {
 // KeepData says the caller will (a mount holding the file open).
 type RemoveRequest struct {
 	Path     string
+	Expect   Expect
 	Cred     Cred
 	KeepData bool
 }
 
 func (r RemoveRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 	e.Bool(r.KeepData)
 }
 
 func (r *RemoveRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	r.KeepData = d.Bool("keep data")
 	return d.Done()
@@ -385,6 +408,7 @@ type SetLayoutRequest struct {
 	Path        string
 	Layout      dist.Layout
 	FileIsEmpty bool
+	Expect      Expect
 	Cred        Cred
 }
 
@@ -392,6 +416,7 @@ func (r SetLayoutRequest) Encode(e *wire.Enc) {
 	e.String(r.Path)
 	putLayout(e, r.Layout)
 	e.Bool(r.FileIsEmpty)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
@@ -399,6 +424,7 @@ func (r *SetLayoutRequest) Decode(d *wire.Dec) error {
 	r.Path = d.String("path")
 	r.Layout = getLayout(d, "layout")
 	r.FileIsEmpty = d.Bool("file is empty")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	return d.Done()
 }
@@ -417,7 +443,8 @@ func (r *UnstuffRequest) Decode(d *wire.Dec) error {
 type SetAttrRequest struct {
 	Path string
 	AttrChanges
-	Cred Cred
+	Expect Expect
+	Cred   Cred
 }
 
 // Each optional field travels as a presence byte and a fixed-size value
@@ -460,6 +487,7 @@ func (r SetAttrRequest) Encode(e *wire.Enc) {
 	}
 	e.Bool(r.KillPriv)
 	e.Bool(r.Now)
+	putExpect(e, r.Expect)
 	putCred(e, r.Cred)
 }
 
@@ -502,6 +530,7 @@ func (r *SetAttrRequest) Decode(d *wire.Dec) error {
 	}
 	r.KillPriv = d.Bool("kill privileges")
 	r.Now = d.Bool("times now")
+	r.Expect = getExpect(d)
 	r.Cred = getCred(d)
 	if err := d.Done(); err != nil {
 		*r = SetAttrRequest{}

@@ -68,6 +68,18 @@ func then(fs ...func(*wire.Enc)) func(*wire.Enc) {
 
 var noCred = rawCred(0, 0)
 
+// rawExpect is the layout of what a path request expects its path to
+// resolve to (Expect), just before the credentials.
+func rawExpect(dir, to, self FileID) func(*wire.Enc) {
+	return func(e *wire.Enc) {
+		e.Uvarint(uint64(dir))
+		e.Uvarint(uint64(to))
+		e.Uvarint(uint64(self))
+	}
+}
+
+var noExpect = rawExpect(0, 0, 0)
+
 func attrResponses() []optest.Value {
 	return []optest.Value{
 		optest.V(&AttrResponse{Attr: sampleFile}, rawAttr(sampleFile)),
@@ -97,8 +109,9 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpLookup.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&LookupRequest{Path: "/a/b"}, then(rawPath("/a/b"), noCred)),
-			optest.V(&LookupRequest{Path: "/a", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{4, 27}}}, then(rawPath("/a"), rawCred(1000, 100, 4, 27))),
+			optest.V(&LookupRequest{Path: "/a/b"}, then(rawPath("/a/b"), noExpect, noCred)),
+			optest.V(&LookupRequest{Path: "/a/b", Expect: Expect{Dir: 300}}, then(rawPath("/a/b"), rawExpect(300, 0, 0), noCred)),
+			optest.V(&LookupRequest{Path: "/a", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{4, 27}}}, then(rawPath("/a"), noExpect, rawCred(1000, 100, 4, 27))),
 		},
 		Responses: attrResponses(),
 	},
@@ -109,22 +122,23 @@ var opSamples = []optest.Sample{
 				e.String("/f")
 				e.U32(0o600)
 				e.String(sampleLayout.String())
+				noExpect(e)
 				noCred(e)
 			}),
-			optest.V(&CreateRequest{Path: "/g", Mode: 0o644, Cred: Cred{Uid: 7, Gid: 8}}, func(e *wire.Enc) { e.String("/g"); e.U32(0o644); e.String(""); rawCred(7, 8)(e) }),
+			optest.V(&CreateRequest{Path: "/g", Mode: 0o644, Cred: Cred{Uid: 7, Gid: 8}}, func(e *wire.Enc) { e.String("/g"); e.U32(0o644); e.String(""); noExpect(e); rawCred(7, 8)(e) }),
 		},
 		Responses: attrResponses(),
 	},
 	{
 		Op:        OpMkdir.OpInfo,
-		Requests:  []optest.Value{optest.V(&MkdirRequest{Path: "/d", Mode: 0o750}, func(e *wire.Enc) { e.String("/d"); e.U32(0o750); noCred(e) })},
+		Requests:  []optest.Value{optest.V(&MkdirRequest{Path: "/d", Mode: 0o750}, func(e *wire.Enc) { e.String("/d"); e.U32(0o750); noExpect(e); noCred(e) })},
 		Responses: attrResponses(),
 	},
 	{
 		Op: OpReaddir.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0); noCred(e) }),
-			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100); noCred(e) }),
+			optest.V(&ReaddirRequest{Path: "/"}, func(e *wire.Enc) { e.String("/"); e.String(""); e.U32(0); noExpect(e); noCred(e) }),
+			optest.V(&ReaddirRequest{Path: "/d", Cookie: "f", Max: 100}, func(e *wire.Enc) { e.String("/d"); e.String("f"); e.U32(100); noExpect(e); noCred(e) }),
 		},
 		Responses: []optest.Value{
 			optest.V(&ReaddirResponse{Entries: []DirEntry{{Name: "d", Attr: sampleDir}, {Name: "f", Attr: sampleFile}}, Next: "f"}, func(e *wire.Enc) {
@@ -141,8 +155,15 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpRename.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noCred(e); e.Bool(false) }),
-			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b", KeepData: true}, func(e *wire.Enc) { e.String("/a"); e.String("/b"); noCred(e); e.Bool(true) }),
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b/c"}, func(e *wire.Enc) { e.String("/a"); e.String("/b/c"); noExpect(e); noCred(e); e.Bool(false) }),
+			optest.V(&RenameRequest{OldPath: "/a", NewPath: "/b", KeepData: true}, func(e *wire.Enc) { e.String("/a"); e.String("/b"); noExpect(e); noCred(e); e.Bool(true) }),
+			optest.V(&RenameRequest{OldPath: "/d/a", NewPath: "/e/b", Expect: Expect{Dir: 5, To: 1 << 40}}, func(e *wire.Enc) {
+				e.String("/d/a")
+				e.String("/e/b")
+				rawExpect(5, 1<<40, 0)(e)
+				noCred(e)
+				e.Bool(false)
+			}),
 		},
 		Responses: []optest.Value{
 			optest.V(&RenameResponse{}, func(e *wire.Enc) { e.Bool(false) }),
@@ -152,8 +173,8 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpRemove.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noCred, func(e *wire.Enc) { e.Bool(false) })),
-			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9}}, then(rawPath("/a"), rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
+			optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noExpect, noCred, func(e *wire.Enc) { e.Bool(false) })),
+			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9}}, then(rawPath("/a"), noExpect, rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
 		},
 		Responses: attrResponses(),
 	},
@@ -164,9 +185,10 @@ var opSamples = []optest.Sample{
 				e.String("/d")
 				e.String(sampleLayout.String())
 				e.Bool(true)
+				noExpect(e)
 				noCred(e)
 			}),
-			optest.V(&SetLayoutRequest{Path: "/d"}, func(e *wire.Enc) { e.String("/d"); e.String(""); e.Bool(false); noCred(e) }),
+			optest.V(&SetLayoutRequest{Path: "/d"}, func(e *wire.Enc) { e.String("/d"); e.String(""); e.Bool(false); noExpect(e); noCred(e) }),
 		},
 		Responses: attrResponses(),
 	},
@@ -195,6 +217,7 @@ var opSamples = []optest.Sample{
 				e.U32(0)
 				e.Bool(false)
 				e.Bool(false)
+				noExpect(e)
 				noCred(e)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Mode: ptr(uint32(0o640)), Size: ptr(int64(1 << 40))}}, func(e *wire.Enc) {
@@ -214,6 +237,7 @@ var opSamples = []optest.Sample{
 				e.U32(0)
 				e.Bool(false)
 				e.Bool(false)
+				noExpect(e)
 				noCred(e)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Atime: ptr(int64(1700000000123456789)), Access: true}}, func(e *wire.Enc) {
@@ -233,6 +257,7 @@ var opSamples = []optest.Sample{
 				e.U32(0)
 				e.Bool(false)
 				e.Bool(false)
+				noExpect(e)
 				noCred(e)
 			}),
 			optest.V(&SetAttrRequest{Path: "/f", AttrChanges: AttrChanges{Uid: ptr(uint32(1000)), Gid: ptr(uint32(100)), KillPriv: true, Now: true}, Cred: Cred{Uid: 5, Gid: 6, Groups: []uint32{100}}}, func(e *wire.Enc) {
@@ -252,6 +277,7 @@ var opSamples = []optest.Sample{
 				e.U32(100)
 				e.Bool(true)
 				e.Bool(true)
+				noExpect(e)
 				rawCred(5, 6, 100)(e)
 			}),
 		},
@@ -273,6 +299,7 @@ var opSamples = []optest.Sample{
 				e.U8(3)
 				e.U32(0o644)
 				e.U64(0)
+				noExpect(e)
 				noCred(e)
 			}),
 			optest.V(&MknodRequest{Path: "/dev/null", Kind: KindCharDev, Mode: 0o666, Rdev: 0x0103}, func(e *wire.Enc) {
@@ -280,6 +307,7 @@ var opSamples = []optest.Sample{
 				e.U8(5)
 				e.U32(0o666)
 				e.U64(0x0103)
+				noExpect(e)
 				noCred(e)
 			}),
 		},
@@ -289,7 +317,7 @@ var opSamples = []optest.Sample{
 		Op: OpSymlink.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&SymlinkRequest{Target: "../a/b", Path: "/l", Cred: Cred{Uid: 1000, Gid: 100, Groups: []uint32{10}}},
-				then(rawPath("../a/b"), rawPath("/l"), rawCred(1000, 100, 10))),
+				then(rawPath("../a/b"), rawPath("/l"), noExpect, rawCred(1000, 100, 10))),
 		},
 		Responses: []optest.Value{
 			optest.V(&AttrResponse{Attr: sampleLink}, rawAttr(sampleLink)),
@@ -298,13 +326,16 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpLink.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&LinkRequest{ID: 42, Path: "/g", Cred: Cred{Uid: 7, Gid: 8}}, then(rawID(42), rawPath("/g"), rawCred(7, 8))),
+			optest.V(&LinkRequest{ID: 42, Path: "/g", Cred: Cred{Uid: 7, Gid: 8}}, then(rawID(42), rawPath("/g"), noExpect, rawCred(7, 8))),
 		},
 		Responses: attrResponses(),
 	},
 	{
-		Op:       OpReadlink.OpInfo,
-		Requests: []optest.Value{optest.V(&ReadlinkRequest{Path: "/l"}, then(rawPath("/l"), noCred))},
+		Op: OpReadlink.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ReadlinkRequest{Path: "/l"}, then(rawPath("/l"), noExpect, noCred)),
+			optest.V(&ReadlinkRequest{Path: "/l", Expect: Expect{Self: 9}}, then(rawPath("/l"), rawExpect(0, 0, 9), noCred)),
+		},
 		Responses: []optest.Value{
 			optest.V(&ReadlinkResponse{Target: "../a/b"}, rawPath("../a/b")),
 			optest.V(&ReadlinkResponse{Target: ""}, rawPath("")),
@@ -456,12 +487,20 @@ func TestHandlerBadRequests(t *testing.T) {
 			e.Bool(true)
 			e.I64(-1)
 		}, `field "size": negative`},
-		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); noCred(e); e.U8(0) }, "trailing"},
-		{OpLookup.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0); e.U32(0); e.Uvarint(MaxGroups + 1) }, `field "group count"`},
+		{OpMkdir.OpInfo, func(e *wire.Enc) { e.String("/d"); e.U32(0o755); noExpect(e); noCred(e); e.U8(0) }, "trailing"},
+		{OpLookup.OpInfo, func(e *wire.Enc) { e.String("/d"); noExpect(e); e.U32(0); e.U32(0); e.Uvarint(MaxGroups + 1) }, `field "group count"`},
+		{OpLookup.OpInfo, func(e *wire.Enc) { e.String("/d"); e.Uvarint(1); e.Uvarint(0) }, `field "expected entry"`},
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
-		{OpMknod.OpInfo, func(e *wire.Enc) { e.String("/f"); e.U8(2); e.U32(0); e.U64(0); noCred(e) }, `field "kind"`},
+		{OpMknod.OpInfo, func(e *wire.Enc) {
+			e.String("/f")
+			e.U8(2)
+			e.U32(0)
+			e.U64(0)
+			noExpect(e)
+			noCred(e)
+		}, `field "kind"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

@@ -86,10 +86,10 @@ func TestStorePermissions(t *testing.T) {
 
 	// Root squash: root is nobody, who may not write in /.
 	h := &Handler{Store: s, RootSquash: true}
-	_, err = s.Create(h.as(ctx, root), "/r", 0o644, dist.Layout{})
+	_, err = s.Create(h.as(ctx, root, Expect{}), "/r", 0o644, dist.Layout{})
 	check("squashed root creates in /", err, syscall.EACCES)
 	h.RootSquash = false
-	_, err = s.Create(h.as(ctx, root), "/r", 0o644, dist.Layout{})
+	_, err = s.Create(h.as(ctx, root, Expect{}), "/r", 0o644, dist.Layout{})
 	check("root creates in /", err, nil)
 }
 

@@ -21,10 +21,13 @@ type Handler struct {
 }
 
 // as is ctx carrying the credentials of a request, root squashed if
-// configured.
-func (h *Handler) as(ctx context.Context, c Cred) context.Context {
+// configured, and what it expects its path to resolve to.
+func (h *Handler) as(ctx context.Context, c Cred, x Expect) context.Context {
 	if h.RootSquash {
 		c = c.Squash()
+	}
+	if x != (Expect{}) {
+		ctx = WithExpect(ctx, x)
 	}
 	return WithCred(ctx, c)
 }
@@ -42,24 +45,24 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpLookup.Code:
 		return wire.Serve(OpLookup, req, func(r LookupRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Lookup(h.as(ctx, r.Cred), r.Path))
+			return attrResponse(h.Store.Lookup(h.as(ctx, r.Cred, r.Expect), r.Path))
 		})
 	case OpCreate.Code:
 		return wire.Serve(OpCreate, req, func(r CreateRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Create(h.as(ctx, r.Cred), r.Path, r.Mode, r.Layout))
+			return attrResponse(h.Store.Create(h.as(ctx, r.Cred, r.Expect), r.Path, r.Mode, r.Layout))
 		})
 	case OpMkdir.Code:
 		return wire.Serve(OpMkdir, req, func(r MkdirRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Mkdir(h.as(ctx, r.Cred), r.Path, r.Mode))
+			return attrResponse(h.Store.Mkdir(h.as(ctx, r.Cred, r.Expect), r.Path, r.Mode))
 		})
 	case OpReaddir.Code:
 		return wire.Serve(OpReaddir, req, func(r ReaddirRequest) (ReaddirResponse, error) {
-			ents, next, err := h.Store.ReaddirPage(h.as(ctx, r.Cred), r.Path, r.Cookie, int(r.Max))
+			ents, next, err := h.Store.ReaddirPage(h.as(ctx, r.Cred, r.Expect), r.Path, r.Cookie, int(r.Max))
 			return ReaddirResponse{Entries: ents, Next: next}, err
 		})
 	case OpRename.Code:
 		return wire.Serve(OpRename, req, func(r RenameRequest) (RenameResponse, error) {
-			ctx := h.as(ctx, r.Cred)
+			ctx := h.as(ctx, r.Cred, r.Expect)
 			if r.KeepData {
 				ctx = WithKeepData(ctx)
 			}
@@ -68,7 +71,7 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpRemove.Code:
 		return wire.Serve(OpRemove, req, func(r RemoveRequest) (AttrResponse, error) {
-			ctx := h.as(ctx, r.Cred)
+			ctx := h.as(ctx, r.Cred, r.Expect)
 			if r.KeepData {
 				ctx = WithKeepData(ctx)
 			}
@@ -76,7 +79,7 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpSetLayout.Code:
 		return wire.Serve(OpSetLayout, req, func(r SetLayoutRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.SetLayout(h.as(ctx, r.Cred), r.Path, r.Layout, r.FileIsEmpty))
+			return attrResponse(h.Store.SetLayout(h.as(ctx, r.Cred, r.Expect), r.Path, r.Layout, r.FileIsEmpty))
 		})
 	case OpUnstuff.Code:
 		return wire.Serve(OpUnstuff, req, func(r UnstuffRequest) (AttrResponse, error) {
@@ -84,11 +87,11 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpSetAttr.Code:
 		return wire.Serve(OpSetAttr, req, func(r SetAttrRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.SetAttr(h.as(ctx, r.Cred), r.Path, r.AttrChanges))
+			return attrResponse(h.Store.SetAttr(h.as(ctx, r.Cred, r.Expect), r.Path, r.AttrChanges))
 		})
 	case OpGetByID.Code:
 		return wire.Serve(OpGetByID, req, func(r GetByIDRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Access(h.as(ctx, r.Cred), r.ID, r.Want))
+			return attrResponse(h.Store.Access(h.as(ctx, r.Cred, Expect{}), r.ID, r.Want))
 		})
 	case OpStats.Code:
 		return wire.Serve(OpStats, req, func(StatsRequest) (StatsResponse, error) {
@@ -102,20 +105,20 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		})
 	case OpSymlink.Code:
 		return wire.Serve(OpSymlink, req, func(r SymlinkRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Symlink(h.as(ctx, r.Cred), r.Target, r.Path))
+			return attrResponse(h.Store.Symlink(h.as(ctx, r.Cred, r.Expect), r.Target, r.Path))
 		})
 	case OpReadlink.Code:
 		return wire.Serve(OpReadlink, req, func(r ReadlinkRequest) (ReadlinkResponse, error) {
-			target, err := h.Store.Readlink(h.as(ctx, r.Cred), r.Path)
+			target, err := h.Store.Readlink(h.as(ctx, r.Cred, r.Expect), r.Path)
 			return ReadlinkResponse{Target: target}, err
 		})
 	case OpLink.Code:
 		return wire.Serve(OpLink, req, func(r LinkRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Link(h.as(ctx, r.Cred), r.ID, r.Path))
+			return attrResponse(h.Store.Link(h.as(ctx, r.Cred, r.Expect), r.ID, r.Path))
 		})
 	case OpMknod.Code:
 		return wire.Serve(OpMknod, req, func(r MknodRequest) (AttrResponse, error) {
-			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred), r.Path, r.Kind, r.Mode, r.Rdev))
+			return attrResponse(h.Store.Mknod(h.as(ctx, r.Cred, r.Expect), r.Path, r.Kind, r.Mode, r.Rdev))
 		})
 	case OpWatch.Code:
 		return wire.Serve(OpWatch, req, func(r WatchRequest) (WatchResponse, error) {

@@ -320,6 +320,8 @@ type txn struct {
 	// recorded.
 	keepData bool
 	removals []FileID
+	// expect is what the caller believes the path resolves to (Expect).
+	expect Expect
 }
 
 // may checks cred's access to a (see permits); nil cred may do anything.
@@ -470,6 +472,9 @@ func (t *txn) resolve(comps []string) (parent, a Attr, err error) {
 	if err != nil {
 		return Attr{}, Attr{}, err
 	}
+	if err := expected("directory", t.expect.Dir, &parent); err != nil {
+		return Attr{}, Attr{}, err
+	}
 	if err := t.may(&parent, MayExec); err != nil {
 		return Attr{}, Attr{}, err
 	}
@@ -480,13 +485,20 @@ func (t *txn) resolve(comps []string) (parent, a Attr, err error) {
 	if !ok {
 		return Attr{}, Attr{}, syscall.ENOENT
 	}
+	if err := expected("entry", t.expect.Self, &a); err != nil {
+		return Attr{}, Attr{}, err
+	}
 	return parent, a, nil
 }
 
 // lookup resolves any path, the root included.
 func (t *txn) lookup(comps []string) (Attr, error) {
 	if len(comps) == 0 {
-		return t.get(RootID)
+		a, err := t.get(RootID)
+		if err != nil {
+			return Attr{}, err
+		}
+		return a, expected("entry", t.expect.Self, &a)
 	}
 	_, a, err := t.resolve(comps)
 	return a, err
@@ -514,6 +526,7 @@ func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps
 	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		t.cred = cred
+		t.expect = ExpectFrom(ctx)
 		return fn(t, comps)
 	}))
 }
@@ -643,6 +656,9 @@ func (t *txn) parentToAdd(comps []string) (Attr, error) {
 	if err != nil {
 		return Attr{}, err
 	}
+	if err := expected("directory", t.expect.Dir, &parent); err != nil {
+		return Attr{}, err
+	}
 	return parent, t.mayAdd(&parent, comps[len(comps)-1])
 }
 
@@ -713,6 +729,9 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		}
 		parent, inherit, err := t.walkDir(comps[:len(comps)-1])
 		if err != nil {
+			return err
+		}
+		if err := expected("directory", t.expect.Dir, &parent); err != nil {
 			return err
 		}
 		if err := t.mayAdd(&parent, comps[len(comps)-1]); err != nil {
@@ -1004,6 +1023,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		}
 		newParent, _, err := t.walkDir(newc[:len(newc)-1])
 		if err != nil {
+			return wrapErr(op, newpath, err)
+		}
+		if err := expected("directory", t.expect.To, &newParent); err != nil {
 			return wrapErr(op, newpath, err)
 		}
 		if equalComps(oldc, newc) {

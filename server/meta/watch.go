@@ -141,6 +141,7 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 		t := newTxn(tx)
 		t.cred = credOf(ctx)
 		t.keepData = keepData(ctx)
+		t.expect = ExpectFrom(ctx)
 		err := fn(t)
 		changes, removals = t.changes, t.removals
 		return err
