@@ -51,8 +51,14 @@ func TestExpectRefusesMovedPath(t *testing.T) {
 		{"rename from", Expect{Dir: oldD.ID}, func(ctx context.Context) error { _, err := s.Rename(ctx, "/A/D/x", "/y"); return err }},
 		{"rename to", Expect{To: oldD.ID}, func(ctx context.Context) error { _, err := s.Rename(ctx, "/B/D/x", "/A/D/x"); return err }},
 		{"rmdir", Expect{Dir: oldD.ID}, func(ctx context.Context) error { _, err := s.Remove(ctx, "/A/D/sub"); return err }},
-		{"setattr", Expect{Self: oldD.ID}, func(ctx context.Context) error { _, err := s.SetAttr(ctx, "/A/D", AttrChanges{Mode: &mode}); return err }},
-		{"setattr of a file", Expect{Self: oldX.ID}, func(ctx context.Context) error { _, err := s.SetAttr(ctx, "/A/D/x", AttrChanges{Mode: &mode}); return err }},
+		{"setattr", Expect{Self: oldD.ID}, func(ctx context.Context) error {
+			_, err := s.SetAttr(ctx, "/A/D", AttrChanges{Mode: &mode})
+			return err
+		}},
+		{"setattr of a file", Expect{Self: oldX.ID}, func(ctx context.Context) error {
+			_, err := s.SetAttr(ctx, "/A/D/x", AttrChanges{Mode: &mode})
+			return err
+		}},
 		{"readdir", Expect{Self: oldD.ID}, func(ctx context.Context) error { _, _, err := s.ReaddirPage(ctx, "/A/D", "", 0); return err }},
 		{"readlink", Expect{Dir: oldD.ID}, func(ctx context.Context) error { _, err := s.Readlink(ctx, "/A/D/l"); return err }},
 		{"setlayout", Expect{Self: oldD.ID}, func(ctx context.Context) error { _, err := s.SetLayout(ctx, "/A/D", dist.Layout{}, false); return err }},
