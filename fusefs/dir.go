@@ -75,7 +75,7 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	ctx, cancel := d.fsys.ctx(ctx)
 	defer cancel()
 	read, gen, batches := time.Now(), d.fsys.leaseGen(), d.fsys.changeBatches()
-	page, next, err := d.fsys.c.ReaddirPage(ctx, d.path, cookie, 0)
+	page, next, err := d.fsys.c.ReaddirPage(d.dir.itself(ctx), d.path, cookie, 0)
 	if err != nil {
 		return d.fsys.errno("readdir", d.path, err)
 	}

@@ -447,7 +447,7 @@ func (h *handle) accessed(ctx context.Context) {
 		return
 	}
 	p := h.n.path()
-	a, err := h.fsys.c.Accessed(ctx, p, now)
+	a, err := h.fsys.c.Accessed(h.n.itself(ctx), p, now)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -541,7 +541,7 @@ func (h *handle) killPriv(ctx context.Context) syscall.Errno {
 		return 0
 	}
 	p := h.n.path()
-	a, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{KillPriv: true})
+	a, err := h.fsys.c.SetAttr(h.n.itself(ctx), p, meta.AttrChanges{KillPriv: true})
 	if err != nil {
 		return h.fsys.errno("write", p, err)
 	}
@@ -617,7 +617,7 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 	p := h.n.path()
 	// As "now" (UTIME_NOW), which anyone allowed to write may set. One
 	// whose permission went since open is left alone, as a vanished entry.
-	_, err := h.fsys.c.SetAttr(ctx, p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
+	_, err := h.fsys.c.SetAttr(h.n.itself(ctx), p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
 		return 0
 	}

@@ -22,7 +22,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
-	a, err := n.fsys.c.Symlink(n.fsys.kernelsOwn(ctx), target, p)
+	a, err := n.fsys.c.Symlink(n.inDir(n.fsys.kernelsOwn(ctx)), target, p)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("symlink", p, err)
@@ -44,7 +44,7 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 		return nil, syscall.EXDEV
 	}
 	p := n.child(name)
-	a, err := n.fsys.c.Link(n.fsys.kernelsOwn(ctx), tn.id, p)
+	a, err := n.fsys.c.Link(n.inDir(n.fsys.kernelsOwn(ctx)), tn.id, p)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("link", p, err)

@@ -1,6 +1,8 @@
 package fusefs_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -9,20 +11,105 @@ import (
 	"github.com/pario/pario/fusefs"
 )
 
-// KNOWN BUG, not fixed (found reviewing metafast; on main before it too):
-// the mount sends requests by path, built from the kernel's tree
-// (node.path), and a directory whose ancestor was renamed through
-// another mount keeps its old path here while something else may have
-// taken it. unlinkat through a descriptor of the moved directory then
-// removes the file now at the old path, another file, and leaves its
-// own; with names.go the mount also answers the survivor's lookup
-// ENOENT. The test fails today; it runs only with PARIO_KNOWN_BUGS=1 so
-// that the package's tests stay green until requests name the parent
-// by ID (or the path is checked against it).
-func TestUnlinkThroughMovedDirectory(t *testing.T) {
-	if os.Getenv("PARIO_KNOWN_BUGS") == "" {
-		t.Skip("known bug (path-based requests through a directory moved elsewhere); PARIO_KNOWN_BUGS=1 runs it")
+// A directory held here (a descriptor, a working directory) may have
+// been moved through another mount, and something else may then have
+// taken its old path: A moves to B, and a new A/D/x is made. The mount
+// names its requests by the path it last saw (A/D), so each request also
+// says which directory (or file) it means, and the metadata server
+// refuses a request whose path now leads elsewhere: the op through the
+// moved directory fails with ESTALE and the file now at the old path is
+// never touched. (Before, unlinkat removed the other A/D/x and left
+// B/D/x.)
+func TestThroughMovedDirectory(t *testing.T) {
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	ops := []struct {
+		name string
+		do   func(fd int) error
+		// gone lists the names (under A/D) the op would have made if it
+		// acted on the new A/D.
+		gone []string
+	}{
+		{"unlinkat", func(fd int) error { return unix.Unlinkat(fd, "x", 0) }, nil},
+		{"openat O_CREAT", func(fd int) error {
+			f, err := unix.Openat(fd, "y", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o644)
+			if err == nil {
+				unix.Close(f)
+			}
+			return err
+		}, []string{"y"}},
+		{"mkdirat", func(fd int) error { return unix.Mkdirat(fd, "y", 0o755) }, []string{"y"}},
+		{"renameat", func(fd int) error { return unix.Renameat(fd, "x", fd, "z") }, []string{"z"}},
+		{"renameat out of it", func(fd int) error { return unix.Renameat(fd, "x", unix.AT_FDCWD, a.path("z")) }, nil},
+		{"fchmod of the directory", func(fd int) error { return unix.Fchmod(fd, 0o700) }, nil},
+		{"fchmodat of a file in it", func(fd int) error { return unix.Fchmodat(fd, "x", 0o600, 0) }, nil},
+		{"symlinkat", func(fd int) error { return unix.Symlinkat("t", fd, "y") }, []string{"y"}},
 	}
+	for i, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			name := fmt.Sprintf("A%d", i) // a directory of its own per op
+			old, bold, moved := a.path(name), b.path(name), b.path(fmt.Sprintf("B%d", i))
+			if err := os.MkdirAll(old+"/D", 0o777); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, old+"/D/x", []byte("old"))
+			fd, err := unix.Open(old+"/D", unix.O_RDONLY|unix.O_DIRECTORY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(fd)
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, "x", &st, 0); err != nil {
+				t.Fatal(err)
+			}
+			// Through B: A moves, and a new A/D/x is made.
+			if err := os.Rename(bold, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(bold+"/D", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, bold+"/D/x", []byte("new"))
+			if err := os.Chmod(bold+"/D/x", 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := op.do(fd); !errors.Is(err, unix.ESTALE) {
+				t.Errorf("%s through the moved directory: %v, want ESTALE", op.name, err)
+			}
+			// The file now at the old path and its directory are untouched,
+			// seen from either mount.
+			for _, m := range []*mounted{a, b} {
+				x := m.path(name, "D", "x")
+				if got := readFile(t, x); string(got) != "new" {
+					t.Errorf("%s holds %q, want the new file's %q", x, got, "new")
+				}
+				if fi, err := os.Stat(x); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("%s: %v, %v; want mode 0644 kept", x, fi, err)
+				}
+				if fi, err := os.Stat(m.path(name, "D")); err != nil || fi.Mode().Perm() != 0o755 {
+					t.Errorf("the new directory: %v, %v; want mode 0755 kept", fi, err)
+				}
+				for _, name := range op.gone {
+					if err := statErr(m.path(name, "D", name)); err == nil {
+						t.Errorf("%s made %s in the directory now at the old path", op.name, name)
+					}
+				}
+			}
+			// The moved directory's own file is as it was.
+			if got := readFile(t, moved+"/D/x"); string(got) != "old" {
+				t.Errorf("%s/D/x holds %q, want %q", moved, got, "old")
+			}
+		})
+	}
+}
+
+// The test named in the first report of the bug: unlinkat through a
+// descriptor of a directory moved elsewhere removed the file that had
+// taken its old path.
+func TestUnlinkThroughMovedDirectory(t *testing.T) {
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{})
 	b := mount(t, p, fusefs.Options{})
@@ -49,13 +136,19 @@ func TestUnlinkThroughMovedDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, b.path("A", "D", "x"), []byte("new"))
-	if err := unix.Unlinkat(fd, "x", 0); err != nil {
-		t.Fatalf("unlinkat(descriptor of the moved B/D, x): %v", err)
+	if err := unix.Unlinkat(fd, "x", 0); !errors.Is(err, unix.ESTALE) {
+		t.Errorf("unlinkat(descriptor of the moved B/D, x): %v, want ESTALE", err)
 	}
-	if err := statErr(b.path("B", "D", "x")); err == nil {
-		t.Errorf("B/D/x, which unlinkat named, is still there")
+	if err := statErr(b.path("B", "D", "x")); err != nil {
+		t.Errorf("B/D/x, which the refused unlinkat named: %v", err)
 	}
-	if err := statErr(b.path("A", "D", "x")); err != nil {
-		t.Errorf("A/D/x, another file, is gone: %v", err)
+	for _, m := range []*mounted{a, b} {
+		if got := readFile(t, m.path("A", "D", "x")); string(got) != "new" {
+			t.Errorf("A/D/x, another file, holds %q, want %q", got, "new")
+		}
+	}
+	// Through the moved directory's current path the unlink works.
+	if err := os.Remove(a.path("B", "D", "x")); err != nil {
+		t.Errorf("remove B/D/x by its current path: %v", err)
 	}
 }

@@ -104,6 +104,22 @@ func (n *node) path() string { return "/" + n.Path(n.Root()) }
 
 func (n *node) child(name string) string { return path.Join(n.path(), name) }
 
+// The path of a request is this mount's, which can be out of date: another
+// mount may have moved n (or a directory above it), and something else
+// may have taken the old path since. Each request by path therefore says
+// which file it means, and the metadata server refuses it with ESTALE
+// rather than act on another file (meta.Expect).
+
+// inDir is ctx for a request by a path whose last name is in directory n.
+func (n *node) inDir(ctx context.Context) context.Context {
+	return meta.WithExpect(ctx, meta.Expect{Dir: n.id})
+}
+
+// itself is ctx for a request on n by its path.
+func (n *node) itself(ctx context.Context) context.Context {
+	return meta.WithExpect(ctx, meta.Expect{Self: n.id})
+}
+
 // newChild returns the inode for an entry; the kernel tree reuses an
 // existing one with the same FileID.
 func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
@@ -256,7 +272,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		return nil, syscall.ENOENT
 	}
 	p := n.child(name)
-	a, err := n.fsys.c.Lookup(ctx, p)
+	a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 	if err != nil {
 		return nil, n.fsys.errno("lookup", p, err)
 	}
@@ -380,7 +396,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			of = n.fsys.dirState(n.id)
 		}
 		start, gen := time.Now(), n.fsys.leaseGen()
-		a, current, notes, err := n.fsys.setAttr(ctx, of, p, ch)
+		a, current, notes, err := n.fsys.setAttr(n.itself(ctx), of, p, ch)
 		if err != nil {
 			return n.fsys.errno("setattr", p, err)
 		}
@@ -460,7 +476,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
-	a, err := n.fsys.c.MkdirAttr(n.fsys.kernelsOwn(ctx), p, mode&0o7777)
+	a, err := n.fsys.c.MkdirAttr(n.inDir(n.fsys.kernelsOwn(ctx)), p, mode&0o7777)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mkdir", p, err)
@@ -486,7 +502,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 	case !ok || kind == meta.KindDir:
 		return nil, syscall.EINVAL
 	default:
-		a, err := n.fsys.c.Mknod(n.fsys.kernelsOwn(ctx), p, kind, mode&0o7777, uint64(rdev))
+		a, err := n.fsys.c.Mknod(n.inDir(n.fsys.kernelsOwn(ctx)), p, kind, mode&0o7777, uint64(rdev))
 		if err != nil {
 			n.fsys.forgetNames(n.id)
 			return nil, n.fsys.errno("mknod", p, err)
@@ -496,7 +512,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
 	}
-	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	f, err := n.fsys.c.Create(n.inDir(n.fsys.kernelsOwn(ctx)), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mknod", p, err)
@@ -516,13 +532,13 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
-	f, err := n.fsys.c.Create(n.fsys.kernelsOwn(ctx), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
+	f, err := n.fsys.c.Create(n.inDir(n.fsys.kernelsOwn(ctx)), p, client.CreateOptions{Mode: mode & 0o7777, Exclusive: true})
 	if err != nil {
 		// The name exists, or the outcome is unknown.
 		n.fsys.forgetNames(n.id)
 	}
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
-		a, err := n.fsys.c.Lookup(ctx, p)
+		a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 		if err != nil {
 			return nil, nil, 0, n.fsys.errno("create", p, err)
 		}
@@ -578,7 +594,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	p := n.child(name)
 	id, ok := n.cachedChild(name, false)
 	if !ok || n.fsys.openFile(id) != nil {
-		a, err := n.fsys.c.Lookup(ctx, p)
+		a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 		if err != nil {
 			return n.fsys.errno("unlink", p, err)
 		}
@@ -594,7 +610,7 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 	// metadata server removes any other's once the name is gone.
 	keep := n.fsys.openFile(id) != nil
 	defer n.fsys.mutating(n.id, name)()
-	gone, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, keep)
+	gone, err := n.fsys.c.RemoveEntry(n.inDir(n.fsys.kernelsOwn(ctx)), p, keep)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return n.fsys.errno("unlink", p, err)
@@ -614,7 +630,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	p := n.child(name)
 	id, ok := n.cachedChild(name, true)
 	if !ok {
-		a, err := n.fsys.c.Lookup(ctx, p)
+		a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 		if err != nil {
 			return n.fsys.errno("rmdir", p, err)
 		}
@@ -624,7 +640,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 		id = a.ID
 	}
 	defer n.fsys.mutating(n.id, name)()
-	if _, err := n.fsys.c.RemoveEntry(n.fsys.kernelsOwn(ctx), p, false); err != nil {
+	if _, err := n.fsys.c.RemoveEntry(n.inDir(n.fsys.kernelsOwn(ctx)), p, false); err != nil {
 		n.fsys.forgetNames(n.id)
 		return n.fsys.errno("rmdir", p, err)
 	}
@@ -667,7 +683,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 		return syscall.EINVAL
 	}
 	if flags&unix.RENAME_NOREPLACE != 0 {
-		if _, err := n.fsys.c.Lookup(ctx, to); err == nil {
+		if _, err := n.fsys.c.Lookup(np.inDir(ctx), to); err == nil {
 			return syscall.EEXIST
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return n.fsys.errno("rename", to, err)
@@ -699,7 +715,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	// Renames are rare where lookups of absent names are many (mdtest,
 	// tar x): both directories are simply forgotten, whatever the outcome.
 	defer n.fsys.forgetNames(n.id, np.id)
-	replaced, err := n.fsys.c.RenameEntry(n.fsys.kernelsOwn(ctx), from, to, keep)
+	replaced, err := n.fsys.c.RenameEntry(meta.WithExpect(n.fsys.kernelsOwn(ctx), meta.Expect{Dir: n.id, To: np.id}), from, to, keep)
 	if err != nil {
 		return n.fsys.errno("rename", from, err)
 	}

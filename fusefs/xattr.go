@@ -124,7 +124,7 @@ func (n *node) Setxattr(ctx context.Context, name string, data []byte, _ uint32)
 		return 0
 	}
 	n.fsys.settle(n.id)
-	if err := n.fsys.c.SetLayout(ctx, p, l); err != nil {
+	if err := n.fsys.c.SetLayout(n.itself(ctx), p, l); err != nil {
 		errno := n.fsys.errno("setxattr", p, err)
 		if errno != syscall.EIO {
 			n.fsys.log.Warn("pario mount: setxattr: layout refused", "path", p, "value", v, "err", err)
@@ -164,7 +164,7 @@ func (n *node) Removexattr(ctx context.Context, name string) syscall.Errno {
 		return syscall.ENODATA
 	}
 	p := n.path()
-	if err := n.fsys.c.SetLayout(ctx, p, dist.Layout{}); err != nil {
+	if err := n.fsys.c.SetLayout(n.itself(ctx), p, dist.Layout{}); err != nil {
 		return n.fsys.errno("removexattr", p, err)
 	}
 	return 0
