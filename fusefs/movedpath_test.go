@@ -29,24 +29,21 @@ func TestThroughMovedDirectory(t *testing.T) {
 	ops := []struct {
 		name string
 		do   func(fd int) error
-		// gone lists the names (under A/D) the op would have made if it
-		// acted on the new A/D.
-		gone []string
 	}{
-		{"unlinkat", func(fd int) error { return unix.Unlinkat(fd, "x", 0) }, nil},
+		{"unlinkat", func(fd int) error { return unix.Unlinkat(fd, "x", 0) }},
 		{"openat O_CREAT", func(fd int) error {
 			f, err := unix.Openat(fd, "y", unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o644)
 			if err == nil {
 				unix.Close(f)
 			}
 			return err
-		}, []string{"y"}},
-		{"mkdirat", func(fd int) error { return unix.Mkdirat(fd, "y", 0o755) }, []string{"y"}},
-		{"renameat", func(fd int) error { return unix.Renameat(fd, "x", fd, "z") }, []string{"z"}},
-		{"renameat out of it", func(fd int) error { return unix.Renameat(fd, "x", unix.AT_FDCWD, a.path("z")) }, nil},
-		{"fchmod of the directory", func(fd int) error { return unix.Fchmod(fd, 0o700) }, nil},
-		{"fchmodat of a file in it", func(fd int) error { return unix.Fchmodat(fd, "x", 0o600, 0) }, nil},
-		{"symlinkat", func(fd int) error { return unix.Symlinkat("t", fd, "y") }, []string{"y"}},
+		}},
+		{"mkdirat", func(fd int) error { return unix.Mkdirat(fd, "y", 0o755) }},
+		{"renameat", func(fd int) error { return unix.Renameat(fd, "x", fd, "z") }},
+		{"renameat out of it", func(fd int) error { return unix.Renameat(fd, "x", unix.AT_FDCWD, a.path("z")) }},
+		{"fchmod of the directory", func(fd int) error { return unix.Fchmod(fd, 0o700) }},
+		{"fchmodat of a file in it", func(fd int) error { return unix.Fchmodat(fd, "x", 0o600, 0) }},
+		{"symlinkat", func(fd int) error { return unix.Symlinkat("t", fd, "y") }},
 	}
 	for i, op := range ops {
 		t.Run(op.name, func(t *testing.T) {
@@ -92,9 +89,15 @@ func TestThroughMovedDirectory(t *testing.T) {
 				if fi, err := os.Stat(m.path(name, "D")); err != nil || fi.Mode().Perm() != 0o755 {
 					t.Errorf("the new directory: %v, %v; want mode 0755 kept", fi, err)
 				}
-				for _, name := range op.gone {
-					if err := statErr(m.path(name, "D", name)); err == nil {
-						t.Errorf("%s made %s in the directory now at the old path", op.name, name)
+				// Listed, not looked up: a lookup may be answered from
+				// what the mount remembers as absent.
+				ents, err := os.ReadDir(m.path(name, "D"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range ents {
+					if e.Name() != "x" {
+						t.Errorf("%s made %s in the directory now at the old path", op.name, e.Name())
 					}
 				}
 			}
