@@ -449,7 +449,7 @@ func (h *handle) accessed(ctx context.Context) {
 	p := h.n.path()
 	a, err := h.fsys.c.Accessed(h.n.itself(ctx), p, now)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESTALE):
 	case err != nil:
 		h.fsys.errno("atime", p, err)
 	case a.ID == h.of.id:
@@ -616,9 +616,11 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 	}
 	p := h.n.path()
 	// As "now" (UTIME_NOW), which anyone allowed to write may set. One
-	// whose permission went since open is left alone, as a vanished entry.
+	// whose permission went since open is left alone, as a vanished entry,
+	// and so is one whose path here now names another file (ESTALE: moved
+	// through another mount).
 	_, err := h.fsys.c.SetAttr(h.n.itself(ctx), p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ESTALE) {
 		return 0
 	}
 	if err != nil {

@@ -155,3 +155,49 @@ func TestUnlinkThroughMovedDirectory(t *testing.T) {
 		t.Errorf("remove B/D/x by its current path: %v", err)
 	}
 }
+
+// The same for a file open here that another mount moved, whose old name
+// another file then took: fchmod through the descriptor fails with
+// ESTALE and leaves the other file alone, and close, which records the
+// mtime by path, does not fail (the entry is treated as gone from here).
+func TestThroughMovedFile(t *testing.T) {
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	f, err := os.OpenFile(a.path("f"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(b.path("f"), b.path("g")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, b.path("f"), []byte("new"))
+	if err := os.Chmod(b.path("f"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Chmod(0o600); !errors.Is(err, unix.ESTALE) {
+		t.Errorf("fchmod of the moved file: %v, want ESTALE", err)
+	}
+	if _, err := f.Write([]byte("er")); err != nil {
+		t.Errorf("write to the moved file: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("close of the moved file: %v", err)
+	}
+	for _, m := range []*mounted{a, b} {
+		if got := readFile(t, m.path("f")); string(got) != "new" {
+			t.Errorf("f holds %q, want the new file's %q", got, "new")
+		}
+		if fi, err := os.Stat(m.path("f")); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("f: %v, %v; want mode 0640 kept", fi, err)
+		}
+	}
+	if got := readFile(t, b.path("g")); string(got) != "older" {
+		t.Errorf("g holds %q, want %q", got, "older")
+	}
+}
