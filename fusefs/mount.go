@@ -96,11 +96,11 @@ type Options struct {
 	// direct files MAP_SHARED (before Linux 6.6), whatever the policy.
 	DirectIO DirectIO
 	// ReadAheadKB is the kernel's read-ahead for the mount in KiB, set
-	// through /sys/class/bdi when running as root (default 16 MiB: up to
-	// sixteen MaxIO requests in flight for a sequential reader, which a
-	// single reader needs to keep the I/O servers busy; with 4 MiB fio's
-	// 1-job reads ran about a quarter slower, docs/BENCHMARKS.md);
-	// negative leaves the kernel's default.
+	// through /sys/class/bdi when running as root (default 4 MiB, four
+	// MaxIO requests in flight: 16 MiB looked faster for one reader on a
+	// loaded machine, but on a quiet one cold reads were 8-15% slower and
+	// cost 8-17% more CPU per GiB, docs/BENCHMARKS.md); negative leaves
+	// the kernel's default.
 	ReadAheadKB int
 }
 
@@ -126,7 +126,7 @@ func (o *Options) fill() {
 		o.Name = "pario"
 	}
 	if o.ReadAheadKB == 0 {
-		o.ReadAheadKB = 16 * MaxIO / 1024
+		o.ReadAheadKB = 4 * MaxIO / 1024
 	}
 }
 

@@ -27,7 +27,7 @@ func newMountCommand() *cobra.Command {
 		syncOnClose bool
 		debug       bool
 		directIO    string
-		readAhead   = int64(16 << 20)
+		readAhead   = int64(4 << 20)
 		writeBehind = int64(8 << 20)
 		memory      = int64(fusefs.DefaultMemory)
 		mf          metricsFlags
