@@ -375,17 +375,9 @@ func (s *Store) readRemovalsOf(ids []FileID) ([]removal, error) {
 		b := tx.Bucket(bucketRemovals)
 		for _, id := range ids {
 			k := idKey(id)
-			v := b.Get(k)
-			if v == nil {
-				continue
+			if v := b.Get(k); v != nil {
+				out = s.appendRemoval(out, k, v)
 			}
-			s.reaper.read.Add(1)
-			rm, err := decodeRemoval(k, v)
-			if err != nil {
-				slog.Error("pario meta: skipping a removal record", "err", err)
-				continue
-			}
-			out = append(out, rm)
 		}
 		return nil
 	})
@@ -405,19 +397,25 @@ func (s *Store) readRemovals(after []byte) ([]removal, error) {
 			}
 		}
 		for ; k != nil && len(out) < reapChunk; k, v = c.Next() {
-			s.reaper.read.Add(1)
-			rm, err := decodeRemoval(k, v)
-			if err != nil {
-				// Left for an operator (fsck reports it as a bad
-				// record); the others are still removed.
-				slog.Error("pario meta: skipping a removal record", "err", err)
-				continue
-			}
-			out = append(out, rm)
+			out = s.appendRemoval(out, k, v)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// appendRemoval decodes the record k, v, counts its read and appends it
+// to out. A record that does not decode is skipped and logged: it is left
+// for an operator (fsck reports it as a bad record), and the others are
+// still removed.
+func (s *Store) appendRemoval(out []removal, k, v []byte) []removal {
+	s.reaper.read.Add(1)
+	rm, err := decodeRemoval(k, v)
+	if err != nil {
+		slog.Error("pario meta: skipping a removal record", "err", err)
+		return out
+	}
+	return append(out, rm)
 }
 
 // removeOnServers removes the datafiles of ids on each server, servers in
