@@ -73,11 +73,22 @@ func (r *CreateBatchResponse) Decode(d *wire.Dec) error {
 // survives a crash of the I/O server as a synced file does. If one create
 // fails for another reason, the datafiles this call made are removed again
 // and the error is returned.
+//
+// A batch whose ctx ends before it is done (its metadata server's
+// connection closed: the server was stopped or died while it waited) is
+// undone the same way and fails: nobody is left to record what it made,
+// so finishing it would only leave datafiles that the next metadata
+// server's discard of the old pool, racing with it, misses (orphans for
+// fsck). Batches and claims take turns (batchMu), so a claim never sees
+// a batch half made.
+
 func (s *Store) CreateBatch(ctx context.Context, ids []uint64) (existed []uint64, err error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, fmt.Errorf("data: create batch: %w", err)
 	}
 	defer s.ops.Done()
+	s.batchMu.Lock()
+	defer s.batchMu.Unlock()
 	var made []uint64
 	undo := func() {
 		for _, id := range made {
@@ -85,6 +96,10 @@ func (s *Store) CreateBatch(ctx context.Context, ids []uint64) (existed []uint64
 		}
 	}
 	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			undo()
+			return nil, fmt.Errorf("data: create batch: %d of %d made, then: %w (undone)", len(made), len(ids), err)
+		}
 		err := s.createClosed(id)
 		switch {
 		case err == nil:
@@ -151,6 +166,8 @@ func (s *Store) removeNew(id uint64) error {
 // an orphan no record names. A missing one is synced too: it may be
 // missing because a call before this one removed it and failed to sync.
 func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64, err error) {
+	s.batchMu.Lock()
+	defer s.batchMu.Unlock()
 	for _, id := range ids {
 		size, alloc, err := s.Usage(ctx, id)
 		if err != nil {

@@ -105,6 +105,11 @@ func (s *Store) Claim(ctx context.Context, inc uint64, adopt Adopt) (ClaimResult
 		return ClaimResult{}, fmt.Errorf("data: claim: %w", err)
 	}
 	defer s.ops.Done()
+	// After any batch in flight (a dead metadata server's, undone once its
+	// connection's end cancels it), so that MaxID and the discard that
+	// follows see what it left for good.
+	s.batchMu.Lock()
+	defer s.batchMu.Unlock()
 	s.incMu.Lock()
 	defer s.incMu.Unlock()
 	maxID, count, err := s.scanIDs(false)

@@ -117,6 +117,13 @@ type Store struct {
 	needDirSync map[uint64]uint64    // id -> creation generation, until its shard dir is synced
 	createGen   uint64
 
+	// batchMu orders pool batches (CreateBatch, RemoveIfEmpty) against
+	// each other and against Claim: a metadata server that starts while
+	// its dead predecessor's batch is still being made here must find,
+	// when it claims and then discards the old pool, every datafile that
+	// batch left, not a part of it that later grows (see CreateBatch).
+	batchMu sync.Mutex
+
 	// incMu serializes Claim; incarnation is the recorded cluster
 	// incarnation (0: none), unclaimed says datafiles exist without one.
 	incMu       sync.Mutex

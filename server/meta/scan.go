@@ -63,6 +63,10 @@ const (
 	scanRemovals byte = 3
 )
 
+// PoolCookie is the Scan cookie that starts at the precreate pool's
+// records (then the pending removals), skipping every inode and entry.
+func PoolCookie() []byte { return []byte{scanPool} }
+
 // Scan returns one page of every record of the namespace: all inodes (in
 // ID order), then all directory entries (by parent and name), at most max
 // records (at most MaxScanPage, and about 512 KiB) per page, continuing
