@@ -5,20 +5,39 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/dist"
 )
 
-// BenchmarkCreateRemove measures creates, then removes, of files in
-// directories of their own by 4 goroutines, as mdtest's 4 ranks through
-// one mount, with the commits' fsyncs (the datafiles are fakes, precreated
-// in pools). commits/op is how many write transactions each operation
-// cost: below 1 when group commit shared them.
+// BenchmarkCreateRemove measures creates, then removes, of files by 4
+// goroutines in directories of their own (mdtest's 4 ranks through one
+// mount) and by one (one shared directory, where the kernel serialises
+// them), with the datafiles fakes precreated in pools. "each" fsyncs
+// every commit before answering (SyncInterval -1, the rule before
+// durable.go), "deferred" answers once written and syncs within the
+// interval: compare the two with benchstat, in one run. commits/op is how
+// many write transactions each operation cost (below 1 when group commit
+// shared them), syncs/op how many checkpoints.
 func BenchmarkCreateRemove(b *testing.B) {
-	const workers = 4
-	for _, op := range []string{"create", "remove"} {
-		b.Run(op, func(b *testing.B) {
-			s := openT(b, Options{Servers: 4, Datafiles: newFakeBatch(4)})
+	for _, mode := range []struct {
+		name     string
+		interval time.Duration
+	}{{"each", -1}, {"deferred", 0}} {
+		for _, workers := range []int{4, 1} {
+			for _, op := range []string{"create", "remove"} {
+				b.Run(fmt.Sprintf("%s/workers=%d/%s", mode.name, workers, op), func(b *testing.B) {
+					benchCreateRemove(b, mode.interval, workers, op)
+				})
+			}
+		}
+	}
+}
+
+func benchCreateRemove(b *testing.B, interval time.Duration, workers int, op string) {
+	{
+		{
+			s := openT(b, Options{Servers: 4, Datafiles: newFakeBatch(4), SyncInterval: interval})
 			ctx := context.Background()
 			for w := range workers {
 				if _, err := s.Mkdir(ctx, fmt.Sprintf("/d%d", w), 0o755); err != nil {
@@ -50,6 +69,10 @@ func BenchmarkCreateRemove(b *testing.B) {
 				run(create)
 			}
 			c0 := s.commit.commits.Load()
+			var k0 uint64
+			if s.dur != nil {
+				k0 = s.dur.checkpoints.Load()
+			}
 			b.ResetTimer()
 			if op == "create" {
 				run(create)
@@ -61,6 +84,9 @@ func BenchmarkCreateRemove(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(s.commit.commits.Load()-c0)/float64(n*workers), "commits/op")
-		})
+			if s.dur != nil {
+				b.ReportMetric(float64(s.dur.checkpoints.Load()-k0)/float64(n*workers), "syncs/op")
+			}
+		}
 	}
 }

@@ -26,6 +26,7 @@ const maxGroup = 128
 // acknowledged change is as durable as with one transaction per change.
 type committer struct {
 	db      *bbolt.DB
+	dur     *durability   // deferred durability (durable.go); nil: bbolt fsyncs each commit
 	commits atomic.Uint64 // write transactions committed or tried
 
 	mu      sync.Mutex
@@ -173,8 +174,10 @@ func (c *committer) run(group []*mutation) {
 	var failures []*mutation
 	for {
 		failed := -1
+		var txid uint64
 		c.commits.Add(1)
 		err := c.db.Update(func(tx *bbolt.Tx) error {
+			txid = uint64(tx.ID())
 			for i, m := range group {
 				if err := m.call(tx); err != nil {
 					failed, m.err = i, err
@@ -190,6 +193,9 @@ func (c *committer) run(group []*mutation) {
 				continue
 			}
 			err = nil
+		}
+		if err == nil && len(group) > 0 && c.dur != nil {
+			c.dur.afterCommit(txid)
 		}
 		for _, m := range group {
 			m.err = err

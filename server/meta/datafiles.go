@@ -99,6 +99,10 @@ func (s *Store) allocID(ctx context.Context) (FileID, error) {
 		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 			return newTxn(tx).setCounter(keyNextID, to)
 		})
+		if err == nil {
+			// A reservation a power cut undid would hand its IDs out again.
+			err = s.Sync(ctx)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("reserve file IDs: %w", err)
 		}

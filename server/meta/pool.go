@@ -321,6 +321,11 @@ func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) 
 	if err := s.record(ctx, ids, srvs); err != nil {
 		return nil, fmt.Errorf("record precreated datafiles: %w", err)
 	}
+	// The records are the intent that makes the datafiles no orphans: on
+	// disk before the datafiles are (durable.go).
+	if err := s.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("record precreated datafiles: %w", err)
+	}
 	existed := make([][]FileID, len(srvs))
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup

@@ -334,6 +334,15 @@ func (s *Store) reapPass(ctx context.Context, full bool, ids []FileID, retry map
 				byServer[srv] = append(byServer[srv], rm.ID)
 			}
 		}
+		// The records' removes may be answered but not yet durable
+		// (durable.go): a power cut must not bring back a file whose
+		// datafiles are gone.
+		if err := s.Sync(ctx); err != nil {
+			if ctx.Err() == nil {
+				slog.Warn("pario meta: removing datafiles of removed files waits for the metadata database to sync", "err", err)
+			}
+			return now.Add(reapBackoffMin)
+		}
 		done := s.removeOnServers(ctx, byServer)
 		for srv := range byServer {
 			if done[srv] {

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -56,6 +58,7 @@ type Store struct {
 	pool              pools         // precreated datafiles (pool.go)
 	hub               hub           // mounts' leases (watch.go)
 	reaper            reaper        // removes the datafiles of removed files (reaper.go)
+	dur               *durability   // deferred durability (durable.go); nil if off
 }
 
 // AttrChanges lists the attributes SetAttr changes; nil fields stay.
@@ -97,11 +100,11 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := s.checkServers(path); err != nil {
-		s.db.Close()
+		s.closeDB()
 		return nil, err
 	}
 	if err := s.startReaper(); err != nil {
-		s.db.Close()
+		s.closeDB()
 		return nil, fmt.Errorf("meta: open %s: %w", path, err)
 	}
 	return s, nil
@@ -170,13 +173,36 @@ func (s *Store) open(path string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if s.db != nil {
-				s.db.Close()
+				s.closeDB()
 			}
 			err = damaged(r)
 		}
 	}()
 	bo := *bbolt.DefaultOptions
 	bo.Timeout = lockTimeout
+	interval := s.opts.SyncInterval
+	if interval == 0 {
+		interval = DefaultSyncInterval
+	}
+	deferred := interval > 0 && strconv.IntSize == 64
+	var boot string
+	if deferred {
+		bootID := s.opts.BootID
+		if bootID == nil {
+			bootID = kernelBootID
+		}
+		if boot, err = bootID(); err != nil {
+			return fmt.Errorf("meta: open %s: %w", path, err)
+		}
+		note, err := recoverUnsynced(path, boot)
+		if err != nil {
+			return fmt.Errorf("meta: open %s: %w", path, err)
+		}
+		if note != "" {
+			slog.Warn("pario meta: " + note)
+		}
+		bo.InitialMmapSize = deferredMmapSize
+	}
 	db, err := bbolt.Open(path, 0o600, &bo)
 	if errors.Is(err, berrors.ErrTimeout) {
 		return fmt.Errorf("meta: open %s: database is locked by another process (is another metadata server using it?); gave up after %v: %w", path, lockTimeout, err)
@@ -196,6 +222,26 @@ func (s *Store) open(path string) (err error) {
 	if err := db.Update(s.initTx); err != nil {
 		db.Close()
 		return fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	if deferred {
+		d, err := startDurability(db, path, boot, interval)
+		if err != nil {
+			db.Close()
+			return fmt.Errorf("meta: open %s: %w", path, err)
+		}
+		s.dur, s.commit.dur = d, d
+	}
+	return nil
+}
+
+// Sync returns once every change answered before the call is durable
+// (see durable.go); with deferred durability off, at once.
+func (s *Store) Sync(ctx context.Context) error {
+	if s.dur == nil {
+		return nil
+	}
+	if err := s.dur.sync(ctx); err != nil {
+		return fmt.Errorf("meta: %w", err)
 	}
 	return nil
 }
@@ -304,7 +350,17 @@ func (s *Store) loadCounters(t *txn) error {
 func (s *Store) Close() error {
 	s.closePools()
 	s.stopReaper()
-	return s.db.Close()
+	return s.closeDB()
+}
+
+// closeDB makes every change durable and closes the database.
+func (s *Store) closeDB() error {
+	var err error
+	if s.dur != nil {
+		err = s.dur.close()
+		s.dur, s.commit.dur = nil, nil
+	}
+	return errors.Join(err, s.db.Close())
 }
 
 // txn bundles a transaction's buckets with the helpers every method uses.

@@ -1,6 +1,8 @@
 package meta
 
 import (
+	"time"
+
 	"github.com/pario/pario/dist"
 )
 
@@ -96,4 +98,13 @@ type Options struct {
 	// they commit it. Nil makes none, for tests of the namespace alone; a
 	// metadata server always sets it (cluster.StartMetaServer).
 	Datafiles Datafiles
+	// SyncInterval is how long an answered namespace change may wait for
+	// its fdatasync (durable.go): a kill -9 of the metadata server never
+	// loses an answered change, a power cut loses at most this much. Zero
+	// means DefaultSyncInterval; negative makes every change durable
+	// before it is answered (bbolt's own fsync per commit).
+	SyncInterval time.Duration
+	// BootID returns the machine's boot identity (tests pretend the
+	// machine restarted); nil reads the kernel's.
+	BootID func() (string, error)
 }

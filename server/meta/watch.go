@@ -149,6 +149,13 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 	if err != nil {
 		return err
 	}
+	if keepData(ctx) {
+		// The caller removes the datafiles itself once answered: the
+		// remove must not be undone by a power cut after that.
+		if err := s.Sync(ctx); err != nil {
+			return err
+		}
+	}
 	if len(removals) > 0 {
 		s.queueRemovals(removals)
 	}
@@ -268,6 +275,10 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 			return tx.Bucket(bucketMeta).Put(keyLeasesEnd, binary.BigEndian.AppendUint64(nil, uint64(ends.UnixNano())))
 		})
+		if err == nil {
+			// A restart after a power cut must still wait for these leases.
+			err = s.Sync(ctx)
+		}
 		if err != nil {
 			return WatchResponse{}, fmt.Errorf("watch: record when the leases end: %w", err)
 		}

@@ -1,0 +1,227 @@
+package meta
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/dist"
+)
+
+// rootNames lists "/" of s.
+func rootNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	ents, _, err := s.ReaddirPage(ctx, "/", "", 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names(ents)
+}
+
+func readAll(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// deferredStore opens path with deferred durability, no timed checkpoint
+// (only Sync and Close make one) and the boot ID *boot.
+func deferredStore(t *testing.T, path string, boot *string) *Store {
+	t.Helper()
+	s, err := Open(path, Options{Servers: 1, SyncInterval: time.Hour, BootID: func() (string, error) { return *boot, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// churn makes many small commits that free and reuse pages: what the
+// changes after a sync look like to bbolt.
+func churn(t *testing.T, s *Store, round int) {
+	t.Helper()
+	for i := range 60 {
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = s.Create(ctx, fmt.Sprintf("/r%d-new%03d", round, i), 0o644, dist.Layout{})
+		case 1:
+			_, err = s.Remove(ctx, fmt.Sprintf("/keep%03d", (i+round*7)%80))
+		case 2:
+			_, err = s.Rename(ctx, fmt.Sprintf("/keep%03d", (i+round*11+40)%80), fmt.Sprintf("/r%d-moved%03d", round, i))
+		}
+		if err != nil && !errorsIsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+func errorsIsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// A power cut after a sync, with later transactions answered but not
+// synced, leaves meta.db as any mix of its synced pages and the later
+// ones the kernel happened to write back, meta pages included. Open,
+// after a reboot (another boot ID), puts it back to the synced
+// transaction: the namespace exactly as it was synced, and a database
+// that passes bbolt's check (Open runs it). Without the anchor, the later
+// commits reuse pages of the synced tree; without the checkpoint's copy
+// of its meta page, a later meta page may point at pages never written:
+// each fails this test.
+func TestPowerCutPutsBackTheLastSync(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	for i := range 80 {
+		if _, err := s.Create(ctx, fmt.Sprintf("/keep%03d", i), 0o644, dist.Layout{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	churn(t, s, 0)
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	synced, syncedDB := rootNames(t, s), readAll(t, path)
+	ckpt, ok, err := readCheckpoint(path + checkpointSuffix)
+	if err != nil || !ok {
+		t.Fatalf("no checkpoint after Sync: %v", err)
+	}
+	for round := 1; round <= 3; round++ {
+		churn(t, s, round)
+	}
+	// What the page cache holds, and what a kill -9 leaves.
+	latest, latestDB := rootNames(t, s), readAll(t, path)
+	if slices.Equal(latest, synced) {
+		t.Fatal("the changes after the sync changed nothing")
+	}
+	if rec, _, _ := readCheckpoint(path + checkpointSuffix); rec.txid != ckpt.txid {
+		t.Fatalf("a checkpoint (transaction %d) was made after Sync's (%d) without a Sync", rec.txid, ckpt.txid)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	_, _, _, ps, err := readMetas(bytesReaderAt(syncedDB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 24 {
+		img := slices.Clone(latestDB)
+		for p := 0; p*ps < len(img); p++ {
+			keepLatest := rng.IntN(2) == 0
+			if p < 2 && trial%2 == 0 {
+				keepLatest = true // the worst case: the unsynced meta page reached the disk
+			}
+			if keepLatest {
+				continue
+			}
+			old := make([]byte, ps) // a page never written before the sync reads as zeros
+			if (p+1)*ps <= len(syncedDB) {
+				copy(old, syncedDB[p*ps:])
+			}
+			copy(img[p*ps:(p+1)*ps], old)
+		}
+		got := reopenImage(t, img, ckpt, "boot-2")
+		if !slices.Equal(got, synced) {
+			t.Fatalf("trial %d: after a power cut, / holds %d names (%v...), want the %d synced ones", trial, len(got), got[:min(5, len(got))], len(synced))
+		}
+	}
+
+	// The same boot (the metadata server was killed, the machine stayed
+	// up): every answered change is there.
+	if got := reopenImage(t, latestDB, ckpt, "boot-1"); !slices.Equal(got, latest) {
+		t.Fatalf("after a kill in the same boot, / holds %d names, want the %d answered ones", len(got), len(latest))
+	}
+}
+
+// reopenImage writes image as a meta.db of its own, with checkpoint rec
+// (made for that file), opens it with boot ID boot and lists "/".
+func reopenImage(t *testing.T, image []byte, rec checkpointRecord, boot string) []string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "meta.db")
+	if err := os.WriteFile(path, image, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ident = identOf(fi)
+	if err := os.WriteFile(path+checkpointSuffix, encodeCheckpoint(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := deferredStore(t, path, &boot)
+	defer s.Close()
+	return rootNames(t, s)
+}
+
+type bytesReaderAt []byte
+
+func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(b)) {
+		return 0, os.ErrClosed
+	}
+	return copy(p, b[off:]), nil
+}
+
+// Every change answered before Sync is in the checkpoint Sync makes, and
+// timed checkpoints follow answered changes within the interval.
+func TestSyncIntervalCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	s, err := Open(path, Options{Servers: 1, SyncInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Mkdir(ctx, "/a", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.dur.mu.Lock()
+	mkdir := s.dur.committed
+	s.dur.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.dur.mu.Lock()
+		synced := s.dur.synced
+		s.dur.mu.Unlock()
+		if synced >= mkdir {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("transaction %d not synced within 10 s, with a 10 ms interval (synced: %d)", mkdir, synced)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Idle: no more checkpoints.
+	n := s.dur.checkpoints.Load()
+	time.Sleep(50 * time.Millisecond)
+	if got := s.dur.checkpoints.Load(); got != n {
+		t.Fatalf("%d checkpoints while nothing changed", got-n)
+	}
+}
+
+// A negative SyncInterval keeps bbolt's fsync per commit: no checkpoint
+// file, no anchor.
+func TestSyncIntervalOff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	s, err := Open(path, Options{Servers: 1, SyncInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.dur != nil || s.db.NoSync {
+		t.Fatal("deferred durability on with a negative SyncInterval")
+	}
+	if _, err := os.Stat(path + checkpointSuffix); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint file with deferred durability off: %v", err)
+	}
+}
