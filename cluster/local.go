@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
@@ -44,6 +45,8 @@ type Config struct {
 	Listen func(network, addr string) (net.Listener, error)
 	// AdoptData: see MetaServerConfig.AdoptData.
 	AdoptData bool
+	// MetaSyncInterval: see MetaServerConfig.SyncInterval.
+	MetaSyncInterval time.Duration
 	// Observe, if set, gives every server's observer (package metrics).
 	Observe Observe
 	// Emulation slows the I/O servers' disks (here) and the clients'
@@ -129,7 +132,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
-		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData, Observe: cfg.Observe,
+		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData, SyncInterval: cfg.MetaSyncInterval, Observe: cfg.Observe,
 	})
 	if err != nil {
 		ln.Close()

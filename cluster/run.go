@@ -142,6 +142,10 @@ type MetaServerConfig struct {
 	// incarnation join this one (only for a database without files); their
 	// old datafiles become orphans for pario fsck. See docs/store.md.
 	AdoptData bool
+	// SyncInterval is meta.Options.SyncInterval: how long an answered
+	// namespace change may wait for its fdatasync (0: the default, 50 ms;
+	// negative: none, every change is durable before it is answered).
+	SyncInterval time.Duration
 	// Observe, if set, gives the server's observer (package metrics).
 	Observe Observe
 	// RootSquash makes root on the clients nobody (meta.Handler.RootSquash).
@@ -172,7 +176,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	dbPath := filepath.Join(cfg.Dir, "meta.db")
 	st, err := meta.Open(dbPath, meta.Options{
 		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
-		RootUid: uint32(os.Geteuid()), RootGid: uint32(os.Getegid()),
+		RootUid: uint32(os.Geteuid()), RootGid: uint32(os.Getegid()), SyncInterval: cfg.SyncInterval,
 	})
 	if err != nil {
 		df.Close()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/units"
 	"github.com/pario/pario/wire"
 )
@@ -33,6 +34,7 @@ func newUpCommand() *cobra.Command {
 		protect  string
 		mf       metricsFlags
 		emu      cluster.Emulation
+		metaSync syncIntervalFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -97,7 +99,7 @@ node they are on). The rates go into the cluster file (docs/mfg.md).
 			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
-				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt,
+				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt, MetaSyncInterval: metaSync.options(),
 				Limits: limits, Listen: netListen, Protection: prot, Observe: mf.observe(),
 				Emulation: emu,
 			})
@@ -137,6 +139,7 @@ node they are on). The rates go into the cluster file (docs/mfg.md).
 	f.Var(units.RateFlag(&emu.NetRate), "net-rate", "emulated network: cap each client's link to an I/O server of another node, bytes/s, decimal (100m = 100MB/s; default unlimited)")
 	f.Var(units.RateFlag(&emu.NetLocalRate), "net-rate-local", "emulated network: cap a client's link to the I/O server of its own node, bytes/s, decimal (1g = 1GB/s; default: --net-rate)")
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
+	metaSync.add(cmd)
 	mf.add(cmd)
 	return cmd
 }
@@ -168,6 +171,24 @@ func protectionOf(cf *cluster.File) wire.Protection {
 
 // netListen opens the servers' listeners; tests replace it to make one fail.
 var netListen = net.Listen
+
+// syncIntervalFlag is --meta-sync-interval of the commands that run a
+// metadata server.
+type syncIntervalFlag time.Duration
+
+func (f *syncIntervalFlag) add(cmd *cobra.Command) {
+	*f = syncIntervalFlag(meta.DefaultSyncInterval)
+	cmd.Flags().DurationVar((*time.Duration)(f), "meta-sync-interval", meta.DefaultSyncInterval,
+		"how long an answered namespace change (create, remove, rename...) may wait for the metadata server's fdatasync: a kill -9 of the server never loses one, a power cut loses at most this much (0: every change is fsynced before it is answered, about 4-6x slower; see docs/store.md)")
+}
+
+// options is the flag as meta.Options.SyncInterval.
+func (f syncIntervalFlag) options() time.Duration {
+	if f <= 0 {
+		return -1
+	}
+	return time.Duration(f)
+}
 
 // limitFlags adds the connection limit flags of the server commands.
 func limitFlags(cmd *cobra.Command, l *cluster.Limits) {
@@ -231,6 +252,7 @@ func newMetaCommand() *cobra.Command {
 		limits     cluster.Limits
 		adoptData  bool
 		mf         metricsFlags
+		metaSync   syncIntervalFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "meta",
@@ -294,7 +316,7 @@ or, without a cluster file:
 			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
 				Limits: mergeLimits(limits, cf), Protection: protectionOf(cf),
-				AdoptData: adoptData, Observe: mf.observe(),
+				AdoptData: adoptData, SyncInterval: metaSync.options(), Observe: mf.observe(),
 				RootSquash: cf != nil && !cf.NoRootSquash,
 			})
 			if err != nil {
@@ -315,6 +337,7 @@ or, without a cluster file:
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	limitFlags(cmd, &limits)
 	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
+	metaSync.add(cmd)
 	mf.add(cmd)
 	return cmd
 }
