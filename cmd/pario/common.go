@@ -20,7 +20,23 @@ import (
 var (
 	globalClusterFile string
 	globalLogLevel    string
+	// globalOpTimeout bounds each call a command makes to a server, its
+	// retries included (--op-timeout): a hung server (stopped, or its disk
+	// stuck) fails the command after this long, naming the server.
+	globalOpTimeout = defaultOpTimeout
 )
+
+// defaultOpTimeout is --op-timeout's default, the client library's
+// (wire.EndpointOptions.Timeout).
+const defaultOpTimeout = 60 * time.Second
+
+// checkGlobalFlags refuses global flags no command can work with.
+func checkGlobalFlags() error {
+	if globalOpTimeout <= 0 {
+		return usageError{fmt.Errorf("--op-timeout %v: want a positive time such as 30s", globalOpTimeout)}
+	}
+	return nil
+}
 
 // defaultDataDir is where `pario up` keeps its data when given no --dir:
 // $PARIO_HOME, else $XDG_DATA_HOME/pario, else ~/.local/share/pario.
@@ -138,7 +154,8 @@ func connectFrom(ctx context.Context, node int) (*client.Client, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}, Links: cf.Emulation.Links(node)})
+	eo := wire.EndpointOptions{Protection: cf.Protection, Timeout: globalOpTimeout}
+	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: eo, Links: cf.Emulation.Links(node)})
 }
 
 // storePath strips the optional "pario:" prefix of a path in the store and

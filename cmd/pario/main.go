@@ -71,6 +71,11 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 	}
 	root.PersistentFlags().StringVar(&globalClusterFile, "cluster", "", "cluster file (default $PARIO_CLUSTER, else DATA_DIR/cluster)")
 	root.PersistentFlags().StringVar(&globalLogLevel, "log-level", "info", "server log level: debug, info, warn, error")
+	// pario mount has an --op-timeout of its own (default 30s), which
+	// shadows this one.
+	root.PersistentFlags().DurationVar(&globalOpTimeout, "op-timeout", defaultOpTimeout,
+		"longest wait for a server in one call, retries included, before a command fails naming it (a hung server)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkGlobalFlags() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(
 		newDemoCommand(),

@@ -144,6 +144,7 @@ func TestBadInvocationsExplainThemselves(t *testing.T) {
 		{[]string{"stat", "/missing"}, "no such file", 1},
 		{[]string{"cp", "a", "b"}, "pario:", 2},
 		{[]string{"up", "--bogus"}, "unknown flag", 2},
+		{[]string{"--op-timeout", "0", "ls", "/"}, "--op-timeout 0s: want a positive time", 2},
 		{[]string{"advise", "--dims", "1024x1024", "--chunk", "2048x4"}, "chunk 2048x4 is larger than the dataset 1024x1024", 2},
 		{[]string{"advise", "--dims", "1024", "--alignment", "0"}, `"--alignment"`, 2},
 		{[]string{"advise", "--dims", "1024x0"}, "dimension 1 has length 0", 2},
