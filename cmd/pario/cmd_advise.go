@@ -9,7 +9,6 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/hdf5/advise"
 	"github.com/pario/pario/hdf5/inspect"
-	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/units"
 )
 
@@ -18,7 +17,7 @@ func newAdviseCommand() *cobra.Command {
 		a             advise.Access
 		api, pat, lay string
 		dims, chunk   string
-		applyDir      string
+		applyTo       string
 		file, varName string
 	)
 	cmd := &cobra.Command{
@@ -76,25 +75,37 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 			if err != nil {
 				return usageError{err}
 			}
-			if err := ad.WriteText(cmd.OutOrStdout()); err != nil {
-				return err
+			if !cmd.Flags().Changed("apply") {
+				return ad.WriteText(cmd.OutOrStdout())
 			}
-			if applyDir == "" {
-				return nil
-			}
+			// --apply: the directory is checked before any advice is
+			// printed, and the advice is for the cluster it is on: the
+			// servers available are the cluster's unless --servers says.
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				dir := storePath(applyDir)
-				at, err := c.Lookup(ctx, dir)
+				dir, err := applyDir(ctx, c, applyTo)
 				if err != nil {
 					return err
 				}
-				if at.Kind != meta.KindDir {
-					return fmt.Errorf("--apply %s: not a directory", dir)
+				have := len(c.Servers())
+				switch {
+				case a.Servers > have:
+					return usageError{fmt.Errorf("--servers %d: the cluster of --apply %s has %d I/O servers", a.Servers, applyTo, have)}
+				case a.StripeCount > have:
+					return usageError{fmt.Errorf("--stripe-count %d: the cluster of --apply %s has %d I/O servers", a.StripeCount, applyTo, have)}
+				case a.Servers == 0:
+					a.Servers = have
+					if ad, err = advise.Advise(a); err != nil {
+						return usageError{err}
+					}
+				}
+				if err := ad.WriteText(cmd.OutOrStdout()); err != nil {
+					return err
 				}
 				if err := c.SetLayout(ctx, dir, ad.Layout); err != nil {
-					return fmt.Errorf("--apply %s: %w", dir, err)
+					return fmt.Errorf("--apply %s: %w", applyTo, err)
 				}
-				if at, err = c.Lookup(ctx, dir); err != nil {
+				at, err := c.Lookup(ctx, dir)
+				if err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "applied: %s: %s\n", dir, layoutOf(at))
@@ -124,8 +135,8 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	a.StripSize = 1 << 20
 	f.Var(units.SizeFlag(&a.StripSize), "strip-size", "the target directory's strip size")
 	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
-	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count)")
-	f.StringVar(&applyDir, "apply", "", "set the advised layout on this pario directory")
+	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count; with --apply, the cluster's)")
+	f.StringVar(&applyTo, "apply", "", "set the advised layout as the default of this pario directory (the servers available default to its cluster's)")
 	return cmd
 }
 
