@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/hdf5/advise"
 	"github.com/pario/pario/hdf5/inspect"
-	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/units"
 )
 
@@ -18,7 +24,7 @@ func newAdviseCommand() *cobra.Command {
 		a             advise.Access
 		api, pat, lay string
 		dims, chunk   string
-		applyDir      string
+		applyTo       string
 		file, varName string
 	)
 	cmd := &cobra.Command{
@@ -76,25 +82,37 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 			if err != nil {
 				return usageError{err}
 			}
-			if err := ad.WriteText(cmd.OutOrStdout()); err != nil {
-				return err
+			if !cmd.Flags().Changed("apply") {
+				return ad.WriteText(cmd.OutOrStdout())
 			}
-			if applyDir == "" {
-				return nil
-			}
+			// --apply: the directory is checked before any advice is
+			// printed, and the advice is for the cluster it is on: the
+			// servers available are the cluster's unless --servers says.
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				dir := storePath(applyDir)
-				at, err := c.Lookup(ctx, dir)
+				dir, err := applyDir(ctx, c, applyTo)
 				if err != nil {
 					return err
 				}
-				if at.Kind != meta.KindDir {
-					return fmt.Errorf("--apply %s: not a directory", dir)
+				have := len(c.Servers())
+				switch {
+				case a.Servers > have:
+					return usageError{fmt.Errorf("--servers %d: the cluster of --apply %s has %d I/O servers", a.Servers, applyTo, have)}
+				case a.StripeCount > have:
+					return usageError{fmt.Errorf("--stripe-count %d: the cluster of --apply %s has %d I/O servers", a.StripeCount, applyTo, have)}
+				case a.Servers == 0:
+					a.Servers = have
+					if ad, err = advise.Advise(a); err != nil {
+						return usageError{err}
+					}
+				}
+				if err := ad.WriteText(cmd.OutOrStdout()); err != nil {
+					return err
 				}
 				if err := c.SetLayout(ctx, dir, ad.Layout); err != nil {
-					return fmt.Errorf("--apply %s: %w", dir, err)
+					return fmt.Errorf("--apply %s: %w", applyTo, err)
 				}
-				if at, err = c.Lookup(ctx, dir); err != nil {
+				at, err := c.Lookup(ctx, dir)
+				if err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "applied: %s: %s\n", dir, layoutOf(at))
@@ -124,8 +142,8 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	a.StripSize = 1 << 20
 	f.Var(units.SizeFlag(&a.StripSize), "strip-size", "the target directory's strip size")
 	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
-	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count)")
-	f.StringVar(&applyDir, "apply", "", "set the advised layout on this pario directory")
+	f.IntVar(&a.Servers, "servers", 0, "I/O servers available (default: the stripe count; with --apply, the cluster's)")
+	f.StringVar(&applyTo, "apply", "", "set the advised layout as the default of this pario directory (the servers available default to its cluster's)")
 	return cmd
 }
 
@@ -137,7 +155,7 @@ func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) err
 			return usageError{fmt.Errorf("--%s comes from --file %s; drop it", fl, path)}
 		}
 	}
-	f, err := inspect.Open(path)
+	f, err := inspectFile(cmd.Context(), path)
 	if err != nil {
 		return err
 	}
@@ -151,4 +169,73 @@ func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) err
 		return usageError{err}
 	}
 	return nil
+}
+
+// inspectTimeout bounds how long the HDF5 library may take over a file.
+const inspectTimeout = time.Minute
+
+// inspectFile reads path's datasets through the HDF5 library in a child
+// process (pario hdf5-inspect). The library does not survive every
+// damaged file: 1.10.8 (Debian 12's) dies of a segmentation fault in
+// H5F__accum_read on a root group whose local heap is overwritten, as
+// h5dump does, and that must end in an error naming the file, not in a
+// Go crash report.
+func inspectFile(ctx context.Context, path string) (*inspect.File, error) {
+	if !inspect.HaveLibrary {
+		return inspect.Open(path)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("%s: find this program to read it: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	defer cancel()
+	child := exec.CommandContext(ctx, self, "hdf5-inspect", "--", path)
+	var out, errOut bytes.Buffer
+	child.Stdout, child.Stderr = &out, &errOut
+	err = child.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, fmt.Errorf("%s: the HDF5 library did not finish reading it in %v (a damaged file?)", path, inspectTimeout)
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &ee):
+		// An error of the reader is one line, "pario: " and the
+		// message, with exit status 1; anything else is a crash.
+		msg, ok := strings.CutPrefix(errOut.String(), "pario: ")
+		if ee.ExitCode() == 1 && ok && strings.Count(msg, "\n") == 1 {
+			return nil, errors.New(strings.TrimSpace(msg))
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n")
+		if first == "" {
+			first = ee.String()
+		}
+		return nil, fmt.Errorf("%s: a damaged HDF5 file: the HDF5 library crashed reading it (%s)", path, first)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var f inspect.File
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		return nil, fmt.Errorf("%s: reading it: %s hdf5-inspect answered %q: %w", path, self, out.String(), err)
+	}
+	return &f, nil
+}
+
+// newHDF5InspectCommand is inspectFile's child: it prints what the HDF5
+// library reads from a file as JSON.
+func newHDF5InspectCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:    "hdf5-inspect FILE",
+		Short:  "Print an HDF5 file's datasets as JSON (pario advise --file runs it to keep the library's crashes out)",
+		Args:   cobra.ExactArgs(1),
+		Hidden: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := inspect.Open(args[0])
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(f)
+		},
+	}
 }

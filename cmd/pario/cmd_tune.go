@@ -10,7 +10,6 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
-	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/plot"
 	"github.com/pario/pario/tune/results"
@@ -272,7 +271,7 @@ func newTuneSearchCommand() *cobra.Command {
 		dbPath       string
 		system       string
 		plotDir      string
-		applyDir     string
+		applyTo      string
 		countFlag    string
 		stripFlag    string
 		transferFlag string
@@ -355,19 +354,14 @@ time so far against the number of evaluations, one line per method.`,
 			var c *client.Client
 			dir := "DIR"
 			targets := 0
-			if applyDir != "" {
-				dir = storePath(applyDir)
+			if cmd.Flags().Changed("apply") {
 				var err error
 				if c, err = connect(cmd.Context()); err != nil {
 					return err
 				}
 				defer c.Close()
-				a, err := c.Lookup(cmd.Context(), dir)
-				if err != nil {
+				if dir, err = applyDir(cmd.Context(), c, applyTo); err != nil {
 					return err
-				}
-				if a.Kind != meta.KindDir {
-					return fmt.Errorf("--apply %s: not a directory", dir)
 				}
 				targets = len(c.Servers())
 			}
@@ -452,7 +446,7 @@ time so far against the number of evaluations, one line per method.`,
 					return err
 				}
 			}
-			if applyDir == "" {
+			if c == nil {
 				return nil
 			}
 			l, err := dist.ParseLayout(rec.Layout())
@@ -485,7 +479,7 @@ time so far against the number of evaluations, one line per method.`,
 	f.StringVar(&dbPath, "db", "", "results database (default DATA_DIR/tune.db)")
 	f.StringVar(&system, "system", "", "system name the results are stored under (default from --lambda, --gamma, --v)")
 	f.StringVar(&plotDir, "plot", "", "write search-trace.png and .svg into this directory")
-	f.StringVar(&applyDir, "apply", "", "set the recommended layout on this pario directory")
+	f.StringVar(&applyTo, "apply", "", "set the recommended layout on this pario directory")
 	f.StringVar(&countFlag, "stripe-count", "1:160", "stripe count bounds MIN:MAX (every integer)")
 	f.StringVar(&stripFlag, "strip-size", "1m:256m", "strip (Lustre stripe) size bounds MIN:MAX (powers of two)")
 	f.StringVar(&transferFlag, "transfer-size", "1m:256m", "transfer size bounds MIN:MAX (powers of two)")

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
 )
 
@@ -169,6 +172,47 @@ func storePath(p string) string {
 }
 
 func isStorePath(p string) bool { return strings.HasPrefix(p, "pario:") }
+
+// applyDir checks the directory an --apply flag names (arg, as typed) and
+// returns its store path. A path that cannot be in the store (a . or ..
+// component), a local path that the store does not have, or a file are
+// mistakes in the call (exit status 2); a store directory that is not
+// there is an error like any other lookup (status 1). Each message names
+// the path.
+func applyDir(ctx context.Context, c *client.Client, arg string) (string, error) {
+	if arg == "" {
+		return "", usageError{fmt.Errorf("--apply needs a directory of the store, e.g. pario:/runs")}
+	}
+	dir := storePath(arg)
+	depth := 0
+	for _, el := range strings.Split(dir, "/") {
+		switch el {
+		case "", ".":
+		case "..":
+			if depth--; depth < 0 {
+				return "", usageError{fmt.Errorf("--apply %s: outside the store: it climbs above the store's root (store paths start at /, e.g. pario:/runs)", arg)}
+			}
+		default:
+			depth++
+		}
+	}
+	if strings.Contains("/"+dir+"/", "/./") || strings.Contains("/"+dir+"/", "/../") {
+		return "", usageError{fmt.Errorf("--apply %s: a store path has no . or .. components: say %s", arg, path.Clean(dir))}
+	}
+	a, err := c.Lookup(ctx, dir)
+	if errors.Is(err, fs.ErrNotExist) && !isStorePath(arg) {
+		if _, lerr := os.Stat(arg); lerr == nil {
+			return "", usageError{fmt.Errorf("--apply %s: outside the store: a local path, and the store has no %s (--apply takes a directory of the store, e.g. pario:/runs)", arg, dir)}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("--apply %s: %w", arg, err)
+	}
+	if a.Kind != meta.KindDir {
+		return "", usageError{fmt.Errorf("--apply %s: not a directory: --apply sets the default layout of a directory", arg)}
+	}
+	return dir, nil
+}
 
 func newLogger() *slog.Logger {
 	var level slog.Level

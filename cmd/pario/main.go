@@ -82,7 +82,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newUpCommand(), newMetaCommand(), newDataCommand(), newSecretCommand(),
 		newCpCommand(), newLsCommand(), newStatCommand(), newMkdirCommand(), newRmCommand(), newMvCommand(),
 		newLayoutCommand(), newViewdistCommand(), newDfCommand(),
-		newBenchCommand(), newAdviseCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
+		newBenchCommand(), newAdviseCommand(), newHDF5InspectCommand(), newTuneCommand(), newMountCommand(), newUmountCommand(),
 		newMedicCommand(), newFsckCommand(), newMcmcCommand(), newFarmCommand(),
 	)
 	usageErrors(root)

@@ -24,14 +24,35 @@ typedef struct {
 	const char *err;
 } pario_walk;
 
+// pario_errmsg keeps the description of the innermost error on the
+// stack: the one that says what is wrong with the file.
+static herr_t pario_errmsg(unsigned n, const H5E_error2_t *e, void *data) {
+	if (n == 0 && e->desc != NULL) snprintf(data, 512, "%s", e->desc);
+	return 0;
+}
+
+static void pario_lasterr(char *msg) {
+	msg[0] = 0;
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, pario_errmsg, msg);
+}
+
 static herr_t pario_visit(hid_t g, const char *name, const H5L_info_t *info, void *data) {
 	pario_walk *w = data;
 	H5O_info_t oi;
-	if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET) return 0;
+	// An object that cannot be read stops the walk (the file is
+	// damaged); one that is not a dataset is passed over.
+	if (H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+		w->err = "a damaged HDF5 file: cannot read an object of its root group";
+		return -1;
+	}
+	if (oi.type != H5O_TYPE_DATASET) return 0;
 	if (w->n == w->cap) return 0;
 	pario_ds *d = &w->ds[w->n];
 	hid_t ds = H5Dopen2(g, name, H5P_DEFAULT);
-	if (ds < 0) return 0;
+	if (ds < 0) {
+		w->err = "a damaged HDF5 file: cannot open a dataset of its root group";
+		return -1;
+	}
 	snprintf(d->name, sizeof d->name, "%s", name);
 	hid_t sp = H5Dget_space(ds);
 	d->ndims = H5Sget_simple_extent_ndims(sp);
@@ -71,17 +92,23 @@ static herr_t pario_visit(hid_t g, const char *name, const H5L_info_t *info, voi
 }
 
 // pario_inspect fills up to cap datasets of the root group; returns the
-// step that failed or "".
-static const char *pario_inspect(const char *path, pario_ds *ds, int cap, int *n, int *nc4) {
+// step that failed, with the library's reason in msg (512 bytes), or "".
+static const char *pario_inspect(const char *path, pario_ds *ds, int cap, int *n, int *nc4, char *msg) {
+	msg[0] = 0;
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if (H5Fis_hdf5(path) <= 0) return "not an HDF5 or NetCDF-4 file";
 	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (f < 0) return "H5Fopen failed";
+	if (f < 0) {
+		pario_lasterr(msg);
+		return "a damaged or truncated HDF5 file: the library cannot open it";
+	}
 	*nc4 = H5Aexists(f, "_NCProperties") > 0;
 	pario_walk w = {ds, 0, cap, NULL};
-	H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, pario_visit, &w);
+	herr_t r = H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, NULL, pario_visit, &w);
+	if (r < 0) pario_lasterr(msg);
 	*n = w.n;
 	H5Fclose(f);
+	if (r < 0) return w.err != NULL ? w.err : "a damaged HDF5 file: cannot list its root group";
 	return "";
 }
 */
@@ -92,6 +119,10 @@ import (
 	"os"
 	"unsafe"
 )
+
+// HaveLibrary reports whether Open can read files (a build with the tag
+// hdf5).
+const HaveLibrary = true
 
 // maxDatasets bounds the datasets read from the root group.
 const maxDatasets = 256
@@ -106,7 +137,11 @@ func Open(path string) (*File, error) {
 	buf := (*[maxDatasets]C.pario_ds)(C.calloc(maxDatasets, C.size_t(unsafe.Sizeof(C.pario_ds{}))))
 	defer C.free(unsafe.Pointer(buf))
 	var n, nc4 C.int
-	if s := C.GoString(C.pario_inspect(cpath, &buf[0], maxDatasets, &n, &nc4)); s != "" {
+	var msg [512]C.char
+	if s := C.GoString(C.pario_inspect(cpath, &buf[0], maxDatasets, &n, &nc4, &msg[0])); s != "" {
+		if why := C.GoString(&msg[0]); why != "" {
+			return nil, fmt.Errorf("%s: %s (%s)", path, s, why)
+		}
 		return nil, fmt.Errorf("%s: %s", path, s)
 	}
 	f := &File{Path: path, NetCDF4: nc4 != 0}
