@@ -49,9 +49,9 @@ func main() {
 }
 
 type config struct {
-	pario, dir, mdtest, mpirun, mount string
-	files, ranks, reps, servers       int
-	keep                              bool
+	pario, dir, mdtest, mpirun, mount, meta string
+	files, ranks, reps, servers             int
+	keep                                    bool
 }
 
 // fsys is one way of reaching a file system: a local or mounted directory,
@@ -114,6 +114,7 @@ func run() error {
 	flag.StringVar(&c.mdtest, "mdtest", "", "optional mdtest binary to run beside, under mpirun, on the local directory and the mount")
 	flag.StringVar(&c.mpirun, "mpirun", "mpirun", "mpirun for -mdtest")
 	flag.StringVar(&c.mount, "mount-flags", "", "extra flags for `pario mount`, space-separated")
+	flag.StringVar(&c.meta, "meta-flags", "", "extra flags for `pario meta`, space-separated (e.g. --meta-sync-interval 0)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the data directory")
 	flag.Parse()
 	if c.pario == "" {
@@ -134,6 +135,7 @@ func run() error {
 	ctx := context.Background()
 	procs, err := cluster.SpawnProcesses(ctx, cluster.ProcessConfig{
 		Binary: c.pario, Dir: filepath.Join(c.dir, "pario"), DataServers: c.servers, Output: os.Stderr,
+		MetaArgs: strings.Fields(c.meta),
 	})
 	if err != nil {
 		return err
@@ -162,7 +164,7 @@ func run() error {
 	if mountFlags == "" {
 		mountFlags = "(default flags)"
 	}
-	fmt.Printf("local: %s; mount: pario mount %s\n\n", local, mountFlags)
+	fmt.Printf("local: %s; mount: pario mount %s; pario meta %s\n\n", local, mountFlags, c.meta)
 
 	targets := map[string]fsys{"local": osFS(local), "mount": osFS(mnt), "native": nativeFS{ctx, cl}}
 	modes := []string{"local", "mount", "native"}
