@@ -37,9 +37,17 @@ import (
 // are discarded the same way.
 
 const (
-	// poolBatch is how many IDs one refill adds: one createBatch request
-	// per server and one commit for that many creates.
+	// poolBatch is how many IDs one refill adds at first: one createBatch
+	// request per server and one commit for that many creates. A pool that
+	// a create found empty makes twice as many at its next refill, up to
+	// maxPoolBatch: a refill costs each I/O server a syncfs, which on a
+	// busy disk takes long enough for a burst of creates (mdtest's, tar's)
+	// to empty a pool of poolBatch, and every create that finds it empty
+	// waits for round trips to the I/O servers instead.
 	poolBatch = 128
+	// maxPoolBatch is the largest refill: a createBatch request's limit
+	// (server/data's MaxBatch).
+	maxPoolBatch = 1024
 	// poolLow starts a refill: the pool has fewer IDs left than this, so
 	// a burst of creates does not find it empty while a batch is made.
 	poolLow = 64
@@ -93,6 +101,9 @@ type pools struct {
 type poolSet struct {
 	srvs    []uint32 // sorted
 	ids     []FileID // ready: datafiles exist on every server, recorded
+	batch   int      // IDs the next refill makes (0: poolBatch)
+	grew    bool     // batch doubled since the last refill ended
+	filled  bool     // a refill has succeeded (the first is not a miss's fault)
 	filling bool
 	retry   time.Time // no refill before this, after a failure
 	err     error     // the last refill's failure
@@ -196,7 +207,13 @@ func (s *Store) fromPool(srvs []uint32) (FileID, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := s.poolSetLocked(srvs)
-	if ps == nil || len(ps.ids) == 0 {
+	if ps == nil {
+		return 0, false
+	}
+	if len(ps.ids) == 0 {
+		if ps.filled && !ps.grew {
+			ps.batch, ps.grew = min(2*ps.size(), maxPoolBatch), true
+		}
 		return 0, false
 	}
 	id := ps.ids[0]
@@ -217,11 +234,20 @@ func (s *Store) poolSetLocked(srvs []uint32) *poolSet {
 		ps = &poolSet{srvs: sorted}
 		p.sets[key] = ps
 	}
-	if len(ps.ids) < poolLow && !ps.filling && time.Now().After(ps.retry) && p.ctx.Err() == nil {
+	if len(ps.ids) < max(poolLow, ps.size()/2) && !ps.filling && time.Now().After(ps.retry) && p.ctx.Err() == nil {
 		ps.filling = true
-		p.bg.Go(func() { s.refill(ps) })
+		n := ps.size()
+		p.bg.Go(func() { s.refill(ps, n) })
 	}
 	return ps
+}
+
+// size is how many IDs the next refill of ps makes.
+func (ps *poolSet) size() int {
+	if ps.batch == 0 {
+		return poolBatch
+	}
+	return ps.batch
 }
 
 // prefill starts filling the pools that files of the default layout use,
@@ -270,7 +296,7 @@ func (t *txn) unpool(id FileID) error {
 // were all made, and only then offers them. IDs a server already held are
 // dropped (and that server claimed again); on a failure nothing is added,
 // the datafiles made are removed and the set waits poolRetry.
-func (s *Store) refill(ps *poolSet) {
+func (s *Store) refill(ps *poolSet, n int) {
 	ctx, cancel := context.WithTimeout(s.pool.ctx, poolOpTimeout)
 	defer cancel()
 	var ids []FileID
@@ -279,7 +305,7 @@ func (s *Store) refill(ps *poolSet) {
 	// meta.db, with claims that could not say what they hold) moves
 	// past them: try again above.
 	for range maxCreateAttempts {
-		if ids, err = s.fillBatch(ctx, ps.srvs); err != nil || len(ids) > 0 {
+		if ids, err = s.fillBatch(ctx, ps.srvs, n); err != nil || len(ids) > 0 {
 			break
 		}
 	}
@@ -287,6 +313,7 @@ func (s *Store) refill(ps *poolSet) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps.filling = false
+	ps.grew = false
 	ps.err = err
 	if err != nil {
 		p.failed++
@@ -296,6 +323,7 @@ func (s *Store) refill(ps *poolSet) {
 		return
 	}
 	ps.ids = append(ps.ids, ids...)
+	ps.filled = true
 }
 
 // fillBatch makes and records one batch of pooled IDs on srvs. The
@@ -303,15 +331,15 @@ func (s *Store) refill(ps *poolSet) {
 // are made leaves records, which the next start discards, rather than
 // datafiles no record names. The IDs become usable (returned) only once
 // their datafiles exist on every server.
-func (s *Store) fillBatch(ctx context.Context, srvs []uint32) ([]FileID, error) {
+func (s *Store) fillBatch(ctx context.Context, srvs []uint32, n int) ([]FileID, error) {
 	bd := s.batchDatafiles()
 	for _, srv := range srvs {
 		if err := s.claim(ctx, srv); err != nil {
 			return nil, fmt.Errorf("precreate on I/O server %d: claim: %w", srv, err)
 		}
 	}
-	ids := make([]FileID, 0, poolBatch)
-	for range poolBatch {
+	ids := make([]FileID, 0, n)
+	for range n {
 		id, err := s.allocID(ctx)
 		if err != nil {
 			return nil, err

@@ -508,7 +508,7 @@ func TestPoolUndoFails(t *testing.T) {
 				before[srv] = maps.Clone(fd.files[srv])
 			}
 			fd.failRemove[tc.failRemove] = 1
-			good, err := s.fillBatch(ctx, []uint32{0, 1, 2})
+			good, err := s.fillBatch(ctx, []uint32{0, 1, 2}, poolBatch)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("fillBatch: %v, want an error: %v", err, tc.wantErr)
 			}
@@ -565,5 +565,53 @@ func TestPoolUndoFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pool that creates found empty makes twice as many IDs at its next
+// refill, up to maxPoolBatch: on a busy disk a refill (a syncfs on each
+// I/O server) took long enough for mdtest's creates to empty a pool of
+// poolBatch, and a fifth of them made their datafiles one at a time.
+func TestPoolGrowsWhenItRunsDry(t *testing.T) {
+	fd := newFakeBatch(1)
+	s := openT(t, Options{Servers: 1, Datafiles: fd})
+	okAttr(t)(s.Create(ctx, "/warm", 0o644, dist.Layout{}))
+	waitPool(t, s, poolBatch-1)
+	batchSize := func() int {
+		s.pool.mu.Lock()
+		defer s.pool.mu.Unlock()
+		for _, ps := range s.pool.sets {
+			return ps.size()
+		}
+		return 0
+	}
+	for round, want := range []int{2 * poolBatch, 4 * poolBatch, 8 * poolBatch, maxPoolBatch} {
+		// Hold the refills while creates take every pooled ID and more.
+		release := make(chan struct{})
+		fd.mu.Lock()
+		fd.made = func() { <-release }
+		fd.mu.Unlock()
+		for i := range s.Pools().Ready + 3 {
+			okAttr(t)(s.Create(ctx, fmt.Sprintf("/r%d-f%d", round, i), 0o644, dist.Layout{}))
+		}
+		if got := batchSize(); got != want {
+			t.Fatalf("round %d: after creates found the pool empty, the next refill makes %d IDs, want %d", round, got, want)
+		}
+		fd.mu.Lock()
+		fd.made = nil
+		fd.mu.Unlock()
+		close(release)
+		waitPool(t, s, 0)
+		// The refill after the one held makes the new size: a create
+		// below half of it starts that refill.
+		batches := func() int {
+			fd.mu.Lock()
+			defer fd.mu.Unlock()
+			return fd.batches
+		}
+		for i, before := 0, batches(); batches() == before; i++ {
+			okAttr(t)(s.Create(ctx, fmt.Sprintf("/r%d-drain%d", round, i), 0o644, dist.Layout{}))
+		}
+		waitPool(t, s, want-1)
 	}
 }
