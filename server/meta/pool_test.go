@@ -62,9 +62,9 @@ func (f *fakeBatch) CreateBatch(_ context.Context, srv uint32, ids []FileID, inc
 		}
 		f.files[srv][id] = true
 	}
-	if f.made != nil {
+	if made := f.made; made != nil {
 		f.mu.Unlock()
-		f.made()
+		made()
 		f.mu.Lock()
 	}
 	return existed, nil
