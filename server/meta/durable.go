@@ -194,6 +194,7 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type checkpointRecord struct {
+	slot  int // where it was read from
 	txid  uint64
 	ident fileIdent
 	boot  string
@@ -221,6 +222,16 @@ func slotSum(b []byte) []byte {
 	return append(s, b[ckptCRCAt+4:]...)
 }
 
+// newestSlot says which slot of the checkpoint file at path holds its
+// newest valid checkpoint.
+func newestSlot(path string) (slot int, ok bool) {
+	rec, ok, err := readCheckpoint(path)
+	if err != nil || !ok {
+		return 0, false
+	}
+	return rec.slot, true
+}
+
 // readCheckpoint returns the newest valid slot of the checkpoint file at
 // path (ok false if there is none).
 func readCheckpoint(path string) (rec checkpointRecord, ok bool, err error) {
@@ -232,7 +243,7 @@ func readCheckpoint(path string) (rec checkpointRecord, ok bool, err error) {
 		return rec, false, err
 	}
 	le := binary.LittleEndian
-	for off := 0; off+ckptHeader <= len(data); {
+	for slot, off := 0, 0; off+ckptHeader <= len(data); slot++ {
 		b := data[off:]
 		if string(b[:8]) != ckptMagic || le.Uint32(b[8:]) != ckptVersion {
 			break
@@ -244,6 +255,7 @@ func readCheckpoint(path string) (rec checkpointRecord, ok bool, err error) {
 		b = b[:ckptHeader+size]
 		if crc32.Checksum(slotSum(b), castagnoli) == le.Uint32(b[ckptCRCAt:]) {
 			r := checkpointRecord{
+				slot:  slot,
 				txid:  le.Uint64(b[16:]),
 				ident: fileIdent{le.Uint64(b[24:]), le.Uint64(b[32:])},
 				boot:  strings.TrimRight(string(b[40:40+ckptBootLen]), "\x00"),
@@ -390,6 +402,12 @@ func startDurability(db *bbolt.DB, path, boot string, interval time.Duration) (*
 		return nil, err
 	}
 	d := &durability{db: db, path: path, ckpt: ckpt, dbRead: dbRead, boot: boot, ident: identOf(fi), interval: interval}
+	// Never overwrite the newest checkpoint: if this write is torn, the
+	// other slot is what a power cut falls back to, and only the newest
+	// one's pages were kept whole (by the last run's anchor).
+	if newest, ok := newestSlot(path + checkpointSuffix); ok {
+		d.slot = newest ^ 1
+	}
 	if err := d.checkpoint(); err != nil {
 		d.release()
 		return nil, err

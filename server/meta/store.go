@@ -219,17 +219,26 @@ func (s *Store) open(path string) (err error) {
 		db.Close()
 		return damaged(err)
 	}
-	if err := db.Update(s.initTx); err != nil {
-		db.Close()
-		return fmt.Errorf("meta: open %s: %w", path, err)
-	}
 	if deferred {
+		// Before any commit of this run: the checkpoint makes what an
+		// earlier run left (killed, its last changes unsynced) durable,
+		// and the anchor keeps it whole while initTx commits.
 		d, err := startDurability(db, path, boot, interval)
 		if err != nil {
 			db.Close()
 			return fmt.Errorf("meta: open %s: %w", path, err)
 		}
 		s.dur, s.commit.dur = d, d
+	}
+	if err := db.Update(s.initTx); err != nil {
+		s.closeDB()
+		return fmt.Errorf("meta: open %s: %w", path, err)
+	}
+	if s.dur != nil {
+		if err := s.dur.checkpoint(); err != nil {
+			s.closeDB()
+			return fmt.Errorf("meta: open %s: %w", path, err)
+		}
 	}
 	return nil
 }
