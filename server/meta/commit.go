@@ -65,6 +65,11 @@ var errFailedInGroup = errors.New("a mutation of the group failed")
 // serialises) costs no goroutine hand-off, while every later group still
 // goes as soon as the commit before it ends.
 func (c *committer) update(ctx context.Context, fn func(*bbolt.Tx) error) error {
+	if c.dur != nil {
+		if err := c.dur.failure(); err != nil {
+			return err
+		}
+	}
 	m := &mutation{ctx: ctx, fn: fn, done: make(chan struct{})}
 	c.mu.Lock()
 	c.queue = append(c.queue, m)

@@ -99,6 +99,7 @@ type durability struct {
 	released bool       // closed: no checkpoint any more (cpMu)
 
 	mu        sync.Mutex
+	failed    error  // a checkpoint failed: no change is answered any more
 	synced    uint64 // last transaction known durable
 	committed uint64 // last transaction committed
 	timer     *time.Timer
@@ -440,7 +441,11 @@ func (d *durability) sync(ctx context.Context) error {
 	d.mu.Lock()
 	target := d.committed
 	done := d.synced >= target
+	failed := d.failed
 	d.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
 	if done {
 		return nil
 	}
@@ -450,9 +455,35 @@ func (d *durability) sync(ctx context.Context) error {
 	return d.checkpoint()
 }
 
+// failure returns why changes are refused: a checkpoint failed, so the
+// answered changes since the last one may not be on disk (after a failed
+// fdatasync the kernel may have dropped the pages it could not write, and
+// a later fdatasync succeeds without them), and answering more would
+// promise what cannot be kept. As ext4 remounts read-only on a journal
+// error, the namespace stays readable; a restart, after the disk is
+// fixed, recovers from the last good checkpoint or the page cache.
+func (d *durability) failure() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failed
+}
+
 // checkpoint makes every committed transaction durable (see the top of
-// this file).
+// this file). A failure is kept (see failure).
 func (d *durability) checkpoint() error {
+	err := d.checkpointOnce()
+	if err != nil {
+		d.mu.Lock()
+		if d.failed == nil {
+			d.failed = fmt.Errorf("metadata database not synced, changes refused until the metadata server is restarted: %w: %w", err, syscall.EIO)
+		}
+		err = d.failed
+		d.mu.Unlock()
+	}
+	return err
+}
+
+func (d *durability) checkpointOnce() error {
 	d.cpMu.Lock()
 	defer d.cpMu.Unlock()
 	if d.fellBack || d.released {

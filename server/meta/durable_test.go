@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -223,5 +225,32 @@ func TestSyncIntervalOff(t *testing.T) {
 	}
 	if _, err := os.Stat(path + checkpointSuffix); !os.IsNotExist(err) {
 		t.Fatalf("checkpoint file with deferred durability off: %v", err)
+	}
+}
+
+// A checkpoint that fails (here: its file cannot be written) stops the
+// store from answering changes, with an error saying why and what to
+// do; reads go on. Nothing answered after a failed sync could be
+// promised durable.
+func TestFailedSyncRefusesChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	defer s.Close()
+	if _, err := s.Mkdir(ctx, "/before", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.dur.cpMu.Lock()
+	s.dur.ckpt.Close() // the next checkpoint's write fails
+	s.dur.cpMu.Unlock()
+	err := s.Sync(ctx)
+	if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "changes refused until the metadata server is restarted") {
+		t.Fatalf("Sync after the checkpoint file broke: %v, want EIO saying changes are refused", err)
+	}
+	if _, err := s.Mkdir(ctx, "/after", 0o755); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Mkdir after a failed sync: %v, want EIO", err)
+	}
+	if got := rootNames(t, s); !slices.Equal(got, []string{"before"}) {
+		t.Fatalf("after a failed sync / holds %v, want [before] (reads go on, changes are refused)", got)
 	}
 }
