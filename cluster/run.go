@@ -204,6 +204,11 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	}); ok {
 		ro.Removals(st.RemovalStats)
 	}
+	if do, ok := obs.(interface {
+		Durability(func() (uint64, uint64, bool))
+	}); ok {
+		do.Durability(st.SyncStats)
+	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,

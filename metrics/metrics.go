@@ -55,6 +55,8 @@ type Registry struct {
 	budgets budgetCollector
 	// removals reads the metadata servers' datafile reapers.
 	removals removalCollector
+	// durability reads the metadata servers' deferred durability.
+	durability durabilityCollector
 }
 
 // New returns a registry with pario's metrics and the Go runtime and
@@ -109,7 +111,7 @@ func New() *Registry {
 	}, with(server, "kind"))
 	r.budgets.r = r
 	r.reg.MustRegister(
-		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals,
+		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability,
 		r.clientRequests, r.clientDuration, r.clientBytes, r.clientErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -223,6 +223,19 @@ func TestClusterMetrics(t *testing.T) {
 		t.Errorf("GET /debug/pprof/goroutine: %s", resp.Status)
 	}
 
+	// The metadata server's checkpoints (server/meta/durable.go): at
+	// least the one at start, and none failed.
+	m := Settled(t, ep.Addr)
+	if syncs, ok := Sum(m, "pario_meta_syncs_total", labels("server", "meta")); !ok || syncs < 1 {
+		t.Errorf("pario_meta_syncs_total %v (present %v), want at least 1", syncs, ok)
+	}
+	if failed, ok := Sum(m, "pario_meta_sync_failed", labels("server", "meta")); !ok || failed != 0 {
+		t.Errorf("pario_meta_sync_failed %v (present %v), want 0", failed, ok)
+	}
+	if _, ok := Sum(m, "pario_meta_unsynced_transactions", labels("server", "meta")); !ok {
+		t.Error("pario_meta_unsynced_transactions missing")
+	}
+
 	// A remove: the metadata server's reaper removes the file's datafiles
 	// after answering, and counts them.
 	if err := cl.Remove(ctx, "/f"); err != nil {

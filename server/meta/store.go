@@ -243,6 +243,22 @@ func (s *Store) open(path string) (err error) {
 	return nil
 }
 
+// SyncStats reports the deferred durability (durable.go): checkpoints
+// made, answered transactions not yet synced, and whether a sync failed
+// (changes are refused since). All zero when it is off.
+func (s *Store) SyncStats() (syncs, unsynced uint64, failed bool) {
+	d := s.dur
+	if d == nil {
+		return 0, 0, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.committed > d.synced {
+		unsynced = d.committed - d.synced
+	}
+	return d.checkpoints.Load(), unsynced, d.failed != nil
+}
+
 // Sync returns once every change answered before the call is durable
 // (see durable.go); with deferred durability off, at once.
 func (s *Store) Sync(ctx context.Context) error {
