@@ -94,6 +94,7 @@ type durability struct {
 	cpMu     sync.Mutex // one checkpoint at a time
 	anchor   *bbolt.Tx  // read transaction at synced (cpMu)
 	slot     int        // the checkpoint slot written next (cpMu)
+	seq      uint64     // the last checkpoint's sequence number (cpMu)
 	pageSize int        // (cpMu)
 	fellBack bool       // synced commits again (cpMu)
 	released bool       // closed: no checkpoint any more (cpMu)
@@ -181,21 +182,27 @@ func readMetas(f io.ReaderAt) (pages [2][]byte, txids [2]uint64, valid [2]bool, 
 	return pages, txids, valid, pageSize, nil
 }
 
-// The checkpoint file holds two slots of ckptHeader bytes and one meta
-// page each: magic, version, page size, transaction, the database file's
-// device and inode, the boot ID, then a CRC-32C of the rest of the slot.
+// The checkpoint file holds two slots of ckptSlot bytes, at 0 and
+// ckptSlot, each ckptHeader bytes and one meta page: magic, version, page
+// size, transaction, the database file's device and inode, the boot ID,
+// the checkpoint's sequence number, then a CRC-32C of the rest of the
+// slot. The newest is the valid one with the higher sequence number (not
+// transaction: a restored backup's transactions go back in time).
 const (
 	ckptHeader  = 128
+	ckptSlot    = ckptHeader + 1<<16 // bbolt's largest page
 	ckptMagic   = "PARIOCKP"
 	ckptVersion = 1
 	ckptBootLen = 40
-	ckptCRCAt   = 8 + 4 + 4 + 8 + 8 + 8 + ckptBootLen
+	ckptSeqAt   = 40 + ckptBootLen
+	ckptCRCAt   = ckptSeqAt + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 type checkpointRecord struct {
 	slot  int // where it was read from
+	seq   uint64
 	txid  uint64
 	ident fileIdent
 	boot  string
@@ -212,6 +219,7 @@ func encodeCheckpoint(r checkpointRecord) []byte {
 	le.PutUint64(b[24:], r.ident.dev)
 	le.PutUint64(b[32:], r.ident.ino)
 	copy(b[40:40+ckptBootLen], r.boot)
+	le.PutUint64(b[ckptSeqAt:], r.seq)
 	copy(b[ckptHeader:], r.page)
 	le.PutUint32(b[ckptCRCAt:], crc32.Checksum(slotSum(b), castagnoli))
 	return b
@@ -221,16 +229,6 @@ func encodeCheckpoint(r checkpointRecord) []byte {
 func slotSum(b []byte) []byte {
 	s := append([]byte(nil), b[:ckptCRCAt]...)
 	return append(s, b[ckptCRCAt+4:]...)
-}
-
-// newestSlot says which slot of the checkpoint file at path holds its
-// newest valid checkpoint.
-func newestSlot(path string) (slot int, ok bool) {
-	rec, ok, err := readCheckpoint(path)
-	if err != nil || !ok {
-		return 0, false
-	}
-	return rec.slot, true
 }
 
 // readCheckpoint returns the newest valid slot of the checkpoint file at
@@ -244,29 +242,33 @@ func readCheckpoint(path string) (rec checkpointRecord, ok bool, err error) {
 		return rec, false, err
 	}
 	le := binary.LittleEndian
-	for slot, off := 0, 0; off+ckptHeader <= len(data); slot++ {
-		b := data[off:]
-		if string(b[:8]) != ckptMagic || le.Uint32(b[8:]) != ckptVersion {
+	for slot := range 2 {
+		if len(data) < slot*ckptSlot+ckptHeader {
 			break
+		}
+		b := data[slot*ckptSlot:]
+		if string(b[:8]) != ckptMagic || le.Uint32(b[8:]) != ckptVersion {
+			continue // never written, or torn
 		}
 		size := int(le.Uint32(b[12:]))
 		if size < 1024 || size > 1<<16 || ckptHeader+size > len(b) {
-			break
+			continue
 		}
 		b = b[:ckptHeader+size]
-		if crc32.Checksum(slotSum(b), castagnoli) == le.Uint32(b[ckptCRCAt:]) {
-			r := checkpointRecord{
-				slot:  slot,
-				txid:  le.Uint64(b[16:]),
-				ident: fileIdent{le.Uint64(b[24:]), le.Uint64(b[32:])},
-				boot:  strings.TrimRight(string(b[40:40+ckptBootLen]), "\x00"),
-				page:  b[ckptHeader:],
-			}
-			if !ok || r.txid > rec.txid {
-				rec, ok = r, true
-			}
+		if crc32.Checksum(slotSum(b), castagnoli) != le.Uint32(b[ckptCRCAt:]) {
+			continue
 		}
-		off += ckptHeader + size
+		r := checkpointRecord{
+			slot:  slot,
+			seq:   le.Uint64(b[ckptSeqAt:]),
+			txid:  le.Uint64(b[16:]),
+			ident: fileIdent{le.Uint64(b[24:]), le.Uint64(b[32:])},
+			boot:  strings.TrimRight(string(b[40:40+ckptBootLen]), "\x00"),
+			page:  b[ckptHeader:],
+		}
+		if !ok || r.seq > rec.seq {
+			rec, ok = r, true
+		}
 	}
 	return rec, ok, nil
 }
@@ -406,8 +408,8 @@ func startDurability(db *bbolt.DB, path, boot string, interval time.Duration) (*
 	// Never overwrite the newest checkpoint: if this write is torn, the
 	// other slot is what a power cut falls back to, and only the newest
 	// one's pages were kept whole (by the last run's anchor).
-	if newest, ok := newestSlot(path + checkpointSuffix); ok {
-		d.slot = newest ^ 1
+	if rec, ok, err := readCheckpoint(path + checkpointSuffix); err == nil && ok {
+		d.slot, d.seq = rec.slot^1, rec.seq
 	}
 	if err := d.checkpoint(); err != nil {
 		d.release()
@@ -519,14 +521,15 @@ func (d *durability) checkpointOnce() error {
 		return fmt.Errorf("sync %s: no meta page of transaction %d (%d and %d on disk): %w", d.path, last, txids[0], txids[1], errCorrupt)
 	}
 	d.pageSize = pageSize
-	rec := encodeCheckpoint(checkpointRecord{txid: last, ident: d.ident, boot: d.boot, page: page})
-	if _, err := d.ckpt.WriteAt(rec, int64(d.slot*len(rec))); err != nil {
+	rec := encodeCheckpoint(checkpointRecord{seq: d.seq + 1, txid: last, ident: d.ident, boot: d.boot, page: page})
+	if _, err := d.ckpt.WriteAt(rec, int64(d.slot*ckptSlot)); err != nil {
 		return fmt.Errorf("sync %s: write %s: %w", d.path, d.ckpt.Name(), err)
 	}
 	if err := syscall.Fdatasync(int(d.ckpt.Fd())); err != nil {
 		return fmt.Errorf("sync %s: sync %s: %w", d.path, d.ckpt.Name(), err)
 	}
 	d.slot ^= 1
+	d.seq++
 	anchor, err := d.db.Begin(false)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", d.path, err)

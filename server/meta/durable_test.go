@@ -254,3 +254,75 @@ func TestFailedSyncRefusesChanges(t *testing.T) {
 		t.Fatalf("after a failed sync / holds %v, want [before] (reads go on, changes are refused)", got)
 	}
 }
+
+// The checkpoint file's newest slot is the one with the higher sequence
+// number: a torn newest slot leaves the other, and a meta.db restored
+// from a backup (its transactions going back in time, the file's inode
+// the same) gets checkpoints that win over the ones of the newer
+// database it replaced.
+func TestCheckpointSlots(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	if _, err := s.Mkdir(ctx, "/a", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	backup := readAll(t, path)
+	for i := range 20 {
+		if _, err := s.Mkdir(ctx, fmt.Sprintf("/later%d", i), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	newest, ok, err := readCheckpoint(path + checkpointSuffix)
+	if err != nil || !ok {
+		t.Fatalf("no checkpoint: %v", err)
+	}
+
+	// A torn newest slot: the other is read.
+	ckpt := readAll(t, path+checkpointSuffix)
+	torn := slices.Clone(ckpt)
+	copy(torn[newest.slot*ckptSlot+20:], "torn torn torn")
+	if err := os.WriteFile(path+checkpointSuffix, torn, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, _ := readCheckpoint(path + checkpointSuffix); !ok || rec.slot == newest.slot || rec.seq != newest.seq-1 {
+		t.Fatalf("with the newest slot (%d, sequence %d) torn, read slot %d sequence %d (ok %v), want the other, one before", newest.slot, newest.seq, rec.slot, rec.seq, ok)
+	}
+	if err := os.WriteFile(path+checkpointSuffix, ckpt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The backup goes back in place (same inode), and is used.
+	if err := os.WriteFile(path, backup, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = deferredStore(t, path, &boot)
+	if got := rootNames(t, s); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("restored backup holds %v, want [a]", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, txids, _, _, err := readMetas(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _, _ := readCheckpoint(path + checkpointSuffix)
+	if want := max(txids[0], txids[1]); rec.txid != want || rec.txid >= newest.txid {
+		t.Fatalf("after the restored backup's run the newest checkpoint is transaction %d, want its last (%d), below the replaced database's %d", rec.txid, want, newest.txid)
+	}
+}
