@@ -44,11 +44,12 @@ var opSamples = []optest.Sample{
 	},
 	{
 		Op: opOffer.OpInfo,
-		Requests: []optest.Value{optest.V(&offerRequest{ID: sampleID, Size: 1 << 30, Name: "out/run1.tsv", Window: DefaultWindow}, func(e *wire.Enc) {
+		Requests: []optest.Value{optest.V(&offerRequest{ID: sampleID, Size: 1 << 30, Name: "out/run1.tsv", Window: DefaultWindow, AckEvery: 4 << 10}, func(e *wire.Enc) {
 			e.Blob(sampleID)
 			e.I64(1 << 30)
 			e.String("out/run1.tsv")
 			e.U32(DefaultWindow)
+			e.U32(4 << 10)
 		})},
 		Responses: []optest.Value{optest.V(&offerResponse{Offset: 4 << 20}, func(e *wire.Enc) { e.I64(4 << 20) })},
 	},
