@@ -439,7 +439,7 @@ type autoAck struct {
 
 // linkFromAcks is the link to decide with at time now, from the
 // acknowledgements of the send so far: their rate once two frames' worth
-// arrived (the first byte arrives half a round trip after the offer's
+// and 16 KiB arrived (the first byte arrives half a round trip after the offer's
 // answer, each acknowledgement half a round trip after its byte); before
 // that the known link (src) or, lower, an upper bound: the receiver has
 // not acknowledged AckEvery bytes more (of the container, a0.size), so
@@ -453,7 +453,11 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 	every := AckEvery(a0.size)
 	rtt := time.Duration(link.RTT * float64(time.Second))
 	got := last.done - a0.done
-	if got >= 2*every {
+	// Two acknowledgements, and at least 16 KiB: the rate of two 4 KiB
+	// frames over a link that passes its bytes in pieces of 10 ms (as a
+	// busy router, or the sweep's emulator) is off by up to a quarter;
+	// until then the bound decides, which can only hold back a switch.
+	if got >= max(2*every, 4*MinAck) {
 		el := last.at.Sub(a0.at)
 		el = max(el-rtt, el/2)
 		if el > 0 {

@@ -50,7 +50,8 @@ func TestLinkFromAcks(t *testing.T) {
 		// A container of 48 KiB is acknowledged every 4 KiB (AckEvery):
 		// no acknowledgement in 40 ms bounds B at 4 KiB in 40 ms, not 32.
 		{"a small container: the bound from AckEvery", small(0, 0), cost.Link{}, false, 40, true, 4096 / 0.04, "bounded by the send"},
-		{"a small container: measured from two of its acknowledgements", small(0, 0, 41, 4096, 82, 8192), cost.Link{}, false, 90, true, 8192 / 0.082, "measured from the send"},
+		{"a small container: two acknowledgements, 8 KiB, still the bound", small(0, 0, 41, 4096, 82, 8192), cost.Link{}, false, 90, true, 12288 / 0.09, "bounded by the send"},
+		{"a small container: measured from 16 KiB of acknowledgements", small(0, 0, 41, 4096, 82, 8192, 123, 12288, 164, 16384), cost.Link{}, false, 170, true, 16384 / 0.164, "measured from the send"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, src, ok := linkFromAcks(tc.acks, tc.link, tc.known, "x", ms(tc.now))
