@@ -43,15 +43,19 @@ func TestLinkFromAcks(t *testing.T) {
 		{"no acknowledgement yet, just started", at(0, 0), cost.Link{}, false, 3, false, 0, "x"},
 		{"no acknowledgement in 1 s: fewer than 32 KiB arrived", at(0, 0), cost.Link{}, false, 1000, true, 32768, "bounded by the send"},
 		{"the bound less a round trip", at(0, 0), cost.Link{RTT: 0.2}, false, 1200, true, 32768, "bounded by the send"},
-		{"two frames in 1.31 s: their rate", at(0, 0, 655, 32768, 1311, 65536), cost.Link{}, false, 1400, true, 65536 / 1.311, "measured from the send"},
+		{"two frames in 1.31 s: their rate from the first", at(0, 0, 655, 32768, 1311, 65536), cost.Link{}, false, 1400, true, 32768 / 0.656, "measured from the send"},
+		// Each acknowledgement comes a round trip after its bytes left:
+		// between two of them the round trip drops out.
+		{"a long round trip drops out", at(0, 0, 216, 32768, 232, 65536), cost.Link{RTT: 0.2}, false, 240, true, 32768 / 0.016, "measured from the send"},
+		{"acknowledgements all at once: still the bound", at(0, 0, 30, 32768, 30, 65536), cost.Link{}, false, 40, true, 98304 / 0.04, "bounded by the send"},
 		{"a known link while it is below the bound", at(0, 0), cost.Link{B: 1e6}, true, 10, true, 1e6, "x"},
 		{"a known link above the bound: the bound", at(0, 0), cost.Link{B: 1e6}, true, 1000, true, 32768, "bounded by the send"},
-		{"a resumed send counts from where it resumed", at(0, 500000, 100, 565536), cost.Link{}, false, 150, true, 655360, "measured from the send"},
+		{"a resumed send counts from where it resumed", at(0, 500000, 50, 532768, 100, 565536), cost.Link{}, false, 150, true, 655360, "measured from the send"},
 		// A container of 48 KiB is acknowledged every 4 KiB (AckEvery):
 		// no acknowledgement in 40 ms bounds B at 4 KiB in 40 ms, not 32.
 		{"a small container: the bound from AckEvery", small(0, 0), cost.Link{}, false, 40, true, 4096 / 0.04, "bounded by the send"},
 		{"a small container: two acknowledgements, 8 KiB, still the bound", small(0, 0, 41, 4096, 82, 8192), cost.Link{}, false, 90, true, 12288 / 0.09, "bounded by the send"},
-		{"a small container: measured from 16 KiB of acknowledgements", small(0, 0, 41, 4096, 82, 8192, 123, 12288, 164, 16384), cost.Link{}, false, 170, true, 16384 / 0.164, "measured from the send"},
+		{"a small container: measured from 16 KiB of acknowledgements", small(0, 0, 41, 4096, 82, 8192, 123, 12288, 164, 16384), cost.Link{}, false, 170, true, 12288 / 0.123, "measured from the send"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, src, ok := linkFromAcks(tc.acks, tc.link, tc.known, "x", ms(tc.now))
