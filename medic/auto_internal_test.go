@@ -23,6 +23,13 @@ func TestLinkFromAcks(t *testing.T) {
 		}
 		return out
 	}
+	small := func(ts ...any) []autoAck {
+		out := at(ts...)
+		for i := range out {
+			out[i].size = 48 << 10
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name    string
 		acks    []autoAck
@@ -36,10 +43,19 @@ func TestLinkFromAcks(t *testing.T) {
 		{"no acknowledgement yet, just started", at(0, 0), cost.Link{}, false, 3, false, 0, "x"},
 		{"no acknowledgement in 1 s: fewer than 32 KiB arrived", at(0, 0), cost.Link{}, false, 1000, true, 32768, "bounded by the send"},
 		{"the bound less a round trip", at(0, 0), cost.Link{RTT: 0.2}, false, 1200, true, 32768, "bounded by the send"},
-		{"two frames in 1.31 s: their rate", at(0, 0, 655, 32768, 1311, 65536), cost.Link{}, false, 1400, true, 65536 / 1.311, "measured from the send"},
+		{"two frames in 1.31 s: their rate from the first", at(0, 0, 655, 32768, 1311, 65536), cost.Link{}, false, 1400, true, 32768 / 0.656, "measured from the send"},
+		// Each acknowledgement comes a round trip after its bytes left:
+		// between two of them the round trip drops out.
+		{"a long round trip drops out", at(0, 0, 216, 32768, 232, 65536), cost.Link{RTT: 0.2}, false, 240, true, 32768 / 0.016, "measured from the send"},
+		{"acknowledgements all at once: still the bound", at(0, 0, 30, 32768, 30, 65536), cost.Link{}, false, 40, true, 98304 / 0.04, "bounded by the send"},
 		{"a known link while it is below the bound", at(0, 0), cost.Link{B: 1e6}, true, 10, true, 1e6, "x"},
 		{"a known link above the bound: the bound", at(0, 0), cost.Link{B: 1e6}, true, 1000, true, 32768, "bounded by the send"},
-		{"a resumed send counts from where it resumed", at(0, 500000, 100, 565536), cost.Link{}, false, 150, true, 655360, "measured from the send"},
+		{"a resumed send counts from where it resumed", at(0, 500000, 50, 532768, 100, 565536), cost.Link{}, false, 150, true, 655360, "measured from the send"},
+		// A container of 48 KiB is acknowledged every 4 KiB (AckEvery):
+		// no acknowledgement in 40 ms bounds B at 4 KiB in 40 ms, not 32.
+		{"a small container: the bound from AckEvery", small(0, 0), cost.Link{}, false, 40, true, 4096 / 0.04, "bounded by the send"},
+		{"a small container: two acknowledgements, 8 KiB, still the bound", small(0, 0, 41, 4096, 82, 8192), cost.Link{}, false, 90, true, 12288 / 0.09, "bounded by the send"},
+		{"a small container: measured from 16 KiB of acknowledgements", small(0, 0, 41, 4096, 82, 8192, 123, 12288, 164, 16384), cost.Link{}, false, 170, true, 12288 / 0.123, "measured from the send"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, src, ok := linkFromAcks(tc.acks, tc.link, tc.known, "x", ms(tc.now))
@@ -124,6 +140,8 @@ func TestRememberLinkShortTransfer(t *testing.T) {
 		wantRough bool
 	}{
 		{"a long transfer: its rate", time.Second, 0, RememberedLink{}, 1e6, false},
+		{"a long transfer less a round trip", 1200 * time.Millisecond, 0.2, RememberedLink{}, 1e6, false},
+		{"a transfer long only by its round trip: rough", 230 * time.Millisecond, 0.2, RememberedLink{}, 1e6 / 0.115, true},
 		{"a short transfer: rough", 100 * time.Millisecond, 0, RememberedLink{}, 1e7, true},
 		{"a short transfer less a round trip", 100 * time.Millisecond, 0.05, RememberedLink{}, 2e7, true},
 		{"a round trip longer than the transfer: half of it", 100 * time.Millisecond, 0.2, RememberedLink{}, 2e7, true},
@@ -171,5 +189,79 @@ func TestRememberLinkCeiling(t *testing.T) {
 				t.Errorf("remembered %+v (%v), want Max %.0f", got, ok, tc.wantMax)
 			}
 		})
+	}
+}
+
+// What the send under way still has to move: the bytes not acknowledged,
+// less what the link carried since the last acknowledgement (at most
+// AckEvery, else the receiver would have acknowledged it).
+func TestUnarrived(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	const small, large = 48 << 10, 4 << 20 // acknowledged every 4 KiB, every 32 KiB
+	for _, tc := range []struct {
+		name string
+		last autoAck
+		b    float64
+		now  int // ms
+		want float64
+	}{
+		{"just acknowledged: all the rest", autoAck{ms(100), 8192, small}, 1e5, 100, small - 8192},
+		{"20 ms at 100 kB/s since: 2000 bytes more", autoAck{ms(100), 8192, small}, 1e5, 120, small - 8192 - 2000},
+		{"never more than AckEvery more", autoAck{ms(100), 8192, small}, 1e5, 1100, small - 8192 - 4096},
+		{"a large container: up to 32 KiB more", autoAck{ms(0), 0, large}, 1e6, 1000, large - 32768},
+		{"the last bytes: nothing left, not less", autoAck{ms(0), small - 100, small}, 1e6, 1000, 0},
+		{"no rate: all the rest", autoAck{ms(0), 0, small}, 0, 1000, small},
+		{"an unbounded rate: all the rest", autoAck{ms(0), 0, small}, math.Inf(1), 1000, small},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := unarrived(tc.last, tc.b, ms(tc.now)); math.Abs(got-tc.want) > 0.5 {
+				t.Errorf("unarrived = %.0f, want %.0f", got, tc.want)
+			}
+		})
+	}
+}
+
+// The first send of a small output over an unknown link, priced as the
+// sweep's 0.21 MB report at 200 kB/s on a quiet machine: zstd's
+// container 47 KiB (g 5 ms), blast's 2.5 KiB (g 0.15 s from the
+// receiver's record, encoded beside the send), RTT 1 ms. While the
+// receiver acknowledges what arrives, at every moment a switch is made
+// only where the real link (200 kB/s) prices it faster too. Before
+// zstd's first acknowledgements, the bound on B and the bytes still to
+// go must be priced together (at the bound, AckEvery more bytes
+// arrived): counting them as still to go overpriced zstd by the time
+// since its data started, and the sweep switched to blast 0.16 s in,
+// when zstd had 0.07 s left.
+func TestSwitchOnlyWhereTheLinkAgrees(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const size, B = 47 << 10, 2e5
+	zstd := cost.Estimate{Name: "zstd", X: size, F: 0.01, G: 0.005}
+	blast := cost.Estimate{Name: "blast", X: 2.5e3, G: 0.15}
+	link := cost.Link{RTT: 0.001, RoundTrip: RoundTrips}
+	as := []autoAck{{t0, 0, size}}
+	every := AckEvery(size)
+	for el := 5 * time.Millisecond; el < 250*time.Millisecond; el += 5 * time.Millisecond {
+		now := t0.Add(el)
+		// The receiver acknowledges every AckEvery bytes that arrive.
+		if n := min(int64(B*el.Seconds())/every*every, size); n > as[len(as)-1].done {
+			as = append(as, autoAck{now, n, size})
+		}
+		last := as[len(as)-1]
+		if last.done == size {
+			break
+		}
+		l, src, ok := linkFromAcks(as, link, false, "", now)
+		if !ok {
+			continue
+		}
+		sw, curT, altT := cost.Switch(unarrived(last, l.B, now), zstd, blast, l, SwitchMargin)
+		real := link
+		real.B = B
+		zstdReal := cost.Left(size-B*el.Seconds(), zstd, real)
+		if blastReal := cost.Fresh(blast, real); sw && blastReal >= zstdReal {
+			t.Fatalf("%v after zstd's data started (link %.0f B/s, %s), switched to blast (%.3f s) from zstd (%.3f s); over the real link blast needed %.3f s, zstd %.3f s",
+				el, l.B, src, altT, curT, blastReal, zstdReal)
+		}
 	}
 }

@@ -65,7 +65,7 @@
 // Decoding stops at the first chunk that fails, with a ChunkError naming
 // its index. Bytes after the last chunk are an error.
 //
-// # Transfer protocol, version 1
+// # Transfer protocol, version 2
 //
 // One TCP connection (optionally TLS 1.3) carries pario wire frames
 // (wire.AppendFrame: 28-byte header with op, flags, CRC32C of header and
@@ -78,13 +78,23 @@
 //	s->c Hello    version, receiver name, 32-byte nonce Ns
 //	c->s Auth     32-byte nonce Nc, HMAC(Ka, "pario-medic-auth-v1 client\0" || Ns || Nc)
 //	s->c Auth     HMAC(Ka, "... server\0" || Ns || Nc)         (mutual proof)
-//	c->s Offer    transfer id (SHA-256 of the container), size, destination name, window
+//	c->s Offer    transfer id (SHA-256 of the container), size, destination name, window,
+//	              ack every (uint32: bytes between acknowledgements; version 2)
 //	s->c Offer    offset: bytes of this container already staged
-//	c->s Data*    offset; data section (at most 256 KiB)
-//	s->c Ack*     bytes staged (every window/4 bytes); the sender keeps at
-//	              most window bytes unacknowledged
+//	c->s Data*    offset; data section (at most ack every bytes)
+//	s->c Ack*     bytes staged (every min(ack every, window/4) bytes, ack every
+//	              taken between 4 KiB and 32 KiB, 32 KiB if 0); the sender
+//	              keeps at most window bytes unacknowledged
 //	c->s Done
 //	s->c Done     stored path, size, plugin, verify/regenerate/commit times
+//
+// The sender asks for an acknowledgement every 1/16 of the container
+// (AckEvery: 4 KiB for a container of 64 KiB or less, 32 KiB from 512
+// KiB), so that a send --auto bounds and measures the link from the first
+// few percent of any container. Version 1 acknowledged every 32 KiB and
+// had no ack every in the offer; a sender and a receiver of different
+// versions refuse each other at the hello ("receiver speaks medic
+// protocol 1, we speak 2").
 //
 // Ka = HKDF-SHA256(key, nil, "pario-medic auth v1"). Frames before the
 // handshake completes are limited to 4 KiB. Probe/ProbeEnd (bulk data,

@@ -93,12 +93,15 @@ func (r *authResponse) Decode(d *wire.Dec) error {
 }
 
 // offerRequest announces a container: its digest (the transfer id), size,
-// the name to store the output under, and the sender's window.
+// the name to store the output under, the sender's window, and how many
+// bytes the receiver should take in between acknowledgements (protocol
+// version 2; 0: ProgressAck).
 type offerRequest struct {
-	ID     []byte
-	Size   int64
-	Name   string
-	Window uint32
+	ID       []byte
+	Size     int64
+	Name     string
+	Window   uint32
+	AckEvery uint32
 }
 
 func (r offerRequest) Encode(e *wire.Enc) {
@@ -106,10 +109,11 @@ func (r offerRequest) Encode(e *wire.Enc) {
 	e.I64(r.Size)
 	e.String(r.Name)
 	e.U32(r.Window)
+	e.U32(r.AckEvery)
 }
 
 func (r *offerRequest) Decode(d *wire.Dec) error {
-	r.ID, r.Size, r.Name, r.Window = d.Blob("id"), d.I64("size"), d.String("name"), d.U32("window")
+	r.ID, r.Size, r.Name, r.Window, r.AckEvery = d.Blob("id"), d.I64("size"), d.String("name"), d.U32("window"), d.U32("ack every")
 	return d.Done()
 }
 

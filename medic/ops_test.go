@@ -2,11 +2,13 @@ package medic
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -44,11 +46,12 @@ var opSamples = []optest.Sample{
 	},
 	{
 		Op: opOffer.OpInfo,
-		Requests: []optest.Value{optest.V(&offerRequest{ID: sampleID, Size: 1 << 30, Name: "out/run1.tsv", Window: DefaultWindow}, func(e *wire.Enc) {
+		Requests: []optest.Value{optest.V(&offerRequest{ID: sampleID, Size: 1 << 30, Name: "out/run1.tsv", Window: DefaultWindow, AckEvery: 4 << 10}, func(e *wire.Enc) {
 			e.Blob(sampleID)
 			e.I64(1 << 30)
 			e.String("out/run1.tsv")
 			e.U32(DefaultWindow)
+			e.U32(4 << 10)
 		})},
 		Responses: []optest.Value{optest.V(&offerResponse{Offset: 4 << 20}, func(e *wire.Enc) { e.I64(4 << 20) })},
 	},
@@ -171,5 +174,36 @@ func TestLostKeepsMalformedAnswer(t *testing.T) {
 	}
 	if err := lost(t.Context(), io.ErrUnexpectedEOF, 3, 10); !strings.Contains(err.Error(), "lost after it acknowledged 3 of 10 bytes") {
 		t.Fatalf("lost(EOF) = %v", err)
+	}
+}
+
+// A receiver of protocol version 1 (acknowledgements every 32 KiB, no
+// ack every in the offer) is refused at its hello, naming both versions,
+// before the sender writes anything.
+func TestOldReceiverRefusedAtHello(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan int, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- -1
+			return
+		}
+		defer c.Close()
+		writeFrame(c, opHello.OpInfo, 0, helloRequest{Version: 1, Name: "old", Nonce: sampleNonce})
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		n, _ := io.Copy(io.Discard, c)
+		got <- int(n)
+	}()
+	_, _, _, err = dialRates(context.Background(), &SendOptions{Addr: ln.Addr().String(), Key: make([]byte, 32)})
+	if want := fmt.Sprintf("receiver speaks medic protocol 1, we speak %d", protoVersion); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("dial a version 1 receiver: %v, want a refusal naming both versions", err)
+	}
+	if n := <-got; n != 0 {
+		t.Errorf("the sender wrote %d bytes to a version 1 receiver, want none", n)
 	}
 }

@@ -209,7 +209,7 @@ func (c *sclient) handshake(key []byte, wantRates bool) error {
 	c.name = hello.Name
 	sn := hello.Nonce
 	if hello.Version != protoVersion {
-		return fmt.Errorf("receiver speaks medic protocol %d, we speak %d", hello.Version, protoVersion)
+		return fmt.Errorf("receiver speaks medic protocol %d, we speak %d: run the same pario version at both sites", hello.Version, protoVersion)
 	}
 	cn := make([]byte, nonceLen)
 	if _, err := rand.Read(cn); err != nil {
@@ -311,7 +311,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
 
-	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window)}
+	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window), AckEvery: uint32(AckEvery(size))}
 	if err := writeFrame(c.nc, opOffer.OpInfo, 0, offer); err != nil {
 		return nil, lost(ctx, err, 0, size)
 	}
@@ -321,6 +321,10 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	}
 	off := offered.Offset
 	rep.Resumed = off
+	// The receiver acknowledges every AckEvery(size) bytes (asked in the
+	// offer, before the offset was known); frames are no larger, so that
+	// it can.
+	every := AckEvery(size)
 	rep.Connect = time.Since(t0)
 	if o.Progress != nil {
 		o.Progress(off, size)
@@ -360,7 +364,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		mu.Unlock()
 	}()
 
-	chunk := min(ProgressAck, max(o.Window/4, 4096))
+	chunk := min(int(every), max(o.Window/4, MinAck))
 	if o.RateLimit > 0 {
 		// Frames of 20 ms at the limit: pacing whole window quarters
 		// would send a small container in one burst, faster than the

@@ -300,7 +300,7 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	if err := offer.Decode(wire.NewDec(f.Args)); err != nil {
 		return c.fail(opOffer.Code, err)
 	}
-	id, size, name, window := offer.ID, offer.Size, offer.Name, int64(offer.Window)
+	id, size, name, window, every := offer.ID, offer.Size, offer.Name, int64(offer.Window), int64(offer.AckEvery)
 	if len(id) != 32 || size <= 0 || window <= 0 {
 		return c.fail(opOffer.Code, errors.New("malformed offer"))
 	}
@@ -344,12 +344,17 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	if err := c.reply(opOffer.OpInfo, offerResponse{Offset: off}); err != nil {
 		return err
 	}
-	// Acknowledgements every 64 KiB at least: they pace the window and
-	// are how a send --auto measures the link from its own bytes. The
+	// Acknowledgements every AckEvery bytes the sender asked for (from
+	// MinAck to ProgressAck; ProgressAck if it asked for none), and at
+	// least every quarter of the window: they pace the window and are
+	// how a send --auto measures the link from its own bytes. The
 	// checkpoint for a resumption stays at a quarter of the window (a
 	// resumption starts from the checkpoint the offer reads, not from the
 	// last acknowledgement).
-	ackEvery := max(min(window/4, ProgressAck), 1)
+	if every <= 0 {
+		every = ProgressAck
+	}
+	ackEvery := max(min(window/4, min(max(every, MinAck), ProgressAck)), 1)
 	checkEvery := max(window/4, 1)
 	lastAck, lastCheck := off, off
 	ack := func() error {

@@ -398,3 +398,47 @@ func TestCleanName(t *testing.T) {
 		}
 	}
 }
+
+// A receiver acknowledges a container every AckEvery of it, as the
+// sender's offer asks (protocol version 2): a small container (raw
+// random bytes, 48 KiB) every 4 KiB, not only at 32 KiB and its end, so
+// that a send --auto bounds and measures the link from the first few
+// KiB of it; a large one every ProgressAck, as before.
+func TestSmallContainerAcknowledgedFinely(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	for _, n := range []int{48 << 10, 2 << 20} {
+		data := make([]byte, n)
+		rand.Read(data)
+		p := writeFile(t, fmt.Sprintf("random%d.bin", n), data)
+		var acks []int64
+		var total int64
+		rep, err := sendFile(t, s, p, "raw", medic.SendOptions{Progress: func(done, size int64) {
+			acks, total = append(acks, done), size
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(s.dest, filepath.Base(p))); !bytes.Equal(got, data) {
+			t.Fatal("stored output differs")
+		}
+		every := medic.AckEvery(total)
+		if n < 64<<10 && every != medic.MinAck || n > 1<<20 && every != medic.ProgressAck {
+			t.Errorf("a container of %d bytes is acknowledged every %d bytes, want %d", total, every, map[bool]int64{true: medic.MinAck, false: medic.ProgressAck}[n < 64<<10])
+		}
+		// The offer's answer (0), then an acknowledgement every `every`
+		// bytes and one of the end.
+		if want := int((total+every-1)/every) + 1; len(acks) != want || acks[0] != 0 || acks[len(acks)-1] != total {
+			t.Errorf("%d acknowledgements of a container of %d bytes (%v...), want %d from 0 to the end", len(acks), total, acks[:min(len(acks), 4)], want)
+		}
+		for i := 1; i < len(acks); i++ {
+			if d := acks[i] - acks[i-1]; d <= 0 || d > every {
+				t.Errorf("acknowledged %d bytes after %d, want at most %d at a time", d, acks[i-1], every)
+				break
+			}
+		}
+		if rep.Send.Sent != total {
+			t.Errorf("sent %d bytes of %d", rep.Send.Sent, total)
+		}
+	}
+}

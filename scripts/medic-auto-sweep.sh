@@ -15,6 +15,20 @@
 #   scripts/medic-auto-sweep.sh
 #   SIZES=4 BWS=1MB/s,50KB/s RTTS=100ms REPS=1 scripts/medic-auto-sweep.sh   # a minute
 set -eu
+case "${1:-}" in
+-h | --help)
+	# The comment above, without its leading "# ".
+	sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	echo "Settings (environment): DATA OUT OUT_DOCS SIZES BWS RTTS LATBW LOADBW REPS"
+	exit 0
+	;;
+"")
+	;;
+*)
+	echo "usage: $0 [--help]; settings are environment variables (see --help)" >&2
+	exit 2
+	;;
+esac
 cd "$(dirname "$0")/.."
 DATA=${DATA:-/usr/share/doc/mmseqs2/example-data}
 OUT=${OUT:-tmp/medic-auto}

@@ -134,6 +134,7 @@ func (l *lab) autoSweep(ctx context.Context, c config) error {
 			os.RemoveAll(links.Dir)
 			for i := range 2 {
 				os.RemoveAll(l.spool())
+				settle()
 				t0 := time.Now()
 				rep, err := medic.SendAuto(ctx, l.input, medic.AutoOptions{Plugins: semantic,
 					Encode:   medic.EncodeOptions{Params: c.params, Cipher: cp, Key: l.key},
@@ -212,6 +213,7 @@ func (l *lab) sendOnce(ctx context.Context, c config, plugin string, cp medic.Ci
 	if !reuse {
 		os.RemoveAll(spool)
 	}
+	settle()
 	t0 := time.Now()
 	rep, err := medic.SendFile(ctx, l.input, medic.SendFileOptions{
 		Encode:   medic.EncodeOptions{Plugin: plugin, Params: c.params, Cipher: cp, Key: l.key},
@@ -227,6 +229,13 @@ func (l *lab) sendOnce(ctx context.Context, c config, plugin string, cp medic.Ci
 }
 
 func (l *lab) spool() string { return filepath.Join(l.tmp, "spool") }
+
+// settle waits before a timed send until the receiver's speed probe after
+// the last send's answer (medic.SpeedProbeTime on every CPU) is over: the
+// receiver runs on this machine, and a send started at once competed
+// with it for the CPUs for its first 50 ms, which is all of a short
+// send's time; a receiver at another site would not slow the sender.
+func settle() { time.Sleep(2 * medic.SpeedProbeTime) }
 
 type autoRow struct {
 	label             string
