@@ -577,6 +577,26 @@ func (f *File) SyncContext(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", f.path, f.stale(err))
 	}
+	// The file's name too: the metadata server answers a create before
+	// its fdatasync (server/meta/durable.go).
+	if err := f.c.SyncNamespace(ctx); err != nil {
+		return fmt.Errorf("sync %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// SyncNamespace returns once every namespace change the metadata server
+// answered before the call is durable (what fsync of a directory asks).
+// A metadata server from before deferred durability answers ENOSYS: it
+// synced every change before answering it, so there is nothing to wait for.
+func (c *Client) SyncNamespace(ctx context.Context) error {
+	_, _, err := wire.Call(ctx, c.meta, meta.OpSync, meta.SyncRequest{}, nil, nil)
+	if errors.Is(err, syscall.ENOSYS) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sync the namespace: %w", err)
+	}
 	return nil
 }
 

@@ -583,25 +583,34 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if errno := h.of.wb.settle(); errno != 0 {
 		return errno
 	}
+	if errno := h.recordMtime(ctx); errno != 0 {
+		return errno
+	}
 	if h.fsys.opts.SyncOnClose && h.wrote.Load() {
+		// After the mtime, so that the sync covers it.
 		if err := h.of.file().SyncContext(ctx); err != nil {
 			return h.fsys.errno("close", h.n.path(), err)
 		}
 	}
-	return h.recordMtime(ctx)
+	return 0
 }
 
-// Fsync makes the file's data durable on every I/O server holding it.
+// Fsync makes the file's data durable on every I/O server holding it,
+// and its name and attributes on the metadata server: the mtime of its
+// writes is recorded first, so that the sync covers it.
 func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
 	ctx, cancel := h.fsys.ctx(ctx)
 	defer cancel()
 	if errno := h.of.wb.settle(); errno != 0 {
 		return errno
 	}
+	if errno := h.recordMtime(ctx); errno != 0 {
+		return errno
+	}
 	if err := h.of.file().SyncContext(ctx); err != nil {
 		return h.fsys.errno("fsync", h.n.path(), err)
 	}
-	return h.recordMtime(ctx)
+	return 0
 }
 
 // recordMtime stores the time of the last change if data changed since

@@ -729,12 +729,18 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	return 0
 }
 
-// Fsync syncs a file's data through its descriptor. A directory has
-// nothing to sync: every namespace change is committed on the metadata
-// server before it is answered.
+// Fsync syncs a file's data (and the namespace) through its descriptor;
+// a directory's, the namespace: the metadata server answers a change
+// before its fdatasync (server/meta/durable.go), and fsync of a directory
+// is how a program asks for the names in it to be durable.
 func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) syscall.Errno {
 	if h, ok := f.(*handle); ok {
 		return h.Fsync(ctx, flags)
+	}
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
+	if err := n.fsys.c.SyncNamespace(ctx); err != nil {
+		return n.fsys.errno("fsync", n.path(), err)
 	}
 	return 0
 }

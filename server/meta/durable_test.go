@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/wire"
 )
 
 // rootNames lists "/" of s.
@@ -324,5 +325,29 @@ func TestCheckpointSlots(t *testing.T) {
 	rec, _, _ := readCheckpoint(path + checkpointSuffix)
 	if want := max(txids[0], txids[1]); rec.txid != want || rec.txid >= newest.txid {
 		t.Fatalf("after the restored backup's run the newest checkpoint is transaction %d, want its last (%d), below the replaced database's %d", rec.txid, want, newest.txid)
+	}
+}
+
+// Op sync (what fsync through the mount and File.Sync send) answers once
+// every change answered before it is durable.
+func TestSyncOp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	defer s.Close()
+	if _, err := s.Mkdir(ctx, "/a", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	syncs, unsynced, _ := s.SyncStats()
+	if unsynced == 0 {
+		t.Fatal("a change answered with a one-hour sync interval is already synced")
+	}
+	h := &Handler{Store: s}
+	if _, err := h.ServeWire(t.Context(), &wire.Request{Op: OpSync.Code}); err != nil {
+		t.Fatal(err)
+	}
+	after, unsynced, failed := s.SyncStats()
+	if unsynced != 0 || after != syncs+1 || failed {
+		t.Fatalf("after op sync: %d unsynced transactions, %d checkpoints (before %d), failed %v; want 0, one more, false", unsynced, after, syncs, failed)
 	}
 }

@@ -35,6 +35,11 @@ var (
 	OpSymlink        = wire.NewOp[SymlinkRequest, AttrResponse](16, "symlink", false)
 	OpReadlink       = wire.NewOp[ReadlinkRequest, ReadlinkResponse](17, "readlink", true)
 	OpLink           = wire.NewOp[LinkRequest, AttrResponse](18, "link", false)
+	// OpSync answers once every change answered before it is durable
+	// (durable.go): what fsync asks of the namespace. A server from before
+	// it answers ENOSYS, and needs nothing: it synced every change before
+	// answering it.
+	OpSync = wire.NewOp[SyncRequest, SyncResponse](20, "sync", true)
 )
 
 // Ops is the metadata server's op table.
@@ -43,7 +48,7 @@ var Ops = wire.OpTable{
 	OpReaddir.OpInfo, OpRename.OpInfo, OpRemove.OpInfo, OpSetLayout.OpInfo,
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
 	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
-	OpReadlink.OpInfo, OpLink.OpInfo, OpWatch.OpInfo,
+	OpReadlink.OpInfo, OpLink.OpInfo, OpWatch.OpInfo, OpSync.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -564,6 +569,18 @@ func (r *GetByIDRequest) Decode(d *wire.Dec) error {
 
 // StatsRequest is empty: it asks how many files and directories exist.
 type StatsRequest struct{}
+
+// SyncRequest asks for every answered change to be durable (OpSync).
+type SyncRequest struct{}
+
+func (SyncRequest) Encode(*wire.Enc)          {}
+func (*SyncRequest) Decode(d *wire.Dec) error { return d.Done() }
+
+// SyncResponse is OpSync's empty answer.
+type SyncResponse struct{}
+
+func (SyncResponse) Encode(*wire.Enc)          {}
+func (*SyncResponse) Decode(d *wire.Dec) error { return d.Done() }
 
 func (StatsRequest) Encode(*wire.Enc)          {}
 func (*StatsRequest) Decode(d *wire.Dec) error { return d.Done() }

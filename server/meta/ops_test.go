@@ -406,6 +406,11 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&UnlinkDanglingResponse{}, empty)},
 	},
 	{
+		Op:        OpSync.OpInfo,
+		Requests:  []optest.Value{optest.V(&SyncRequest{}, empty)},
+		Responses: []optest.Value{optest.V(&SyncResponse{}, empty)},
+	},
+	{
 		Op: OpWatch.OpInfo,
 		Requests: []optest.Value{optest.V(&WatchRequest{Watcher: 3, Acked: 41}, func(e *wire.Enc) {
 			e.U64(3)
@@ -460,6 +465,7 @@ func FuzzOpWatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpWatch.OpInfo)) }
 func FuzzOpSymlink(f *testing.F)   { optest.Fuzz(f, sample(f, OpSymlink.OpInfo)) }
 func FuzzOpReadlink(f *testing.F)  { optest.Fuzz(f, sample(f, OpReadlink.OpInfo)) }
 func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
+func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

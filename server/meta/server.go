@@ -93,6 +93,10 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		return wire.Serve(OpGetByID, req, func(r GetByIDRequest) (AttrResponse, error) {
 			return attrResponse(h.Store.Access(h.as(ctx, r.Cred, Expect{}), r.ID, r.Want))
 		})
+	case OpSync.Code:
+		return wire.Serve(OpSync, req, func(SyncRequest) (SyncResponse, error) {
+			return SyncResponse{}, h.Store.Sync(ctx)
+		})
 	case OpStats.Code:
 		return wire.Serve(OpStats, req, func(StatsRequest) (StatsResponse, error) {
 			files, dirs, err := h.Store.Stats(ctx)
