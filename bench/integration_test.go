@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,18 +28,7 @@ func pario(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(parioBin, args...)
 	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	}
-	t.Fatalf("pario %v: %v", args, err)
-	return "", -1
+	return testbin.Run(t, cmd)
 }
 
 func mustRun(t *testing.T, args ...string) string {

@@ -1,10 +1,8 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +15,7 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fsck"
+	"github.com/pario/pario/internal/testbin"
 )
 
 // writeFile creates path with layout and n random bytes, synced.
@@ -39,19 +38,7 @@ func writeFile(t *testing.T, c *client.Client, path, layout string, n int64) *cl
 // exit status.
 func pario(t *testing.T, p *cluster.Processes, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(parioBin, append([]string{"--cluster", p.ClusterFile}, args...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), ee.ExitCode()
-	}
-	t.Fatalf("pario %s: %v", strings.Join(args, " "), err)
-	return "", 0
+	return testbin.Run(t, exec.Command(parioBin, append([]string{"--cluster", p.ClusterFile}, args...)...))
 }
 
 // A file whose inode is lost, as a metadata database damaged by hand or

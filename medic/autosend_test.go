@@ -87,17 +87,9 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 	data := seedText(1, 60000) // 2.2 MB
 	path := writeFile(t, "report.txt", data)
 	// The receiver's record of the plugin: one send with it, at full speed.
-	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(s.dest, "report.txt"))
+	recordPlugin(t, s, path)
 
-	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Stop()
+	proxy := startProxy(t, "wan", s.addr)
 	for _, tc := range []struct {
 		name string
 		rate int // KB/s (toxiproxy's unit: 1000 bytes)
@@ -159,12 +151,7 @@ func TestSendAutoRemembersAShortTransfer(t *testing.T) {
 	cc.Read(data)
 	path := writeFile(t, "random.bin", data)
 
-	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(api, "lan", "127.0.0.1:0", s.addr)
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Stop()
+	proxy := startProxy(t, "lan", s.addr)
 	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
 		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":100000}}`)); err != nil {
 		t.Fatal(err)
@@ -219,17 +206,9 @@ func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
 	data := seedText(1, 60000) // 2.2 MB
 	path := writeFile(t, "report.txt", data)
-	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(s.dest, "report.txt"))
+	recordPlugin(t, s, path)
 
-	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Stop()
+	proxy := startProxy(t, "wan", s.addr)
 	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
 		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
 		t.Fatal(err)
@@ -297,17 +276,9 @@ func TestSendAutoSmallOutputOverAnEmulatedLink(t *testing.T) {
 	startServer(t, s, map[string]string{"seedtext-test.delay": "300ms"}, nil)
 	data := seedText(2, 5000)
 	path := writeFile(t, "small.txt", data)
-	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(filepath.Join(s.dest, "small.txt"))
+	recordPlugin(t, s, path)
 
-	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(api, "wan", "127.0.0.1:0", s.addr)
-	if err := proxy.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Stop()
+	proxy := startProxy(t, "wan", s.addr)
 	for _, tc := range []struct {
 		name string
 		rate int // KB/s
@@ -369,4 +340,28 @@ func TestSendAutoSmallOutputOverAnEmulatedLink(t *testing.T) {
 			os.Remove(filepath.Join(s.dest, "small-out.txt"))
 		})
 	}
+}
+
+// startProxy starts an in-process toxiproxy named name in front of addr,
+// stopped when the test ends; the test adds the toxics.
+func startProxy(t *testing.T, name, addr string) *toxiproxy.Proxy {
+	t.Helper()
+	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+	proxy := toxiproxy.NewProxy(api, name, "127.0.0.1:0", addr)
+	if err := proxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Stop)
+	return proxy
+}
+
+// recordPlugin sends path once with seedtext-test at full speed, so that
+// the receiver has a record of the plugin's regeneration time (no speed
+// probe enters the price of later sends), and removes what it wrote.
+func recordPlugin(t *testing.T, s *site, path string) {
+	t.Helper()
+	if _, err := sendFile(t, s, path, "seedtext-test", medic.SendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.dest, filepath.Base(path)))
 }

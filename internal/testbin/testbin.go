@@ -4,13 +4,34 @@ package testbin
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
+
+// Run runs cmd with its standard output and error combined, and returns
+// them and its exit status; a command that could not be run at all fails
+// the test.
+func Run(t testing.TB, cmd *exec.Cmd) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return out.String(), 0
+	case errors.As(err, &ee):
+		return out.String(), ee.ExitCode()
+	}
+	t.Fatalf("%s: %v", strings.Join(cmd.Args, " "), err)
+	return "", -1
+}
 
 // Build compiles github.com/pario/pario/cmd/pario into a fresh temporary
 // directory and returns the binary's path and a function that removes it.

@@ -4,7 +4,6 @@ package hdf5_test
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pario/pario/internal/testbin"
 )
 
 // TestAdviseDamagedFiles feeds pario advise --file what is not a whole
@@ -39,19 +40,7 @@ func TestAdviseDamagedFiles(t *testing.T) {
 	target := []string{"--ranks", "2", "--pattern", "interleaved", "--block", "64k", "--transfer", "16k", "--strip-size", "64k", "--stripe-count", "2"}
 	advise := func(path string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(parioBin, append([]string{"advise", "--file", path}, target...)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return out.String(), 0
-		case errors.As(err, &ee):
-			return out.String(), ee.ExitCode()
-		}
-		t.Fatalf("pario advise --file %s: %v", path, err)
-		return "", -1
+		return testbin.Run(t, exec.Command(parioBin, append([]string{"advise", "--file", path}, target...)...))
 	}
 	write := func(name string, b []byte) string {
 		t.Helper()
