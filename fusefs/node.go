@@ -162,7 +162,7 @@ func kindOf(mode uint32) (meta.Kind, bool) {
 // an O_APPEND write).
 func (fsys *fileSystem) entry(out *fuse.EntryOut, a meta.Attr, u client.Usage) {
 	fsys.fillAttr(&out.Attr, a, u)
-	if ttl := fsys.ttl(); ttl > 0 {
+	if ttl := fsys.kernelTTL(); ttl > 0 {
 		out.SetEntryTimeout(ttl)
 		out.SetAttrTimeout(ttl)
 		return
@@ -180,7 +180,7 @@ func (fsys *fileSystem) attrOut(out *fuse.AttrOut, a meta.Attr, u client.Usage) 
 	if _, f := fsys.orphan(a.ID); f != nil {
 		out.Nlink = 0
 	}
-	if ttl := fsys.ttl(); ttl > 0 {
+	if ttl := fsys.kernelTTL(); ttl > 0 {
 		out.SetTimeout(ttl)
 	}
 }
