@@ -259,6 +259,34 @@ func (m *MemFS) Remove(name string) error {
 	return nil
 }
 
+// Rename implements FS for files. Like Remove and a create, it changes
+// the entries a crash keeps only once the directories are synced.
+func (m *MemFS) Rename(oldname, newname string) error {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	odir, obase, err := m.lookup("rename", oldname, true)
+	if err != nil {
+		return err
+	}
+	ndir, nbase, err := m.lookup("rename", newname, true)
+	if err != nil {
+		return err
+	}
+	n := odir.entries[obase]
+	if n == nil {
+		return m.pathErr("rename", oldname, syscall.ENOENT)
+	}
+	if n.isDir() {
+		return m.pathErr("rename", oldname, syscall.EISDIR)
+	}
+	if t := ndir.entries[nbase]; t != nil && t.isDir() {
+		return m.pathErr("rename", newname, syscall.EISDIR)
+	}
+	delete(odir.entries, obase)
+	ndir.entries[nbase] = n
+	return nil
+}
+
 // ReadDir implements FS.
 func (m *MemFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	m.s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,6 +126,45 @@ func TestMemCrashDirEntries(t *testing.T) {
 	c = m.CrashClone()
 	if got := readAll(t, c.CrashClone(), "g"); got != "gg" {
 		t.Fatalf("SyncFS then two crashes: %q", got)
+	}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.IsDir()
+}
+
+// TestMemCrashRename: a rename is durable once its directory is synced,
+// and a crash before that leaves the old name with the old file.
+func TestMemCrashRename(t *testing.T) {
+	m := NewMem()
+	old := create(t, m, "log")
+	write(t, old, "old", 0)
+	must(t, old.Sync())
+	tmp := create(t, m, "log.tmp")
+	write(t, tmp, "new", 0)
+	must(t, tmp.Sync())
+	must(t, m.SyncDir("."))
+	must(t, m.Rename("log.tmp", "log"))
+	if got := readAll(t, m, "log"); got != "new" {
+		t.Fatalf("after rename, log holds %q", got)
+	}
+	if got := readAll(t, m, "log.tmp"); got != "<missing>" {
+		t.Fatalf("after rename, log.tmp holds %q", got)
+	}
+	if got := readAll(t, m.CrashClone(), "log"); got != "old" {
+		t.Fatalf("unsynced rename survived a crash: log holds %q", got)
+	}
+	must(t, m.SyncDir("."))
+	c := m.CrashClone()
+	if got := readAll(t, c, "log"); got != "new" {
+		t.Fatalf("synced rename: log holds %q after a crash", got)
+	}
+	if got := readAll(t, c, "log.tmp"); got != "<missing>" {
+		t.Fatalf("synced rename: log.tmp holds %q after a crash", got)
+	}
+	if err := m.Rename("missing", "x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("rename of a missing file: %v", err)
 	}
 }
 
@@ -264,6 +304,13 @@ func TestMemLikeOS(t *testing.T) {
 				}
 			case k < 3:
 				ro, rm = errno(osfs.Mkdir(name, 0o700)), errno(mem.Mkdir(name, 0o700))
+			case k < 4 && r.IntN(3) == 0:
+				// Rename of files (MemFS does not rename directories).
+				to := names[r.IntN(len(names))]
+				if isDir(filepath.Join(dir, name)) || isDir(filepath.Join(dir, to)) {
+					continue
+				}
+				ro, rm = errno(osfs.Rename(name, to)), errno(mem.Rename(name, to))
 			case k < 4:
 				ro, rm = errno(osfs.Remove(name)), errno(mem.Remove(name))
 			case k < 5:

@@ -34,6 +34,8 @@ func (o osFS) Mkdir(name string, perm fs.FileMode) error { return o.r.Mkdir(name
 
 func (o osFS) Remove(name string) error { return o.r.Remove(name) }
 
+func (o osFS) Rename(oldname, newname string) error { return o.r.Rename(oldname, newname) }
+
 func (o osFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	d, err := o.r.Open(name)
 	if err != nil {

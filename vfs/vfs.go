@@ -73,6 +73,10 @@ type FS interface {
 	Mkdir(name string, perm fs.FileMode) error
 	// Remove removes the file or empty directory name.
 	Remove(name string) error
+	// Rename moves the file oldname to newname, replacing a file there,
+	// atomically: a crash leaves one of the two. It becomes durable with
+	// SyncDir of the directory (or directories) holding them.
+	Rename(oldname, newname string) error
 	// ReadDir lists directory name, in no particular order. The entries' Info
 	// describes the entry itself (lstat), never a symlink's target.
 	ReadDir(name string) ([]fs.DirEntry, error)

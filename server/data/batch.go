@@ -2,10 +2,7 @@ package data
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/pario/pario/wire"
 )
@@ -68,20 +65,18 @@ func (r *CreateBatchResponse) Decode(d *wire.Dec) error {
 }
 
 // CreateBatch makes datafiles ids, each exclusively, and returns those
-// that existed already (left as they were). The new directory entries are
-// durable when it returns (one syncfs for the batch), so a pooled datafile
-// survives a crash of the I/O server as a synced file does. If one create
-// fails for another reason, the datafiles this call made are removed again
-// and the error is returned.
+// that existed already (left as they were). The new datafiles are
+// unwritten (unwritten.go): one record each in the log, which is synced
+// before CreateBatch returns, so a pooled datafile survives a crash of
+// the I/O server as a synced file does.
 //
-// A batch whose ctx ends before it is done (its metadata server's
+// A batch whose ctx ends before it is recorded (its metadata server's
 // connection closed: the server was stopped or died while it waited) is
-// undone the same way and fails: nobody is left to record what it made,
-// so finishing it would only leave datafiles that the next metadata
-// server's discard of the old pool, racing with it, misses (orphans for
-// fsck). Batches and claims take turns (batchMu), so a claim never sees
-// a batch half made.
-
+// not recorded and fails: nobody is left to record what it made, so
+// finishing it would only leave datafiles that the next metadata server's
+// discard of the old pool, racing with it, misses (orphans for fsck).
+// Batches and claims take turns (batchMu), so a claim never sees a batch
+// half made.
 func (s *Store) CreateBatch(ctx context.Context, ids []uint64) (existed []uint64, err error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, fmt.Errorf("data: create batch: %w", err)
@@ -89,69 +84,43 @@ func (s *Store) CreateBatch(ctx context.Context, ids []uint64) (existed []uint64
 	defer s.ops.Done()
 	s.batchMu.Lock()
 	defer s.batchMu.Unlock()
-	var made []uint64
-	undo := func() {
-		for _, id := range made {
-			_ = s.removeNew(id)
+	made := make([]uint64, 0, len(ids))
+	seen := make(map[uint64]bool, len(ids))
+	reused := false // an id whose old file's unlink is not durable yet
+	for _, id := range ids {
+		if seen[id] {
+			existed = append(existed, id)
+			continue
+		}
+		seen[id] = true
+		l := s.idLock(id)
+		l.Lock()
+		exists, err := s.existsLocked(id)
+		l.Unlock()
+		if err != nil {
+			return nil, dfErr(id, "create", err)
+		}
+		if exists {
+			existed = append(existed, id)
+		} else {
+			made = append(made, id)
+			reused = reused || s.unlinkedSinceSync(id)
 		}
 	}
-	for _, id := range ids {
-		if err := ctx.Err(); err != nil {
-			undo()
-			return nil, fmt.Errorf("data: create batch: %d of %d made, then: %w (undone)", len(made), len(ids), err)
-		}
-		err := s.createClosed(id)
-		switch {
-		case err == nil:
-			made = append(made, id)
-		case errors.Is(err, fs.ErrExist):
-			existed = append(existed, id)
-		default:
-			undo()
-			return nil, dfErr(id, "create", err)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("data: create batch of %d: %w (not made)", len(ids), err)
+	}
+	if reused {
+		if err := s.syncFS(); err != nil {
+			return nil, fmt.Errorf("data: create batch of %d: sync: %w", len(ids), err)
 		}
 	}
 	if len(made) > 0 {
-		if err := s.root.SyncFS(); err != nil {
-			undo()
-			return nil, fmt.Errorf("data: create batch: sync: %w", err)
+		if err := s.recordUnwritten(made, true); err != nil {
+			return nil, fmt.Errorf("data: create batch of %d: %w", len(ids), err)
 		}
 	}
 	return existed, nil
-}
-
-// createClosed makes datafile id exclusively without caching a handle: a
-// pooled datafile is not written until a file takes it, maybe much later.
-func (s *Store) createClosed(id uint64) error {
-	sh, err := s.shard(id)
-	if err != nil {
-		return err
-	}
-	l := s.idLock(id)
-	l.Lock()
-	defer l.Unlock()
-	if h := s.lookup(id); h != nil {
-		s.release(h)
-		return fs.ErrExist
-	}
-	f, err := sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// removeNew removes datafile id that this server just made and nobody
-// knows of yet.
-func (s *Store) removeNew(id uint64) error {
-	sh, err := s.shard(id)
-	if err != nil {
-		return err
-	}
-	l := s.idLock(id)
-	l.Lock()
-	defer l.Unlock()
-	return sh.Remove(leafName(id))
 }
 
 // RemoveIfEmpty removes those of datafiles ids that hold no byte and
@@ -160,7 +129,7 @@ func (s *Store) removeNew(id uint64) error {
 // Remove; only a client of a file the metadata server no longer knows
 // (one made after a restored backup) can be writing one.
 //
-// The removals are durable when it returns (one syncfs, as RemoveBatch):
+// The removals are durable when it returns (as RemoveBatch makes them):
 // the metadata server deletes its pool records of the IDs once it has
 // answered, so an empty datafile that a power cut brought back would be
 // an orphan no record names. A missing one is synced too: it may be
@@ -168,6 +137,7 @@ func (s *Store) removeNew(id uint64) error {
 func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64, err error) {
 	s.batchMu.Lock()
 	defer s.batchMu.Unlock()
+	needSyncFS := false
 	for _, id := range ids {
 		size, alloc, err := s.Usage(ctx, id)
 		if err != nil {
@@ -177,19 +147,17 @@ func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64,
 			kept = append(kept, id)
 			continue
 		}
-		if err := s.Remove(ctx, id); err != nil {
+		need, err := s.remove(ctx, id)
+		if err != nil {
 			return kept, err
 		}
+		needSyncFS = needSyncFS || need
 	}
 	if len(kept) == len(ids) {
 		return kept, nil
 	}
-	if err := s.begin(ctx); err != nil {
-		return kept, fmt.Errorf("data: remove if empty: %w", err)
-	}
-	defer s.ops.Done()
-	if err := s.root.SyncFS(); err != nil {
-		return kept, fmt.Errorf("data: remove if empty of %d datafiles: sync: %w", len(ids)-len(kept), err)
+	if err := s.syncRemovals(ctx, needSyncFS); err != nil {
+		return kept, fmt.Errorf("data: remove if empty of %d datafiles: %w", len(ids)-len(kept), err)
 	}
 	return kept, nil
 }

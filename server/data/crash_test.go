@@ -57,7 +57,8 @@ func (m *crashModel) markSynced() {
 }
 
 // TestCrashRandomWorkload runs a random mix of writes, gathered writes,
-// truncates, syncs, SyncAlls and removes over a few datafiles (some
+// truncates, syncs, SyncAlls, removes and their durable batches (the
+// unwritten datafiles of CreateBatch, RemoveBatch) over a few datafiles (some
 // sharing a shard directory, through a 3-handle cache so handles are
 // evicted dirty), with some syncs failing, and at random points takes what
 // a power cut would leave, opens a Store on it and checks that every
@@ -66,7 +67,7 @@ func (m *crashModel) markSynced() {
 func TestCrashRandomWorkload(t *testing.T) {
 	ids := []uint64{0x01, 0x101, 0x201, 0x02, 0x1ff, 0xabcdef00}
 	const ops, crashes, maxLen, maxOff = 400, 12, 9000, 30000
-	for seed := range uint64(8) {
+	for seed := range uint64(40) {
 		t.Run("", func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 17))
 			s, mem, efs := memStore(t, StoreOptions{MaxOpenFiles: 3, WriteBehind: 16 << 10})
@@ -122,7 +123,7 @@ func TestCrashRandomWorkload(t *testing.T) {
 					case err != nil && !fail:
 						t.Fatal(err)
 					}
-				case k < 18: // sync all, sometimes failing
+				case k < 17: // sync all, sometimes failing
 					fail := maybeFail(r, efs)
 					err := s.SyncAll(ctx)
 					efs.Clear()
@@ -138,6 +139,24 @@ func TestCrashRandomWorkload(t *testing.T) {
 					case !fail:
 						t.Fatal(err)
 					}
+				case k < 19 && r.IntN(2) == 0: // create batch (unwritten, durable)
+					existed, err := s.CreateBatch(ctx, []uint64{id})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(existed) != 0 != m.exists {
+						t.Fatalf("create batch of %#x: existed %#x, but the datafile exists: %v", id, existed, m.exists)
+					}
+					if !m.exists {
+						m.resize(0)
+						m.markSynced()
+					}
+				case k < 19: // remove batch (durable)
+					if err := s.RemoveBatch(ctx, []uint64{id}); err != nil {
+						t.Fatal(err)
+					}
+					m.cur, m.exists = nil, false
+					m.markSynced()
 				default: // remove
 					if err := s.Remove(ctx, id); err != nil {
 						t.Fatal(err)

@@ -7,12 +7,16 @@
 // Every pario file striped over this server has exactly one local file here,
 // its datafile, named only by a uint64 id (the file's meta.FileID). A
 // datafile is a plain sparse file holding the file's bytes for this server in
-// the distribution's local (datafile) offsets. Only [Store.Create] makes a
-// datafile, exclusively (EEXIST if it exists), when the metadata server
-// creates or unstuffs the file; writes, truncates and syncs of a datafile
-// that does not exist fail with ESTALE ([ErrStale]), so a write racing with
-// the file's removal cannot bring it back. Reads and sizes of a missing
-// datafile see an empty one.
+// the distribution's local (datafile) offsets. Only [Store.Create] and
+// [Store.CreateBatch] make a datafile, exclusively (EEXIST if it exists),
+// when the metadata server creates or unstuffs the file or fills a pool;
+// writes, truncates and syncs of a datafile that does not exist fail with
+// ESTALE ([ErrStale]), so a write racing with the file's removal cannot
+// bring it back. Reads and sizes of a missing datafile see an empty one.
+//
+// A datafile starts unwritten: a record in DIR/UNWRITTEN, not a file,
+// until its first write or truncate makes the file (see unwritten.go for
+// why and how the log is kept).
 //
 // # Cluster incarnation
 //
@@ -33,6 +37,7 @@
 //	  LOCK                      flock(LOCK_EX) held while a Store is open;
 //	                            holds the pid of the owning server
 //	  INCARNATION               the cluster incarnation, 16 hex digits
+//	  UNWRITTEN                 log of datafiles made but never written
 //	  df/                       datafiles, sharded by the low byte of the id
 //	    00/ … ff/               256 shard directories, created by Open
 //	      00000000000001ab      datafile of id 0x1ab lives in df/ab/

@@ -71,8 +71,15 @@ func (s *Store) lookup(id uint64) *handle {
 }
 
 // acquire returns the handle of datafile id with a reference taken, or
-// (nil, nil) if the datafile does not exist; release it with s.release.
+// (nil, nil) if the datafile has no file (it does not exist, or it is
+// unwritten: both read as empty); release it with s.release.
 func (s *Store) acquire(id uint64) (*handle, error) {
+	return s.acquireMaking(id, false)
+}
+
+// acquireMaking is acquire that, with makeFile, makes the file of an
+// unwritten datafile.
+func (s *Store) acquireMaking(id uint64, makeFile bool) (*handle, error) {
 	if h := s.lookup(id); h != nil {
 		return h, nil
 	}
@@ -91,7 +98,15 @@ func (s *Store) acquire(id uint64) (*handle, error) {
 	}
 	f, err := sh.OpenFile(leafName(id), os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		if !makeFile || !s.isUnwritten(id) {
+			return nil, nil
+		}
+		f, err = sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		s.madeFile(id)
+		return s.cacheLocked(id, f, true), nil
 	}
 	if err != nil {
 		return nil, err
@@ -99,10 +114,10 @@ func (s *Store) acquire(id uint64) (*handle, error) {
 	return s.cacheLocked(id, f, false), nil
 }
 
-// acquireExisting is acquire for operations that change a datafile: a
-// missing one is ErrStale.
+// acquireExisting is acquire for operations that change a datafile: it
+// makes the file of an unwritten one, and a missing one is ErrStale.
 func (s *Store) acquireExisting(id uint64) (*handle, error) {
-	h, err := s.acquire(id)
+	h, err := s.acquireMaking(id, true)
 	if err == nil && h == nil {
 		err = ErrStale
 	}

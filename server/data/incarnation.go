@@ -187,7 +187,8 @@ func (s *Store) readIncarnation() error {
 }
 
 // scanIDs walks the shards and returns the highest datafile ID and the
-// number of datafiles; with first it stops at the first one found.
+// number of datafiles, unwritten ones included; with first it stops at
+// the first file found.
 // Entries that are not datafile names are ignored, and so is a shard that
 // cannot be listed: every operation on its datafiles fails (s.shard opens
 // it the same way, confined to df/), so none of them can be read or reused.
@@ -211,5 +212,6 @@ func (s *Store) scanIDs(first bool) (maxID, count uint64, err error) {
 			}
 		}
 	}
-	return maxID, count, nil
+	unwritten, maxLogged := s.unwrittenStats()
+	return max(maxID, maxLogged), count + uint64(unwritten), nil
 }

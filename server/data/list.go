@@ -33,7 +33,9 @@ func ListPos(id uint64) uint64 { return id>>8 | id<<56 }
 // directory at a time, so its memory is bounded by the largest shard, not
 // the store. Entries whose names are not datafile names (16 lower-case hex
 // digits of an id whose low byte is the shard's) are skipped, as are
-// datafiles removed while the page was read.
+// datafiles removed while the page was read. Unwritten datafiles
+// (unwritten.go) are listed with size 0 and the time they were recorded
+// (at the I/O server's start, for those recorded before it).
 func (s *Store) List(ctx context.Context, from uint64, max int) (ents []DatafileInfo, next uint64, done bool, err error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
@@ -55,21 +57,34 @@ func (s *Store) List(ctx context.Context, from uint64, max int) (ents []Datafile
 			return nil, 0, false, fmt.Errorf("data: list datafiles: %s/%s: %w", dfName, shardName(byte(i)), err)
 		}
 		type leaf struct {
-			id uint64
-			de fs.DirEntry
+			id    uint64
+			de    fs.DirEntry // nil: unwritten, recorded at mtime
+			mtime int64
 		}
 		var leaves []leaf
 		for _, de := range des {
 			id, ok := parseLeaf(de.Name())
 			if ok && byte(id) == byte(i) && de.Type().IsRegular() && ListPos(id) >= from {
-				leaves = append(leaves, leaf{id, de})
+				leaves = append(leaves, leaf{id: id, de: de})
+			}
+		}
+		for id, at := range s.unwrittenIn(byte(i)) {
+			if ListPos(id) >= from {
+				leaves = append(leaves, leaf{id: id, mtime: at})
 			}
 		}
 		slices.SortFunc(leaves, func(a, b leaf) int { return cmp.Compare(a.id, b.id) })
-		for _, l := range leaves {
+		for j, l := range leaves {
 			id := l.id
+			if j > 0 && leaves[j-1].id == id {
+				continue // made into a file while the shard was read
+			}
 			if len(ents) == max {
 				return ents, ListPos(id), false, nil
+			}
+			if l.de == nil {
+				ents = append(ents, DatafileInfo{ID: id, Mtime: l.mtime})
+				continue
 			}
 			fi, err := l.de.Info() // lstat relative to the shard
 			if errors.Is(err, fs.ErrNotExist) {

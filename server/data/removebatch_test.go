@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pario/pario/vfs/errorfs"
 	"github.com/pario/pario/wire"
 )
 
@@ -80,12 +79,5 @@ func TestRemoveBatchDurable(t *testing.T) {
 		t.Fatalf("after removeBatch and a power cut: datafiles %#x, want [0x300]", got)
 	}
 
-	efs.Add(&errorfs.Rule{Op: errorfs.OpSyncFS, Nth: 1, Err: eio})
-	wantErr(t, s.RemoveBatch(ctx, ids[3:]), "data: remove batch", "sync")
-	if err := s.RemoveBatch(ctx, ids[3:]); err != nil {
-		t.Fatalf("removeBatch sent again after a failed sync: %v", err)
-	}
-	if got := listIDs(t, afterCrash(t, mem)); len(got) != 0 {
-		t.Fatalf("after the batch was sent again and a power cut: datafiles %#x, want none", got)
-	}
+	failedSyncIsSentAgain(t, s, mem, efs, func(ids []uint64) error { return s.RemoveBatch(ctx, ids) }, "data: remove batch")
 }

@@ -116,6 +116,11 @@ type Store struct {
 	closedDirty bool                 // a dirty handle was closed since SyncAll
 	needDirSync map[uint64]uint64    // id -> creation generation, until its shard dir is synced
 	createGen   uint64
+	// unlinked holds the datafiles whose file was unlinked since the last
+	// syncfs: made again as unwritten (a record, no file), such an id
+	// would find its old file back after a crash, so Create and
+	// CreateBatch syncfs first (unwritten.go).
+	unlinked map[uint64]struct{}
 
 	// batchMu orders pool batches (CreateBatch, RemoveIfEmpty) against
 	// each other and against Claim: a metadata server that starts while
@@ -131,6 +136,8 @@ type Store struct {
 	unclaimed   atomic.Bool
 
 	disk diskLimit
+
+	unw unwritten // datafiles made but never written (unwritten.go)
 
 	statMu    sync.Mutex
 	statTTL   time.Duration
@@ -149,6 +156,7 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		handles:     make(map[uint64]*handle),
 		busy:        make(map[*handle]struct{}),
 		needDirSync: make(map[uint64]uint64),
+		unlinked:    make(map[uint64]struct{}),
 		statTTL:     statfsTTL,
 		disk:        newDiskLimit(opts.DiskRate, opts.DiskSeek),
 	}
@@ -204,6 +212,9 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		if err := mkdirIfMissing(s.df, shardName(byte(i))); err != nil {
 			return nil, fmt.Errorf("data: open %s: %s: %w", dir, dfName, err)
 		}
+	}
+	if err := s.openUnwritten(); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	// Make the layout durable before any datafile is created in it. Do it
 	// on every Open, not only when this one created a directory: an Open
@@ -312,38 +323,96 @@ func checkRange(off, n int64) error {
 // Create makes datafile id, empty. It is exclusive: a datafile that exists
 // already is fs.ErrExist (EEXIST), whatever it holds, so an ID handed out
 // twice (a metadata database restored from a backup) can never give one
-// file another's bytes. The new directory entry becomes durable with the
-// datafile's first Sync (or SyncAll), as the data written to it does: a
-// crash before that may leave no datafile, which pario fsck reports as a
-// file whose datafile is missing.
+// file another's bytes. The datafile starts unwritten (unwritten.go): a
+// record, not yet a file. It becomes durable with the datafile's first
+// Sync (or SyncAll), as the data written to it does: a crash before that
+// may leave no datafile, which pario fsck reports as a file whose datafile
+// is missing.
 func (s *Store) Create(ctx context.Context, id uint64) error {
 	if err := s.begin(ctx); err != nil {
 		return dfErr(id, "create", err)
 	}
 	defer s.ops.Done()
-	sh, err := s.shard(id)
-	if err != nil {
-		return dfErr(id, "create", err)
-	}
 	l := s.idLock(id)
 	l.Lock()
 	defer l.Unlock()
-	if h := s.lookup(id); h != nil {
-		s.release(h)
-		return dfErr(id, "create", fs.ErrExist)
-	}
-	f, err := sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	exists, err := s.existsLocked(id)
 	if err != nil {
 		return dfErr(id, "create", err)
 	}
-	s.release(s.cacheLocked(id, f, true))
+	if exists {
+		return dfErr(id, "create", fs.ErrExist)
+	}
+	if s.unlinkedSinceSync(id) {
+		if err := s.syncFS(); err != nil {
+			return dfErr(id, "create", err)
+		}
+	}
+	if err := s.recordUnwritten([]uint64{id}, false); err != nil {
+		return dfErr(id, "create", err)
+	}
 	return nil
 }
 
-// WriteAt writes p at offset off of datafile id. A datafile that does not
-// exist is ESTALE (see ErrStale): only Create makes datafiles, so a write
-// racing with the removal of its file cannot bring the file back. An
-// empty p changes nothing.
+// syncFS makes everything in the data directory's file system durable
+// (syncfs) and forgets the unlinks it made durable.
+func (s *Store) syncFS() error {
+	s.mu.Lock()
+	done := make([]uint64, 0, len(s.unlinked))
+	for id := range s.unlinked {
+		done = append(done, id)
+	}
+	s.mu.Unlock()
+	if err := s.root.SyncFS(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, id := range done {
+		delete(s.unlinked, id)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// unlinkedSinceSync reports whether datafile id's file was unlinked since
+// the last syncfs.
+func (s *Store) unlinkedSinceSync(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.unlinked[id]
+	return ok
+}
+
+// existsLocked reports whether datafile id exists, as a file or
+// unwritten. Holds id's lock.
+func (s *Store) existsLocked(id uint64) (bool, error) {
+	if h := s.lookup(id); h != nil {
+		s.release(h)
+		return true, nil
+	}
+	if s.isUnwritten(id) {
+		return true, nil
+	}
+	sh, err := s.shard(id)
+	if err != nil {
+		return false, err
+	}
+	f, err := sh.OpenFile(leafName(id), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_ = f.Close()
+	return true, nil
+}
+
+// WriteAt writes p at offset off of datafile id, making the file of an
+// unwritten datafile. A datafile that does not exist is ESTALE (see
+// ErrStale): only Create and CreateBatch make datafiles, so a write racing
+// with the removal of its file cannot bring the file back. An empty p
+// changes nothing.
 func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) error {
 	if err := checkRange(off, int64(len(p))); err != nil {
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
@@ -480,8 +549,8 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 	return n, err
 }
 
-// Truncate sets the size of datafile id; growing it adds a hole. A
-// datafile that does not exist is ESTALE.
+// Truncate sets the size of datafile id (making the file of an unwritten
+// one); growing it adds a hole. A datafile that does not exist is ESTALE.
 func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
 	op := "truncate to " + strconv.FormatInt(size, 10)
 	if size < 0 {
@@ -535,13 +604,22 @@ func (s *Store) Usage(ctx context.Context, id uint64) (size, alloc int64, err er
 
 // Sync makes datafile id durable: everything written to it before Sync was
 // called survives a crash once Sync returns nil. A datafile that does not
-// exist is ESTALE. The first Sync after the datafile was created also
-// fsyncs its shard directory, so the file itself survives.
+// exist is ESTALE. The first Sync after the datafile's file was made also
+// fsyncs its shard directory, so the file itself survives; for an
+// unwritten datafile Sync makes its record durable.
 func (s *Store) Sync(ctx context.Context, id uint64) error {
 	if err := s.begin(ctx); err != nil {
 		return dfErr(id, "sync", err)
 	}
 	defer s.ops.Done()
+	if s.isUnwritten(id) {
+		// Nothing written: only its record needs to be durable. (A write
+		// that made the file meanwhile came after this Sync was called.)
+		if err := s.syncUnwritten(); err != nil {
+			return dfErr(id, "sync", err)
+		}
+		return nil
+	}
 	h, err := s.acquireExisting(id)
 	if err != nil {
 		return dfErr(id, "sync", err)
@@ -611,12 +689,15 @@ func (s *Store) SyncAll(ctx context.Context) error {
 	for h := range s.busy {
 		take(h)
 	}
-	needSyncfs := s.closedDirty
+	needSyncfs := s.closedDirty || len(s.unlinked) > 0
 	s.closedDirty = false
 	dirs := maps.Clone(s.needDirSync)
 	s.mu.Unlock()
 
 	var errs []error
+	if err := s.syncUnwritten(); err != nil {
+		errs = append(errs, fmt.Errorf("data: sync all: %w", err))
+	}
 	for _, h := range hs {
 		if h.dirty.Swap(false) {
 			if err := h.f.Sync(); err != nil {
@@ -627,7 +708,7 @@ func (s *Store) SyncAll(ctx context.Context) error {
 		s.release(h)
 	}
 	if needSyncfs {
-		if err := s.root.SyncFS(); err != nil {
+		if err := s.syncFS(); err != nil {
 			s.mu.Lock()
 			s.closedDirty = true
 			s.mu.Unlock()
@@ -660,13 +741,22 @@ func (s *Store) SyncAll(ctx context.Context) error {
 // not an error. Operations racing with Remove on the same id may act on
 // the removed file.
 func (s *Store) Remove(ctx context.Context, id uint64) error {
+	_, err := s.remove(ctx, id)
+	return err
+}
+
+// remove is Remove; needSyncFS says whether making the removal durable
+// takes a syncfs (a file was unlinked, or none was found, maybe because
+// an earlier remove unlinked it without a sync) rather than only a sync
+// of the unwritten log (the datafile was unwritten).
+func (s *Store) remove(ctx context.Context, id uint64) (needSyncFS bool, err error) {
 	if err := s.begin(ctx); err != nil {
-		return dfErr(id, "remove", err)
+		return false, dfErr(id, "remove", err)
 	}
 	defer s.ops.Done()
 	sh, err := s.shard(id)
 	if err != nil {
-		return dfErr(id, "remove", err)
+		return false, dfErr(id, "remove", err)
 	}
 	l := s.idLock(id)
 	l.Lock()
@@ -684,7 +774,8 @@ func (s *Store) Remove(ctx context.Context, id uint64) error {
 	if idle != nil {
 		_ = idle.f.Close()
 	}
-	if err := sh.Remove(leafName(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err = sh.Remove(leafName(id))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// The datafile is still there, with whatever was written to it:
 		// its directory entry may still need a sync (needDirSync stays),
 		// and dirty data whose handle just closed needs SyncAll's syncfs.
@@ -693,15 +784,22 @@ func (s *Store) Remove(ctx context.Context, id uint64) error {
 			s.noteClosingLocked(idle)
 		}
 		s.mu.Unlock()
-		return dfErr(id, "remove", err)
+		return false, dfErr(id, "remove", err)
 	}
 	s.mu.Lock()
+	if err == nil {
+		s.unlinked[id] = struct{}{}
+	}
 	if h != nil {
 		h.removed = true
 	}
 	delete(s.needDirSync, id)
 	s.mu.Unlock()
-	return nil
+	wasUnwritten, err := s.forgetUnwritten(id)
+	if err != nil {
+		return false, dfErr(id, "remove", err)
+	}
+	return !wasUnwritten, nil
 }
 
 // Statfs reports the space of the data directory's file system and how
@@ -758,6 +856,8 @@ func (s *Store) usage() (used, count uint64, err error) {
 			used += allocated(fi)
 		}
 	}
+	unwritten, _ := s.unwrittenStats()
+	count += uint64(unwritten)
 	s.statUsed, s.statCount, s.statAt = used, count, time.Now()
 	return used, count, nil
 }
@@ -805,6 +905,10 @@ func (s *Store) closeFiles() error {
 	}
 	if s.df != nil {
 		errs = append(errs, s.df.Close())
+	}
+	if s.unw.f != nil {
+		errs = append(errs, s.unw.f.Close())
+		s.unw.f = nil
 	}
 	if s.lock != nil {
 		// Closing the only descriptor of LOCK releases the flock.

@@ -40,10 +40,11 @@ const (
 	OpSync         // File.Sync (fdatasync)
 	OpStat         // File.Stat
 	OpClose        // File.Close (the file is closed all the same)
+	OpRename       // FS.Rename (the path is the old name)
 )
 
 var opNames = [...]string{"any", "open", "lock", "mkdir", "remove", "readdir", "syncdir",
-	"syncfs", "openroot", "diskusage", "read", "write", "truncate", "sync", "stat", "close"}
+	"syncfs", "openroot", "diskusage", "read", "write", "truncate", "sync", "stat", "close", "rename"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -215,6 +216,14 @@ func (e *FS) Remove(name string) error {
 		return err
 	}
 	return e.inner.Remove(name)
+}
+
+// Rename implements vfs.FS.
+func (e *FS) Rename(oldname, newname string) error {
+	if err := e.fail(OpRename, oldname); err != nil {
+		return err
+	}
+	return e.inner.Rename(oldname, newname)
 }
 
 // ReadDir implements vfs.FS.
