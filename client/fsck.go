@@ -155,21 +155,15 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 		v.Servers[i].Name = c.infos[i].Name
 		wg.Go(func() {
 			s := &v.Servers[i]
-			for from := uint64(0); ; {
-				resp, _, err := wire.Call(ctx, ep, data.OpList, data.ListRequest{From: from, Max: uint32(page)}, nil, nil)
-				if err != nil {
-					*s = fsck.Server{Name: s.Name, Err: err}
-					return
-				}
-				for _, d := range resp.Datafiles {
-					s.Datafiles = append(s.Datafiles, fsck.Datafile{ID: d.ID, Size: d.Size, Mtime: d.Mtime})
-				}
-				s.Now = resp.Now
-				if resp.Done {
-					return
-				}
-				from = resp.Next
+			dfs, now, err := listDatafiles(ctx, ep, page)
+			if err != nil {
+				*s = fsck.Server{Name: s.Name, Err: err}
+				return
 			}
+			for _, d := range dfs {
+				s.Datafiles = append(s.Datafiles, fsck.Datafile{ID: d.ID, Size: d.Size, Mtime: d.Mtime})
+			}
+			s.Now = now
 		})
 	}
 	wg.Wait()
@@ -177,6 +171,32 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 		return fsck.View{}, fmt.Errorf("fsck: %w", err)
 	}
 	return v, nil
+}
+
+// ListDatafiles lists every datafile I/O server idx holds (those never
+// written included, with size 0), in the server's List order.
+func (c *Client) ListDatafiles(ctx context.Context, idx int) ([]data.DatafileInfo, error) {
+	if idx < 0 || idx >= len(c.servers) {
+		return nil, fmt.Errorf("list datafiles: no I/O server %d (the cluster has %d)", idx, len(c.servers))
+	}
+	dfs, _, err := listDatafiles(ctx, c.servers[idx], data.MaxListPage)
+	return dfs, err
+}
+
+// listDatafiles pages through ep's datafiles, page at a time, and returns
+// them with the server's clock at the last page.
+func listDatafiles(ctx context.Context, ep *wire.Endpoint, page int) (dfs []data.DatafileInfo, now int64, err error) {
+	for from := uint64(0); ; {
+		resp, _, err := wire.Call(ctx, ep, data.OpList, data.ListRequest{From: from, Max: uint32(page)}, nil, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		dfs = append(dfs, resp.Datafiles...)
+		if resp.Done {
+			return dfs, resp.Now, nil
+		}
+		from = resp.Next
+	}
 }
 
 // fsckStill re-checks finding f against the metadata server as it is now;

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,29 +352,23 @@ func sameTree(t *testing.T, src, dst string) {
 	}
 }
 
-// datafiles counts the files' datafiles in the I/O servers' directories
-// (their Statfs answer is cached for a second), leaving out those the
-// metadata server precreated for files to come. The pool is read after
-// the walk: its records precede their datafiles, so every pooled
-// datafile the walk saw is still recorded then, or has become a file's.
+// datafiles counts the files' datafiles on the I/O servers (their List:
+// Statfs's count is cached for a second; a walk of their directories
+// misses datafiles never written, which have no file), leaving out those
+// the metadata server precreated for files to come. The pool is read
+// after the listing: its records precede their datafiles, so every pooled
+// datafile the listing saw is still recorded then, or has become a file's.
 func datafiles(t *testing.T, p *cluster.Processes) int {
 	t.Helper()
 	c := dial(t, p)
 	seen := map[[2]uint64]bool{} // server index, ID
 	for i := range p.File.Data {
-		err := filepath.WalkDir(filepath.Join(p.DataDir(i), "df"), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			id, perr := strconv.ParseUint(d.Name(), 16, 64)
-			if perr != nil {
-				return fmt.Errorf("datafile %s: %w", path, perr)
-			}
-			seen[[2]uint64{uint64(i), id}] = true
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		dfs, err := c.ListDatafiles(context.Background(), i)
+		if err != nil {
 			t.Fatal(err)
+		}
+		for _, d := range dfs {
+			seen[[2]uint64{uint64(i), d.ID}] = true
 		}
 	}
 	pooled, err := c.Pooled(context.Background())
