@@ -761,6 +761,13 @@ func (s *Store) remove(ctx context.Context, id uint64) (needSyncFS bool, err err
 	l := s.idLock(id)
 	l.Lock()
 	defer l.Unlock()
+	if s.isUnwritten(id) {
+		// No file to unlink (nor a handle of one): only the record goes.
+		if _, err := s.forgetUnwritten(id); err != nil {
+			return false, dfErr(id, "remove", err)
+		}
+		return false, nil
+	}
 	var idle *handle
 	s.mu.Lock()
 	h := s.handles[id]
