@@ -180,9 +180,10 @@ func (c *committer) run(group []*mutation) {
 	for {
 		failed := -1
 		var txid uint64
+		var size int64
 		c.commits.Add(1)
 		err := c.db.Update(func(tx *bbolt.Tx) error {
-			txid = uint64(tx.ID())
+			txid, size = uint64(tx.ID()), tx.Size()
 			for i, m := range group {
 				if err := m.call(tx); err != nil {
 					failed, m.err = i, err
@@ -200,7 +201,7 @@ func (c *committer) run(group []*mutation) {
 			err = nil
 		}
 		if err == nil && len(group) > 0 && c.dur != nil {
-			c.dur.afterCommit(txid)
+			c.dur.afterCommit(txid, size)
 		}
 		for _, m := range group {
 			m.err = err

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ const DefaultSyncInterval = 50 * time.Millisecond
 // wait for the anchor, which waits for the commit. The map is address
 // space, not memory; a database that grows past half of it goes back to
 // a synced commit per transaction (see checkpoint).
-const deferredMmapSize = 8 << 30
+var deferredMmapSize int64 = 8 << 30
 
 // checkpointSuffix names the checkpoint file beside meta.db.
 const checkpointSuffix = ".synced"
@@ -316,14 +317,9 @@ func recoverUnsynced(path, boot string) (string, error) {
 	if err := writeMetas(tmp, rec.page); err != nil {
 		return "", fmt.Errorf("roll back unsynced transactions of %s: %w", path, err)
 	}
-	db, err := bbolt.Open(tmp, 0o600, &bbolt.Options{ReadOnly: true, Timeout: lockTimeout})
-	if err != nil {
-		return "", fmt.Errorf("%s at its last synced transaction %d does not open (%v); meta.db is left as it is: %w", path, rec.txid, err, errCorrupt)
-	}
-	err = db.View(checkTx)
-	db.Close()
-	if err != nil {
-		return "", fmt.Errorf("%s at its last synced transaction %d is not consistent (%v); meta.db is left as it is: %w", path, rec.txid, err, errCorrupt)
+	if err := checkRollback(tmp); err != nil {
+		return "", fmt.Errorf("the machine went down with transactions %d to %d of %s not yet synced, and put back to transaction %d, the last synced, it is not consistent (%v): its pages did not survive; meta.db is left as it is: restore it from a backup: %w",
+			rec.txid+1, newest, path, rec.txid, err, errCorrupt)
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return "", err
@@ -333,6 +329,23 @@ func recoverUnsynced(path, boot string) (string, error) {
 	}
 	return fmt.Sprintf("the machine went down with transactions %d to %d of %s not yet synced; put back to transaction %d, the last synced (changes of its last sync interval are lost)",
 		rec.txid+1, newest, path, rec.txid), nil
+}
+
+// checkRollback opens the database at path read-only and runs bbolt's
+// consistency check. A damaged file makes bbolt panic (or fault, which
+// Store.open turns into a panic): that is a failed check too.
+func checkRollback(path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: lockTimeout})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.View(checkTx)
 }
 
 // writeMetas writes meta page page into both meta slots of the database
@@ -420,8 +433,25 @@ func startDurability(db *bbolt.DB, path, boot string, interval time.Duration) (*
 }
 
 // afterCommit notes that transaction txid has committed (unsynced), and
-// makes sure a checkpoint follows within the interval.
-func (d *durability) afterCommit(txid uint64) {
+// makes sure a checkpoint follows within the interval: at once if the
+// database (size bytes before the commit) is past half of its memory
+// map, so that the checkpoint falls back to synced commits long before a
+// commit needs a remap, which would wait for the anchor for ever.
+func (d *durability) afterCommit(txid uint64, size int64) {
+	if size > deferredMmapSize/2 {
+		d.cpMu.Lock()
+		fellBack := d.fellBack
+		d.cpMu.Unlock()
+		if !fellBack {
+			d.mu.Lock()
+			d.committed = max(d.committed, txid)
+			d.mu.Unlock()
+			if err := d.checkpoint(); err != nil {
+				slog.Error("pario meta: syncing the metadata database failed", "path", d.path, "err", err)
+			}
+			return
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.committed = max(d.committed, txid)
@@ -548,6 +578,16 @@ func (d *durability) checkpointOnce() error {
 		// does by itself. Everything committed is durable now.
 		slog.Warn("pario meta: the metadata database is past half of its memory map; every change is fsynced before it is answered from now on",
 			"path", d.path, "bytes", tx.Size(), "map", deferredMmapSize)
+		// The checkpoint goes before any synced commit: after a power
+		// cut, recovery would put meta.db back to it, losing commits
+		// answered as durable (whose pages, without the anchor, may
+		// overwrite the checkpoint's tree). No checkpoint, no rollback.
+		if err := os.Remove(d.path + checkpointSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("sync %s: past half of the memory map: %w", d.path, err)
+		}
+		if err := syncDir(filepath.Dir(d.path)); err != nil {
+			return fmt.Errorf("sync %s: past half of the memory map: %w", d.path, err)
+		}
 		d.db.NoSync = false
 		_ = d.anchor.Rollback()
 		d.anchor = nil

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -349,5 +350,165 @@ func TestSyncOp(t *testing.T) {
 	after, unsynced, failed := s.SyncStats()
 	if unsynced != 0 || after != syncs+1 || failed {
 		t.Fatalf("after op sync: %d unsynced transactions, %d checkpoints (before %d), failed %v; want 0, one more, false", unsynced, after, syncs, failed)
+	}
+}
+
+// A database that grows past half of its memory map goes back to a
+// synced commit per transaction (the anchor would make a remap wait for
+// ever). From then on every answered change is on disk, so a power cut
+// after it must not put meta.db back to the last checkpoint: that would
+// lose changes answered as durable, and their commits, made without the
+// anchor, may have reused the checkpoint's pages. Commits past the first
+// map must not hang either.
+func TestMmapFallbackKeepsSyncedCommits(t *testing.T) {
+	defer func(v int64) { deferredMmapSize = v }(deferredMmapSize)
+	deferredMmapSize = 1 << 20
+	dir := t.TempDir()
+	path := filepath.Join(dir, "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	long := strings.Repeat("x", 200)
+	create := func(from, to int) {
+		done := make(chan error, 1)
+		go func() {
+			for i := from; i < to; i++ {
+				if _, err := s.Create(ctx, fmt.Sprintf("/%s-%05d", long, i), 0o644, dist.Layout{}); err != nil {
+					done <- err
+					return
+				}
+				if i%200 == 0 {
+					if err := s.Sync(ctx); err != nil {
+						done <- err
+						return
+					}
+				}
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(15 * time.Second):
+			buf := make([]byte, 1<<20)
+			t.Fatalf("creates hung at %d (database %d bytes): a remap waiting for the anchor?\n%s", from, fileSize(t, path), buf[:runtime.Stack(buf, true)])
+		}
+	}
+	n := 0
+	for ; !s.dur.fellBack; n += 200 {
+		if n > 20000 {
+			t.Fatalf("%d creates and no fallback (database %d bytes)", n, fileSize(t, path))
+		}
+		create(n, n+200)
+	}
+	if s.db.NoSync {
+		t.Fatal("fell back, but commits are still not synced")
+	}
+	// Past the whole first map: bbolt must remap.
+	for fileSize(t, path) < 3<<20 {
+		create(n, n+500)
+		n += 500
+	}
+	want := allNames(t, s)
+	if len(want) != n {
+		t.Fatalf("%d names, want %d", len(want), n)
+	}
+	image := readAll(t, path) // every change is synced: this is the disk
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, image, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boot = "boot-2" // a power cut and a reboot
+	s2 := deferredStore(t, path, &boot)
+	defer s2.Close()
+	if got := allNames(t, s2); !slices.Equal(got, want) {
+		t.Fatalf("after a power cut past the fallback: %d names, want the %d answered (synced) ones", len(got), len(want))
+	}
+}
+
+// allNames lists "/" of s, every page.
+func allNames(t *testing.T, s *Store) []string {
+	t.Helper()
+	var all []string
+	for cookie := ""; ; {
+		ents, next, err := s.ReaddirPage(ctx, "/", cookie, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, names(ents)...)
+		if next == "" {
+			return all
+		}
+		cookie = next
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// Recovery after a power cut puts the checkpoint's meta page on a copy of
+// meta.db and checks the copy first: if the pages it points to did not
+// survive (here: every page but the two meta pages lost), Open refuses
+// with an error that says so, and meta.db is left exactly as it was for
+// the operator (no half-done rollback in place).
+func TestRecoveryRefusesAnInconsistentRollback(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "meta.db")
+	boot := "boot-1"
+	s := deferredStore(t, path, &boot)
+	for i := range 80 {
+		if _, err := s.Create(ctx, fmt.Sprintf("/keep%03d", i), 0o644, dist.Layout{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, ok, err := readCheckpoint(path + checkpointSuffix)
+	if err != nil || !ok {
+		t.Fatalf("no checkpoint after Sync: %v", err)
+	}
+	churn(t, s, 1)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img := readAll(t, path)
+	_, _, _, ps, err := readMetas(bytesReaderAt(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(img[2*ps:]) // the tree's pages never reached the disk
+	if err := os.WriteFile(path, img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Sync's checkpoint, naming this file (whose identity changed with
+	// the write); Close made a later one.
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.ident = identOf(fi)
+	if err := os.WriteFile(path+checkpointSuffix, encodeCheckpoint(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	boot = "boot-2"
+	_, err = Open(path, Options{Servers: 1, SyncInterval: time.Hour, BootID: func() (string, error) { return boot, nil }})
+	if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "left as it is") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Open of a database whose synced pages are lost: %v; want an error naming it, saying it is left as it is", err)
+	}
+	if got := readAll(t, path); !slices.Equal(got, img) {
+		t.Fatal("recovery changed meta.db although its rollback did not check out")
+	}
+	if _, err := os.Stat(path + ".rollback"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the rollback's copy is left behind: %v", err)
 	}
 }

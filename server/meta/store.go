@@ -201,7 +201,7 @@ func (s *Store) open(path string) (err error) {
 		if note != "" {
 			slog.Warn("pario meta: " + note)
 		}
-		bo.InitialMmapSize = deferredMmapSize
+		bo.InitialMmapSize = int(deferredMmapSize)
 	}
 	db, err := bbolt.Open(path, 0o600, &bo)
 	if errors.Is(err, berrors.ErrTimeout) {
