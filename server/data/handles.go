@@ -96,17 +96,22 @@ func (s *Store) acquireMaking(id uint64, makeFile bool) (*handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := sh.OpenFile(leafName(id), os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		if !makeFile || !s.isUnwritten(id) {
+	if s.isUnwritten(id) {
+		// No file (unwritten.go): reads and sizes need no open that
+		// fails; a write makes it.
+		if !makeFile {
 			return nil, nil
 		}
-		f, err = sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := sh.OpenFile(leafName(id), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return nil, err
 		}
 		s.madeFile(id)
 		return s.cacheLocked(id, f, true), nil
+	}
+	f, err := sh.OpenFile(leafName(id), os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
