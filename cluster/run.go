@@ -111,10 +111,16 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 	if logger == nil {
 		logger = slog.Default()
 	}
+	obs := cfg.Observe.make("data", cfg.Name, data.Ops)
+	if uo, ok := obs.(interface {
+		Unwritten(func() (uint64, int64, bool))
+	}); ok {
+		uo.Unwritten(st.UnwrittenStats)
+	}
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
 		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,
-		Observer: cfg.Observe.make("data", cfg.Name, data.Ops),
+		Observer: obs,
 	})
 	ds := &DataServer{Name: cfg.Name, Addr: ln.Addr().String(), store: st, srv: srv}
 	ds.what = fmt.Sprintf("I/O server %s (%s)", cfg.Name, ds.Addr)

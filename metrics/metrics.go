@@ -57,6 +57,8 @@ type Registry struct {
 	removals removalCollector
 	// durability reads the metadata servers' deferred durability.
 	durability durabilityCollector
+	// unwritten reads the I/O servers' unwritten datafiles.
+	unwritten unwrittenCollector
 }
 
 // New returns a registry with pario's metrics and the Go runtime and
@@ -111,7 +113,7 @@ func New() *Registry {
 	}, with(server, "kind"))
 	r.budgets.r = r
 	r.reg.MustRegister(
-		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability,
+		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability, &r.unwritten,
 		r.clientRequests, r.clientDuration, r.clientBytes, r.clientErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

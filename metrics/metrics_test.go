@@ -235,6 +235,17 @@ func TestClusterMetrics(t *testing.T) {
 	if _, ok := Sum(m, "pario_meta_unsynced_transactions", labels("server", "meta")); !ok {
 		t.Error("pario_meta_unsynced_transactions missing")
 	}
+	// The I/O servers' unwritten datafiles (server/data/unwritten.go):
+	// at least the metadata server's precreate pools, and no broken log.
+	if n, ok := Sum(m, "pario_data_unwritten_datafiles", labels("service", "data")); !ok || n < 1 {
+		t.Errorf("pario_data_unwritten_datafiles %v (present %v), want the pools' at least", n, ok)
+	}
+	if b, ok := Sum(m, "pario_data_unwritten_log_bytes", labels("service", "data")); !ok || b < 13 {
+		t.Errorf("pario_data_unwritten_log_bytes %v (present %v), want a record at least", b, ok)
+	}
+	if broken, ok := Sum(m, "pario_data_unwritten_log_broken", labels("service", "data")); !ok || broken != 0 {
+		t.Errorf("pario_data_unwritten_log_broken %v (present %v), want 0", broken, ok)
+	}
 
 	// A remove: the metadata server's reaper removes the file's datafiles
 	// after answering, and counts them.

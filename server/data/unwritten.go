@@ -397,3 +397,13 @@ func (s *Store) unwrittenStats() (count int, maxID uint64) {
 	}
 	return u.count, maxID
 }
+
+// UnwrittenStats reports the unwritten datafiles (unwritten.go), the bytes
+// of their log, and whether the log is broken (an append that could not
+// be cut back off: every create fails until the I/O server restarts).
+func (s *Store) UnwrittenStats() (count uint64, logBytes int64, broken bool) {
+	u := &s.unw
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return uint64(u.count), u.size, u.broken != nil
+}
