@@ -2,6 +2,9 @@ package client_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/pario/pario/client"
@@ -55,4 +58,99 @@ func BenchmarkFileIO(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkMetaOps measures the round trips a metadata operation costs
+// against a cluster of real server processes (a metadata server and 4 I/O
+// servers on loopback, AEAD protection on): a lookup, a stat (a lookup,
+// then the sizes of the file's datafiles), a create (Close asks no server)
+// and a remove, one goroutine at a time ("serial") and 4 at once, each in
+// a directory of its own ("parallel4"; time per operation is wall time
+// over all four goroutines' operations). The floor to compare with is a
+// bare TCP round trip: BenchmarkRoundTrip in package wire measures both.
+func BenchmarkMetaOps(b *testing.B) {
+	var logs testbin.LockedBuffer
+	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
+		Binary: parioBin, Dir: b.TempDir(), DataServers: 4, Output: &logs,
+	})
+	if err != nil {
+		b.Fatalf("spawn cluster: %v\n%s", err, logs.String())
+	}
+	defer p.Close()
+	c, err := p.Client(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	const stat = "/stat-me"
+	f, err := c.Create(ctx, stat, client.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+
+	for _, par := range []int{1, 4} {
+		name := "serial"
+		if par > 1 {
+			name = fmt.Sprintf("parallel%d", par)
+		}
+		dirs := make([]string, par)
+		for g := range dirs {
+			dirs[g] = fmt.Sprintf("/%s-%d", name, g)
+			if err := c.Mkdir(ctx, dirs[g], 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// run does n operations split over par goroutines: op(g, i) is
+		// goroutine g's i-th.
+		run := func(b *testing.B, op func(g, i int) error) {
+			var wg sync.WaitGroup
+			errs := make([]error, par)
+			for g := range par {
+				wg.Go(func() {
+					for i := g; i < b.N; i += par {
+						if err := op(g, i); err != nil {
+							errs[g] = err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(name+"/lookup", func(b *testing.B) {
+			run(b, func(int, int) error { _, err := c.Lookup(ctx, stat); return err })
+		})
+		b.Run(name+"/stat", func(b *testing.B) {
+			run(b, func(int, int) error { _, err := c.Stat(ctx, stat); return err })
+		})
+		round := 0
+		b.Run(name+"/create", func(b *testing.B) {
+			round++ // b.N grows from one run of this function to the next
+			run(b, func(g, i int) error {
+				f, err := c.Create(ctx, fmt.Sprintf("%s/c%d-%d", dirs[g], round, i), client.CreateOptions{Exclusive: true})
+				if err != nil {
+					return err
+				}
+				return f.Close()
+			})
+		})
+		b.Run(name+"/remove", func(b *testing.B) {
+			round++
+			b.StopTimer()
+			run(b, func(g, i int) error {
+				f, err := c.Create(ctx, fmt.Sprintf("%s/r%d-%d", dirs[g], round, i), client.CreateOptions{Exclusive: true})
+				if err != nil {
+					return err
+				}
+				return f.Close()
+			})
+			b.StartTimer()
+			run(b, func(g, i int) error { return c.Remove(ctx, fmt.Sprintf("%s/r%d-%d", dirs[g], round, i)) })
+		})
+	}
 }
