@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -21,7 +22,9 @@ import (
 // one within a process on some VMs. The two are measured in the same run,
 // in alternating blocks of calls (the machine is shared: what matters is
 // the ratio, reported as x-tcp). With par > 1, that many goroutines call
-// at once on one endpoint, against as many ping-pong connections.
+// at once on one endpoint, against as many ping-pong connections; fan4
+// starts 4 goroutines for each operation, each calling an endpoint of its
+// own (as a stat asks every I/O server of a file), against 4 pings at once.
 func BenchmarkRoundTrip(b *testing.B) {
 	cmd := exec.Command(os.Args[0], "-test.run", "^TestRoundTripServer$")
 	cmd.Env = append(os.Environ(), rttServerEnv+"=1")
@@ -41,25 +44,53 @@ func BenchmarkRoundTrip(b *testing.B) {
 	if _, err := fmt.Fscan(out, &wireAddr, &tcpAddr); err != nil {
 		b.Fatalf("round-trip server: %v", err)
 	}
-	for _, par := range []int{1, 4} {
-		b.Run(fmt.Sprintf("par%d", par), func(b *testing.B) {
-			e := NewEndpoint("bench", wireAddr, testSecret, EndpointOptions{})
-			defer e.Close()
+	for _, mode := range []struct {
+		name string
+		par  int
+		fan  bool
+	}{{"par1", 1, false}, {"par4", 4, false}, {"fan4", 4, true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			par := mode.par
+			eps := make([]*Endpoint, par)
+			for i := range eps {
+				eps[i] = NewEndpoint("bench", wireAddr, testSecret, EndpointOptions{})
+				defer eps[i].Close()
+			}
 			ctx := context.Background()
 			req := noteRequest{Text: strings.Repeat("x", 48), N: 1}
-			wireCall := func() error {
-				_, _, err := Call(ctx, e, opNote, req, nil, nil)
+			wireCall := func(g int) error {
+				ep := eps[0]
+				if mode.fan {
+					ep = eps[g]
+				}
+				_, _, err := Call(ctx, ep, opNote, req, nil, nil)
 				return err
 			}
 			pings := make([]func() error, par)
 			for g := range pings {
 				pings[g] = pingPong(b, tcpAddr)
 			}
-			// Warm up: dial every connection of the endpoint.
+			// Warm up: dial every connection of the endpoints.
 			for range 8 {
-				if err := wireCall(); err != nil {
-					b.Fatal(err)
+				for g := range par {
+					if err := wireCall(g); err != nil {
+						b.Fatal(err)
+					}
 				}
+			}
+			// run does n operations: with fan, each is par calls at once,
+			// one per goroutine started for it, as a stat asks every I/O
+			// server of a file; else par goroutines share the n calls.
+			run := func(n int, op func(g int) error) error {
+				if !mode.fan {
+					return spread(par, n, op)
+				}
+				for range n {
+					if err := fanOut(par, op); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			const block = 64
 			var tcp, wire time.Duration
@@ -68,13 +99,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 			for done := 0; done < b.N; done += block {
 				n := min(block, b.N-done)
 				start := time.Now()
-				if err := spread(par, n, func(g int) error { return wireCall() }); err != nil {
+				if err := run(n, wireCall); err != nil {
 					b.Fatal(err)
 				}
 				wire += time.Since(start)
 				b.StopTimer()
 				start = time.Now()
-				if err := spread(par, n, func(g int) error { return pings[g]() }); err != nil {
+				if err := run(n, func(g int) error { return pings[g]() }); err != nil {
 					b.Fatal(err)
 				}
 				tcp += time.Since(start)
@@ -84,6 +115,17 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.ReportMetric(float64(wire)/float64(tcp), "x-tcp")
 		})
 	}
+}
+
+// fanOut runs op once in each of n new goroutines and waits for them.
+func fanOut(n int, op func(g int) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for g := range n {
+		wg.Go(func() { errs[g] = op(g) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // rttServerEnv makes TestRoundTripServer serve.
