@@ -17,7 +17,7 @@ import (
 // BenchmarkRoundTrip measures a small call (a 64-byte request, an 8-byte
 // answer, no bulk data) through Endpoint and Server, AEAD on, against the
 // floor: a bare TCP ping-pong of 64 bytes on loopback. Both servers run in
-// a child process (this test binary again, see TestRoundTripServer), as a
+// a child process (this test binary again, see TestMain), as a
 // client and its servers do: a wake-up across processes costs more than
 // one within a process on some VMs. The two are measured in the same run,
 // in alternating blocks of calls (the machine is shared: what matters is
@@ -26,7 +26,7 @@ import (
 // starts 4 goroutines for each operation, each calling an endpoint of its
 // own (as a stat asks every I/O server of a file), against 4 pings at once.
 func BenchmarkRoundTrip(b *testing.B) {
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestRoundTripServer$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), rttServerEnv+"=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -128,26 +128,41 @@ func fanOut(n int, op func(g int) error) error {
 	return errors.Join(errs...)
 }
 
-// rttServerEnv makes TestRoundTripServer serve.
+// rttServerEnv makes the test binary serve (TestMain).
 const rttServerEnv = "PARIO_WIRE_RTT_SERVER"
 
-// TestRoundTripServer is BenchmarkRoundTrip's child process: it serves the
-// test ops and a 64-byte echo, prints both addresses and serves until it
-// is killed. Without the environment variable it does nothing.
-func TestRoundTripServer(t *testing.T) {
-	if os.Getenv(rttServerEnv) == "" {
-		t.Skip("the child process of BenchmarkRoundTrip")
+// TestMain runs this test binary as BenchmarkRoundTrip's child process
+// when rttServerEnv is set (serveRoundTrip never returns), and the tests
+// otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(rttServerEnv) != "" {
+		serveRoundTrip()
 	}
-	s := startServer(t, handlerFunc(noteHandler), ServerOptions{})
+	os.Exit(m.Run())
+}
+
+// serveRoundTrip serves the test ops and a 64-byte echo, prints both
+// addresses and serves until it is killed.
+func serveRoundTrip() {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "round-trip server:", err)
+		os.Exit(2)
+	}
+	sl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	srv := NewServer(handlerFunc(noteHandler), ServerOptions{Name: "test server", Secret: testSecret, Logger: quietLogger()})
+	go func() { fail(srv.Serve(context.Background(), sl)) }()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		fail(err)
 	}
-	fmt.Println(s.Addr, ln.Addr())
+	fmt.Println(sl.Addr(), ln.Addr())
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			t.Fatal(err)
+			fail(err)
 		}
 		go func() {
 			defer nc.Close()
