@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -165,6 +166,12 @@ func (s *Store) openUnwritten() error {
 		}
 	})
 	u.size, u.records = good, records
+	if good < int64(len(b)) {
+		// An append a crash cut short leaves this; so would a damaged
+		// disk, whose lost records then show as missing datafiles.
+		slog.Warn("pario data: the log of unwritten datafiles ends in an incomplete record; cutting it off",
+			"dir", s.dir, "file", unwrittenName, "offset", good, "bytes", int64(len(b))-good)
+	}
 	// Ids whose file exists were written before the restart.
 	madeSince := false
 	for id := range u.logged {
