@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -213,13 +215,29 @@ func childEnv() []string {
 	return env
 }
 
+// freePort returns a port on loopback that is free now, below the
+// kernel's ephemeral range: a port the kernel handed out and took back
+// (listen on port 0) can go to the next socket anyone opens, and in
+// TestMpirun that was Open MPI's own (CI: "bind: address already in use"
+// at the rendezvous); below the range only an explicit bind can take it.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 2048 {
+				low = v
+			}
+		}
 	}
-	defer ln.Close()
-	_, port, _ := strings.Cut(ln.Addr().String(), ":")
-	return port
+	for range 100 {
+		port := 1024 + rand.IntN(low-1024)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			ln.Close()
+			return strconv.Itoa(port)
+		}
+	}
+	t.Fatalf("no free port below %d on loopback in 100 tries", low)
+	return ""
 }
