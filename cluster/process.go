@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,7 +83,7 @@ func SpawnProcesses(ctx context.Context, cfg ProcessConfig) (_ *Processes, err e
 		return nil, err
 	}
 	f := &File{SecretFile: "secret", Dir: cfg.Dir, Protection: cfg.Protection, NoRootSquash: !cfg.RootSquash}
-	ports, err := freePorts(cfg.DataServers + 1)
+	ports, err := FreePorts(cfg.DataServers + 1)
 	if err != nil {
 		return nil, err
 	}
@@ -109,10 +111,14 @@ func SpawnProcesses(ctx context.Context, cfg ProcessConfig) (_ *Processes, err e
 	return p, nil
 }
 
-// freePorts asks the kernel for n free TCP ports on loopback. Another
-// process could take one before the server binds it; on a test machine
-// that is rare enough.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n TCP ports on loopback that are free now, for
+// servers started as processes to bind. They are drawn below the kernel's ephemeral range
+// (and below 20000, where rank derives its rendezvous ports): a port the
+// kernel handed out for listen(:0) and took back goes to the next
+// connection anyone opens, a client's included, before the server
+// binds it. Below the range only an explicit bind can take it.
+func FreePorts(n int) ([]int, error) {
+	top := min(ephemeralLow(), 20000)
 	var lns []net.Listener
 	defer func() {
 		for _, ln := range lns {
@@ -120,15 +126,37 @@ func freePorts(n int) ([]int, error) {
 		}
 	}()
 	var ports []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries == 100*n {
+			return nil, fmt.Errorf("no %d free ports below %d on loopback in %d tries", n, top, tries)
+		}
+		port := 10000 + rand.IntN(top-10000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
-			return nil, err
+			continue
 		}
 		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range
+// (Linux's default where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 32768
+	}
+	v, err := strconv.Atoi(f[0])
+	if err != nil || v <= 10000 {
+		return 32768
+	}
+	return v
 }
 
 func (p *Processes) start(ctx context.Context, name, addr string, args ...string) error {

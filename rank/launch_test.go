@@ -220,6 +220,8 @@ func childEnv() []string {
 // (listen on port 0) can go to the next socket anyone opens, and in
 // TestMpirun that was Open MPI's own (CI: "bind: address already in use"
 // at the rendezvous); below the range only an explicit bind can take it.
+// (cluster.FreePorts does the same for server processes; rank may not
+// import cluster.)
 func freePort(t *testing.T) string {
 	t.Helper()
 	low := 32768

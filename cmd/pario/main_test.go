@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/internal/testbin"
 )
@@ -252,15 +252,14 @@ func TestServersFromFlags(t *testing.T) {
 	}
 }
 
+// freePorts returns n free ports on loopback for servers to bind
+// (cluster.FreePorts: below the ephemeral range, so no connection takes
+// one before its server binds it).
 func freePorts(t *testing.T, n int) []int {
-	var ports []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	t.Helper()
+	ports, err := cluster.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }
