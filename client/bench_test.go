@@ -12,12 +12,11 @@ import (
 	"github.com/pario/pario/internal/testbin"
 )
 
-// BenchmarkFileIO measures the client's side of 1 MiB writes and reads
-// striped over 4 I/O server processes (64 KiB strips: 4 requests of
-// 256 KiB each). The servers run in their own processes, so allocs/op
-// counts the client only: the path whose payload goes from and into the
-// caller's slices without a copy.
-func BenchmarkFileIO(b *testing.B) {
+// benchClient starts a cluster of server processes (a metadata server
+// and 4 I/O servers on loopback) for b and returns a client of it; both
+// go when b ends.
+func benchClient(b *testing.B) *client.Client {
+	b.Helper()
 	var logs testbin.LockedBuffer
 	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
 		Binary: parioBin, Dir: b.TempDir(), DataServers: 4, Output: &logs,
@@ -25,12 +24,22 @@ func BenchmarkFileIO(b *testing.B) {
 	if err != nil {
 		b.Fatalf("spawn cluster: %v\n%s", err, logs.String())
 	}
-	defer p.Close()
+	b.Cleanup(func() { p.Close() })
 	c, err := p.Client(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer c.Close()
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+// BenchmarkFileIO measures the client's side of 1 MiB writes and reads
+// striped over 4 I/O server processes (64 KiB strips: 4 requests of
+// 256 KiB each). The servers run in their own processes, so allocs/op
+// counts the client only: the path whose payload goes from and into the
+// caller's slices without a copy.
+func BenchmarkFileIO(b *testing.B) {
+	c := benchClient(b)
 	ctx := context.Background()
 	f, err := c.Create(ctx, "/bench", client.CreateOptions{})
 	if err != nil {
@@ -69,19 +78,7 @@ func BenchmarkFileIO(b *testing.B) {
 // over all four goroutines' operations). The floor to compare with is a
 // bare TCP round trip: BenchmarkRoundTrip in package wire measures both.
 func BenchmarkMetaOps(b *testing.B) {
-	var logs testbin.LockedBuffer
-	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
-		Binary: parioBin, Dir: b.TempDir(), DataServers: 4, Output: &logs,
-	})
-	if err != nil {
-		b.Fatalf("spawn cluster: %v\n%s", err, logs.String())
-	}
-	defer p.Close()
-	c, err := p.Client(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := benchClient(b)
 	ctx := context.Background()
 	const stat = "/stat-me"
 	f, err := c.Create(ctx, stat, client.CreateOptions{})

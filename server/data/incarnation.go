@@ -212,6 +212,6 @@ func (s *Store) scanIDs(first bool) (maxID, count uint64, err error) {
 			}
 		}
 	}
-	unwritten, maxLogged := s.unwrittenStats()
+	unwritten, maxLogged := s.unwrittenMax()
 	return max(maxID, maxLogged), count + uint64(unwritten), nil
 }

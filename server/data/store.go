@@ -863,8 +863,8 @@ func (s *Store) usage() (used, count uint64, err error) {
 			used += allocated(fi)
 		}
 	}
-	unwritten, _ := s.unwrittenStats()
-	count += uint64(unwritten)
+	unwritten, _, _ := s.UnwrittenStats()
+	count += unwritten
 	s.statUsed, s.statCount, s.statAt = used, count, time.Now()
 	return used, count, nil
 }

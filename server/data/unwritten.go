@@ -393,9 +393,10 @@ func (s *Store) unwrittenIn(i byte) map[uint64]int64 {
 	return m
 }
 
-// unwrittenStats returns how many unwritten datafiles there are and the
-// highest id the log holds.
-func (s *Store) unwrittenStats() (count int, maxID uint64) {
+// unwrittenMax returns how many unwritten datafiles there are and the
+// highest id the log holds. It walks every logged id: for Open and
+// Claim, not for every Statfs (UnwrittenStats counts in constant time).
+func (s *Store) unwrittenMax() (count int, maxID uint64) {
 	u := &s.unw
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -152,6 +152,16 @@ func TestPowerCutPutsBackTheLastSync(t *testing.T) {
 func reopenImage(t *testing.T, image []byte, rec checkpointRecord, boot string) []string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "meta.db")
+	writeImage(t, path, image, rec)
+	s := deferredStore(t, path, &boot)
+	defer s.Close()
+	return rootNames(t, s)
+}
+
+// writeImage writes image to path as meta.db, and checkpoint rec beside
+// it, made to name that file (its identity changes with the write).
+func writeImage(t *testing.T, path string, image []byte, rec checkpointRecord) {
+	t.Helper()
 	if err := os.WriteFile(path, image, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +173,6 @@ func reopenImage(t *testing.T, image []byte, rec checkpointRecord, boot string) 
 	if err := os.WriteFile(path+checkpointSuffix, encodeCheckpoint(rec), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := deferredStore(t, path, &boot)
-	defer s.Close()
-	return rootNames(t, s)
 }
 
 type bytesReaderAt []byte
@@ -486,20 +493,8 @@ func TestRecoveryRefusesAnInconsistentRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clear(img[2*ps:]) // the tree's pages never reached the disk
-	if err := os.WriteFile(path, img, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Sync's checkpoint, naming this file (whose identity changed with
-	// the write); Close made a later one.
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.ident = identOf(fi)
-	if err := os.WriteFile(path+checkpointSuffix, encodeCheckpoint(rec), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	clear(img[2*ps:])             // the tree's pages never reached the disk
+	writeImage(t, path, img, rec) // Sync's checkpoint; Close made a later one
 	boot = "boot-2"
 	_, err = Open(path, Options{Servers: 1, SyncInterval: time.Hour, BootID: func() (string, error) { return boot, nil }})
 	if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "left as it is") || !strings.Contains(err.Error(), path) {
