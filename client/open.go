@@ -158,3 +158,22 @@ func (c *Client) Mknod(ctx context.Context, path string, kind meta.Kind, mode ui
 func (c *Client) MkdirAttr(ctx context.Context, path string, mode uint32) (meta.Attr, error) {
 	return metaAttr(ctx, c, meta.OpMkdir, meta.MkdirRequest{Path: path, Mode: mode, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 }
+
+// Delegate asks for the delegation of the directory at path (see
+// meta.Store.Delegate) for the mount that ctx's credentials name
+// (meta.Cred.Mount), and returns its attributes and whether it was
+// given. A server from before delegations answers ENOSYS.
+func (c *Client) Delegate(ctx context.Context, path string) (meta.Attr, bool, error) {
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpDelegate, meta.DelegateRequest{Path: path, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}, nil, nil)
+	return resp.Attr, resp.Given, err
+}
+
+// RemoveBatch sends a delegation holder's unlinks (meta.Store.ApplyRemoves)
+// on behalf of ctx's credentials and returns each one's outcome.
+func (c *Client) RemoveBatch(ctx context.Context, ops []meta.BatchRemove) ([]error, error) {
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpRemoveBatch, meta.RemoveBatchRequest{Ops: ops, Cred: c.cred(ctx)}, nil, nil)
+	if err == nil && len(resp.Errs) != len(ops) {
+		err = fmt.Errorf("%s: answered %d outcomes for a batch of %d removes", c.meta.Name, len(resp.Errs), len(ops))
+	}
+	return resp.Errs, err
+}

@@ -49,7 +49,7 @@ func (fsys *fileSystem) withCaller(ctx context.Context) context.Context {
 	if !ok {
 		return ctx
 	}
-	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid)})
+	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid), Mount: fsys.lease.watcher.Load()})
 }
 
 // kernelsOwn returns ctx marked with this mount's watcher ID, for a
@@ -68,6 +68,7 @@ func (fsys *fileSystem) kernelsOwn(ctx context.Context) context.Context {
 		return ctx
 	}
 	c.Watcher = fsys.lease.watcher.Load()
+	c.Mount = c.Watcher
 	return meta.WithCred(ctx, c)
 }
 

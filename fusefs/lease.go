@@ -251,8 +251,10 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 			fsys.lease.mu.Lock()
 			fsys.lease.gen++
 			fsys.lease.mu.Unlock()
+			fsys.leaseChanged()
 		} else {
 			fsys.invalidate(resp.Changes)
+			fsys.recalled(ctx, resp.Changes)
 		}
 		acked = resp.Seq
 		fsys.renew(sent.Add(resp.Lease - leaseMargin))

@@ -162,12 +162,18 @@ type Stats struct {
 	// NoopChowns counts the chowns that changed nothing and were answered
 	// without the metadata server (noop.go).
 	NoopChowns uint64
+	// UnlinksHere counts the unlinks answered by the mount in directories
+	// delegated to it (delegated.go), UnlinksPending those of them the
+	// metadata server has not applied yet, UnlinkBatches the batches that
+	// carried them there.
+	UnlinksHere, UnlinksPending, UnlinkBatches uint64
 }
 
 type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
 	noopChowns                                              atomic.Uint64
+	unlinkBatches                                           atomic.Uint64
 }
 
 func (s *stats) read(n int) {
@@ -290,9 +296,11 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	if !fsys.directMmap.Load() && (opts.DirectIO == DirectWriters || opts.DirectIO == DirectReadWrite) {
 		opts.Logger.Info("pario mount: the kernel cannot map direct I/O files MAP_SHARED (before Linux 6.6): read-write descriptors use the page cache", "dir", abs)
 	}
+	fsys.startDelegations()
 	fsys.startLease(srv)
 	go func() {
 		srv.Wait()
+		fsys.stopDelegations()
 		fsys.stopLease()
 		fsys.idle.stop()
 		close(m.done)
@@ -331,7 +339,7 @@ func (m *Server) Wait() { <-m.done }
 func (m *Server) Stats() Stats {
 	s := &m.fsys.stats
 	used, peak := m.fsys.mem.inUse()
-	return Stats{
+	st := Stats{
 		Reads: s.reads.Load(), Writes: s.writes.Load(),
 		ReadBytes: s.readBytes.Load(), WriteBytes: s.writeBytes.Load(),
 		MaxRead: s.maxRead.Load(), MaxWrite: s.maxWrite.Load(),
@@ -339,7 +347,13 @@ func (m *Server) Stats() Stats {
 		MemoryUsed:  used, MemoryPeak: peak, MemoryBudget: m.fsys.mem.limit,
 		MemoryReleases: m.fsys.idle.releases(),
 		NoopChowns:     s.noopChowns.Load(),
+		UnlinkBatches:  s.unlinkBatches.Load(),
 	}
+	d := &m.fsys.deleg
+	d.mu.Lock()
+	st.UnlinksHere, st.UnlinksPending = d.queued, d.queued-d.applied
+	d.mu.Unlock()
+	return st
 }
 
 // Unmount unmounts the file system. If it is busy (a process has a file

@@ -28,6 +28,7 @@ type fileSystem struct {
 	callers callers
 	stats   stats
 	lease   leaseState // lease.go
+	deleg   delegState // delegated.go
 
 	// mu guards open and the opens, unlinked and gone fields of every
 	// openFile in it, and dirs (known.go) and their used fields.
@@ -62,7 +63,22 @@ type fileSystem struct {
 // caller, even the Go runtime's preemption signal) does not cancel them: a
 // namespace change cut off halfway could have happened without the caller
 // knowing.
+//
+// Before the request goes on, the unlinks this mount answered itself and
+// has not sent yet are applied (delegated.go), so that the metadata
+// server sees this mount's requests in the order they were answered. If
+// that fails, so does the request: its context has ended.
 func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := fsys.ctxUnordered(ctx)
+	if err := fsys.flushRemoves(c); err != nil {
+		cancel()
+	}
+	return c, cancel
+}
+
+// ctxUnordered is ctx without waiting for the queued unlinks: for a
+// request that may itself be answered here (Unlink).
+func (fsys *fileSystem) ctxUnordered(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 }
 
@@ -327,6 +343,11 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
+	if n.dir {
+		// Its owner or mode, which unlinks answered here are checked
+		// against, may change: answer them at the server from now on.
+		n.fsys.undelegate(n.id)
+	}
 	p := n.path()
 	of := n.fsys.openFile(n.id)
 	_, orphan := n.fsys.orphan(n.id)
@@ -485,6 +506,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	n.fsys.madeDir(a.ID, start, gen)
 	n.fsys.ownChanged(n.id)
 	n.fsys.learnSquash(ctx, a)
+	n.fsys.delegate(ctx, p, a, gen)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }
@@ -589,8 +611,14 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 // Unlink removes a file's name. If the file is open here, its data stays
 // until the last close.
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxUnordered(ctx)
 	defer cancel()
+	if done, errno := n.unlinkHere(ctx, name); done {
+		return errno
+	}
+	if err := n.fsys.flushRemoves(ctx); err != nil {
+		return n.fsys.errno("unlink", n.child(name), err)
+	}
 	p := n.child(name)
 	id, ok := n.cachedChild(name, false)
 	if !ok || n.fsys.openFile(id) != nil {
@@ -646,6 +674,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	}
 	n.fsys.removedName(n.id, name)
 	n.fsys.forgetNames(id)
+	n.fsys.undelegate(id)
 	n.fsys.ownChanged(n.id, id)
 	return 0
 }

@@ -49,6 +49,7 @@ var Ops = wire.OpTable{
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
 	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
 	OpReadlink.OpInfo, OpLink.OpInfo, OpWatch.OpInfo, OpSync.OpInfo,
+	OpDelegate.OpInfo, OpRemoveBatch.OpInfo,
 }
 
 // OpName names an op code for logs and errors.
@@ -77,8 +78,15 @@ func getAttr(d *wire.Dec, field string) Attr {
 	return a
 }
 
+// mountOnly marks an encoded watcher ID as Cred.Mount alone (Watcher 0).
+// Watcher IDs keep their top two bits clear (startHubLocked), so a
+// server from before Cred.Mount reads the mark as a watcher it does not
+// know, which is what Watcher 0 means to it: the change is sent to every
+// mount.
+const mountOnly = 1 << 62
+
 // putCred writes who asks: uid, gid, the supplementary groups and the
-// asking mount's watcher ID.
+// asking mount's watcher ID, as Watcher (and Mount) or as Mount alone.
 func putCred(e *wire.Enc, c Cred) {
 	e.U32(c.Uid)
 	e.U32(c.Gid)
@@ -86,7 +94,11 @@ func putCred(e *wire.Enc, c Cred) {
 	for _, g := range c.Groups {
 		e.U32(g)
 	}
-	e.Uvarint(c.Watcher)
+	w := c.Watcher
+	if w == 0 && c.Mount != 0 && c.Mount < mountOnly {
+		w = c.Mount | mountOnly
+	}
+	e.Uvarint(w)
 }
 
 func getCred(d *wire.Dec) Cred {
@@ -98,7 +110,11 @@ func getCred(d *wire.Dec) Cred {
 			c.Groups = append(c.Groups, d.U32("group"))
 		}
 	}
-	c.Watcher = d.Uvarint("watcher")
+	if w := d.Uvarint("watcher"); w&mountOnly != 0 {
+		c.Mount = w &^ mountOnly
+	} else {
+		c.Watcher, c.Mount = w, w
+	}
 	return c
 }
 

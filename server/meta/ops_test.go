@@ -174,7 +174,10 @@ var opSamples = []optest.Sample{
 		Op: OpRemove.OpInfo,
 		Requests: []optest.Value{
 			optest.V(&RemoveRequest{Path: "/a"}, then(rawPath("/a"), noExpect, noCred, func(e *wire.Enc) { e.Bool(false) })),
-			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9}}, then(rawPath("/a"), noExpect, rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
+			optest.V(&RemoveRequest{Path: "/a", KeepData: true, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, then(rawPath("/a"), noExpect, rawCredW(3, 4, 9), func(e *wire.Enc) { e.Bool(true) })),
+			// A mount's request that is not the kernel's own change: its
+			// watcher ID marked as Mount alone.
+			optest.V(&RemoveRequest{Path: "/a", Cred: Cred{Uid: 3, Gid: 4, Mount: 9}}, then(rawPath("/a"), noExpect, rawCredW(3, 4, 9|mountOnly), func(e *wire.Enc) { e.Bool(false) })),
 		},
 		Responses: attrResponses(),
 	},
@@ -406,6 +409,40 @@ var opSamples = []optest.Sample{
 		Responses: []optest.Value{optest.V(&UnlinkDanglingResponse{}, empty)},
 	},
 	{
+		Op: OpDelegate.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&DelegateRequest{Path: "/d", Expect: Expect{Self: 7}, Cred: Cred{Uid: 3, Gid: 4, Mount: 9}}, then(rawPath("/d"), rawExpect(0, 0, 7), rawCredW(3, 4, 9|mountOnly))),
+		},
+		Responses: []optest.Value{
+			optest.V(&DelegateResponse{Attr: sampleDir, Given: true}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(true) })),
+			optest.V(&DelegateResponse{Attr: sampleDir}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(false) })),
+		},
+	},
+	{
+		Op: OpRemoveBatch.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&RemoveBatchRequest{Ops: []BatchRemove{{Dir: 7, Name: "a", Self: 8}, {Dir: 7, Name: "b", Self: 1 << 40}}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.Uvarint(7)
+				e.String("a")
+				e.Uvarint(8)
+				e.Uvarint(7)
+				e.String("b")
+				e.Uvarint(1 << 40)
+				rawCredW(3, 4, 9)(e)
+			}),
+			optest.V(&RemoveBatchRequest{}, func(e *wire.Enc) { e.Uvarint(0); noCred(e) }),
+		},
+		Responses: []optest.Value{
+			optest.V(&RemoveBatchResponse{Errs: []error{nil, &BatchError{Errno: syscall.ESTALE, Msg: "replaced"}}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.U32(0)
+				e.U32(uint32(syscall.ESTALE))
+				e.String("replaced")
+			}),
+		},
+	},
+	{
 		Op:        OpSync.OpInfo,
 		Requests:  []optest.Value{optest.V(&SyncRequest{}, empty)},
 		Responses: []optest.Value{optest.V(&SyncResponse{}, empty)},
@@ -466,6 +503,10 @@ func FuzzOpSymlink(f *testing.F)   { optest.Fuzz(f, sample(f, OpSymlink.OpInfo))
 func FuzzOpReadlink(f *testing.F)  { optest.Fuzz(f, sample(f, OpReadlink.OpInfo)) }
 func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
 func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
+func FuzzOpDelegate(f *testing.F)  { optest.Fuzz(f, sample(f, OpDelegate.OpInfo)) }
+func FuzzOpRemovebatch(f *testing.F) {
+	optest.Fuzz(f, sample(f, OpRemoveBatch.OpInfo))
+}
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

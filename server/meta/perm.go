@@ -24,6 +24,11 @@ type Cred struct {
 	// acknowledgement of the change, since its kernel applied the change
 	// itself (watch.go).
 	Watcher uint64
+	// Mount is the watcher ID of the mount that asks, for every request
+	// it makes (Watcher only for the kernel's own changes): the holder of
+	// a directory's delegation reaches into it without recalling it
+	// (deleg.go). 0 for other clients.
+	Mount uint64
 }
 
 // Nobody is the uid and gid root becomes under root squash.
@@ -108,6 +113,11 @@ func checkDelete(dir, victim *Attr, c Cred) error {
 	}
 	return nil
 }
+
+// MayRemoveFrom checks, as the metadata server would, that c may remove
+// victim from dir: for a mount that answers unlinks in a directory
+// delegated to it (deleg.go).
+func MayRemoveFrom(dir, victim *Attr, c Cred) error { return checkDelete(dir, victim, c) }
 
 // newOwner gives a new entry of kind k, made in parent by c with the
 // requested mode bits, its owner, group and mode. The group is the

@@ -128,6 +128,16 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		return wire.Serve(OpWatch, req, func(r WatchRequest) (WatchResponse, error) {
 			return h.Store.Watch(ctx, r)
 		})
+	case OpDelegate.Code:
+		return wire.Serve(OpDelegate, req, func(r DelegateRequest) (DelegateResponse, error) {
+			a, given, err := h.Store.Delegate(h.as(ctx, r.Cred, r.Expect), r.Path)
+			return DelegateResponse{Attr: a, Given: given}, err
+		})
+	case OpRemoveBatch.Code:
+		return wire.Serve(OpRemoveBatch, req, func(r RemoveBatchRequest) (RemoveBatchResponse, error) {
+			errs, err := h.Store.ApplyRemoves(h.as(ctx, r.Cred, Expect{}), r.Ops)
+			return RemoveBatchResponse{Errs: errs}, err
+		})
 	case OpUnlinkDangling.Code:
 		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {
 			return UnlinkDanglingResponse{}, h.Store.UnlinkDangling(ctx, r.Parent, r.Name, r.Child)

@@ -57,6 +57,7 @@ type Store struct {
 	claims            []claimState  // by I/O server index
 	pool              pools         // precreated datafiles (pool.go)
 	hub               hub           // mounts' leases (watch.go)
+	delegs            delegations   // directories delegated to mounts (deleg.go)
 	reaper            reaper        // removes the datafiles of removed files (reaper.go)
 	dur               *durability   // deferred durability (durable.go); nil if off
 }
@@ -403,6 +404,8 @@ type txn struct {
 	removals []FileID
 	// expect is what the caller believes the path resolves to (Expect).
 	expect Expect
+	// delegs is the Store's delegations when there are any (deleg.go).
+	delegs *delegations
 }
 
 // may checks cred's access to a (see permits); nil cred may do anything.
@@ -441,6 +444,9 @@ func direntKey(parent FileID, name string) []byte {
 
 // get reads an inode; a missing one is ENOENT.
 func (t *txn) get(id FileID) (Attr, error) {
+	if err := t.checkDelegated(id); err != nil {
+		return Attr{}, err
+	}
 	v := t.inodes.Get(idKey(id))
 	if v == nil {
 		return Attr{}, syscall.ENOENT
@@ -604,11 +610,14 @@ func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps
 		return wrapErr(op, path, err)
 	}
 	cred := credOf(ctx)
-	return wrapErr(op, path, s.db.View(func(tx *bbolt.Tx) error {
-		t := newTxn(tx)
-		t.cred = cred
-		t.expect = ExpectFrom(ctx)
-		return fn(t, comps)
+	return wrapErr(op, path, s.withRecalls(ctx, func() error {
+		return s.db.View(func(tx *bbolt.Tx) error {
+			t := newTxn(tx)
+			t.cred = cred
+			t.delegs = s.delegs.active()
+			t.expect = ExpectFrom(ctx)
+			return fn(t, comps)
+		})
 	}))
 }
 
@@ -620,7 +629,9 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 	if err != nil {
 		return wrapErr(op, path, err)
 	}
-	return wrapErr(op, path, s.mutate(ctx, func(t *txn) error { return fn(t, comps) }))
+	return wrapErr(op, path, s.withRecalls(ctx, func() error {
+		return s.mutate(ctx, func(t *txn) error { return fn(t, comps) })
+	}))
 }
 
 // Lookup returns the attributes of the entry at path.
@@ -649,16 +660,19 @@ func (s *Store) Access(ctx context.Context, id FileID, want uint32) (Attr, error
 		return Attr{}, wrapErr("getbyid", idPath(id), err)
 	}
 	var a Attr
-	err := s.db.View(func(tx *bbolt.Tx) (err error) {
-		t := newTxn(tx)
-		t.cred = credOf(ctx)
-		if a, err = t.get(id); err != nil || want == 0 {
+	err := s.withRecalls(ctx, func() error {
+		return s.db.View(func(tx *bbolt.Tx) (err error) {
+			t := newTxn(tx)
+			t.cred = credOf(ctx)
+			t.delegs = s.delegs.active()
+			if a, err = t.get(id); err != nil || want == 0 {
+				return err
+			}
+			if err = t.may(&a, want); err != nil {
+				a = Attr{}
+			}
 			return err
-		}
-		if err = t.may(&a, want); err != nil {
-			a = Attr{}
-		}
-		return err
+		})
 	})
 	return a, wrapErr("getbyid", idPath(id), err)
 }
@@ -1046,6 +1060,9 @@ func (s *Store) Remove(ctx context.Context, path string) (Attr, error) {
 		}
 		return t.touchDir(&parent, now)
 	})
+	if err == nil && a.Kind == KindDir {
+		s.delegs.drop(a.ID, 0)
+	}
 	return a, err
 }
 

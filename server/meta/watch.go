@@ -135,11 +135,18 @@ func (s *Store) startHubLocked() {
 // mutate runs fn as one mutation (see committer.update) and, once it has
 // committed, waits until every watcher has been told what it changed.
 func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
+	return s.mutateWith(ctx, true, fn)
+}
+
+// mutateWith is mutate that, unless wait, answers once the watchers have
+// been handed the changes, without waiting for their acknowledgements.
+func (s *Store) mutateWith(ctx context.Context, wait bool, fn func(t *txn) error) error {
 	var changes []Change
 	var removals []FileID
 	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
 		t := newTxn(tx)
 		t.cred = credOf(ctx)
+		t.delegs = s.delegs.active()
 		t.keepData = keepData(ctx)
 		t.expect = ExpectFrom(ctx)
 		err := fn(t)
@@ -163,7 +170,7 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 	if c := credOf(ctx); c != nil {
 		origin = c.Watcher
 	}
-	s.publish(changes, origin)
+	s.publish(changes, origin, wait)
 	return nil
 }
 
@@ -177,7 +184,7 @@ func (s *Store) mutate(ctx context.Context, fn func(t *txn) error) error {
 // attributes dropped), and an invalidation arriving after that would
 // only drop what the kernel has just cached. Only the kernel's namespace
 // changes carry an origin (fusefs kernelsOwn).
-func (s *Store) publish(changes []Change, origin uint64) {
+func (s *Store) publish(changes []Change, origin uint64, wait bool) {
 	h := &s.hub
 	h.mu.Lock()
 	s.startHubLocked()
@@ -191,6 +198,7 @@ func (s *Store) publish(changes []Change, origin uint64) {
 	for id, w := range h.watchers {
 		if !now.Before(w.expires) {
 			delete(h.watchers, id)
+			s.delegs.dropHolder(id)
 			continue
 		}
 		if id == origin {
@@ -206,6 +214,9 @@ func (s *Store) publish(changes []Change, origin uint64) {
 		}
 	}
 	h.mu.Unlock()
+	if !wait {
+		return
+	}
 	for {
 		h.mu.Lock()
 		now := time.Now()
@@ -293,6 +304,7 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 	w := h.watchers[req.Watcher]
 	if req.Leave {
 		delete(h.watchers, req.Watcher)
+		s.delegs.dropHolder(req.Watcher)
 		h.signalLocked()
 		h.mu.Unlock()
 		return WatchResponse{}, nil
@@ -300,6 +312,7 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 	now := time.Now()
 	if w == nil || !now.Before(w.expires) {
 		delete(h.watchers, req.Watcher)
+		s.delegs.dropHolder(req.Watcher)
 		h.nextID++
 		id := h.nextID
 		w = &watcher{acked: h.seq, expires: now.Add(h.lease), wake: make(chan struct{}, 1)}

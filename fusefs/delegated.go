@@ -1,0 +1,355 @@
+package fusefs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pario/pario/server/meta"
+)
+
+// Unlinks answered by the mount (docs/store.md, "Delegated directories").
+//
+// A directory this mount makes under its lease is asked of the metadata
+// server for the mount's own (meta.Store.Delegate) while it is still
+// empty. While the mount holds it, an unlink there of a name the kernel
+// holds under the lease is answered here at once, after the permission
+// check the server would make, and queued; a flusher sends the queue in
+// batches (meta.Store.ApplyRemoves), one transaction each. The rules that
+// keep this invisible to everyone else:
+//
+//   - every request this mount sends to the metadata server first waits
+//     until the queue ahead of it has been applied (fsys.ctx), so the
+//     server never sees this mount's requests out of order;
+//   - every request by anyone else that reaches the directory recalls the
+//     delegation: the watch loop gives it up, waits for the queue to be
+//     applied and only then acknowledges (recalled), and the request goes
+//     on after that acknowledgement;
+//   - a new lease (a restarted server, a lapse) ends every delegation.
+//
+// What is lost: the queue, if the mount dies before it is sent (as a
+// local file system loses unlinks not yet written back by a power cut;
+// fsync(2) on the directory, or any other request, sends it first).
+
+const (
+	// maxRemoveBatch bounds the unlinks of one batch.
+	maxRemoveBatch = 1024
+	// removeBatchDelay is how long the flusher lets unlinks gather
+	// before it sends a batch that nobody waits for.
+	removeBatchDelay = 2 * time.Millisecond
+)
+
+// delegState is the mount's delegated directories and unlinks not yet
+// applied by the metadata server.
+type delegState struct {
+	mu       sync.Mutex
+	dirs     map[meta.FileID]delegDir
+	queue    []queuedRemove
+	queued   uint64        // unlinks ever queued
+	applied  uint64        // unlinks the metadata server has answered
+	urgent   bool          // someone waits for the queue
+	wake     chan struct{} // has a value when the queue grew or urgent was set
+	progress chan struct{} // closed and replaced whenever applied grows
+	off      bool          // the metadata server does not delegate
+	stop     context.CancelFunc
+	done     chan struct{}
+	failures int // batches that failed in a row
+}
+
+type delegDir struct {
+	gen  uint64    // the lease it was given under
+	attr meta.Attr // its owner and mode, for the permission check
+}
+
+type queuedRemove struct {
+	op   meta.BatchRemove
+	cred meta.Cred // who unlinked it (uid, gid, groups)
+}
+
+// startDelegations starts the flusher.
+func (fsys *fileSystem) startDelegations() {
+	d := &fsys.deleg
+	ctx, cancel := context.WithCancel(context.Background())
+	d.mu.Lock()
+	d.wake = make(chan struct{}, 1)
+	d.progress = make(chan struct{})
+	d.stop, d.done = cancel, make(chan struct{})
+	d.mu.Unlock()
+	go func() {
+		defer close(d.done)
+		fsys.flushLoop(ctx)
+	}()
+}
+
+// stopDelegations sends what is queued (for at most OpTimeout) and stops
+// the flusher.
+func (fsys *fileSystem) stopDelegations() {
+	d := &fsys.deleg
+	if d.stop == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
+	if err := fsys.flushRemoves(ctx); err != nil {
+		fsys.log.Error("pario mount: unlinks answered here were not all applied by the metadata server before unmount", "err", err)
+	}
+	cancel()
+	d.stop()
+	<-d.done
+}
+
+// delegate asks for the directory this mount just made at p (attributes
+// a) under lease gen, while it is still empty.
+func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen uint64) {
+	d := &fsys.deleg
+	d.mu.Lock()
+	off := d.off || d.stop == nil
+	d.mu.Unlock()
+	if off || gen == 0 || a.Mode&syscall.S_ISVTX != 0 {
+		return
+	}
+	got, given, err := fsys.c.Delegate(meta.WithExpect(ctx, meta.Expect{Self: a.ID}), p)
+	if errors.Is(err, syscall.ENOSYS) {
+		d.mu.Lock()
+		d.off = true
+		d.mu.Unlock()
+		return
+	}
+	if err != nil || !given {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if fsys.leaseGen() != gen {
+		return // the server has forgotten it with the lease
+	}
+	if d.dirs == nil {
+		d.dirs = map[meta.FileID]delegDir{}
+	}
+	d.dirs[got.ID] = delegDir{gen: gen, attr: got}
+}
+
+// unlinkHere answers the unlink of name in directory n itself, when n is
+// delegated to this mount, the kernel holds the name under the lease, and
+// the file is not open here (those keep their data until closed, which
+// the metadata server's answer arranges). It reports whether it answered.
+func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno) {
+	fsys := n.fsys
+	gen := fsys.leaseGen()
+	if gen == 0 {
+		return false, 0
+	}
+	cred, ok := meta.CredFrom(ctx)
+	if !ok || (cred.Uid == 0 && !fsys.rootIsRoot.Load()) {
+		return false, 0 // root may be squashed: let the server judge
+	}
+	id, ok := n.cachedChild(name, false)
+	if !ok || fsys.openFile(id) != nil {
+		return false, 0
+	}
+	d := &fsys.deleg
+	d.mu.Lock()
+	g, ok := d.dirs[n.id]
+	if !ok || g.gen != gen {
+		d.mu.Unlock()
+		return false, 0
+	}
+	// The victim's owner matters only in a sticky directory, which is
+	// never delegated.
+	if err := meta.MayRemoveFrom(&g.attr, &meta.Attr{}, cred); err != nil {
+		d.mu.Unlock()
+		return true, fsys.errno("unlink", n.child(name), err)
+	}
+	d.queue = append(d.queue, queuedRemove{op: meta.BatchRemove{Dir: n.id, Name: name, Self: id}, cred: cred})
+	d.queued++
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+	d.mu.Unlock()
+	fsys.removedName(n.id, name)
+	fsys.ownChanged(n.id, id)
+	return true, 0
+}
+
+// undelegate gives up the delegation of dir here (its attributes change
+// through this mount, or it goes).
+func (fsys *fileSystem) undelegate(dir meta.FileID) {
+	d := &fsys.deleg
+	d.mu.Lock()
+	delete(d.dirs, dir)
+	d.mu.Unlock()
+}
+
+// recalled gives up every delegation the changes name (a recall, or a
+// change another client made that had recalled it first) and, if any,
+// waits until the queue is applied: the watch loop acknowledges the
+// changes only after that.
+func (fsys *fileSystem) recalled(ctx context.Context, changes []meta.Change) {
+	d := &fsys.deleg
+	d.mu.Lock()
+	hit := false
+	if len(d.dirs) > 0 {
+		for _, c := range changes {
+			for _, id := range []meta.FileID{c.ID, c.Parent} {
+				if _, ok := d.dirs[id]; ok {
+					delete(d.dirs, id)
+					hit = true
+				}
+			}
+		}
+	}
+	pending := d.applied < d.queued
+	d.mu.Unlock()
+	if !hit || !pending {
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, fsys.opts.OpTimeout)
+	defer cancel()
+	if err := fsys.flushRemoves(fctx); err != nil {
+		fsys.log.Error("pario mount: a delegated directory was recalled before the unlinks answered in it could be applied; another client may see those names until they are", "err", err)
+	}
+}
+
+// leaseChanged ends every delegation: the metadata server gave them with
+// a lease that has ended. What is queued is still sent.
+func (fsys *fileSystem) leaseChanged() {
+	d := &fsys.deleg
+	d.mu.Lock()
+	d.dirs = nil
+	d.mu.Unlock()
+}
+
+// flushRemoves waits until every unlink queued before it has been applied
+// by the metadata server, or ctx ends.
+func (fsys *fileSystem) flushRemoves(ctx context.Context) error {
+	d := &fsys.deleg
+	d.mu.Lock()
+	target := d.queued
+	if d.applied >= target {
+		d.mu.Unlock()
+		return nil
+	}
+	d.urgent = true
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+	for d.applied < target {
+		ch := d.progress
+		d.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		d.mu.Lock()
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+// flushLoop sends the queue in batches until ctx ends.
+func (fsys *fileSystem) flushLoop(ctx context.Context) {
+	d := &fsys.deleg
+	for {
+		d.mu.Lock()
+		for len(d.queue) == 0 {
+			d.mu.Unlock()
+			select {
+			case <-d.wake:
+			case <-ctx.Done():
+				return
+			}
+			d.mu.Lock()
+		}
+		if !d.urgent && len(d.queue) < maxRemoveBatch {
+			d.mu.Unlock()
+			t := time.NewTimer(removeBatchDelay)
+			select {
+			case <-t.C:
+			case <-d.wake:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			t.Stop()
+			d.mu.Lock()
+		}
+		// One batch acts for one caller: the longest run of the queue's
+		// head that one caller unlinked.
+		first := d.queue[0].cred
+		n := 1
+		for n < len(d.queue) && n < maxRemoveBatch && sameCred(d.queue[n].cred, first) {
+			n++
+		}
+		ops := make([]meta.BatchRemove, n)
+		for i := range ops {
+			ops[i] = d.queue[i].op
+		}
+		d.urgent = false
+		d.mu.Unlock()
+
+		errs, err := fsys.sendRemoves(ctx, first, ops)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			d.mu.Lock()
+			d.failures++
+			f := d.failures
+			d.mu.Unlock()
+			if f == 1 {
+				fsys.log.Warn("pario mount: unlinks answered here could not be applied yet; retrying", "unlinks", len(ops), "err", err)
+			}
+			select {
+			case <-time.After(min(time.Duration(f)*50*time.Millisecond, time.Second)):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		for i, e := range errs {
+			// Gone or replaced: someone else removed or replaced it after
+			// the delegation was recalled, which the unlink precedes.
+			if e != nil && !errors.Is(e, syscall.ENOENT) && !errors.Is(e, syscall.ESTALE) {
+				fsys.logFailure("unlink (answered by the mount, refused when applied)", fmt.Sprintf("#%d/%s", ops[i].Dir, ops[i].Name), "", e)
+			}
+		}
+		fsys.stats.unlinkBatches.Add(1)
+		d.mu.Lock()
+		if d.failures > 0 {
+			fsys.log.Info("pario mount: unlinks answered here are applied again")
+		}
+		d.failures = 0
+		d.queue = append(d.queue[:0:0], d.queue[n:]...)
+		d.applied += uint64(n)
+		close(d.progress)
+		d.progress = make(chan struct{})
+		d.mu.Unlock()
+	}
+}
+
+// sendRemoves sends one batch as cred, marked as this mount's own changes
+// (the kernel applied them when it was answered).
+func (fsys *fileSystem) sendRemoves(ctx context.Context, cred meta.Cred, ops []meta.BatchRemove) ([]error, error) {
+	cred.Watcher = fsys.lease.watcher.Load()
+	cred.Mount = cred.Watcher
+	cctx, cancel := context.WithTimeout(meta.WithCred(ctx, cred), fsys.opts.OpTimeout)
+	defer cancel()
+	return fsys.c.RemoveBatch(cctx, ops)
+}
+
+func sameCred(a, b meta.Cred) bool {
+	if a.Uid != b.Uid || a.Gid != b.Gid || len(a.Groups) != len(b.Groups) {
+		return false
+	}
+	for i := range a.Groups {
+		if a.Groups[i] != b.Groups[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,193 @@
+package fusefs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/fusefs"
+)
+
+// Unlinks answered by the mount in a directory it made (delegated.go).
+
+// makeFiles makes n empty files in dir (a directory the mount just made)
+// and stats each, as mdtest's phases do.
+func makeFiles(t *testing.T, dir string, n int) []string {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range n {
+		p := fmt.Sprintf("%s/f%03d", dir, i)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(p); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, p)
+	}
+	return names
+}
+
+func removeAll(t *testing.T, paths []string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	before := steadyDatafiles(t, p)
+
+	const n = 200
+	files := makeFiles(t, a.path("d"), n)
+	removeAll(t, files)
+	if got := a.Stats().UnlinksHere; got != n {
+		t.Fatalf("%d of %d unlinks answered by the mount; want all (the directory is delegated to it)", got, n)
+	}
+	// Another mount and the native client see every unlink at once: their
+	// requests recall the directory, which sends what the mount holds.
+	ents, err := os.ReadDir(b.path("d"))
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("second mount lists %d entries (%v) after the unlinks, want none", len(ents), err)
+	}
+	if pending := a.Stats().UnlinksPending; pending != 0 {
+		t.Fatalf("%d unlinks still pending after another mount read the directory", pending)
+	}
+	c := dial(t, p)
+	if list, err := c.Readdir(context.Background(), "/d"); err != nil || len(list) != 0 {
+		t.Fatalf("native client lists %d entries (%v), want none", len(list), err)
+	}
+	// Their datafiles go too.
+	eventually(t, "datafiles of the unlinked files removed", func() error {
+		if got := datafiles(t, p); got != before {
+			return fmt.Errorf("%d datafiles, want %d", got, before)
+		}
+		return nil
+	})
+	// After the recall the mount answers at the server again, correctly.
+	again := a.path("d", "again")
+	if err := os.WriteFile(again, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(again); err != nil {
+		t.Fatal(err)
+	}
+	removeAll(t, []string{again})
+	if got := a.Stats().UnlinksHere; got != n {
+		t.Errorf("an unlink after the recall was answered by the mount (%d answered here, want %d)", got, n)
+	}
+	if _, err := os.Stat(b.path("d", "again")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("second mount: stat of the unlinked file = %v, want ENOENT", err)
+	}
+}
+
+func TestUnlinkHereThenCreateTheSameName(t *testing.T) {
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	f := makeFiles(t, a.path("d"), 1)[0]
+	for i := range 20 {
+		removeAll(t, []string{f})
+		want := fmt.Sprintf("version %d", i)
+		if err := os.WriteFile(f, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(f); err != nil || string(got) != want {
+			t.Fatalf("round %d: read %q (%v), want %q", i, got, err, want)
+		}
+	}
+	if a.Stats().UnlinksHere == 0 {
+		t.Fatal("no unlink was answered by the mount")
+	}
+	if got := readFile(t, b.path("d", "f000")); string(got) != "version 19" {
+		t.Fatalf("second mount reads %q, want the last version", got)
+	}
+	if ents, err := os.ReadDir(a.path("d")); err != nil || len(ents) != 1 {
+		t.Fatalf("the directory holds %d entries (%v), want 1", len(ents), err)
+	}
+}
+
+func TestUnmountSendsTheUnlinks(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	a := mountClient(t, c, fusefs.Options{})
+	waitLease(t, a)
+	removeAll(t, makeFiles(t, a.path("d"), 100))
+	if a.Stats().UnlinksHere == 0 {
+		t.Fatal("no unlink was answered by the mount")
+	}
+	if err := os.Remove(a.path("d")); err != nil {
+		t.Fatalf("rmdir after the unlinks: %v", err)
+	}
+	removeAll(t, makeFiles(t, a.path("e"), 100))
+	if err := a.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	if list, err := c.Readdir(context.Background(), "/e"); err != nil || len(list) != 0 {
+		t.Fatalf("after unmount /e lists %d entries (%v), want none", len(list), err)
+	}
+	if _, err := c.Lookup(context.Background(), "/d"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lookup /d = %v, want ENOENT", err)
+	}
+}
+
+// TestUnlinksHereSurviveAMetadataServerRestart: unlinks answered while the
+// metadata server is stopped, then killed (-9) and restarted, are applied
+// once it is back.
+func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s") // the servers' environment: a short grace
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{OpTimeout: 20 * time.Second})
+	waitLease(t, a)
+	files := makeFiles(t, a.path("d"), 50)
+	stopMeta(t, p)
+	removeAll(t, files) // answered here, though nothing reaches the server
+	if got := a.Stats().UnlinksPending; got != 50 {
+		t.Fatalf("%d unlinks pending with the metadata server stopped, want 50", got)
+	}
+	if err := p.Kill("meta"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, p)
+	eventually(t, "unlinks applied after the restart", func() error {
+		if n := a.Stats().UnlinksPending; n != 0 {
+			return fmt.Errorf("%d pending", n)
+		}
+		return nil
+	})
+	if list, err := c.Readdir(context.Background(), "/d"); err != nil || len(list) != 0 {
+		t.Fatalf("after the restart /d lists %d entries (%v), want none", len(list), err)
+	}
+}
+
+// stopMeta stops the metadata server (SIGSTOP) until the test ends or it
+// is killed.
+func stopMeta(t *testing.T, p *cluster.Processes) {
+	t.Helper()
+	pid := p.PID("meta")
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+}

@@ -1,0 +1,387 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Directory delegations (NFSv4.1's directory delegations, Lustre's
+// metadata write-back cache): a mount that holds a lease may be given a
+// directory it has just made, empty, for its own. While it holds the
+// delegation it answers unlinks in that directory itself and sends them
+// later, in batches (ApplyRemoves), so that an unlink costs no round trip.
+//
+// What keeps other clients from seeing the directory as it was before
+// those unlinks: a delegation is given only for an empty directory, so
+// no other mount has a name of it cached; and every request by anyone
+// else that reads the directory's inode (which every path through it, a
+// stat of it and a listing of it does: t.get) first recalls the
+// delegation. A recall is a change notice naming the directory, sent to
+// the holder through its watch poll (watch.go); the holder sends what it
+// has not sent yet and then acknowledges, and only then does the request
+// go on. If the holder's lease lapses first, the request goes on without
+// it (the holder's batch, sent later, removes only names that still name
+// what it expects, see Expect).
+//
+// Delegations live in the server's memory: a restarted server has none,
+// and the mount, whose lease then changes, gives all of its up and sends
+// what it holds (docs/store.md says what a restart can show).
+
+// maxDelegations bounds the delegations one mount holds; past it,
+// Delegate refuses (the mount then sends its unlinks one by one).
+const maxDelegations = 1 << 16
+
+// delegations is a Store's delegated directories. Its own lock, not the
+// hub's: t.get asks it on every read while delegations exist.
+type delegations struct {
+	mu     sync.Mutex
+	byDir  map[FileID]*delegation
+	counts map[uint64]int // delegations per holder
+}
+
+type delegation struct {
+	holder uint64 // the mount's watcher ID
+	recall uint64 // seq of the recall notice, 0 until recalled
+}
+
+// recallError is what a transaction returns when it would read a
+// directory delegated to a mount other than its caller: the caller
+// recalls the delegation and runs the transaction again.
+type recallError struct {
+	dir    FileID
+	holder uint64
+}
+
+func (e *recallError) Error() string {
+	return fmt.Sprintf("directory %d is delegated to mount %d", e.dir, e.holder)
+}
+
+// checkDelegated returns a *recallError when id is a directory delegated
+// to a mount other than the transaction's caller. The server's own
+// transactions (no credentials) read it as it is.
+func (t *txn) checkDelegated(id FileID) error {
+	if t.delegs == nil || t.cred == nil {
+		return nil
+	}
+	d := t.delegs
+	d.mu.Lock()
+	g := d.byDir[id]
+	var holder uint64
+	if g != nil {
+		holder = g.holder
+	}
+	d.mu.Unlock()
+	if g == nil || holder == t.cred.Mount {
+		return nil
+	}
+	return &recallError{dir: id, holder: holder}
+}
+
+// active returns d if any directory is delegated, else nil, so that a
+// transaction without delegations to check costs nothing more.
+func (d *delegations) active() *delegations {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.byDir) == 0 {
+		return nil
+	}
+	return d
+}
+
+// drop ends the delegation of dir, if holder still holds it (0: whoever).
+func (d *delegations) drop(dir FileID, holder uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if g := d.byDir[dir]; g != nil && (holder == 0 || g.holder == holder) {
+		delete(d.byDir, dir)
+		if d.counts[g.holder]--; d.counts[g.holder] <= 0 {
+			delete(d.counts, g.holder)
+		}
+	}
+}
+
+// dropHolder ends every delegation holder holds (its lease ended).
+func (d *delegations) dropHolder(holder uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.counts[holder] == 0 {
+		return
+	}
+	for dir, g := range d.byDir {
+		if g.holder == holder {
+			delete(d.byDir, dir)
+		}
+	}
+	delete(d.counts, holder)
+}
+
+// Held reports how many directories are delegated (for tests and metrics).
+func (s *Store) Delegations() int {
+	d := &s.delegs
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.byDir)
+}
+
+// withRecalls runs fn, and again after recalling the delegation it ran
+// into, until it runs into none. Each recall waits at most for the
+// holder's lease; a directory delegated again meanwhile (by the same
+// empty-directory rule, so rarely) is recalled again.
+func (s *Store) withRecalls(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		var re *recallError
+		if !errors.As(err, &re) {
+			return err
+		}
+		if err := s.recall(ctx, re.dir, re.holder); err != nil {
+			return err
+		}
+	}
+}
+
+// recall asks holder to give dir up and waits until it has (acknowledged
+// the notice, having sent what it held back) or its lease has ended.
+func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
+	h := &s.hub
+	d := &s.delegs
+	h.mu.Lock()
+	s.startHubLocked()
+	d.mu.Lock()
+	g := d.byDir[dir]
+	if g == nil || g.holder != holder {
+		d.mu.Unlock()
+		h.mu.Unlock()
+		return nil
+	}
+	w := h.watchers[holder]
+	if w == nil || !time.Now().Before(w.expires) {
+		d.mu.Unlock()
+		h.mu.Unlock()
+		d.drop(dir, holder)
+		return nil
+	}
+	if g.recall == 0 {
+		h.seq++
+		g.recall = h.seq
+		w.pending = append(w.pending, pendingChange{h.seq, Change{ID: dir}})
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+	seq := g.recall
+	d.mu.Unlock()
+	h.mu.Unlock()
+	for {
+		h.mu.Lock()
+		w := h.watchers[holder]
+		now := time.Now()
+		gone := w == nil || !now.Before(w.expires) || w.acked >= seq
+		var until time.Time
+		if w != nil {
+			until = w.expires
+		}
+		ch := h.acked
+		h.mu.Unlock()
+		if gone {
+			d.drop(dir, holder)
+			return nil
+		}
+		t := time.NewTimer(until.Sub(now))
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("recall of directory %d from mount %d: %w", dir, holder, ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// Delegate gives the directory at path (Expect.Self, if set, says which)
+// to the asking mount (Cred.Mount), if it is empty, not the root, not
+// sticky, and the mount holds a lease and not too many delegations
+// already; it answers the directory's attributes and whether it gave it.
+// A directory the mount holds already is given again. It runs as a
+// mutation, so that no other mutation can add a name between the check
+// that the directory is empty and the delegation: every later one that
+// reaches the directory recalls it.
+func (s *Store) Delegate(ctx context.Context, path string) (Attr, bool, error) {
+	c := credOf(ctx)
+	if c == nil || c.Mount == 0 {
+		return Attr{}, false, wrapErr("delegate", path, fmt.Errorf("only a mount holding a lease can hold a delegation: %w", syscall.EINVAL))
+	}
+	if !s.leaseHeld(c.Mount) {
+		a, err := s.Lookup(ctx, path)
+		return a, false, err
+	}
+	var a Attr
+	var given, fresh bool
+	err := s.update(ctx, "delegate", path, func(t *txn, comps []string) (err error) {
+		if fresh {
+			s.delegs.drop(a.ID, c.Mount) // fn runs again (committer.update)
+		}
+		given, fresh = false, false
+		if a, err = t.lookup(comps); err != nil {
+			return err
+		}
+		if a.Kind != KindDir {
+			return syscall.ENOTDIR
+		}
+		if a.ID == RootID || a.Mode&modeSticky != 0 || !t.isEmpty(a.ID) {
+			return nil
+		}
+		given, fresh = s.delegs.give(a.ID, c.Mount)
+		return nil
+	})
+	if err != nil {
+		if fresh {
+			s.delegs.drop(a.ID, c.Mount)
+		}
+		return Attr{}, false, err
+	}
+	return a, given, nil
+}
+
+// give delegates dir to holder unless another holds it or holder holds
+// too many; fresh says the delegation is new.
+func (d *delegations) give(dir FileID, holder uint64) (given, fresh bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if g := d.byDir[dir]; g != nil {
+		return g.holder == holder && g.recall == 0, false
+	}
+	if d.counts[holder] >= maxDelegations {
+		return false, false
+	}
+	if d.byDir == nil {
+		d.byDir, d.counts = map[FileID]*delegation{}, map[uint64]int{}
+	}
+	d.byDir[dir] = &delegation{holder: holder}
+	d.counts[holder]++
+	return true, true
+}
+
+// leaseHeld reports whether watcher holds a lease now.
+func (s *Store) leaseHeld(watcher uint64) bool {
+	h := &s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.startHubLocked()
+	w := h.watchers[watcher]
+	return w != nil && time.Now().Before(w.expires)
+}
+
+// BatchRemove is one unlink of a batch (ApplyRemoves): the entry Name of
+// directory Dir, if it still names file Self. The directory is named by
+// ID, not path, since a directory above it may have been moved by
+// another client since the holder answered the unlink.
+type BatchRemove struct {
+	Dir  FileID
+	Name string
+	Self FileID
+}
+
+// maxBatch bounds the operations of one batch.
+const maxBatch = 4096
+
+// ApplyRemoves removes each entry as the delegation's holder answered it
+// (see delegations), in one transaction, checking the caller's
+// permission on the directory as Remove does (search permission on the
+// directories above is not checked again: the holder checked it when it
+// answered), and returns each one's outcome: nil, or the error Remove
+// would have answered: ENOENT or ESTALE when the name no longer names
+// that file (someone else removed or replaced it after the delegation
+// had been recalled), EISDIR for a directory. The changes are handed to
+// the other mounts without waiting for them: none of them holds a name of
+// a delegated directory (Delegate), and the holder's watch loop may be
+// sending this batch to give a delegation up, so it must not wait for
+// another mount that may be doing the same.
+func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, error) {
+	if len(ops) > maxBatch {
+		return nil, fmt.Errorf("batch of %d operations, more than %d: %w", len(ops), maxBatch, syscall.EINVAL)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []error
+	err := s.withRecalls(ctx, func() error {
+		return s.mutateWith(ctx, false, func(t *txn) error {
+			out = make([]error, len(ops))
+			now := time.Now().UnixNano()
+			for i, op := range ops {
+				dir, victim, err := t.batchVictim(op)
+				var re *recallError
+				if errors.As(err, &re) {
+					return err
+				}
+				if err != nil {
+					out[i] = &fs.PathError{Op: "remove", Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}
+					continue
+				}
+				// From here an error is the database's: the batch fails.
+				if _, err := t.unlink(&dir, op.Name, victim, now); err != nil {
+					return err
+				}
+				if err := t.touchDir(&dir, now); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// batchVictim checks that op may be done now and returns its directory
+// and the file it removes.
+func (t *txn) batchVictim(op BatchRemove) (dir, victim Attr, err error) {
+	if err := checkName(op.Name); err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if dir, err = t.get(op.Dir); err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if dir.Kind != KindDir {
+		return Attr{}, Attr{}, syscall.ENOTDIR
+	}
+	victim, ok, err := t.childAttr(op.Dir, op.Name)
+	switch {
+	case err != nil:
+		return Attr{}, Attr{}, err
+	case !ok:
+		return Attr{}, Attr{}, syscall.ENOENT
+	}
+	if err := expected("entry", op.Self, &victim); err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if err := t.mayDelete(&dir, &victim); err != nil {
+		return Attr{}, Attr{}, err
+	}
+	if victim.Kind == KindDir {
+		return Attr{}, Attr{}, syscall.EISDIR
+	}
+	return dir, victim, nil
+}
+
+// checkName refuses what cannot be one path component.
+func checkName(name string) error {
+	comps, err := splitPath("/" + name)
+	if err != nil {
+		return err
+	}
+	if len(comps) != 1 || comps[0] != name {
+		return fmt.Errorf("%q is not a name: %w", name, syscall.EINVAL)
+	}
+	return nil
+}

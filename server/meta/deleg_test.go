@@ -1,0 +1,166 @@
+package meta
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// asMount is ctx for the kernel's own change of the mount holding watcher
+// w, as user uid.
+func asMount(ctx context.Context, w uint64, uid uint32) context.Context {
+	return WithCred(ctx, Cred{Uid: uid, Gid: uid, Watcher: w, Mount: w})
+}
+
+// holder opens a watched store, registers a mount and makes /d as it,
+// delegated to it.
+func holder(t *testing.T) (s *Store, w WatchResponse, d Attr) {
+	t.Helper()
+	s = openWatched(t, filepath.Join(t.TempDir(), "meta.db"))
+	w = poll(t, s, WatchRequest{})
+	ctx := asMount(context.Background(), w.Watcher, 0)
+	d = okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	got, given, err := s.Delegate(ctx, "/d")
+	if err != nil || !given || got.ID != d.ID {
+		t.Fatalf("Delegate(/d) = %d, %v, %v; want %d given", got.ID, given, err, d.ID)
+	}
+	return s, w, d
+}
+
+func TestDelegateOnlyEmptyDirectoriesToALease(t *testing.T) {
+	ctx := context.Background()
+	s, w, _ := holder(t)
+	as := asMount(ctx, w.Watcher, 0)
+	okAttr(t)(s.Mkdir(as, "/full", 0o755))
+	okAttr(t)(s.Mknod(as, "/full/f", KindFIFO, 0o644, 0))
+	okAttr(t)(s.Mkdir(as, "/sticky", 0o1777))
+	for _, p := range []string{"/", "/full", "/sticky"} {
+		if _, given, err := s.Delegate(as, p); err != nil || given {
+			t.Errorf("Delegate(%s) = given %v, %v; want refused without error", p, given, err)
+		}
+	}
+	if _, given, err := s.Delegate(as, "/full/f"); !errors.Is(err, syscall.ENOTDIR) || given {
+		t.Errorf("Delegate of a FIFO = %v, %v; want ENOTDIR", given, err)
+	}
+	if _, _, err := s.Delegate(ctx, "/d"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("Delegate without a mount = %v, want EINVAL", err)
+	}
+	// A mount without a lease (an ID the server never gave) is refused.
+	okAttr(t)(s.Mkdir(as, "/e", 0o755))
+	if _, given, _ := s.Delegate(asMount(ctx, w.Watcher+1000, 0), "/e"); given {
+		t.Error("Delegate to a mount without a lease was given")
+	}
+	// Another mount's request recalls it first: from this silent holder,
+	// once its lease has lapsed.
+	other := poll(t, s, WatchRequest{})
+	start := time.Now()
+	if _, given, err := s.Delegate(asMount(ctx, other.Watcher, 0), "/d"); err != nil || !given {
+		t.Errorf("Delegate of /d to a second mount = %v, %v; want given after the recall", given, err)
+	}
+	if took := time.Since(start); took < watchLease/2 {
+		t.Errorf("second mount's Delegate took %v: it did not wait for the first mount's lease", took)
+	}
+	if n := s.Delegations(); n != 1 {
+		t.Fatalf("Delegations() = %d, want 1", n)
+	}
+}
+
+func TestRecallWaitsForTheHolder(t *testing.T) {
+	ctx := context.Background()
+	s, w, d := holder(t)
+	as := asMount(ctx, w.Watcher, 0)
+	f := okAttr(t)(s.Mknod(as, "/d/f", KindFIFO, 0o644, 0))
+	// The holder's own requests reach into it without a recall.
+	if _, err := s.Lookup(WithCred(ctx, Cred{Mount: w.Watcher}), "/d/f"); err != nil {
+		t.Fatalf("holder's lookup: %v", err)
+	}
+	if n := s.Delegations(); n != 1 {
+		t.Fatalf("Delegations() = %d after the holder's lookup, want 1", n)
+	}
+
+	// Another client's lookup waits for the holder to give /d up.
+	var lookErr error
+	done := async(func() { _, lookErr = s.Lookup(WithCred(ctx, Cred{Uid: 5, Gid: 5}), "/d/f") })
+	resp := poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: w.Seq})
+	if !slices.Contains(resp.Changes, Change{ID: d.ID}) {
+		t.Fatalf("holder's poll got %+v, want the recall of %d", resp.Changes, d.ID)
+	}
+	select {
+	case <-done:
+		t.Fatal("the lookup was answered before the holder gave the directory up")
+	case <-time.After(watchLease / 4):
+	}
+	// The holder sends its unlink, then acknowledges.
+	errs, err := s.ApplyRemoves(as, []BatchRemove{{Dir: d.ID, Name: "f", Self: f.ID}})
+	if err != nil || len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("ApplyRemoves = %v, %v", errs, err)
+	}
+	ack := async(func() { poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: resp.Seq}) })
+	select {
+	case <-done:
+	case <-time.After(watchLease / 2):
+		t.Fatal("the lookup still waits after the acknowledgement")
+	}
+	if !errors.Is(lookErr, syscall.ENOENT) {
+		t.Fatalf("lookup after the recall = %v, want ENOENT: it must see the holder's unlink", lookErr)
+	}
+	if n := s.Delegations(); n != 0 {
+		t.Fatalf("Delegations() = %d after the recall, want 0", n)
+	}
+	<-ack
+}
+
+func TestRecallFromASilentHolderEndsWithItsLease(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := holder(t)
+	start := time.Now()
+	if _, err := s.Lookup(WithCred(ctx, Cred{Uid: 5, Gid: 5}), "/d"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < watchLease/2 || took > 5*watchLease {
+		t.Fatalf("lookup took %v with a silent holder, want about its lease %v", took, watchLease)
+	}
+	if n := s.Delegations(); n != 0 {
+		t.Fatalf("Delegations() = %d, want 0", n)
+	}
+}
+
+func TestApplyRemovesOutcomes(t *testing.T) {
+	ctx := context.Background()
+	s, w, d := holder(t)
+	as := asMount(ctx, w.Watcher, 0)
+	a := okAttr(t)(s.Mknod(as, "/d/a", KindFIFO, 0o644, 0))
+	b := okAttr(t)(s.Mknod(as, "/d/b", KindFIFO, 0o644, 0))
+	sub := okAttr(t)(s.Mkdir(as, "/d/sub", 0o755))
+	ops := []BatchRemove{
+		{Dir: d.ID, Name: "a", Self: a.ID},
+		{Dir: d.ID, Name: "a", Self: a.ID},     // already gone
+		{Dir: d.ID, Name: "b", Self: b.ID + 1}, // replaced since
+		{Dir: d.ID, Name: "sub", Self: sub.ID}, // a directory
+		{Dir: d.ID, Name: "x/y", Self: b.ID},   // not a name
+		{Dir: b.ID, Name: "z", Self: a.ID},     // not a directory
+	}
+	want := []syscall.Errno{0, syscall.ENOENT, syscall.ESTALE, syscall.EISDIR, syscall.EINVAL, syscall.ENOTDIR}
+	errs, err := s.ApplyRemoves(as, ops)
+	if err != nil || len(errs) != len(ops) {
+		t.Fatalf("ApplyRemoves = %v, %v", errs, err)
+	}
+	for i, e := range errs {
+		if (want[i] == 0) != (e == nil) || (e != nil && !errors.Is(e, want[i])) {
+			t.Errorf("op %d %+v: %v, want %v", i, ops[i], e, want[i])
+		}
+	}
+	names := okDir(t)(s.Readdir(as, "/d"))
+	if len(names) != 2 || names[0].Name != "b" || names[1].Name != "sub" {
+		t.Fatalf("/d holds %+v, want b and sub", names)
+	}
+	// A caller without write permission on the directory is refused.
+	errs, err = s.ApplyRemoves(asMount(ctx, w.Watcher, 7), []BatchRemove{{Dir: d.ID, Name: "b", Self: b.ID}})
+	if err != nil || !errors.Is(errs[0], syscall.EACCES) {
+		t.Fatalf("unlink by another user in a 0755 directory = %v, %v; want EACCES", errs, err)
+	}
+}
