@@ -40,6 +40,10 @@ const (
 	// removeBatchDelay is how long the flusher lets unlinks gather
 	// before it sends a batch that nobody waits for.
 	removeBatchDelay = 2 * time.Millisecond
+	// maxQueuedRemoves bounds the unlinks waiting to be sent (some 6 MiB):
+	// past it, unlinks go to the metadata server one by one, after the
+	// queue, until it drains (a slow or unreachable server).
+	maxQueuedRemoves = 1 << 16
 )
 
 // delegState is the mount's delegated directories and unlinks not yet
@@ -152,7 +156,7 @@ func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno
 	d := &fsys.deleg
 	d.mu.Lock()
 	g, ok := d.dirs[n.id]
-	if !ok || g.gen != gen {
+	if !ok || g.gen != gen || len(d.queue) >= maxQueuedRemoves {
 		d.mu.Unlock()
 		return false, 0
 	}

@@ -45,6 +45,17 @@ func TestParioMountMetrics(t *testing.T) {
 	if err := syscall.Rmdir(filepath.Join(dir, "d")); !errors.Is(err, syscall.ENOTEMPTY) {
 		t.Fatalf("rmdir of a directory with an entry: %v, want ENOTEMPTY", err)
 	}
+	// An unlink in a directory the mount made is answered by the mount.
+	x := filepath.Join(dir, "d", "e", "x")
+	if err := os.WriteFile(x, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(x); err != nil {
+		t.Fatal(err)
+	}
 
 	var fams map[string]*dto.MetricFamily
 	sum := func(name string, want map[string]string) (float64, bool) {
@@ -76,6 +87,8 @@ func TestParioMountMetrics(t *testing.T) {
 		{"pario_client_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
 		{"pario_client_request_bytes_total", map[string]string{"service": "data", "op": "write", "direction": "out"}, float64(len(data))},
 		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
+		{"pario_mount_unlinks_here_total", nil, 1},
+		{"pario_mount_unlinks_pending", nil, 0},
 		{"pario_mount_write_behind_bytes", nil, 0},
 		{"pario_mount_memory_used_bytes", nil, 0},
 		{"pario_mount_memory_budget_bytes", nil, fusefs.DefaultMemory},

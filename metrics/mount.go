@@ -15,6 +15,10 @@ type MountStats struct {
 	// MemoryUsed is the part of the mount's memory budget (MemoryBudget
 	// bytes) its buffers hold.
 	MemoryUsed, MemoryBudget int64
+	// UnlinksHere counts the unlinks the mount answered itself in
+	// directories delegated to it, UnlinksPending those not yet applied
+	// by the metadata server.
+	UnlinksHere, UnlinksPending uint64
 }
 
 // MountObserver counts a FUSE mount's requests by name (fusefs.OpObserver).
@@ -81,6 +85,12 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pario_mount_write_bytes_total", Help: "Bytes of write requests the mount accepted.",
 		}, func() float64 { return float64(stats().WriteBytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pario_mount_unlinks_here_total", Help: "Unlinks the mount answered itself in directories delegated to it, to send to the metadata server in batches.",
+		}, func() float64 { return float64(stats().UnlinksHere) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pario_mount_unlinks_pending", Help: "Unlinks answered by the mount and not yet applied by the metadata server.",
+		}, func() float64 { return float64(stats().UnlinksPending) }),
 	)
 	return o
 }

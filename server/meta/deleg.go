@@ -120,7 +120,8 @@ func (d *delegations) dropHolder(holder uint64) {
 	delete(d.counts, holder)
 }
 
-// Held reports how many directories are delegated (for tests and metrics).
+// Delegations reports how many directories are delegated (for tests and
+// metrics).
 func (s *Store) Delegations() int {
 	d := &s.delegs
 	d.mu.Lock()
