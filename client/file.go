@@ -184,7 +184,7 @@ func (f *File) settled(ctx context.Context) (meta.Attr, dist.Distribution, error
 	if !a.Stuffed {
 		return a, d, nil
 	}
-	na, err := metaAttr(ctx, f.c, meta.OpGetByID, meta.GetByIDRequest{ID: a.ID})
+	na, err := f.c.GetByID(ctx, a.ID)
 	if err != nil {
 		return meta.Attr{}, nil, fmt.Errorf("%s: %w", f.path, err)
 	}

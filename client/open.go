@@ -18,9 +18,12 @@ import (
 // can outlive its name (POSIX unlink of an open file).
 
 // GetByID returns the metadata of the entry with the given ID, wherever it
-// is now. A removed or unknown ID is fs.ErrNotExist (ENOENT).
+// is now. A removed or unknown ID is fs.ErrNotExist (ENOENT). It checks
+// no permission; the credentials go along so that the server knows which
+// mount asks (meta.Cred.Mount: a directory delegated to it is not
+// recalled by its own stat).
 func (c *Client) GetByID(ctx context.Context, id meta.FileID) (meta.Attr, error) {
-	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: id})
+	return metaAttr(ctx, c, meta.OpGetByID, meta.GetByIDRequest{ID: id, Cred: c.cred(ctx)})
 }
 
 // Access returns the metadata of entry id, having checked that the
