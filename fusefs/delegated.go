@@ -178,8 +178,27 @@ func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno
 	return true, 0
 }
 
-// undelegate gives up the delegation of dir here (its attributes change
-// through this mount, or it goes).
+// delegatedAttr records dir's attributes as a setattr through this mount
+// answered them (a, err), if the mount holds dir: the permission check of
+// the unlinks answered here uses them. A failed setattr, whose outcome
+// may be unknown, or an answer for another entry, ends the delegation
+// here instead.
+func (fsys *fileSystem) delegatedAttr(dir meta.FileID, a meta.Attr, err error) {
+	d := &fsys.deleg
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.dirs[dir]
+	switch {
+	case !ok:
+	case err != nil || a.ID != dir || a.Mode&syscall.S_ISVTX != 0:
+		delete(d.dirs, dir)
+	default:
+		g.attr = a
+		d.dirs[dir] = g
+	}
+}
+
+// undelegate gives up the delegation of dir here (it goes).
 func (fsys *fileSystem) undelegate(dir meta.FileID) {
 	d := &fsys.deleg
 	d.mu.Lock()
@@ -187,27 +206,23 @@ func (fsys *fileSystem) undelegate(dir meta.FileID) {
 	d.mu.Unlock()
 }
 
-// recalled gives up every delegation the changes name (a recall, or a
-// change another client made that had recalled it first) and, if any,
-// waits until the queue is applied: the watch loop acknowledges the
-// changes only after that.
-func (fsys *fileSystem) recalled(ctx context.Context, changes []meta.Change) {
+// recalled gives up the delegations recalls names (Change.Recall) and,
+// if any, waits until the queue is applied: the watch loop acknowledges
+// them only after that. Other changes naming a delegated directory need
+// nothing: another client's reached it only after a recall, and this
+// mount's own (a chmod) it has applied already.
+func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
+	if len(recalls) == 0 {
+		return
+	}
 	d := &fsys.deleg
 	d.mu.Lock()
-	hit := false
-	if len(d.dirs) > 0 {
-		for _, c := range changes {
-			for _, id := range []meta.FileID{c.ID, c.Parent} {
-				if _, ok := d.dirs[id]; ok {
-					delete(d.dirs, id)
-					hit = true
-				}
-			}
-		}
+	for _, c := range recalls {
+		delete(d.dirs, c.ID)
 	}
 	pending := d.applied < d.queued
 	d.mu.Unlock()
-	if !hit || !pending {
+	if !pending {
 		return
 	}
 	fctx, cancel := context.WithTimeout(ctx, fsys.opts.OpTimeout)

@@ -35,8 +35,15 @@ func makeFiles(t *testing.T, dir string, n int) []string {
 		names = append(names, p)
 	}
 	// The directory's own stat (its attributes changed with each create)
-	// is this mount's request: it must not recall the delegation.
+	// and the chmod and utimes tar makes at the end are this mount's
+	// requests: they must not recall the delegation.
 	if _, err := os.Stat(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(dir, time.Unix(1e9, 0), time.Unix(1e9, 0)); err != nil {
 		t.Fatal(err)
 	}
 	return names

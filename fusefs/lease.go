@@ -253,8 +253,9 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 			fsys.lease.mu.Unlock()
 			fsys.leaseChanged()
 		} else {
-			fsys.invalidate(resp.Changes)
-			fsys.recalled(ctx, resp.Changes)
+			changes, recalls := meta.SplitRecalls(resp.Changes)
+			fsys.invalidate(changes)
+			fsys.recalled(ctx, recalls)
 		}
 		acked = resp.Seq
 		fsys.renew(sent.Add(resp.Lease - leaseMargin))

@@ -343,11 +343,6 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
-	if n.dir {
-		// Its owner or mode, which unlinks answered here are checked
-		// against, may change: answer them at the server from now on.
-		n.fsys.undelegate(n.id)
-	}
 	p := n.path()
 	of := n.fsys.openFile(n.id)
 	_, orphan := n.fsys.orphan(n.id)
@@ -418,6 +413,11 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		}
 		start, gen := time.Now(), n.fsys.leaseGen()
 		a, current, notes, err := n.fsys.setAttr(n.itself(ctx), of, p, ch)
+		if n.dir {
+			// The owner and mode that unlinks answered here are checked
+			// against (delegated.go).
+			n.fsys.delegatedAttr(n.id, a, err)
+		}
 		if err != nil {
 			return n.fsys.errno("setattr", p, err)
 		}

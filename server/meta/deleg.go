@@ -21,8 +21,9 @@ import (
 // no other mount has a name of it cached; and every request by anyone
 // else that reads the directory's inode (which every path through it, a
 // stat of it and a listing of it does: t.get) first recalls the
-// delegation. A recall is a change notice naming the directory, sent to
-// the holder through its watch poll (watch.go); the holder sends what it
+// delegation. A recall is a change notice naming the directory as its own
+// parent (Change.Recall), sent to the holder through its watch poll
+// (watch.go); the holder sends what it
 // has not sent yet and then acknowledges, and only then does the request
 // go on. If the holder's lease lapses first, the request goes on without
 // it (the holder's batch, sent later, removes only names that still name
@@ -170,7 +171,7 @@ func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
 	if g.recall == 0 {
 		h.seq++
 		g.recall = h.seq
-		w.pending = append(w.pending, pendingChange{h.seq, Change{ID: dir}})
+		w.pending = append(w.pending, pendingChange{h.seq, Change{ID: dir, Parent: dir}})
 		select {
 		case w.wake <- struct{}{}:
 		default:

@@ -57,6 +57,7 @@ func TestDelegateOnlyEmptyDirectoriesToALease(t *testing.T) {
 	// Another mount's request recalls it first: from this silent holder,
 	// once its lease has lapsed.
 	other := poll(t, s, WatchRequest{})
+	keepLease(t, s, other)
 	start := time.Now()
 	if _, given, err := s.Delegate(asMount(ctx, other.Watcher, 0), "/d"); err != nil || !given {
 		t.Errorf("Delegate of /d to a second mount = %v, %v; want given after the recall", given, err)
@@ -86,7 +87,7 @@ func TestRecallWaitsForTheHolder(t *testing.T) {
 	var lookErr error
 	done := async(func() { _, lookErr = s.Lookup(WithCred(ctx, Cred{Uid: 5, Gid: 5}), "/d/f") })
 	resp := poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: w.Seq})
-	if !slices.Contains(resp.Changes, Change{ID: d.ID}) {
+	if !slices.Contains(resp.Changes, Change{ID: d.ID, Parent: d.ID}) {
 		t.Fatalf("holder's poll got %+v, want the recall of %d", resp.Changes, d.ID)
 	}
 	select {
@@ -163,4 +164,20 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 	if err != nil || !errors.Is(errs[0], syscall.EACCES) {
 		t.Fatalf("unlink by another user in a 0755 directory = %v, %v; want EACCES", errs, err)
 	}
+}
+
+// keepLease renews w's lease (polls cut short) until the test ends.
+func keepLease(t *testing.T, s *Store, w WatchResponse) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := async(func() {
+		for ctx.Err() == nil {
+			pctx, stop := context.WithTimeout(ctx, watchLease/6)
+			resp, err := s.Watch(pctx, WatchRequest{Watcher: w.Watcher, Acked: w.Seq})
+			stop()
+			if err == nil {
+				w.Seq = resp.Seq
+			}
+		}
+	})
+	t.Cleanup(func() { cancel(); <-done })
 }

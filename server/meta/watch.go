@@ -64,10 +64,27 @@ var keyLeasesEnd = []byte("leases_end")
 // Change is what a mutation changed that a mount may have cached: the
 // attributes of inode ID, and, with Name set, the entry Name of directory
 // Parent, which no longer names ID (removed, renamed away or replaced).
+// Parent equal to ID is no change but a recall of directory ID's
+// delegation (deleg.go), sent to its holder only.
 type Change struct {
 	ID     FileID
 	Parent FileID
 	Name   string
+}
+
+// Recall reports whether c is a recall of a delegation.
+func (c Change) Recall() bool { return c.Parent == c.ID }
+
+// SplitRecalls separates the recalls from the changes.
+func SplitRecalls(all []Change) (changes, recalls []Change) {
+	for _, c := range all {
+		if c.Recall() {
+			recalls = append(recalls, c)
+		} else {
+			changes = append(changes, c)
+		}
+	}
+	return changes, recalls
 }
 
 type pendingChange struct {
