@@ -11,12 +11,14 @@ import (
 	"github.com/pario/pario/server/meta"
 )
 
-// Unlinks answered by the mount (docs/store.md, "Delegated directories").
+// Unlinks answered by the mount (docs/mount.md, "Unlinks answered by the
+// mount").
 //
 // A directory this mount makes under its lease is asked of the metadata
 // server for the mount's own (meta.Store.Delegate) while it is still
 // empty. While the mount holds it, an unlink there of a name the kernel
-// holds under the lease is answered here at once, after the permission
+// holds under the lease (and the rmdir of a directory it also holds and
+// knows to be empty) is answered here at once, after the permission
 // check the server would make, and queued; a flusher sends the queue in
 // batches (meta.Store.ApplyRemoves), one transaction each. The rules that
 // keep this invisible to everyone else:
@@ -140,6 +142,75 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 // the file is not open here (those keep their data until closed, which
 // the metadata server's answer arranges). It reports whether it answered.
 func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno) {
+	id, ok := n.cachedChild(name, false)
+	if !ok || n.fsys.openFile(id) != nil {
+		return false, 0
+	}
+	done, errno := n.removeHere(ctx, "unlink", meta.BatchRemove{Dir: n.id, Name: name, Self: id})
+	if done && errno == 0 {
+		n.fsys.removedName(n.id, name)
+		n.fsys.ownChanged(n.id, id)
+	}
+	return done, errno
+}
+
+// rmdirHere answers the rmdir of name in directory n itself, when both n
+// and the directory are delegated to this mount and the mount knows the
+// directory is empty (names.go: it made it, and every name added or
+// removed since went through this mount). It reports whether it answered.
+func (n *node) rmdirHere(ctx context.Context, name string) (bool, syscall.Errno) {
+	id, ok := n.cachedChild(name, true)
+	if !ok || !n.fsys.holds(id) || !n.fsys.knowsEmpty(id) {
+		return false, 0
+	}
+	done, errno := n.removeHere(ctx, "rmdir", meta.BatchRemove{Dir: n.id, Name: name, Self: id, Rmdir: true})
+	if done && errno == 0 {
+		n.fsys.undelegate(id)
+		n.fsys.removedName(n.id, name)
+		n.fsys.forgetNames(id)
+		n.fsys.ownChanged(n.id, id)
+	}
+	return done, errno
+}
+
+// holds reports whether the mount holds dir's delegation under its lease.
+func (fsys *fileSystem) holds(dir meta.FileID) bool {
+	gen := fsys.leaseGen()
+	d := &fsys.deleg
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g, ok := d.dirs[dir]
+	return ok && gen != 0 && g.gen == gen
+}
+
+// heldAmong returns the directories the changes name (as ID or Parent)
+// that the mount holds under its lease; nil if none.
+func (fsys *fileSystem) heldAmong(changes []meta.Change) map[meta.FileID]bool {
+	gen := fsys.leaseGen()
+	d := &fsys.deleg
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.dirs) == 0 || gen == 0 {
+		return nil
+	}
+	var held map[meta.FileID]bool
+	for _, c := range changes {
+		for _, id := range []meta.FileID{c.ID, c.Parent} {
+			if g, ok := d.dirs[id]; ok && g.gen == gen {
+				if held == nil {
+					held = map[meta.FileID]bool{}
+				}
+				held[id] = true
+			}
+		}
+	}
+	return held
+}
+
+// removeHere queues op when directory n is delegated to this mount under
+// its lease and the caller may remove from it, and reports whether it
+// answered (with the errno of a failed permission check).
+func (n *node) removeHere(ctx context.Context, what string, op meta.BatchRemove) (bool, syscall.Errno) {
 	fsys := n.fsys
 	gen := fsys.leaseGen()
 	if gen == 0 {
@@ -148,10 +219,6 @@ func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno
 	cred, ok := meta.CredFrom(ctx)
 	if !ok || (cred.Uid == 0 && !fsys.rootIsRoot.Load()) {
 		return false, 0 // root may be squashed: let the server judge
-	}
-	id, ok := n.cachedChild(name, false)
-	if !ok || fsys.openFile(id) != nil {
-		return false, 0
 	}
 	d := &fsys.deleg
 	d.mu.Lock()
@@ -164,17 +231,15 @@ func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno
 	// never delegated.
 	if err := meta.MayRemoveFrom(&g.attr, &meta.Attr{}, cred); err != nil {
 		d.mu.Unlock()
-		return true, fsys.errno("unlink", n.child(name), err)
+		return true, fsys.errno(what, n.child(op.Name), err)
 	}
-	d.queue = append(d.queue, queuedRemove{op: meta.BatchRemove{Dir: n.id, Name: name, Self: id}, cred: cred})
+	d.queue = append(d.queue, queuedRemove{op: op, cred: cred})
 	d.queued++
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
 	d.mu.Unlock()
-	fsys.removedName(n.id, name)
-	fsys.ownChanged(n.id, id)
 	return true, 0
 }
 

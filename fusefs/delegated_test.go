@@ -109,6 +109,34 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	}
 }
 
+// TestRmRfOfATreeMadeHere: rm -rf of a tree this mount made (tar x, then
+// rm -rf) is answered by the mount, directories included, and another
+// mount sees none of it afterwards.
+func TestRmRfOfATreeMadeHere(t *testing.T) {
+	need(t, "rm")
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	files := 0
+	for _, d := range []string{"t", "t/x", "t/x/y", "t/z"} {
+		files += len(makeFiles(t, a.path(d), 10))
+	}
+	sh(t, "rm -rf "+a.path("t"))
+	// Every file and directory but t, whose parent (the root) is never
+	// delegated.
+	if got := a.Stats().UnlinksHere; got != uint64(files+3) {
+		t.Fatalf("%d unlinks and rmdirs answered by the mount, want %d", got, files+3)
+	}
+	if _, err := os.Stat(b.path("t")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("second mount: stat of the removed tree = %v, want ENOENT", err)
+	}
+	ents, err := os.ReadDir(b.path())
+	if err != nil || len(ents) != 0 {
+		t.Fatalf("second mount lists %d entries (%v) at the root, want none", len(ents), err)
+	}
+}
+
 func TestUnlinkHereThenCreateTheSameName(t *testing.T) {
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{})

@@ -345,6 +345,10 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 	now := time.Now()
 	var waits []chan struct{}
 	queued := false
+	// A directory delegated here changes only through this mount (any
+	// other client recalls it first): a change naming it is this mount's
+	// own chmod or utimes, which adds or removes no name.
+	held := fsys.heldAmong(changes)
 	l.mu.Lock()
 	for id, t := range l.changed {
 		if now.Sub(t) > freshWindow {
@@ -355,7 +359,11 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 		l.changed[c.ID] = now
 		// A name added or removed elsewhere changes the directory's
 		// attributes (c.ID), a name removed or renamed names it (c.Parent).
-		l.forgetNamesLocked(c.ID, c.Parent)
+		for _, d := range []meta.FileID{c.ID, c.Parent} {
+			if !held[d] {
+				l.forgetNamesLocked(d)
+			}
+		}
 	}
 	if len(changes) > 0 {
 		l.batches++

@@ -75,6 +75,19 @@ func (fsys *fileSystem) knowsAbsent(dir meta.FileID, name string) bool {
 	return !ok
 }
 
+// knowsEmpty reports whether directory dir has no names, as far as this
+// mount knows for certain now.
+func (fsys *fileSystem) knowsEmpty(dir meta.FileID) bool {
+	if fsys.ttl() <= 0 {
+		return false
+	}
+	l := &fsys.lease
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d := l.names[dir]
+	return d != nil && d.gen == l.gen && len(d.names) == 0
+}
+
 // madeDir records that this mount made directory id, empty, with a
 // request that started at start under lease gen.
 func (fsys *fileSystem) madeDir(id meta.FileID, start time.Time, gen uint64) {

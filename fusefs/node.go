@@ -653,8 +653,14 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 
 // Rmdir removes an empty directory.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxUnordered(ctx)
 	defer cancel()
+	if done, errno := n.rmdirHere(ctx, name); done {
+		return errno
+	}
+	if err := n.fsys.flushRemoves(ctx); err != nil {
+		return n.fsys.errno("rmdir", n.child(name), err)
+	}
 	p := n.child(name)
 	id, ok := n.cachedChild(name, true)
 	if !ok {

@@ -289,6 +289,9 @@ type BatchRemove struct {
 	Dir  FileID
 	Name string
 	Self FileID
+	// Rmdir removes an empty directory, where an unlink removes anything
+	// else.
+	Rmdir bool
 }
 
 // maxBatch bounds the operations of one batch.
@@ -301,7 +304,8 @@ const maxBatch = 4096
 // answered), and returns each one's outcome: nil, or the error Remove
 // would have answered: ENOENT or ESTALE when the name no longer names
 // that file (someone else removed or replaced it after the delegation
-// had been recalled), EISDIR for a directory. The changes are handed to
+// had been recalled), EISDIR for a directory to unlink, ENOTDIR or
+// ENOTEMPTY for one to rmdir. The changes are handed to
 // the other mounts without waiting for them: none of them holds a name of
 // a delegated directory (Delegate), and the holder's watch loop may be
 // sending this batch to give a delegation up, so it must not wait for
@@ -314,9 +318,10 @@ func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, e
 		return nil, err
 	}
 	var out []error
+	var gone []FileID
 	err := s.withRecalls(ctx, func() error {
 		return s.mutateWith(ctx, false, func(t *txn) error {
-			out = make([]error, len(ops))
+			out, gone = make([]error, len(ops)), nil
 			now := time.Now().UnixNano()
 			for i, op := range ops {
 				dir, victim, err := t.batchVictim(op)
@@ -335,12 +340,18 @@ func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, e
 				if err := t.touchDir(&dir, now); err != nil {
 					return err
 				}
+				if op.Rmdir {
+					gone = append(gone, victim.ID)
+				}
 			}
 			return nil
 		})
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, id := range gone {
+		s.delegs.drop(id, 0)
 	}
 	return out, nil
 }
@@ -370,8 +381,13 @@ func (t *txn) batchVictim(op BatchRemove) (dir, victim Attr, err error) {
 	if err := t.mayDelete(&dir, &victim); err != nil {
 		return Attr{}, Attr{}, err
 	}
-	if victim.Kind == KindDir {
+	switch {
+	case !op.Rmdir && victim.Kind == KindDir:
 		return Attr{}, Attr{}, syscall.EISDIR
+	case op.Rmdir && victim.Kind != KindDir:
+		return Attr{}, Attr{}, syscall.ENOTDIR
+	case op.Rmdir && !t.isEmpty(victim.ID):
+		return Attr{}, Attr{}, syscall.ENOTEMPTY
 	}
 	return dir, victim, nil
 }

@@ -159,6 +159,28 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 	if len(names) != 2 || names[0].Name != "b" || names[1].Name != "sub" {
 		t.Fatalf("/d holds %+v, want b and sub", names)
 	}
+	// Rmdir: of an empty directory only, and it ends that directory's
+	// delegation.
+	okAttr(t)(s.Mknod(as, "/d/sub/f", KindFIFO, 0o644, 0))
+	if _, given, err := s.Delegate(as, "/d/sub"); err != nil || given {
+		t.Fatalf("Delegate of a directory with a name = %v, %v; want refused", given, err)
+	}
+	e := okAttr(t)(s.Mkdir(as, "/d/e", 0o755))
+	if _, given, err := s.Delegate(as, "/d/e"); err != nil || !given {
+		t.Fatalf("Delegate(/d/e) = %v, %v", given, err)
+	}
+	rmdirs := []BatchRemove{
+		{Dir: d.ID, Name: "sub", Self: sub.ID, Rmdir: true}, // not empty
+		{Dir: d.ID, Name: "b", Self: b.ID, Rmdir: true},     // not a directory
+		{Dir: d.ID, Name: "e", Self: e.ID, Rmdir: true},
+	}
+	errs, err = s.ApplyRemoves(as, rmdirs)
+	if err != nil || !errors.Is(errs[0], syscall.ENOTEMPTY) || !errors.Is(errs[1], syscall.ENOTDIR) || errs[2] != nil {
+		t.Fatalf("rmdirs = %v, %v; want ENOTEMPTY, ENOTDIR, nil", errs, err)
+	}
+	if n := s.Delegations(); n != 1 {
+		t.Fatalf("Delegations() = %d after /d/e went, want 1 (/d)", n)
+	}
 	// A caller without write permission on the directory is refused.
 	errs, err = s.ApplyRemoves(asMount(ctx, w.Watcher, 7), []BatchRemove{{Dir: d.ID, Name: "b", Self: b.ID}})
 	if err != nil || !errors.Is(errs[0], syscall.EACCES) {

@@ -67,6 +67,7 @@ func (r RemoveBatchRequest) Encode(e *wire.Enc) {
 		e.Uvarint(uint64(op.Dir))
 		e.String(op.Name)
 		e.Uvarint(uint64(op.Self))
+		e.Bool(op.Rmdir)
 	}
 	putCred(e, r.Cred)
 }
@@ -76,9 +77,10 @@ func (r *RemoveBatchRequest) Decode(d *wire.Dec) error {
 	r.Ops = nil
 	for i := 0; i < n && d.Err() == nil; i++ {
 		r.Ops = append(r.Ops, BatchRemove{
-			Dir:  FileID(d.Uvarint("directory")),
-			Name: d.String("name"),
-			Self: FileID(d.Uvarint("expected entry")),
+			Dir:   FileID(d.Uvarint("directory")),
+			Name:  d.String("name"),
+			Self:  FileID(d.Uvarint("expected entry")),
+			Rmdir: d.Bool("rmdir"),
 		})
 	}
 	r.Cred = getCred(d)

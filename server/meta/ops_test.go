@@ -421,14 +421,16 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpRemoveBatch.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&RemoveBatchRequest{Ops: []BatchRemove{{Dir: 7, Name: "a", Self: 8}, {Dir: 7, Name: "b", Self: 1 << 40}}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
+			optest.V(&RemoveBatchRequest{Ops: []BatchRemove{{Dir: 7, Name: "a", Self: 8}, {Dir: 7, Name: "b", Self: 1 << 40, Rmdir: true}}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				e.Uvarint(7)
 				e.String("a")
 				e.Uvarint(8)
+				e.Bool(false)
 				e.Uvarint(7)
 				e.String("b")
 				e.Uvarint(1 << 40)
+				e.Bool(true)
 				rawCredW(3, 4, 9)(e)
 			}),
 			optest.V(&RemoveBatchRequest{}, func(e *wire.Enc) { e.Uvarint(0); noCred(e) }),
