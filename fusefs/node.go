@@ -69,17 +69,11 @@ type fileSystem struct {
 // server sees this mount's requests in the order they were answered. If
 // that fails, so does the request: its context has ended.
 func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := fsys.ctxUnordered(ctx)
+	c, cancel := context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 	if err := fsys.flushRemoves(c); err != nil {
 		cancel()
 	}
 	return c, cancel
-}
-
-// ctxUnordered is ctx without waiting for the queued unlinks: for a
-// request that may itself be answered here (Unlink).
-func (fsys *fileSystem) ctxUnordered(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 }
 
 // node is a file or directory of the mount. Its identity is the pario
@@ -611,14 +605,11 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 // Unlink removes a file's name. If the file is open here, its data stays
 // until the last close.
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	ctx, cancel := n.fsys.ctxUnordered(ctx)
-	defer cancel()
-	if done, errno := n.unlinkHere(ctx, name); done {
+	if done, errno := n.unlinkHere(n.fsys.withCaller(ctx), name); done {
 		return errno
 	}
-	if err := n.fsys.flushRemoves(ctx); err != nil {
-		return n.fsys.errno("unlink", n.child(name), err)
-	}
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
 	p := n.child(name)
 	id, ok := n.cachedChild(name, false)
 	if !ok || n.fsys.openFile(id) != nil {
@@ -653,14 +644,11 @@ func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
 
 // Rmdir removes an empty directory.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	ctx, cancel := n.fsys.ctxUnordered(ctx)
-	defer cancel()
-	if done, errno := n.rmdirHere(ctx, name); done {
+	if done, errno := n.rmdirHere(n.fsys.withCaller(ctx), name); done {
 		return errno
 	}
-	if err := n.fsys.flushRemoves(ctx); err != nil {
-		return n.fsys.errno("rmdir", n.child(name), err)
-	}
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
 	p := n.child(name)
 	id, ok := n.cachedChild(name, true)
 	if !ok {
