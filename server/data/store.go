@@ -357,6 +357,20 @@ func (s *Store) Create(ctx context.Context, id uint64) error {
 // syncFS makes everything in the data directory's file system durable
 // (syncfs) and forgets the unlinks it made durable.
 func (s *Store) syncFS() error {
+	// Removal records still in memory go to the log first, so that the
+	// syncfs covers them (forgetUnwritten).
+	s.unw.mu.Lock()
+	err := s.appendUnwrittenLocked(nil, 0, false)
+	s.unw.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.syncFSLocked()
+}
+
+// syncFSLocked is syncFS for a caller holding the unwritten log's lock,
+// which either rewrites the log or has nothing pending in it.
+func (s *Store) syncFSLocked() error {
 	s.mu.Lock()
 	done := make([]uint64, 0, len(s.unlinked))
 	for id := range s.unlinked {
@@ -913,10 +927,7 @@ func (s *Store) closeFiles() error {
 	if s.df != nil {
 		errs = append(errs, s.df.Close())
 	}
-	if s.unw.f != nil {
-		errs = append(errs, s.unw.f.Close())
-		s.unw.f = nil
-	}
+	errs = append(errs, s.closeUnwritten())
 	if s.lock != nil {
 		// Closing the only descriptor of LOCK releases the flock.
 		errs = append(errs, s.lock.Close())

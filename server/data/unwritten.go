@@ -83,7 +83,17 @@ type unwritten struct {
 	records int64 // records in f
 	dirty   bool  // appended since the last sync
 	broken  error // sticky: a failed append, truncate or sync
+	// pending holds '-' records (pendingN of them) not written yet: a
+	// removal needs its record only once it is made durable, so a batch
+	// of removals writes all of theirs at once (appendUnwrittenLocked,
+	// which writes them before anything else).
+	pending  []byte
+	pendingN int64
 }
+
+// unwPendingMax bounds the bytes of '-' records held before they are
+// written.
+const unwPendingMax = 64 << 10
 
 func (u *unwritten) has(id uint64) bool {
 	_, ok := u.ids[byte(id)][id]
@@ -191,7 +201,7 @@ func (s *Store) openUnwritten() error {
 	if good < int64(len(b)) || records > int64(u.count) {
 		if madeSince {
 			// Their records go; their files must not be lost with them.
-			if err := s.syncFS(); err != nil {
+			if err := s.syncFSLocked(); err != nil {
 				return fmt.Errorf("%s: compact: %w", unwrittenName, err)
 			}
 		}
@@ -243,6 +253,7 @@ func (s *Store) compactUnwrittenLocked() error {
 		_ = u.f.Close()
 	}
 	u.f, u.size, u.records, u.dirty = f, int64(len(b)), int64(u.count), false
+	u.pending, u.pendingN = u.pending[:0], 0 // what they removed is not in b
 	clear(u.logged)
 	for i := range u.ids {
 		for id := range u.ids[i] {
@@ -261,6 +272,11 @@ func (s *Store) appendUnwrittenLocked(b []byte, n int64, sync bool) error {
 	if u.broken != nil {
 		return u.broken
 	}
+	flushed := len(u.pending) > 0
+	if flushed {
+		b = append(u.pending[:len(u.pending):len(u.pending)], b...)
+		n += u.pendingN
+	}
 	if len(b) > 0 {
 		if _, err := u.f.WriteAt(b, u.size); err != nil {
 			if terr := u.f.Truncate(u.size); terr != nil {
@@ -272,6 +288,9 @@ func (s *Store) appendUnwrittenLocked(b []byte, n int64, sync bool) error {
 		u.size += int64(len(b))
 		u.records += n
 		u.dirty = true
+		if flushed {
+			u.pending, u.pendingN = u.pending[:0], 0
+		}
 	}
 	if sync && u.dirty {
 		// A failed sync is retried by the next one, as the store does
@@ -326,7 +345,7 @@ func (s *Store) maybeCompactLocked() error {
 	// The logged ids that are files now lose their records: make their
 	// directory entries durable first.
 	if len(u.logged) > u.count {
-		if err := s.syncFS(); err != nil {
+		if err := s.syncFSLocked(); err != nil {
 			return fmt.Errorf("%s: compact: %w", unwrittenName, err)
 		}
 	}
@@ -362,11 +381,35 @@ func (s *Store) forgetUnwritten(id uint64) (wasUnwritten bool, err error) {
 	if _, ok := u.logged[id]; !ok {
 		return false, nil
 	}
-	if err := s.appendUnwrittenLocked(encodeUnwritten(nil, unwRemoved, id), 1, false); err != nil {
-		return false, err
+	if u.broken != nil {
+		return false, u.broken
+	}
+	u.pending = encodeUnwritten(u.pending, unwRemoved, id)
+	u.pendingN++
+	if len(u.pending) >= unwPendingMax {
+		if err := s.appendUnwrittenLocked(nil, 0, false); err != nil {
+			// Written or not, the record is in pending until it is.
+			return false, err
+		}
 	}
 	delete(u.logged, id)
 	return u.drop(id), nil
+}
+
+// closeUnwritten writes the records not written yet and closes the log.
+func (s *Store) closeUnwritten() error {
+	u := &s.unw
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.f == nil {
+		return nil
+	}
+	err := s.appendUnwrittenLocked(nil, 0, false)
+	if cerr := u.f.Close(); err == nil {
+		err = cerr
+	}
+	u.f = nil
+	return err
 }
 
 // syncUnwritten makes every record appended so far durable.
