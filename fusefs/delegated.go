@@ -39,9 +39,6 @@ import (
 const (
 	// maxRemoveBatch bounds the unlinks of one batch.
 	maxRemoveBatch = 1024
-	// removeBatchDelay is how long the flusher lets unlinks gather
-	// before it sends a batch that nobody waits for.
-	removeBatchDelay = 2 * time.Millisecond
 	// maxQueuedRemoves bounds the unlinks waiting to be sent (some 6 MiB):
 	// past it, unlinks go to the metadata server one by one, after the
 	// queue, until it drains (a slow or unreachable server).
@@ -50,6 +47,11 @@ const (
 
 // delegState is the mount's delegated directories and unlinks not yet
 // applied by the metadata server.
+// removeBatchDelay is how long the flusher lets unlinks gather before it
+// sends a batch that nobody waits for (a variable for tests, which make
+// it long so that only a wait for the queue can have applied it).
+var removeBatchDelay = 2 * time.Millisecond
+
 type delegState struct {
 	mu       sync.Mutex
 	dirs     map[meta.FileID]delegDir

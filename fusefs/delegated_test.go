@@ -58,7 +58,15 @@ func removeAll(t *testing.T, paths []string) {
 	}
 }
 
+// slowBatches makes unlinks answered by a mount wait a long while before
+// they are sent unasked, so that a test sees them applied only where
+// something waited for them. Set it before mounting.
+func slowBatches(t *testing.T) {
+	t.Cleanup(fusefs.SetRemoveBatchDelay(2 * time.Second))
+}
+
 func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
+	slowBatches(t)
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{})
 	b := mount(t, p, fusefs.Options{})
@@ -114,6 +122,7 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 // mount sees none of it afterwards.
 func TestRmRfOfATreeMadeHere(t *testing.T) {
 	need(t, "rm")
+	slowBatches(t)
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{})
 	b := mount(t, p, fusefs.Options{})
@@ -138,6 +147,7 @@ func TestRmRfOfATreeMadeHere(t *testing.T) {
 }
 
 func TestUnlinkHereThenCreateTheSameName(t *testing.T) {
+	slowBatches(t)
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{})
 	b := mount(t, p, fusefs.Options{})
@@ -230,4 +240,63 @@ func stopMeta(t *testing.T, p *cluster.Processes) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+}
+
+// TestNoUnlinkUndoneAcrossMounts races another mount's listings against
+// the unlinks this mount answers itself: a name whose unlink returned
+// before a listing began must not be in it, in any round (each round's
+// directory is new, so delegated, and recalled by the first listing).
+func TestNoUnlinkUndoneAcrossMounts(t *testing.T) {
+	slowBatches(t)
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	for round := range 8 {
+		dir := fmt.Sprintf("r%d", round)
+		files := makeFiles(t, a.path(dir), 60)
+		unlinked := make([]time.Time, len(files))
+		type listing struct {
+			start time.Time
+			names []string
+			err   error
+		}
+		lists := make(chan listing, 1)
+		go func() {
+			time.Sleep(time.Duration(round) * time.Millisecond / 2)
+			l := listing{start: time.Now()}
+			ents, err := os.ReadDir(b.path(dir))
+			for _, e := range ents {
+				l.names = append(l.names, e.Name())
+			}
+			l.err = err
+			lists <- l
+		}()
+		for i, f := range files {
+			if err := os.Remove(f); err != nil {
+				t.Fatal(err)
+			}
+			unlinked[i] = time.Now()
+		}
+		l := <-lists
+		if l.err != nil {
+			t.Fatal(l.err)
+		}
+		for _, name := range l.names {
+			var i int
+			if _, err := fmt.Sscanf(name, "f%03d", &i); err != nil {
+				t.Fatalf("round %d: unexpected name %q", round, name)
+			}
+			if unlinked[i].Before(l.start) {
+				t.Errorf("round %d: the second mount listed %s, whose unlink returned %v before the listing began", round, name, l.start.Sub(unlinked[i]))
+			}
+		}
+		if ents, err := os.ReadDir(b.path(dir)); err != nil || len(ents) != 0 {
+			t.Fatalf("round %d: %d names left (%v)", round, len(ents), err)
+		}
+	}
+	if a.Stats().UnlinksHere == 0 {
+		t.Fatal("no unlink was answered by the mount: the race was not run")
+	}
 }

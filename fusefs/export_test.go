@@ -1,0 +1,11 @@
+package fusefs
+
+import "time"
+
+// SetRemoveBatchDelay sets how long unlinks answered by the mount wait to
+// be sent when nothing asks for them, and returns a func that restores it.
+func SetRemoveBatchDelay(d time.Duration) (restore func()) {
+	old := removeBatchDelay
+	removeBatchDelay = d
+	return func() { removeBatchDelay = old }
+}
