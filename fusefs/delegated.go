@@ -353,15 +353,9 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		}
 		if !d.urgent && len(d.queue) < maxRemoveBatch {
 			d.mu.Unlock()
-			t := time.NewTimer(removeBatchDelay)
-			select {
-			case <-t.C:
-			case <-d.wake:
-			case <-ctx.Done():
-				t.Stop()
+			if !fsys.gather(ctx) {
 				return
 			}
-			t.Stop()
 			d.mu.Lock()
 		}
 		// One batch acts for one caller: the longest run of the queue's
@@ -415,6 +409,30 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		close(d.progress)
 		d.progress = make(chan struct{})
 		d.mu.Unlock()
+	}
+}
+
+// gather waits removeBatchDelay for more unlinks to queue, or less if
+// someone waits for the queue or it holds a full batch; false if ctx
+// ended.
+func (fsys *fileSystem) gather(ctx context.Context) bool {
+	d := &fsys.deleg
+	t := time.NewTimer(removeBatchDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case <-d.wake:
+			d.mu.Lock()
+			now := d.urgent || len(d.queue) >= maxRemoveBatch
+			d.mu.Unlock()
+			if now {
+				return true
+			}
+		case <-ctx.Done():
+			return false
+		}
 	}
 }
 
