@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
 )
@@ -298,5 +301,55 @@ func TestNoUnlinkUndoneAcrossMounts(t *testing.T) {
 	}
 	if a.Stats().UnlinksHere == 0 {
 		t.Fatal("no unlink was answered by the mount: the race was not run")
+	}
+}
+
+// TestKilledHolderLosesOnlyItsQueue: a mount killed (-9) with unlinks it
+// answered and never sent loses those unlinks, as docs/mount.md says, and
+// holds nobody up past its lease: another mount lists the directory, the
+// names back, once that lease has lapsed, and fsck finds nothing wrong.
+func TestKilledHolderLosesOnlyItsQueue(t *testing.T) {
+	need(t, "rm")
+	t.Setenv("PARIO_LEASE", "3s")
+	p := spawn(t)
+	dir := t.TempDir()
+	cmd, _, exited := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount")
+	time.Sleep(500 * time.Millisecond) // its lease, taken at start
+	files := makeFiles(t, filepath.Join(dir, "d"), 20)
+	stopMeta(t, p)
+	removed := make(chan error, 1)
+	go func() { _, err := shErr("rm " + strings.Join(files, " ")); removed <- err }()
+	select {
+	case err := <-removed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("unlinks with the metadata server stopped did not return: not answered by the mount")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if err := syscall.Kill(p.PID("meta"), syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+
+	b := mount(t, p, fusefs.Options{})
+	start := time.Now()
+	ents, err := os.ReadDir(b.path("d"))
+	if err != nil || len(ents) != len(files) {
+		t.Fatalf("after the holder died the directory lists %d entries (%v), want its %d files back", len(ents), err, len(files))
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the listing waited %v for a dead holder with a 3 s lease", took)
+	}
+	c := dial(t, p)
+	res, err := c.Fsck(context.Background(), client.FsckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Remaining(); len(f) != 0 {
+		t.Fatalf("fsck after the holder died: %+v", f)
 	}
 }
