@@ -185,6 +185,35 @@ func (fsys *fileSystem) holds(dir meta.FileID) bool {
 	return ok && gen != 0 && g.gen == gen
 }
 
+// withoutQueued returns the entries of directory dir (a page of its
+// listing) less those the queue removes: what the listing shows once the
+// queue is applied.
+func (fsys *fileSystem) withoutQueued(dir meta.FileID, page []meta.DirEntry) []meta.DirEntry {
+	d := &fsys.deleg
+	d.mu.Lock()
+	var gone map[string]meta.FileID
+	for _, q := range d.queue {
+		if q.op.Dir == dir {
+			if gone == nil {
+				gone = map[string]meta.FileID{}
+			}
+			gone[q.op.Name] = q.op.Self
+		}
+	}
+	d.mu.Unlock()
+	if gone == nil {
+		return page
+	}
+	out := page[:0:0]
+	for _, e := range page {
+		if id, ok := gone[e.Name]; ok && id == e.Attr.ID {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // heldAmong returns the directories the changes name (as ID or Parent)
 // that the mount holds under its lease; nil if none.
 func (fsys *fileSystem) heldAmong(changes []meta.Change) map[meta.FileID]bool {

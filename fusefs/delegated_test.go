@@ -83,6 +83,13 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	if got := a.Stats().UnlinksHere; got != n {
 		t.Fatalf("%d of %d unlinks answered by the mount; want all (the directory is delegated to it)", got, n)
 	}
+	// This mount's own listing leaves out what it has not sent yet.
+	if ents, err := os.ReadDir(a.path("d")); err != nil || len(ents) != 0 {
+		t.Fatalf("the mount lists %d entries (%v) after its unlinks, want none", len(ents), err)
+	}
+	if pending := a.Stats().UnlinksPending; pending == 0 {
+		t.Fatal("no unlink pending after the mount's own listing: it waited for the queue")
+	}
 	// Another mount and the native client see every unlink at once: their
 	// requests recall the directory, which sends what the mount holds.
 	ents, err := os.ReadDir(b.path("d"))

@@ -72,13 +72,18 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	if d.cred != nil {
 		ctx = meta.WithCred(ctx, *d.cred)
 	}
-	ctx, cancel := d.fsys.ctx(ctx)
+	// A listing does not wait for the unlinks this mount answered and
+	// has not sent: it leaves out the names they removed (the only
+	// changes queued in this directory, which no one else changes while
+	// they are queued: delegated.go).
+	ctx, cancel := d.fsys.ctxNoWait(ctx)
 	defer cancel()
 	read, gen, batches := time.Now(), d.fsys.leaseGen(), d.fsys.changeBatches()
 	page, next, err := d.fsys.c.ReaddirPage(d.dir.itself(ctx), d.path, cookie, 0)
 	if err != nil {
 		return d.fsys.errno("readdir", d.path, err)
 	}
+	page = d.fsys.withoutQueued(d.dir.id, page)
 	d.base += uint64(len(d.page))
 	d.page, d.i, d.next, d.read, d.gen, d.batches = page, 0, next, read, gen, batches
 	d.usage, d.uerr = nil, nil

@@ -69,11 +69,17 @@ type fileSystem struct {
 // server sees this mount's requests in the order they were answered. If
 // that fails, so does the request: its context has ended.
 func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
+	c, cancel := fsys.ctxNoWait(ctx)
 	if err := fsys.flushRemoves(c); err != nil {
 		cancel()
 	}
 	return c, cancel
+}
+
+// ctxNoWait is ctx without the wait for the queued unlinks, for a request
+// that accounts for them itself (a listing).
+func (fsys *fileSystem) ctxNoWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 }
 
 // node is a file or directory of the mount. Its identity is the pario
