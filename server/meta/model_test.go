@@ -133,6 +133,35 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 	return replaced, 0
 }
 
+// batchRemove is one operation of ApplyRemoves on the model, with its
+// checks in the store's order (txn.batchVictim): the directory by ID,
+// the name in it, the expected ID, then the kind.
+func (m model) batchRemove(p string, op BatchRemove) syscall.Errno {
+	parent := parentOf(p)
+	d, ok := m[parent]
+	switch {
+	case !ok || d.id != op.Dir:
+		return syscall.ENOENT
+	case d.kind != KindDir:
+		return syscall.ENOTDIR
+	}
+	e, ok := m[p]
+	switch {
+	case !ok:
+		return syscall.ENOENT
+	case op.Self != 0 && op.Self != e.id:
+		return syscall.ESTALE
+	case !op.Rmdir && e.kind == KindDir:
+		return syscall.EISDIR
+	case op.Rmdir && e.kind != KindDir:
+		return syscall.ENOTDIR
+	case op.Rmdir && !m.isEmptyDir(p):
+		return syscall.ENOTEMPTY
+	}
+	delete(m, p)
+	return 0
+}
+
 // names counts the paths naming id.
 func (m model) names(id FileID) uint32 {
 	var n uint32
@@ -285,6 +314,37 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, r, want)
 				case r != nil && (r.ID != want.id || r.Kind != want.kind || r.Kind != KindDir && r.Nlink != m.names(r.ID)):
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, *r, *want)
+				}
+			},
+			// A delegation holder's batch (ApplyRemoves): each unlink or
+			// rmdir by directory ID, name and expected ID, right or wrong,
+			// in order, as the model removes them one by one.
+			"batch": func(rt *rapid.T) {
+				n := rapid.IntRange(1, 4).Draw(rt, "ops")
+				ops := make([]BatchRemove, n)
+				paths := make([]string, n)
+				for i := range ops {
+					p := rapid.SampledFrom(modelPaths[1:]).Draw(rt, "path")
+					paths[i] = p
+					op := BatchRemove{Name: p[strings.LastIndexByte(p, '/')+1:], Rmdir: rapid.Bool().Draw(rt, "rmdir"), Dir: 1 << 40}
+					if d, ok := m[parentOf(p)]; ok {
+						op.Dir = d.id
+					}
+					switch rapid.IntRange(0, 2).Draw(rt, "self") {
+					case 0:
+						op.Self = m[p].id // 0 (no check) when absent
+					case 1:
+						op.Self = m[p].id + 1
+					}
+					ops[i] = op
+				}
+				errs, err := s.ApplyRemoves(ctx, ops)
+				if err != nil || len(errs) != n {
+					rt.Fatalf("ApplyRemoves(%+v) = %v, %v", ops, errs, err)
+				}
+				for i, op := range ops {
+					want := m.batchRemove(paths[i], op)
+					expect(fmt.Sprintf("batch op %d %+v (%s)", i, op, paths[i]), errs[i], want)
 				}
 			},
 			"reopen": func(rt *rapid.T) {
