@@ -25,7 +25,8 @@ import (
 //
 //   - every request this mount sends to the metadata server first waits
 //     until the queue ahead of it has been applied (fsys.ctx), so the
-//     server never sees this mount's requests out of order;
+//     server never sees this mount's requests out of order; a listing
+//     instead leaves out the names the queue removes (withoutQueued);
 //   - every request by anyone else that reaches the directory recalls the
 //     delegation: the watch loop gives it up, waits for the queue to be
 //     applied and only then acknowledges (recalled), and the request goes
@@ -45,13 +46,13 @@ const (
 	maxQueuedRemoves = 1 << 16
 )
 
-// delegState is the mount's delegated directories and unlinks not yet
-// applied by the metadata server.
 // removeBatchDelay is how long the flusher lets unlinks gather before it
 // sends a batch that nobody waits for (a variable for tests, which make
 // it long so that only a wait for the queue can have applied it).
 var removeBatchDelay = 2 * time.Millisecond
 
+// delegState is the mount's delegated directories and unlinks not yet
+// applied by the metadata server.
 type delegState struct {
 	mu       sync.Mutex
 	dirs     map[meta.FileID]delegDir
@@ -125,14 +126,11 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 		d.mu.Unlock()
 		return
 	}
-	if err != nil || !given {
-		return
+	if err != nil || !given || fsys.leaseGen() != gen {
+		return // refused, or forgotten with the lease
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if fsys.leaseGen() != gen {
-		return // the server has forgotten it with the lease
-	}
 	if d.dirs == nil {
 		d.dirs = map[meta.FileID]delegDir{}
 	}
