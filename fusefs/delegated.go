@@ -212,6 +212,20 @@ func (fsys *fileSystem) withoutQueued(dir meta.FileID, page []meta.DirEntry) []m
 	return out
 }
 
+// queueTouches reports whether a queued unlink or rmdir changes inode id:
+// removes it, or a name in it.
+func (fsys *fileSystem) queueTouches(id meta.FileID) bool {
+	d := &fsys.deleg
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, q := range d.queue {
+		if q.op.Dir == id || q.op.Self == id {
+			return true
+		}
+	}
+	return false
+}
+
 // heldAmong returns the directories the changes name (as ID or Parent)
 // that the mount holds under its lease; nil if none.
 func (fsys *fileSystem) heldAmong(changes []meta.Change) map[meta.FileID]bool {

@@ -156,6 +156,32 @@ func TestRmRfOfATreeMadeHere(t *testing.T) {
 	}
 }
 
+// TestStatAfterRmdirHere: a stat of the parent, which asks only for its
+// own inode (ctxFor), still waits for the queued rmdir in it: its link
+// count drops.
+func TestStatAfterRmdirHere(t *testing.T) {
+	slowBatches(t)
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	if err := os.MkdirAll(a.path("t", "s"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(a.path("t", "s")); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Stats().UnlinksPending; got != 1 {
+		t.Fatalf("%d pending after the rmdir, want 1 (answered by the mount)", got)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(a.path("t"), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Nlink != 2 {
+		t.Fatalf("t's link count %d after its subdirectory went, want 2", st.Nlink)
+	}
+}
+
 func TestUnlinkHereThenCreateTheSameName(t *testing.T) {
 	slowBatches(t)
 	p := spawn(t)

@@ -76,6 +76,20 @@ func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.Cance
 	return c, cancel
 }
 
+// ctxFor is ctx for a request that reads only the inode id: it waits for
+// the queued unlinks only if one of them changes that inode (removes it,
+// or a name in it), since the others cannot change the answer.
+func (fsys *fileSystem) ctxFor(ctx context.Context, id meta.FileID) (context.Context, context.CancelFunc) {
+	c, cancel := fsys.ctxNoWait(ctx)
+	if !fsys.queueTouches(id) {
+		return c, cancel
+	}
+	if err := fsys.flushRemoves(c); err != nil {
+		cancel()
+	}
+	return c, cancel
+}
+
 // ctxNoWait is ctx without the wait for the queued unlinks, for a request
 // that accounts for them itself (a listing).
 func (fsys *fileSystem) ctxNoWait(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -313,7 +327,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 	if fh == nil && n.fsys.guarded(n.id) {
 		return syscall.ESTALE
 	}
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
 	defer cancel()
 	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
 	if errno != 0 {
