@@ -122,4 +122,14 @@
 // Datafile i of a file lives on I/O server (first+i) mod Servers, where
 // first is taken from the persisted round-robin counter, which advances by
 // one per create (as PVFS2 does).
+//
+// # Mounts' caches and delegations
+//
+// Mounts cache names and attributes under a lease (watch.go): a mutation
+// is answered only once every other mount holding a lease has dropped
+// what it contradicts. A mount may also hold an empty directory it made
+// as its own (deleg.go): it answers unlinks there itself and sends them in
+// batches (ApplyRemoves), and any other client's request that reads the
+// directory recalls it first. Both live in the server's memory; leases
+// survive a restart only as the recorded time by which they end.
 package meta
