@@ -7,9 +7,12 @@
 //
 // # Storage
 //
-// A Store is one bbolt database file. Every mutating call is exactly one
-// bbolt read-write transaction, so it is atomic and, because bbolt fsyncs
-// each commit (NoSync stays false), durable once the call returns. bbolt
+// A Store is one bbolt database file. Every mutating call is one bbolt
+// read-write transaction (shared with concurrent ones: commit.go), so it
+// is atomic; once the call returns it survives a crash of the process,
+// and a power cut once the next fdatasync, within Options.SyncInterval
+// (50 ms by default), has run (durable.go; a negative interval fsyncs
+// every commit before the call returns). bbolt
 // serialises writers and lets readers run concurrently, which makes every
 // method safe for concurrent use. The database file is locked: a second
 // process (or a second Open in the same process) gets a clear error after a
