@@ -410,7 +410,8 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		for i := range ops {
 			ops[i] = d.queue[i].op
 		}
-		d.urgent = false
+		// Whoever waits, waits for the rest too: no gathering for it.
+		d.urgent = d.urgent && n < len(d.queue)
 		d.mu.Unlock()
 
 		errs, err := fsys.sendRemoves(ctx, first, ops)
