@@ -26,7 +26,8 @@ import (
 //   - every request this mount sends to the metadata server first waits
 //     until the queue ahead of it has been applied (fsys.ctx), so the
 //     server never sees this mount's requests out of order; a listing
-//     instead leaves out the names the queue removes (withoutQueued);
+//     instead leaves out the names the queue removes (withoutQueued),
+//     and a getattr waits only when the queue touches its inode (ctxFor);
 //   - every request by anyone else that reaches the directory recalls the
 //     delegation: the watch loop gives it up, waits for the queue to be
 //     applied and only then acknowledges (recalled), and the request goes

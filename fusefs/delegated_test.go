@@ -61,6 +61,19 @@ func removeAll(t *testing.T, paths []string) {
 	}
 }
 
+// twoMounts starts a cluster and mounts it twice, as on two client
+// nodes, once both mounts hold their leases (a mkdir before that is not
+// delegated).
+func twoMounts(t *testing.T) (p *cluster.Processes, a, b *mounted) {
+	t.Helper()
+	p = spawn(t)
+	a = mount(t, p, fusefs.Options{})
+	b = mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	return p, a, b
+}
+
 // slowBatches makes unlinks answered by a mount wait a long while before
 // they are sent unasked, so that a test sees them applied only where
 // something waited for them. Set it before mounting.
@@ -70,11 +83,7 @@ func slowBatches(t *testing.T) {
 
 func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	slowBatches(t)
-	p := spawn(t)
-	a := mount(t, p, fusefs.Options{})
-	b := mount(t, p, fusefs.Options{})
-	waitLease(t, a)
-	waitLease(t, b)
+	p, a, b := twoMounts(t)
 	before := steadyDatafiles(t, p)
 
 	const n = 200
@@ -133,10 +142,7 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 func TestRmRfOfATreeMadeHere(t *testing.T) {
 	need(t, "rm")
 	slowBatches(t)
-	p := spawn(t)
-	a := mount(t, p, fusefs.Options{})
-	b := mount(t, p, fusefs.Options{})
-	waitLease(t, a)
+	_, a, b := twoMounts(t)
 	files := 0
 	for _, d := range []string{"t", "t/x", "t/x/y", "t/z"} {
 		files += len(makeFiles(t, a.path(d), 10))
@@ -184,10 +190,7 @@ func TestStatAfterRmdirHere(t *testing.T) {
 
 func TestUnlinkHereThenCreateTheSameName(t *testing.T) {
 	slowBatches(t)
-	p := spawn(t)
-	a := mount(t, p, fusefs.Options{})
-	b := mount(t, p, fusefs.Options{})
-	waitLease(t, a)
+	_, a, b := twoMounts(t)
 	f := makeFiles(t, a.path("d"), 1)[0]
 	for i := range 20 {
 		removeAll(t, []string{f})
@@ -284,11 +287,7 @@ func stopMeta(t *testing.T, p *cluster.Processes) {
 // directory is new, so delegated, and recalled by the first listing).
 func TestNoUnlinkUndoneAcrossMounts(t *testing.T) {
 	slowBatches(t)
-	p := spawn(t)
-	a := mount(t, p, fusefs.Options{})
-	b := mount(t, p, fusefs.Options{})
-	waitLease(t, a)
-	waitLease(t, b)
+	_, a, b := twoMounts(t)
 	for round := range 8 {
 		dir := fmt.Sprintf("r%d", round)
 		files := makeFiles(t, a.path(dir), 60)
