@@ -35,10 +35,6 @@ import (
 // lease lapses (metadata server unreachable, a poll that took too long)
 // the kernel stops trusting what it holds by itself.
 
-// leaseMargin is taken off the lease's end for clock drift and the time a
-// reply takes to reach the kernel.
-const leaseMargin = time.Second
-
 // leaseState is the mount's lease.
 type leaseState struct {
 	mu    sync.Mutex
@@ -258,7 +254,7 @@ func (fsys *fileSystem) watch(ctx context.Context) {
 			fsys.recalled(ctx, recalls)
 		}
 		acked = resp.Seq
-		fsys.renew(sent.Add(resp.Lease - leaseMargin))
+		fsys.renew(sent.Add(resp.Lease - meta.LeaseMargin(resp.Lease)))
 	}
 	fsys.lease.watcher.Store(0)
 	if watcher != 0 {

@@ -403,3 +403,21 @@ func TestLongListingNoStaleAcrossMounts(t *testing.T) {
 		}
 	}
 }
+
+// TestShortLeaseIsRenewedBeforeItLapses: with a lease of a few seconds
+// (PARIO_LEASE, as tests and impatient sites set it), the mount renews
+// its lease well before it lapses, rather than just after (when it would
+// drop every delegation's use and cached attribute for a moment).
+func TestShortLeaseIsRenewedBeforeItLapses(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s")
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	least := time.Hour
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		least = min(least, a.Lease())
+	}
+	if least < 200*time.Millisecond {
+		t.Fatalf("the lease left fell to %v between renewals; want it renewed with time to spare", least)
+	}
+}

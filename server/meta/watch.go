@@ -53,6 +53,24 @@ func leaseFromEnv() time.Duration {
 // so that a lease is renewed well before it lapses.
 const maxHold = time.Second
 
+// maxLeaseMargin is what a watcher takes off the end of a long lease for
+// the time its poll took to be answered and for clock rate drift.
+const maxLeaseMargin = time.Second
+
+// pollHold is how long a poll waits for changes under a lease of this
+// length: maxHold, or a quarter of a short lease (PARIO_LEASE=3s). With
+// LeaseMargin, a watcher that polls again as soon as it is answered
+// renews its lease with at least a quarter of it to spare:
+// lease - LeaseMargin - 2*pollHold >= lease/4 (the poll it renews with
+// was sent a hold before the answer, and the next answer comes a hold
+// later). With a one-second hold and margin a 3 s lease would lapse at
+// every renewal, briefly, on the mount's side.
+func pollHold(lease time.Duration) time.Duration { return min(maxHold, lease/4) }
+
+// LeaseMargin is what a watcher takes off the end of a lease of this
+// length, counted from when it sent the poll that the lease answered.
+func LeaseMargin(lease time.Duration) time.Duration { return min(maxLeaseMargin, lease/4) }
+
 // maxWatchChanges bounds the changes one poll answers; the rest wait for
 // the next poll.
 const maxWatchChanges = 4096
@@ -350,7 +368,7 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 	}
 	if len(w.pending) == 0 {
 		h.mu.Unlock()
-		t := time.NewTimer(maxHold)
+		t := time.NewTimer(pollHold(h.lease))
 		select {
 		case <-w.wake:
 		case <-t.C:

@@ -195,3 +195,26 @@ func TestWatcherIDsNotReusedAfterRestart(t *testing.T) {
 		t.Fatalf("watcher ID %d after the restart, %d before: want a fresh, non-zero one", after, before)
 	}
 }
+
+// TestLeaseRenewedWithAQuarterToSpare checks the timing rule of pollHold
+// and LeaseMargin for leases from a millisecond to an hour: a watcher
+// that polls again at once renews before its lease lapses, with a
+// quarter of it to spare, so that a short lease does not lapse for a
+// moment at every renewal (as a 3 s lease did with fixed one-second
+// holds and margins).
+func TestLeaseRenewedWithAQuarterToSpare(t *testing.T) {
+	for lease := time.Millisecond; lease <= time.Hour; lease = lease * 5 / 4 {
+		hold, margin := pollHold(lease), LeaseMargin(lease)
+		if hold <= 0 || margin <= 0 {
+			t.Fatalf("lease %v: hold %v, margin %v; want both positive", lease, hold, margin)
+		}
+		// The lease an answer gives runs from when its poll was sent, a
+		// hold before; the next answer comes a hold after.
+		if spare := lease - margin - 2*hold; spare < lease/4 {
+			t.Errorf("lease %v: %v to spare at the next renewal, want at least %v", lease, spare, lease/4)
+		}
+		if lease >= 4*time.Second && (hold != maxHold || margin != maxLeaseMargin) {
+			t.Errorf("lease %v: hold %v, margin %v; want the long-lease %v and %v", lease, hold, margin, maxHold, maxLeaseMargin)
+		}
+	}
+}
