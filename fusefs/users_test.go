@@ -220,3 +220,64 @@ func groupName(t *testing.T, gid uint32) string {
 	}
 	return g.Name
 }
+
+// TestUnlinksHereCheckPermissions: unlinks and rmdirs that the mount
+// answers itself (delegated.go) obey the directory's owner, group and
+// mode: alice's group may remove from her group-writable directory, not
+// from her private one; carol, outside the group, from neither. (With
+// --allow-other the kernel checks first; the mount checks again before
+// it queues, and the metadata server when it applies the batch as the
+// caller.) What was refused is still there for the metadata server, and
+// what was allowed, applied as bob, is gone from it.
+func TestUnlinksHereCheckPermissions(t *testing.T) {
+	share, alice, bob, carol := makeUsers(t)
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{AllowOther: true})
+	waitLease(t, m)
+	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mp := m.Dir
+	sh(t, fmt.Sprintf(`cd / && mkdir -m 0777 %s/top`, mp))
+	// alice makes both directories through this mount, so both are
+	// delegated to it, and files and a subdirectory in each.
+	mustAs(t, alice, fmt.Sprintf(`
+		umask 022
+		cd %[1]s/top
+		mkdir shared private && chgrp %[2]d shared && chmod 2775 shared && chmod 755 private
+		for d in shared private; do
+			for i in 1 2 3 4; do echo x > $d/f$i; done
+			mkdir $d/sub
+		done`, mp, share))
+	before := m.Stats().UnlinksHere
+
+	top := mp + "/top"
+	mustAs(t, bob, fmt.Sprintf("rm %[1]s/shared/f1 %[1]s/shared/f2 && rmdir %[1]s/shared/sub", top))
+	mustFailAs(t, bob, "rm -f "+top+"/private/f1", "Permission denied")
+	mustFailAs(t, bob, "rmdir "+top+"/private/sub", "Permission denied")
+	mustFailAs(t, carol, "rm -f "+top+"/shared/f3", "Permission denied")
+	mustAs(t, alice, fmt.Sprintf("rm %[1]s/private/f1 && rmdir %[1]s/private/sub", top))
+
+	if here := m.Stats().UnlinksHere - before; here != 5 {
+		t.Errorf("%d unlinks and rmdirs answered by the mount, want the 5 allowed (the directories are delegated to it)", here)
+	}
+	c := dial(t, p)
+	for dir, want := range map[string]string{
+		"/top/shared":  "f3 f4",
+		"/top/private": "f2 f3 f4",
+	} {
+		list, err := c.Readdir(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range list {
+			names = append(names, e.Name)
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("the metadata server lists %s as %q, want %q", dir, got, want)
+		}
+	}
+}
