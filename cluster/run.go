@@ -215,6 +215,14 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	}); ok {
 		do.Durability(st.SyncStats)
 	}
+	if lo, ok := obs.(interface {
+		Leases(func() (int, int, uint64, uint64, float64))
+	}); ok {
+		lo.Leases(func() (int, int, uint64, uint64, float64) {
+			l := st.LeaseStats()
+			return l.Leases, l.Delegations, l.Recalls, l.RecallsLapsed, l.RecallWait.Seconds()
+		})
+	}
 	srv := wire.NewServer(&meta.Handler{Store: st, Servers: infos, RootSquash: cfg.RootSquash}, wire.ServerOptions{
 		Name: "meta", Secret: cfg.Secret, Logger: logger, Protection: cfg.Protection,
 		MaxConns: cfg.Limits.MaxConns, MaxConnsPerPeer: cfg.Limits.MaxConnsPerPeer,

@@ -89,6 +89,11 @@ func TestParioMountMetrics(t *testing.T) {
 		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
 		{"pario_mount_unlinks_here_total", nil, 1},
 		{"pario_mount_unlinks_pending", nil, 0},
+		// The metadata server's side: this mount's lease, and d and d/e,
+		// which it made, delegated to it.
+		{"pario_meta_leases", nil, 1},
+		{"pario_meta_delegations", nil, 2},
+		{"pario_meta_recalls_total", nil, 0},
 		{"pario_mount_write_behind_bytes", nil, 0},
 		{"pario_mount_memory_used_bytes", nil, 0},
 		{"pario_mount_memory_budget_bytes", nil, fusefs.DefaultMemory},

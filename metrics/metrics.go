@@ -53,12 +53,10 @@ type Registry struct {
 	clientErrs     *prometheus.CounterVec   // service, server, kind
 
 	budgets budgetCollector
-	// removals reads the metadata servers' datafile reapers.
-	removals removalCollector
-	// durability reads the metadata servers' deferred durability.
-	durability durabilityCollector
-	// unwritten reads the I/O servers' unwritten datafiles.
-	unwritten unwrittenCollector
+	// Read from the servers at scrape time: the metadata servers' datafile
+	// reapers, deferred durability, leases and delegations; the I/O
+	// servers' unwritten datafiles.
+	removals, durability, leases, unwritten scraped
 }
 
 // New returns a registry with pario's metrics and the Go runtime and
@@ -112,8 +110,9 @@ func New() *Registry {
 		Help: "Failed calls by kind: the server's errno (ENOENT, EIO, ...), conn (the connection broke), dial (no connection), timeout, canceled.",
 	}, with(server, "kind"))
 	r.budgets.r = r
+	r.removals, r.durability, r.leases, r.unwritten = newRemovals(), newDurability(), newLeases(), newUnwritten()
 	r.reg.MustRegister(
-		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability, &r.unwritten,
+		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability, &r.leases, &r.unwritten,
 		r.clientRequests, r.clientDuration, r.clientBytes, r.clientErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

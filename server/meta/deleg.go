@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -43,6 +44,11 @@ type delegations struct {
 	mu     sync.Mutex
 	byDir  map[FileID]*delegation
 	counts map[uint64]int // delegations per holder
+
+	// For LeaseStats: recalls sent, those that ended with the holder's
+	// lease rather than its acknowledgement, and the time requests waited.
+	recalls, lapsed atomic.Uint64
+	recallWait      atomic.Int64 // nanoseconds
 }
 
 type delegation struct {
@@ -169,6 +175,7 @@ func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
 		return nil
 	}
 	if g.recall == 0 {
+		d.recalls.Add(1)
 		h.seq++
 		g.recall = h.seq
 		w.pending = append(w.pending, pendingChange{h.seq, Change{ID: dir, Parent: dir}})
@@ -180,11 +187,14 @@ func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
 	seq := g.recall
 	d.mu.Unlock()
 	h.mu.Unlock()
+	start := time.Now()
+	defer func() { d.recallWait.Add(int64(time.Since(start))) }()
 	for {
 		h.mu.Lock()
 		w := h.watchers[holder]
 		now := time.Now()
-		gone := w == nil || !now.Before(w.expires) || w.acked >= seq
+		lapsed := w == nil || !now.Before(w.expires)
+		gone := lapsed || w.acked >= seq
 		var until time.Time
 		if w != nil {
 			until = w.expires
@@ -192,6 +202,9 @@ func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
 		ch := h.acked
 		h.mu.Unlock()
 		if gone {
+			if lapsed {
+				d.lapsed.Add(1)
+			}
 			d.drop(dir, holder)
 			return nil
 		}

@@ -113,6 +113,9 @@ func TestRecallWaitsForTheHolder(t *testing.T) {
 		t.Fatalf("Delegations() = %d after the recall, want 0", n)
 	}
 	<-ack
+	if st := s.LeaseStats(); st.Recalls != 1 || st.RecallsLapsed != 0 || st.RecallWait < watchLease/4 || st.Leases != 1 {
+		t.Fatalf("LeaseStats() = %+v, want one recall, answered, waited for at least %v, and one lease", st, watchLease/4)
+	}
 }
 
 func TestRecallFromASilentHolderEndsWithItsLease(t *testing.T) {
@@ -127,6 +130,9 @@ func TestRecallFromASilentHolderEndsWithItsLease(t *testing.T) {
 	}
 	if n := s.Delegations(); n != 0 {
 		t.Fatalf("Delegations() = %d, want 0", n)
+	}
+	if st := s.LeaseStats(); st.Recalls != 1 || st.RecallsLapsed != 1 || st.RecallWait < watchLease/2 {
+		t.Fatalf("LeaseStats() = %+v, want one recall, ended by the lease after at least %v", st, watchLease/2)
 	}
 }
 

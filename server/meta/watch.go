@@ -409,6 +409,29 @@ func (s *Store) AcksAwaited() uint64 {
 	return h.awaited
 }
 
+// LeaseStats is what the metadata server's leases and delegations
+// have done since it started (for metrics).
+type LeaseStats struct {
+	Leases      int // mounts holding a lease now
+	Delegations int // directories delegated to them now
+	// Recalls sent to holders, those that ended because the holder's
+	// lease ran out (a mount that died or hung: each delayed a request of
+	// another client by up to the lease), and the time requests waited
+	// for recalls in all.
+	Recalls, RecallsLapsed uint64
+	RecallWait             time.Duration
+}
+
+// LeaseStats reports the leases and delegations.
+func (s *Store) LeaseStats() LeaseStats {
+	d := &s.delegs
+	return LeaseStats{
+		Leases: s.Watchers(), Delegations: s.Delegations(),
+		Recalls: d.recalls.Load(), RecallsLapsed: d.lapsed.Load(),
+		RecallWait: time.Duration(d.recallWait.Load()),
+	}
+}
+
 // Watchers reports how many mounts hold a lease (for tests and metrics).
 func (s *Store) Watchers() int {
 	h := &s.hub
