@@ -555,7 +555,8 @@ func rawOrZstd(D int64, l cost.Link, r RememberedLink, zg float64) (string, stri
 // firstChoice), and does not replace a link measured by a longer one. A
 // rough link is remembered with ceiling, the least upper bound on B the
 // sends' missing acknowledgements gave (+Inf: none; never below the rough
-// rate).
+// rate, where the transfer's data took at least as long as its round
+// trip, so that the rate is one).
 func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, ceiling float64, old RememberedLink, D int64, cands []*autoCand) {
 	if lc.Dir == "" || r == nil || r.Transfer <= 0 || r.Sent <= 0 {
 		return
@@ -568,10 +569,18 @@ func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, ceiling
 	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / data.Seconds(), RTT: rtt,
 		Rough: r.Transfer-rtt < minObserved, ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}
 	if nl.Rough {
-		if old.B > 0 && !old.Rough {
+		// Where the round trip was half the transfer or more, the data's
+		// own time is not known (floored at half above): its rate bounds
+		// nothing.
+		bounds := r.Transfer-rtt >= r.Transfer/2
+		switch {
+		case old.B > 0 && !old.Rough:
 			nl.B, nl.Rough = old.B, false
-		} else if !math.IsInf(ceiling, 1) {
+		case math.IsInf(ceiling, 1):
+		case bounds:
 			nl.Max = max(ceiling, nl.B)
+		default:
+			nl.Max = ceiling
 		}
 	}
 	for _, c := range cands {

@@ -166,24 +166,30 @@ func TestRememberLinkShortTransfer(t *testing.T) {
 }
 
 // A rough link is remembered with the least bound on B from above that the
-// sends' missing acknowledgements gave, never below the rough rate.
+// sends' missing acknowledgements gave, never below the rough rate where
+// that rate is one: a transfer not much longer than its round trip gives
+// none (a 128-byte container sent in 1 ms at RTT 1 ms read 420 kB/s on
+// a 25 kB/s link, and replaced the bound of 85 kB/s).
 func TestRememberLinkCeiling(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		sent     int64
 		transfer time.Duration
+		rtt      float64
 		ceiling  float64
 		old      RememberedLink
 		wantMax  float64
 	}{
-		{"a short transfer and a bound", 100 * time.Millisecond, 3e7, RememberedLink{}, 3e7},
-		{"a short transfer, no bound", 100 * time.Millisecond, math.Inf(1), RememberedLink{}, 0},
-		{"a bound below the rough rate: the rough rate", 100 * time.Millisecond, 5e6, RememberedLink{}, 1e7},
-		{"a long transfer: measured, no bound", time.Second, 3e7, RememberedLink{}, 0},
-		{"a measured link kept: no bound", 100 * time.Millisecond, 3e7, RememberedLink{B: 5e6}, 0},
+		{"a short transfer and a bound", 1e6, 100 * time.Millisecond, 0, 3e7, RememberedLink{}, 3e7},
+		{"a short transfer, no bound", 1e6, 100 * time.Millisecond, 0, math.Inf(1), RememberedLink{}, 0},
+		{"a bound below the rough rate: the rough rate", 1e6, 100 * time.Millisecond, 0, 5e6, RememberedLink{}, 1e7},
+		{"a transfer of about its round trip: the bound", 128, time.Millisecond, 0.001, 85e3, RememberedLink{}, 85e3},
+		{"a long transfer: measured, no bound", 1e6, time.Second, 0, 3e7, RememberedLink{}, 0},
+		{"a measured link kept: no bound", 1e6, 100 * time.Millisecond, 0, 3e7, RememberedLink{B: 5e6}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lc := LinkCache{Dir: t.TempDir()}
-			rememberLink(lc, "r:1", &SendReport{Sent: 1e6, Transfer: tc.transfer}, cost.Link{}, tc.ceiling, tc.old, 2e6, nil)
+			rememberLink(lc, "r:1", &SendReport{Sent: tc.sent, Transfer: tc.transfer}, cost.Link{RTT: tc.rtt}, tc.ceiling, tc.old, 2e6, nil)
 			got, ok := lc.Get("r:1")
 			if !ok || math.Abs(got.Max-tc.wantMax) > 1 {
 				t.Errorf("remembered %+v (%v), want Max %.0f", got, ok, tc.wantMax)
