@@ -137,14 +137,23 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 // checks in the store's order (txn.batchVictim): the directory by ID,
 // the name in it, the expected ID, then the kind.
 func (m model) batchRemove(p string, op BatchRemove) syscall.Errno {
-	parent := parentOf(p)
-	d, ok := m[parent]
+	// The batch names the directory by ID, as it was when drawn: a file
+	// there since unlinked may live on under another name (ENOTDIR, not
+	// ENOENT); a directory has one name, so its path is found by its ID.
+	parent, kind, ok := "", Kind(0), false
+	for q, e := range m {
+		if e.id == op.Dir {
+			parent, kind, ok = q, e.kind, true
+			break
+		}
+	}
 	switch {
-	case !ok || d.id != op.Dir:
+	case !ok:
 		return syscall.ENOENT
-	case d.kind != KindDir:
+	case kind != KindDir:
 		return syscall.ENOTDIR
 	}
+	p = filepath.Join(parent, op.Name)
 	e, ok := m[p]
 	switch {
 	case !ok:
