@@ -136,7 +136,7 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 // batchRemove is one operation of ApplyRemoves on the model, with its
 // checks in the store's order (txn.batchVictim): the directory by ID,
 // the name in it, the expected ID, then the kind.
-func (m model) batchRemove(p string, op BatchRemove) syscall.Errno {
+func (m model) batchRemove(op BatchRemove) syscall.Errno {
 	// The batch names the directory by ID, as it was when drawn: a file
 	// there since unlinked may live on under another name (ENOTDIR, not
 	// ENOENT); a directory has one name, so its path is found by its ID.
@@ -153,7 +153,7 @@ func (m model) batchRemove(p string, op BatchRemove) syscall.Errno {
 	case kind != KindDir:
 		return syscall.ENOTDIR
 	}
-	p = filepath.Join(parent, op.Name)
+	p := filepath.Join(parent, op.Name)
 	e, ok := m[p]
 	switch {
 	case !ok:
@@ -352,7 +352,7 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("ApplyRemoves(%+v) = %v, %v", ops, errs, err)
 				}
 				for i, op := range ops {
-					want := m.batchRemove(paths[i], op)
+					want := m.batchRemove(op)
 					expect(fmt.Sprintf("batch op %d %+v (%s)", i, op, paths[i]), errs[i], want)
 				}
 			},
