@@ -28,6 +28,16 @@ func TestParioMountMetrics(t *testing.T) {
 		t.Fatalf("pario mount printed no metrics address:\n%s", out.String())
 	}
 	addr := m[1]
+	// The mount takes its cache lease after it is mounted; a directory
+	// made before it has one is not delegated to it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if lease, ok := sumOf(scrape(t, addr), "pario_mount_lease_seconds", nil); ok && lease > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mount took no cache lease in 10 s (pario_mount_lease_seconds)")
+		}
+	}
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	p := filepath.Join(dir, "f")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -57,22 +67,6 @@ func TestParioMountMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var fams map[string]*dto.MetricFamily
-	sum := func(name string, want map[string]string) (float64, bool) {
-		var v float64
-		found := false
-	series:
-		for _, m := range fams[name].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if w, ok := want[l.GetName()]; ok && w != l.GetValue() {
-					continue series
-				}
-			}
-			found = true
-			v += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
-		}
-		return v, found
-	}
 	checks := []struct {
 		name string
 		want map[string]string
@@ -106,19 +100,10 @@ func TestParioMountMetrics(t *testing.T) {
 	// settle.
 	var failed []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p expfmt.TextParser
-		fams, err = p.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		fams := scrape(t, addr)
 		failed = nil
 		for _, c := range checks {
-			if v, ok := sum(c.name, c.want); !ok || v < c.min {
+			if v, ok := sumOf(fams, c.name, c.want); !ok || v < c.min {
 				failed = append(failed, c.name)
 				t.Logf("%s%v = %v (present %v), want at least %v", c.name, c.want, v, ok, c.min)
 			}
@@ -130,4 +115,38 @@ func TestParioMountMetrics(t *testing.T) {
 	if len(failed) > 0 {
 		t.Fatalf("series below their minimum: %v", failed)
 	}
+}
+
+// scrape reads the metrics the mount serves on addr.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
+}
+
+// sumOf adds up the series of name whose labels match want, and says
+// whether there was one.
+func sumOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	var v float64
+	found := false
+series:
+	for _, m := range fams[name].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if w, ok := want[l.GetName()]; ok && w != l.GetValue() {
+				continue series
+			}
+		}
+		found = true
+		v += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+	}
+	return v, found
 }

@@ -167,6 +167,9 @@ type Stats struct {
 	// metadata server has not applied yet, UnlinkBatches the batches that
 	// carried them there.
 	UnlinksHere, UnlinksPending, UnlinkBatches uint64
+	// Lease is what is left of the mount's cache lease (0: it holds none,
+	// and the kernel keeps attributes only for --attr-timeout).
+	Lease time.Duration
 }
 
 type stats struct {
@@ -353,6 +356,7 @@ func (m *Server) Stats() Stats {
 	d.mu.Lock()
 	st.UnlinksHere, st.UnlinksPending = d.queued, d.queued-d.applied
 	d.mu.Unlock()
+	st.Lease = m.fsys.ttl()
 	return st
 }
 

@@ -452,7 +452,7 @@ func linkFromAcks(as []autoAck, link cost.Link, known bool, src string, now time
 	}
 	a0, last := as[0], as[len(as)-1]
 	every := AckEvery(a0.size)
-	rtt := time.Duration(link.RTT * float64(time.Second))
+	rtt := secondsDuration(link.RTT)
 	got := last.done - a0.done
 	// Two acknowledgements, and at least 16 KiB: the rate of two 4 KiB
 	// frames over a link that passes its bytes in pieces of 10 ms (as a
@@ -564,7 +564,7 @@ func rememberLink(lc LinkCache, addr string, r *SendReport, l cost.Link, ceiling
 	// Over a long link the round trip is most of a short transfer (a
 	// 47 KiB container at 2 MB/s and RTT 200 ms: 0.23 s, of which 0.2 s
 	// the round trip; remembered as 211 kB/s before it was left out).
-	rtt := time.Duration(l.RTT * float64(time.Second))
+	rtt := secondsDuration(l.RTT)
 	data := max(r.Transfer-rtt, r.Transfer/2)
 	nl := RememberedLink{Addr: addr, B: float64(r.Sent) / data.Seconds(), RTT: rtt,
 		Rough: r.Transfer-rtt < minObserved, ZstdRate: old.ZstdRate, ZstdRatio: old.ZstdRatio}

@@ -271,3 +271,20 @@ func TestSwitchOnlyWhereTheLinkAgrees(t *testing.T) {
 		}
 	}
 }
+
+// A round trip measured as a Duration and carried in cost.Link as float
+// seconds is remembered as it was measured: 2,052,971 ns came back as
+// 2,052,970 when the seconds were truncated (TestMakePlanRemembersTheLink
+// failed on it once in CI).
+func TestSecondsDurationRoundTrips(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 999, 2052971, 123456789, 3 * time.Second, 1<<40 + 1} {
+		if got := secondsDuration(d.Seconds()); got != d {
+			t.Errorf("secondsDuration(%v.Seconds()) = %v", d, got)
+		}
+	}
+	for d := time.Duration(2_000_000); d < 2_100_000; d++ {
+		if got := secondsDuration(d.Seconds()); got != d {
+			t.Fatalf("secondsDuration(%d ns as seconds) = %d ns", d, got)
+		}
+	}
+}

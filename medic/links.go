@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -147,4 +148,11 @@ func (lc LinkCache) ObserveSend(addr string, r *SendReport) bool {
 		return false
 	}
 	return lc.Observe(addr, float64(r.Sent)/r.Transfer.Seconds())
+}
+
+// secondsDuration is s seconds as a Duration, rounded to the nanosecond:
+// a time measured as a Duration and carried as float seconds (cost.Link)
+// comes back as it was, where truncation could take a nanosecond off.
+func secondsDuration(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
 }

@@ -240,7 +240,7 @@ func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
 	// younger by being used.
 	if probed {
 		if err := req.Links.Put(RememberedLink{Addr: req.Measure.Addr, B: p.Link.B,
-			RTT: time.Duration(p.Link.RTT * float64(time.Second)), Rough: rough}); err != nil {
+			RTT: secondsDuration(p.Link.RTT), Rough: rough}); err != nil {
 			slog.Warn("medic: plan: link not remembered", "err", err)
 		}
 	}

@@ -19,6 +19,8 @@ type MountStats struct {
 	// directories delegated to it, UnlinksPending those not yet applied
 	// by the metadata server.
 	UnlinksHere, UnlinksPending uint64
+	// Lease is what is left of the mount's cache lease (0: none).
+	Lease time.Duration
 }
 
 // MountObserver counts a FUSE mount's requests by name (fusefs.OpObserver).
@@ -88,6 +90,9 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pario_mount_unlinks_here_total", Help: "Unlinks the mount answered itself in directories delegated to it, to send to the metadata server in batches.",
 		}, func() float64 { return float64(stats().UnlinksHere) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pario_mount_lease_seconds", Help: "What is left of the mount's cache lease; 0: it holds none (the metadata server unreachable), and every stat asks the servers.",
+		}, func() float64 { return stats().Lease.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_unlinks_pending", Help: "Unlinks answered by the mount and not yet applied by the metadata server.",
 		}, func() float64 { return float64(stats().UnlinksPending) }),
