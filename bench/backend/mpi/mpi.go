@@ -7,13 +7,16 @@ package mpi
 #include <mpi.h>
 #include <stdint.h>
 
-static int pario_mpi_init(int *rank, int *size) {
-	int inited = 0, provided = 0, rc;
+static int pario_mpi_init(int *rank, int *size, int *serialized) {
+	int inited = 0, provided = MPI_THREAD_SINGLE, rc;
 	MPI_Initialized(&inited);
 	if (!inited) {
-		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+		rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
 		if (rc != MPI_SUCCESS) return rc;
+	} else {
+		MPI_Query_thread(&provided);
 	}
+	*serialized = provided >= MPI_THREAD_SERIALIZED;
 	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	MPI_Comm_rank(MPI_COMM_WORLD, rank);
 	MPI_Comm_size(MPI_COMM_WORLD, size);
@@ -46,6 +49,15 @@ var (
 	finalized bool
 	calls     chan func()
 	world     struct{ rank, size int }
+
+	// serialized says MPI granted MPI_THREAD_SERIALIZED: any thread may
+	// call it, one at a time (callMu), so Do calls on the caller's own
+	// thread. Without it every call goes to the thread that initialised
+	// MPI (MPI_THREAD_FUNNELED), two thread wake-ups each: 30-60 us, a
+	// third of a 1 MiB read from the page cache (docs/BENCHMARKS.md,
+	// "Warm reads: the software path alone").
+	serialized bool
+	callMu     sync.Mutex
 )
 
 // Open initialises MPI on its thread (the first time) and counts a user;
@@ -61,14 +73,17 @@ func Open() (rank, size int, err error) {
 		calls = make(chan func())
 		ready := make(chan error)
 		go func() {
-			// Every library call runs here: MPI_THREAD_FUNNELED.
+			// MPI_Init and MPI_Finalize run here (the standard wants
+			// them on one thread), and every other call too unless MPI
+			// allows calls from any thread one at a time (Do).
 			runtime.LockOSThread()
-			var r, s C.int
-			if rc := C.pario_mpi_init(&r, &s); rc != C.MPI_SUCCESS {
+			var r, s, ser C.int
+			if rc := C.pario_mpi_init(&r, &s, &ser); rc != C.MPI_SUCCESS {
 				ready <- fmt.Errorf("mpi: MPI_Init_thread: %w", Error(int(rc)))
 				return
 			}
 			world.rank, world.size = int(r), int(s)
+			serialized = ser != 0
 			ready <- nil
 			for f := range calls {
 				f()
@@ -96,7 +111,9 @@ func Close() error {
 		return nil
 	}
 	var rc C.int
-	Do(func() { rc = C.MPI_Finalize() })
+	callMu.Lock()
+	onThread(func() { rc = C.MPI_Finalize() })
+	callMu.Unlock()
 	close(calls)
 	finalized = true
 	if rc != C.MPI_SUCCESS {
@@ -105,8 +122,21 @@ func Close() error {
 	return nil
 }
 
-// Do runs f on the MPI thread and waits for it.
+// Do runs f, which calls MPI or a library over it (HDF5, NetCDF), as no
+// other Do runs: on the caller's thread where MPI allows that
+// (MPI_THREAD_SERIALIZED), else on the thread that initialised MPI.
 func Do(f func()) {
+	callMu.Lock()
+	defer callMu.Unlock()
+	if serialized {
+		f()
+		return
+	}
+	onThread(f)
+}
+
+// onThread runs f on the thread that initialised MPI and waits for it.
+func onThread(f func()) {
 	done := make(chan struct{})
 	calls <- func() { f(); close(done) }
 	<-done
