@@ -13,6 +13,13 @@ typedef struct {
 	hid_t file, dset, dxpl;
 	hsize_t extent; // bytes (elements) in the dataset
 	hsize_t row;    // 0: one dimension; else the length of the second (dimy)
+	// Kept between transfers, as IOR keeps its own: the dataset's space
+	// (made again when the dataset grows) and the memory space of the
+	// last transfer's shape. Making both for every transfer cost some
+	// microseconds in HDF5's API per call.
+	hid_t fspace, mspace;
+	int mnd;
+	hsize_t mcount[2];
 } pario_h5;
 
 // pario_h5_shape is the dataset's shape for n elements.
@@ -47,7 +54,7 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 		const char *hints, long long align, long long chunkx, long long chunky, int fill, int unlimited,
 		long long extent, long long row, int collective) {
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	h->file = h->dset = h->dxpl = -1;
+	h->file = h->dset = h->dxpl = h->fspace = h->mspace = -1;
 	h->row = (hsize_t)row;
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 	MPI_Info info = pario_info(hints);
@@ -103,6 +110,7 @@ static const char *pario_h5_extend(pario_h5 *h, unsigned long long extent) {
 	pario_h5_shape(h, (hsize_t)extent, d);
 	if (H5Dset_extent(h->dset, d) < 0) return "H5Dset_extent";
 	h->extent = h->row ? d[0] * d[1] : d[0];
+	if (h->fspace >= 0) { H5Sclose(h->fspace); h->fspace = -1; }
 	return "";
 }
 
@@ -119,14 +127,15 @@ static const char *pario_h5_io(pario_h5 *h, int write, void *buf, long long off,
 			start[0] = off / h->row; start[1] = off % h->row; count[0] = 1; count[1] = n;
 		}
 	}
-	hid_t fspace = H5Dget_space(h->dset);
-	if (fspace < 0) return "H5Dget_space";
-	if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0) { H5Sclose(fspace); return "H5Sselect_hyperslab"; }
-	hid_t mspace = H5Screate_simple(nd, count, NULL);
-	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf)
-	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, mspace, fspace, h->dxpl, buf);
-	H5Sclose(mspace);
-	H5Sclose(fspace);
+	if (h->fspace < 0 && (h->fspace = H5Dget_space(h->dset)) < 0) return "H5Dget_space";
+	if (H5Sselect_hyperslab(h->fspace, H5S_SELECT_SET, start, NULL, count, NULL) < 0) return "H5Sselect_hyperslab";
+	if (h->mspace < 0 || h->mnd != nd || h->mcount[0] != count[0] || h->mcount[1] != count[1]) {
+		if (h->mspace >= 0) H5Sclose(h->mspace);
+		if ((h->mspace = H5Screate_simple(nd, count, NULL)) < 0) return "H5Screate_simple";
+		h->mnd = nd; h->mcount[0] = count[0]; h->mcount[1] = count[1];
+	}
+	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf)
+	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf);
 	if (rc < 0) return write ? "H5Dwrite" : "H5Dread";
 	return "";
 }
@@ -157,10 +166,12 @@ static const char *pario_h5_flush(pario_h5 *h) {
 
 static const char *pario_h5_close(pario_h5 *h) {
 	const char *err = "";
+	if (h->mspace >= 0) H5Sclose(h->mspace);
+	if (h->fspace >= 0) H5Sclose(h->fspace);
 	if (h->dxpl >= 0) H5Pclose(h->dxpl);
 	if (h->dset >= 0 && H5Dclose(h->dset) < 0) err = "H5Dclose";
 	if (h->file >= 0 && H5Fclose(h->file) < 0) err = "H5Fclose";
-	h->file = h->dset = h->dxpl = -1;
+	h->file = h->dset = h->dxpl = h->fspace = h->mspace = -1;
 	return err;
 }
 */
