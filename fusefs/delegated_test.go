@@ -356,8 +356,8 @@ func TestKilledHolderLosesOnlyItsQueue(t *testing.T) {
 	t.Setenv("PARIO_LEASE", "3s")
 	p := spawn(t)
 	dir := t.TempDir()
-	cmd, _, exited := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount")
-	time.Sleep(500 * time.Millisecond) // its lease, taken at start
+	cmd, out, exited := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount", "--metrics", "127.0.0.1:0")
+	waitMountLease(t, out)
 	files := makeFiles(t, filepath.Join(dir, "d"), 20)
 	stopMeta(t, p)
 	removed := make(chan error, 1)

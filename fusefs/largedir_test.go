@@ -23,7 +23,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
@@ -312,17 +311,7 @@ func liveHeap(t *testing.T, addr string) int64 {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	resp, err = http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tp expfmt.TextParser
-	fams, err := tp.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics of %s: %v", addr, err)
-	}
-	for _, m := range fams["go_memstats_heap_alloc_bytes"].GetMetric() {
+	for _, m := range scrape(t, addr)["go_memstats_heap_alloc_bytes"].GetMetric() {
 		return int64(m.GetGauge().GetValue())
 	}
 	t.Fatalf("metrics of %s: no go_memstats_heap_alloc_bytes", addr)
@@ -337,16 +326,7 @@ type opCounts map[string]float64
 // scrapeCounts reads the counters from the metrics endpoint at addr.
 func scrapeCounts(t *testing.T, addr string) opCounts {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tp expfmt.TextParser
-	fams, err := tp.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("metrics of %s: %v", addr, err)
-	}
+	fams := scrape(t, addr)
 	counts := opCounts{}
 	for _, m := range fams["pario_fuse_requests_total"].GetMetric() {
 		counts["fuse "+label(m, "op")] += m.GetCounter().GetValue()

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/internal/testbin"
 )
 
 // TestParioMountMetrics runs `pario mount --embedded --metrics`, writes,
@@ -23,21 +24,8 @@ import (
 func TestParioMountMetrics(t *testing.T) {
 	dir := t.TempDir()
 	_, out, _ := mountCommand(t, dir, "mount", "--embedded", "--metrics", "127.0.0.1:0")
-	m := regexp.MustCompile(`metrics: http://([^/\s]+)/metrics`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("pario mount printed no metrics address:\n%s", out.String())
-	}
-	addr := m[1]
-	// The mount takes its cache lease after it is mounted; a directory
-	// made before it has one is not delegated to it.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if lease, ok := sumOf(scrape(t, addr), "pario_mount_lease_seconds", nil); ok && lease > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the mount took no cache lease in 10 s (pario_mount_lease_seconds)")
-		}
-	}
+	// A directory made before the mount holds its lease is not delegated.
+	addr := waitMountLease(t, out)
 	data := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
 	p := filepath.Join(dir, "f")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -149,4 +137,23 @@ series:
 		v += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
 	}
 	return v, found
+}
+
+// waitMountLease waits until a `pario mount --metrics 127.0.0.1:0`
+// process, whose output is out, holds its cache lease (taken after it is
+// mounted), and returns its metrics address.
+func waitMountLease(t *testing.T, out *testbin.LockedBuffer) string {
+	t.Helper()
+	m := regexp.MustCompile(`metrics: http://([^/\s]+)/metrics`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("pario mount printed no metrics address:\n%s", out.String())
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if lease, ok := sumOf(scrape(t, m[1]), "pario_mount_lease_seconds", nil); ok && lease > 0 {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mount took no cache lease in 10 s (pario_mount_lease_seconds)")
+		}
+	}
 }

@@ -61,23 +61,21 @@ type dirNames struct {
 // knowsAbsent reports whether name is not in directory dir, as far as
 // this mount knows for certain now.
 func (fsys *fileSystem) knowsAbsent(dir meta.FileID, name string) bool {
-	if fsys.ttl() <= 0 {
-		return false
-	}
-	l := &fsys.lease
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	d := l.names[dir]
-	if d == nil || d.gen != l.gen {
-		return false
-	}
-	_, ok := d.names[name]
-	return !ok
+	return fsys.knownNames(dir, func(names map[string]struct{}) bool {
+		_, ok := names[name]
+		return !ok
+	})
 }
 
 // knowsEmpty reports whether directory dir has no names, as far as this
 // mount knows for certain now.
 func (fsys *fileSystem) knowsEmpty(dir meta.FileID) bool {
+	return fsys.knownNames(dir, func(names map[string]struct{}) bool { return len(names) == 0 })
+}
+
+// knownNames answers f about the names of directory dir, under the lock,
+// if the mount knows them all under the lease it holds now; false if not.
+func (fsys *fileSystem) knownNames(dir meta.FileID, f func(names map[string]struct{}) bool) bool {
 	if fsys.ttl() <= 0 {
 		return false
 	}
@@ -85,7 +83,7 @@ func (fsys *fileSystem) knowsEmpty(dir meta.FileID) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.names[dir]
-	return d != nil && d.gen == l.gen && len(d.names) == 0
+	return d != nil && d.gen == l.gen && f(d.names)
 }
 
 // madeDir records that this mount made directory id, empty, with a
