@@ -85,6 +85,10 @@ type Client struct {
 	meta    *wire.Endpoint
 	infos   []meta.ServerInfo
 	servers []*wire.Endpoint // by server index
+	// incarnation is the cluster's, as the metadata server answered it at
+	// Dial: the datafile removes this client sends carry it, so that an
+	// I/O server of another cluster refuses them.
+	incarnation uint64
 }
 
 // Dial connects to the metadata server and learns the I/O servers.
@@ -116,7 +120,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		c.meta.Close()
 		return nil, fmt.Errorf("%s: the cluster has no I/O servers", c.meta.Name)
 	}
-	c.infos = infos
+	c.infos, c.incarnation = infos, resp.Incarnation
 	for _, s := range infos {
 		name := fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr)
 		eo := opts.endpoint("data", s.Name, data.Ops)
@@ -243,7 +247,7 @@ func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) 
 		wg.Go(func() {
 			ep, err := c.server(idx)
 			if err == nil {
-				_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: uint64(a.ID)}, nil, nil)
+				_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: uint64(a.ID), Incarnation: c.incarnation}, nil, nil)
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("remove %s: datafile %d left behind: %w", path, i, err)

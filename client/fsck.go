@@ -282,7 +282,7 @@ func (c *Client) removeOrphan(ctx context.Context, f fsck.Finding) error {
 	if err != nil {
 		return err
 	}
-	_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: f.ID}, nil, nil)
+	_, _, err = wire.Call(ctx, ep, data.OpRemove, data.RemoveRequest{ID: f.ID, Incarnation: c.incarnation}, nil, nil)
 	return err
 }
 

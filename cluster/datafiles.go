@@ -45,8 +45,8 @@ func (w *wireDatafiles) Create(ctx context.Context, srv uint32, id meta.FileID, 
 	return err
 }
 
-func (w *wireDatafiles) Remove(ctx context.Context, srv uint32, id meta.FileID) error {
-	_, _, err := wire.Call(ctx, w.eps[srv], data.OpRemove, data.RemoveRequest{ID: uint64(id)}, nil, nil)
+func (w *wireDatafiles) Remove(ctx context.Context, srv uint32, id meta.FileID, inc uint64) error {
+	_, _, err := wire.Call(ctx, w.eps[srv], data.OpRemove, data.RemoveRequest{ID: uint64(id), Incarnation: inc}, nil, nil)
 	return err
 }
 

@@ -35,8 +35,10 @@ const (
 // derives each direction's keys from a traffic secret and updates them
 // every RekeyRecords records. Version 6 changed metadata requests by
 // path: they carry what the caller expects the path to resolve to
-// (meta.Expect), before the credentials.
-const protocolVersion = 6
+// (meta.Expect), before the credentials. Version 7 added the cluster
+// incarnation to a datafile remove and to the metadata server's answer
+// listing the I/O servers.
+const protocolVersion = 7
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

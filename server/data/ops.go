@@ -262,13 +262,22 @@ type SyncResponse struct{}
 func (SyncResponse) Encode(*wire.Enc)          {}
 func (*SyncResponse) Decode(d *wire.Dec) error { return d.Done() }
 
-// RemoveRequest deletes datafile ID.
-type RemoveRequest struct{ ID uint64 }
+// RemoveRequest deletes datafile ID for a client or metadata server of
+// cluster incarnation Incarnation: a remove sent by one of another
+// cluster (a stale client, a metadata server started on a database of
+// another store) is refused, as creates are, and removes nothing.
+type RemoveRequest struct {
+	ID          uint64
+	Incarnation uint64
+}
 
-func (r RemoveRequest) Encode(e *wire.Enc) { e.U64(r.ID) }
+func (r RemoveRequest) Encode(e *wire.Enc) {
+	e.U64(r.ID)
+	e.U64(r.Incarnation)
+}
 
 func (r *RemoveRequest) Decode(d *wire.Dec) error {
-	r.ID = d.U64("id")
+	r.ID, r.Incarnation = d.U64("id"), d.U64("incarnation")
 	return d.Done()
 }
 

@@ -89,7 +89,7 @@ var opSamples = []optest.Sample{
 	},
 	{
 		Op:        OpRemove.OpInfo,
-		Requests:  []optest.Value{optest.V(&RemoveRequest{ID: 5}, func(e *wire.Enc) { e.U64(5) })},
+		Requests:  []optest.Value{optest.V(&RemoveRequest{ID: 5, Incarnation: 0xabc}, func(e *wire.Enc) { e.U64(5); e.U64(0xabc) })},
 		Responses: []optest.Value{optest.V(&RemoveResponse{}, func(*wire.Enc) {})},
 	},
 	{
@@ -232,6 +232,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpUsageBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(MaxUsageBatch + 1) }, `"id count"`},
 		{OpUsageBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(2); e.U64(9) }, `"id"`},
 		{OpRemove.OpInfo, func(e *wire.Enc) { e.U32(9) }, `"id"`},
+		{OpRemove.OpInfo, id, `"incarnation"`},
 		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
 		{OpCreate.OpInfo, id, `"incarnation"`},

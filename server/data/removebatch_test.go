@@ -47,6 +47,45 @@ func TestRemoveBatch(t *testing.T) {
 	}
 }
 
+// A single remove carries the incarnation too: one sent by a client or
+// metadata server of another cluster is refused and removes nothing.
+func TestRemoveOfAnotherIncarnationIsRefused(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, StoreOptions{})
+	if _, err := s.Claim(ctx, 7, AdoptNone); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []uint64{2, 3} {
+		if err := s.Create(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WriteAt(ctx, 3, []byte("kept"), 0); err != nil {
+		t.Fatal(err)
+	}
+	h := &Handler{Store: s}
+	call := func(inc, id uint64) error {
+		var e wire.Enc
+		RemoveRequest{ID: id, Incarnation: inc}.Encode(&e)
+		_, err := h.ServeWire(ctx, &wire.Request{Op: OpRemove.Code, Args: e.Bytes()})
+		return err
+	}
+	for _, id := range []uint64{2, 3} {
+		if err := call(8, id); !errors.Is(err, ErrIncarnation) {
+			t.Fatalf("remove of datafile %d by incarnation 8: got %v, want ErrIncarnation", id, err)
+		}
+	}
+	if got := listIDs(t, s); !slices.Equal(got, []uint64{2, 3}) {
+		t.Fatalf("after refused removes: datafiles %v, want [2 3]", got)
+	}
+	if err := call(7, 3); err != nil {
+		t.Fatalf("remove by the directory's incarnation: %v", err)
+	}
+	if got := listIDs(t, s); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("after removing 3: datafiles %v, want [2]", got)
+	}
+}
+
 func listIDs(t *testing.T, s *Store) []uint64 {
 	t.Helper()
 	ents, _, _, err := s.List(context.Background(), 0, MaxListPage)

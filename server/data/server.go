@@ -112,6 +112,9 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 
 	case OpRemove.Code:
 		return wire.Serve(OpRemove, req, func(r RemoveRequest) (RemoveResponse, error) {
+			if err := h.Store.CheckIncarnation(r.Incarnation); err != nil {
+				return RemoveResponse{}, err
+			}
 			return RemoveResponse{}, h.Store.Remove(ctx, r.ID)
 		})
 

@@ -26,7 +26,8 @@ type Datafiles interface {
 	// since a retry of a create that happened would be EEXIST.
 	Create(ctx context.Context, srv uint32, id FileID, incarnation uint64) error
 	// Remove deletes datafile id on srv; a missing one is not an error.
-	Remove(ctx context.Context, srv uint32, id FileID) error
+	// An I/O server of another incarnation refuses (EREMCHG).
+	Remove(ctx context.Context, srv uint32, id FileID, incarnation uint64) error
 }
 
 // idBlock is how many IDs one durable reservation covers: next_id in the
@@ -242,7 +243,7 @@ func (s *Store) removeDatafiles(ctx context.Context, id FileID, srvs []uint32) {
 	}
 	var wg sync.WaitGroup
 	for _, srv := range srvs {
-		wg.Go(func() { _ = df.Remove(context.WithoutCancel(ctx), srv, id) })
+		wg.Go(func() { _ = df.Remove(context.WithoutCancel(ctx), srv, id, s.incarnation) })
 	}
 	wg.Wait()
 }

@@ -72,11 +72,14 @@ func (f *fakeData) Create(_ context.Context, srv uint32, id FileID, inc uint64) 
 	return nil
 }
 
-func (f *fakeData) Remove(_ context.Context, srv uint32, id FileID) error {
+func (f *fakeData) Remove(_ context.Context, srv uint32, id FileID, inc uint64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.down[srv] {
+	switch {
+	case f.down[srv]:
 		return fmt.Errorf("server %d: connection refused", srv)
+	case f.inc[srv] != inc:
+		return fmt.Errorf("server %d: not claimed by %x: %w", srv, inc, syscall.EREMCHG)
 	}
 	delete(f.files[srv], id)
 	return nil

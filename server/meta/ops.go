@@ -144,8 +144,13 @@ type ServersRequest struct{}
 func (ServersRequest) Encode(*wire.Enc)          {}
 func (*ServersRequest) Decode(d *wire.Dec) error { return d.Done() }
 
-// ServersResponse lists the I/O servers in server-index order.
-type ServersResponse struct{ Servers []ServerInfo }
+// ServersResponse lists the I/O servers in server-index order, and the
+// cluster incarnation, which a client's datafile removes carry (the I/O
+// servers refuse those of another incarnation).
+type ServersResponse struct {
+	Servers     []ServerInfo
+	Incarnation uint64
+}
 
 func (r ServersResponse) Encode(e *wire.Enc) {
 	e.Uvarint(uint64(len(r.Servers)))
@@ -153,6 +158,7 @@ func (r ServersResponse) Encode(e *wire.Enc) {
 		e.String(s.Name)
 		e.String(s.Addr)
 	}
+	e.U64(r.Incarnation)
 }
 
 func (r *ServersResponse) Decode(d *wire.Dec) error {
@@ -161,6 +167,7 @@ func (r *ServersResponse) Decode(d *wire.Dec) error {
 	for i := 0; i < n && d.Err() == nil; i++ {
 		r.Servers = append(r.Servers, ServerInfo{Name: d.String("server name"), Addr: d.String("server address")})
 	}
+	r.Incarnation = d.U64("incarnation")
 	return d.Done()
 }
 

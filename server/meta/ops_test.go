@@ -96,14 +96,15 @@ var opSamples = []optest.Sample{
 		Op:       OpServers.OpInfo,
 		Requests: []optest.Value{optest.V(&ServersRequest{}, empty)},
 		Responses: []optest.Value{
-			optest.V(&ServersResponse{Servers: []ServerInfo{{"data0", "10.0.0.2:7001"}, {"data1", "[::1]:7002"}}}, func(e *wire.Enc) {
+			optest.V(&ServersResponse{Servers: []ServerInfo{{"data0", "10.0.0.2:7001"}, {"data1", "[::1]:7002"}}, Incarnation: 0xfeed}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				e.String("data0")
 				e.String("10.0.0.2:7001")
 				e.String("data1")
 				e.String("[::1]:7002")
+				e.U64(0xfeed)
 			}),
-			optest.V(&ServersResponse{}, func(e *wire.Enc) { e.Uvarint(0) }),
+			optest.V(&ServersResponse{}, func(e *wire.Enc) { e.Uvarint(0); e.U64(0) }),
 		},
 	},
 	{

@@ -459,7 +459,7 @@ func (s *Store) removeOn(ctx context.Context, df Datafiles, srv uint32, ids []Fi
 			err = br.RemoveBatch(cctx, srv, ids[:n], s.incarnation)
 		} else {
 			for _, id := range ids[:n] {
-				if err = df.Remove(cctx, srv, id); err != nil {
+				if err = df.Remove(cctx, srv, id, s.incarnation); err != nil {
 					break
 				}
 			}

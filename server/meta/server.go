@@ -41,7 +41,7 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 	switch req.Op {
 	case OpServers.Code:
 		return wire.Serve(OpServers, req, func(ServersRequest) (ServersResponse, error) {
-			return ServersResponse{Servers: h.Servers}, nil
+			return ServersResponse{Servers: h.Servers, Incarnation: h.Store.Incarnation()}, nil
 		})
 	case OpLookup.Code:
 		return wire.Serve(OpLookup, req, func(r LookupRequest) (AttrResponse, error) {
