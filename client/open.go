@@ -171,10 +171,10 @@ func (c *Client) Delegate(ctx context.Context, path string) (meta.Attr, bool, er
 	return resp.Attr, resp.Given, err
 }
 
-// RemoveBatch sends a delegation holder's unlinks (meta.Store.ApplyRemoves)
+// RemoveBatch sends a delegation holder's unlinks (meta.Store.ApplyBatch)
 // on behalf of ctx's credentials and returns each one's outcome.
-func (c *Client) RemoveBatch(ctx context.Context, ops []meta.BatchRemove) ([]error, error) {
-	resp, _, err := wire.Call(ctx, c.meta, meta.OpRemoveBatch, meta.RemoveBatchRequest{Ops: ops, Cred: c.cred(ctx)}, nil, nil)
+func (c *Client) RemoveBatch(ctx context.Context, ops []meta.BatchOp) ([]error, error) {
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpBatch, meta.BatchRequest{Ops: ops, Cred: c.cred(ctx)}, nil, nil)
 	if err == nil && len(resp.Errs) != len(ops) {
 		err = fmt.Errorf("%s: answered %d outcomes for a batch of %d removes", c.meta.Name, len(resp.Errs), len(ops))
 	}

@@ -20,7 +20,7 @@ import (
 // holds under the lease (and the rmdir of a directory it also holds and
 // knows to be empty) is answered here at once, after the permission
 // check the server would make, and queued; a flusher sends the queue in
-// batches (meta.Store.ApplyRemoves), one transaction each. The rules that
+// batches (meta.Store.ApplyBatch), one transaction each. The rules that
 // keep this invisible to everyone else:
 //
 //   - every request this mount sends to the metadata server first waits
@@ -75,7 +75,7 @@ type delegDir struct {
 }
 
 type queuedRemove struct {
-	op   meta.BatchRemove
+	op   meta.BatchOp
 	cred meta.Cred // who unlinked it (uid, gid, groups)
 }
 
@@ -147,7 +147,7 @@ func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno
 	if !ok || n.fsys.openFile(id) != nil {
 		return false, 0
 	}
-	done, errno := n.removeHere(ctx, "unlink", meta.BatchRemove{Dir: n.id, Name: name, Self: id})
+	done, errno := n.removeHere(ctx, "unlink", meta.BatchOp{Dir: n.id, Name: name, Self: id})
 	if done && errno == 0 {
 		n.fsys.removedName(n.id, name)
 		n.fsys.ownChanged(n.id, id)
@@ -164,7 +164,7 @@ func (n *node) rmdirHere(ctx context.Context, name string) (bool, syscall.Errno)
 	if !ok || !n.fsys.holds(id) || !n.fsys.knowsEmpty(id) {
 		return false, 0
 	}
-	done, errno := n.removeHere(ctx, "rmdir", meta.BatchRemove{Dir: n.id, Name: name, Self: id, Rmdir: true})
+	done, errno := n.removeHere(ctx, "rmdir", meta.BatchOp{Dir: n.id, Name: name, Self: id, Rmdir: true})
 	if done && errno == 0 {
 		n.fsys.undelegate(id)
 		n.fsys.removedName(n.id, name)
@@ -254,7 +254,7 @@ func (fsys *fileSystem) heldAmong(changes []meta.Change) map[meta.FileID]bool {
 // removeHere queues op when directory n is delegated to this mount under
 // its lease and the caller may remove from it, and reports whether it
 // answered (with the errno of a failed permission check).
-func (n *node) removeHere(ctx context.Context, what string, op meta.BatchRemove) (bool, syscall.Errno) {
+func (n *node) removeHere(ctx context.Context, what string, op meta.BatchOp) (bool, syscall.Errno) {
 	fsys := n.fsys
 	gen := fsys.leaseGen()
 	if gen == 0 {
@@ -407,7 +407,7 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		for n < len(d.queue) && n < maxRemoveBatch && sameCred(d.queue[n].cred, first) {
 			n++
 		}
-		ops := make([]meta.BatchRemove, n)
+		ops := make([]meta.BatchOp, n)
 		for i := range ops {
 			ops[i] = d.queue[i].op
 		}
@@ -481,7 +481,7 @@ func (fsys *fileSystem) gather(ctx context.Context) bool {
 
 // sendRemoves sends one batch as cred, marked as this mount's own changes
 // (the kernel applied them when it was answered).
-func (fsys *fileSystem) sendRemoves(ctx context.Context, cred meta.Cred, ops []meta.BatchRemove) ([]error, error) {
+func (fsys *fileSystem) sendRemoves(ctx context.Context, cred meta.Cred, ops []meta.BatchOp) ([]error, error) {
 	cred.Watcher = fsys.lease.watcher.Load()
 	cred.Mount = cred.Watcher
 	cctx, cancel := context.WithTimeout(meta.WithCred(ctx, cred), fsys.opts.OpTimeout)

@@ -15,7 +15,7 @@ import (
 // metadata write-back cache): a mount that holds a lease may be given a
 // directory it has just made, empty, for its own. While it holds the
 // delegation it answers unlinks in that directory itself and sends them
-// later, in batches (ApplyRemoves), so that an unlink costs no round trip.
+// later, in batches (ApplyBatch), so that an unlink costs no round trip.
 //
 // What keeps other clients from seeing the directory as it was before
 // those unlinks: a delegation is given only for an empty directory, so
@@ -294,36 +294,52 @@ func (s *Store) leaseHeld(watcher uint64) bool {
 	return w != nil && time.Now().Before(w.expires)
 }
 
-// BatchRemove is one unlink of a batch (ApplyRemoves): the entry Name of
-// directory Dir, if it still names file Self. The directory is named by
-// ID, not path, since a directory above it may have been moved by
-// another client since the holder answered the unlink.
-type BatchRemove struct {
+// BatchOp is one operation of a batch (ApplyBatch) on the entry Name of
+// directory Dir, if it still names file Self: an unlink, an rmdir, or
+// an attribute change. The directory is named by ID, not path, since a
+// directory above it may have been moved by another client since the
+// holder answered the operation.
+type BatchOp struct {
 	Dir  FileID
 	Name string
 	Self FileID
 	// Rmdir removes an empty directory, where an unlink removes anything
 	// else.
 	Rmdir bool
+	// SetAttr, if set, changes Self's attributes instead of removing it.
+	SetAttr *BatchAttrs
+}
+
+// BatchAttrs is the attribute change of a batch operation: the chmod or
+// utimens of a file the holder made in a directory it holds, which it
+// answered itself (fusefs, "Attribute changes answered by the mount").
+// The times are the holder's, ctime included, so that the metadata server
+// records what the holder answered, as explicit times of utimensat(2)
+// are the caller's.
+type BatchAttrs struct {
+	Mode         *uint32
+	Atime, Mtime *int64
+	Ctime        int64
 }
 
 // maxBatch bounds the operations of one batch.
 const maxBatch = 4096
 
-// ApplyRemoves removes each entry as the delegation's holder answered it
-// (see delegations), in one transaction, checking the caller's
-// permission on the directory as Remove does (search permission on the
-// directories above is not checked again: the holder checked it when it
-// answered), and returns each one's outcome: nil, or the error Remove
-// would have answered: ENOENT or ESTALE when the name no longer names
-// that file (someone else removed or replaced it after the delegation
-// had been recalled), EISDIR for a directory to unlink, ENOTDIR or
-// ENOTEMPTY for one to rmdir. The changes are handed to
+// ApplyBatch removes each entry, or changes its attributes, as the
+// delegation's holder answered it (see delegations), in order and in one
+// transaction, checking the caller's permission as Remove and SetAttr do
+// (search permission on the directories above is not checked again: the
+// holder checked it when it answered), and returns each one's outcome:
+// nil, or the error Remove or SetAttr would have answered: ENOENT or
+// ESTALE when the name no longer names that file (someone else removed or
+// replaced it after the delegation had been recalled), EISDIR for a
+// directory to unlink, ENOTDIR or ENOTEMPTY for one to rmdir, EPERM for a
+// change only the owner may make. The changes are handed to
 // the other mounts without waiting for them: none of them holds a name of
 // a delegated directory (Delegate), and the holder's watch loop may be
 // sending this batch to give a delegation up, so it must not wait for
 // another mount that may be doing the same.
-func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, error) {
+func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) {
 	if len(ops) > maxBatch {
 		return nil, fmt.Errorf("batch of %d operations, more than %d: %w", len(ops), maxBatch, syscall.EINVAL)
 	}
@@ -337,6 +353,17 @@ func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, e
 			out, gone = make([]error, len(ops)), nil
 			now := time.Now().UnixNano()
 			for i, op := range ops {
+				if op.SetAttr != nil {
+					err := t.batchSetAttr(op)
+					var re *recallError
+					if errors.As(err, &re) {
+						return err
+					}
+					if err != nil {
+						out[i] = &fs.PathError{Op: "setattr", Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}
+					}
+					continue
+				}
 				dir, victim, err := t.batchVictim(op)
 				var re *recallError
 				if errors.As(err, &re) {
@@ -369,9 +396,34 @@ func (s *Store) ApplyRemoves(ctx context.Context, ops []BatchRemove) ([]error, e
 	return out, nil
 }
 
-// batchVictim checks that op may be done now and returns its directory
-// and the file it removes.
-func (t *txn) batchVictim(op BatchRemove) (dir, victim Attr, err error) {
+// batchSetAttr applies op's attribute change to the file it names, if
+// the caller may make it (as SetAttr checks). Only a failure to write
+// the change is the database's.
+func (t *txn) batchSetAttr(op BatchOp) error {
+	_, f, err := t.batchEntry(op)
+	if err != nil {
+		return err
+	}
+	ch := op.SetAttr
+	if ch.Mode == nil && ch.Atime == nil && ch.Mtime == nil {
+		return fmt.Errorf("a batch attribute change of nothing: %w", syscall.EINVAL)
+	}
+	if err := t.setOwnership(&f, AttrChanges{Mode: ch.Mode, Atime: ch.Atime, Mtime: ch.Mtime}); err != nil {
+		return err
+	}
+	if ch.Mtime != nil {
+		f.Mtime = *ch.Mtime
+	}
+	if ch.Atime != nil {
+		f.Atime = *ch.Atime
+	}
+	f.Ctime = ch.Ctime
+	return t.put(&f)
+}
+
+// batchEntry returns the directory op names and the attributes of its
+// entry, which must still be Self.
+func (t *txn) batchEntry(op BatchOp) (dir, f Attr, err error) {
 	if err := checkName(op.Name); err != nil {
 		return Attr{}, Attr{}, err
 	}
@@ -381,14 +433,23 @@ func (t *txn) batchVictim(op BatchRemove) (dir, victim Attr, err error) {
 	if dir.Kind != KindDir {
 		return Attr{}, Attr{}, syscall.ENOTDIR
 	}
-	victim, ok, err := t.childAttr(op.Dir, op.Name)
+	f, ok, err := t.childAttr(op.Dir, op.Name)
 	switch {
 	case err != nil:
 		return Attr{}, Attr{}, err
 	case !ok:
 		return Attr{}, Attr{}, syscall.ENOENT
 	}
-	if err := expected("entry", op.Self, &victim); err != nil {
+	if err := expected("entry", op.Self, &f); err != nil {
+		return Attr{}, Attr{}, err
+	}
+	return dir, f, nil
+}
+
+// batchVictim checks that op may be done now and returns its directory
+// and the file it removes.
+func (t *txn) batchVictim(op BatchOp) (dir, victim Attr, err error) {
+	if dir, victim, err = t.batchEntry(op); err != nil {
 		return Attr{}, Attr{}, err
 	}
 	if err := t.mayDelete(&dir, &victim); err != nil {

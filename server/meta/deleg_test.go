@@ -96,9 +96,9 @@ func TestRecallWaitsForTheHolder(t *testing.T) {
 	case <-time.After(watchLease / 4):
 	}
 	// The holder sends its unlink, then acknowledges.
-	errs, err := s.ApplyRemoves(as, []BatchRemove{{Dir: d.ID, Name: "f", Self: f.ID}})
+	errs, err := s.ApplyBatch(as, []BatchOp{{Dir: d.ID, Name: "f", Self: f.ID}})
 	if err != nil || len(errs) != 1 || errs[0] != nil {
-		t.Fatalf("ApplyRemoves = %v, %v", errs, err)
+		t.Fatalf("ApplyBatch = %v, %v", errs, err)
 	}
 	ack := async(func() { poll(t, s, WatchRequest{Watcher: w.Watcher, Acked: resp.Seq}) })
 	select {
@@ -143,7 +143,7 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 	a := okAttr(t)(s.Mknod(as, "/d/a", KindFIFO, 0o644, 0))
 	b := okAttr(t)(s.Mknod(as, "/d/b", KindFIFO, 0o644, 0))
 	sub := okAttr(t)(s.Mkdir(as, "/d/sub", 0o755))
-	ops := []BatchRemove{
+	ops := []BatchOp{
 		{Dir: d.ID, Name: "a", Self: a.ID},
 		{Dir: d.ID, Name: "a", Self: a.ID},     // already gone
 		{Dir: d.ID, Name: "b", Self: b.ID + 1}, // replaced since
@@ -152,9 +152,9 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 		{Dir: b.ID, Name: "z", Self: a.ID},     // not a directory
 	}
 	want := []syscall.Errno{0, syscall.ENOENT, syscall.ESTALE, syscall.EISDIR, syscall.EINVAL, syscall.ENOTDIR}
-	errs, err := s.ApplyRemoves(as, ops)
+	errs, err := s.ApplyBatch(as, ops)
 	if err != nil || len(errs) != len(ops) {
-		t.Fatalf("ApplyRemoves = %v, %v", errs, err)
+		t.Fatalf("ApplyBatch = %v, %v", errs, err)
 	}
 	for i, e := range errs {
 		if (want[i] == 0) != (e == nil) || (e != nil && !errors.Is(e, want[i])) {
@@ -175,12 +175,12 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 	if _, given, err := s.Delegate(as, "/d/e"); err != nil || !given {
 		t.Fatalf("Delegate(/d/e) = %v, %v", given, err)
 	}
-	rmdirs := []BatchRemove{
+	rmdirs := []BatchOp{
 		{Dir: d.ID, Name: "sub", Self: sub.ID, Rmdir: true}, // not empty
 		{Dir: d.ID, Name: "b", Self: b.ID, Rmdir: true},     // not a directory
 		{Dir: d.ID, Name: "e", Self: e.ID, Rmdir: true},
 	}
-	errs, err = s.ApplyRemoves(as, rmdirs)
+	errs, err = s.ApplyBatch(as, rmdirs)
 	if err != nil || !errors.Is(errs[0], syscall.ENOTEMPTY) || !errors.Is(errs[1], syscall.ENOTDIR) || errs[2] != nil {
 		t.Fatalf("rmdirs = %v, %v; want ENOTEMPTY, ENOTDIR, nil", errs, err)
 	}
@@ -188,7 +188,7 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 		t.Fatalf("Delegations() = %d after /d/e went, want 1 (/d)", n)
 	}
 	// A caller without write permission on the directory is refused.
-	errs, err = s.ApplyRemoves(asMount(ctx, w.Watcher, 7), []BatchRemove{{Dir: d.ID, Name: "b", Self: b.ID}})
+	errs, err = s.ApplyBatch(asMount(ctx, w.Watcher, 7), []BatchOp{{Dir: d.ID, Name: "b", Self: b.ID}})
 	if err != nil || !errors.Is(errs[0], syscall.EACCES) {
 		t.Fatalf("unlink by another user in a 0755 directory = %v, %v; want EACCES", errs, err)
 	}
@@ -208,4 +208,48 @@ func keepLease(t *testing.T, s *Store, w WatchResponse) {
 		}
 	})
 	t.Cleanup(func() { cancel(); <-done })
+}
+
+// A batch's attribute changes apply in order with the unlinks around
+// them, with the holder's times (ctime included), and only as SetAttr
+// would: by the owner, to the file the name still names.
+func TestApplyBatchAttributeChanges(t *testing.T) {
+	ctx := context.Background()
+	s, w, d := holder(t)
+	owner := asMount(ctx, w.Watcher, 0)
+	a := okAttr(t)(s.Mknod(owner, "/d/a", KindFIFO, 0o644, 0))
+	b := okAttr(t)(s.Mknod(owner, "/d/b", KindFIFO, 0o644, 0))
+	mtime, atime, ctime := int64(1_000_000_007), int64(2_000_000_011), int64(3_000_000_013)
+	ops := []BatchOp{
+		{Dir: d.ID, Name: "a", Self: a.ID, SetAttr: &BatchAttrs{Mode: new(uint32(0o600)), Ctime: ctime}},
+		{Dir: d.ID, Name: "a", Self: a.ID, SetAttr: &BatchAttrs{Mtime: &mtime, Atime: &atime, Ctime: ctime + 1}},
+		{Dir: d.ID, Name: "b", Self: b.ID + 1, SetAttr: &BatchAttrs{Mode: new(uint32(0o600)), Ctime: ctime}}, // replaced since
+		{Dir: d.ID, Name: "b", Self: b.ID},
+		{Dir: d.ID, Name: "b", Self: b.ID, SetAttr: &BatchAttrs{Mode: new(uint32(0o600)), Ctime: ctime}}, // removed just before
+		{Dir: d.ID, Name: "a", Self: a.ID, SetAttr: &BatchAttrs{Ctime: ctime}},                           // changes nothing
+	}
+	want := []syscall.Errno{0, 0, syscall.ESTALE, 0, syscall.ENOENT, syscall.EINVAL}
+	errs, err := s.ApplyBatch(owner, ops)
+	if err != nil || len(errs) != len(ops) {
+		t.Fatalf("ApplyBatch = %v, %v", errs, err)
+	}
+	for i, e := range errs {
+		if (want[i] == 0) != (e == nil) || (e != nil && !errors.Is(e, want[i])) {
+			t.Errorf("op %d %+v: %v, want %v", i, ops[i], e, want[i])
+		}
+	}
+	got := okAttr(t)(s.Lookup(owner, "/d/a"))
+	if got.Mode != 0o600 || got.Mtime != mtime || got.Atime != atime || got.Ctime != ctime+1 {
+		t.Fatalf("/d/a after the batch: mode %o mtime %d atime %d ctime %d; want 600 %d %d %d", got.Mode, got.Mtime, got.Atime, got.Ctime, mtime, atime, ctime+1)
+	}
+	// Another user may neither chmod nor set times of a's.
+	for _, ch := range []*BatchAttrs{{Mode: new(uint32(0o666)), Ctime: ctime}, {Mtime: &ctime, Ctime: ctime}} {
+		errs, err = s.ApplyBatch(asMount(ctx, w.Watcher, 7), []BatchOp{{Dir: d.ID, Name: "a", Self: a.ID, SetAttr: ch}})
+		if err != nil || !errors.Is(errs[0], syscall.EPERM) {
+			t.Fatalf("attribute change %+v by another user = %v, %v; want EPERM", ch, errs, err)
+		}
+	}
+	if again := okAttr(t)(s.Lookup(owner, "/d/a")); again.Mode != 0o600 || again.Mtime != mtime {
+		t.Fatalf("/d/a after refused changes: mode %o mtime %d", again.Mode, again.Mtime)
+	}
 }

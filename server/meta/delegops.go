@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"fmt"
 	"syscall"
 
 	"github.com/pario/pario/wire"
@@ -10,11 +11,12 @@ import (
 // again for one held is answered the same, so it is retried.
 var OpDelegate = wire.NewOp[DelegateRequest, DelegateResponse](21, "delegate", true)
 
-// OpRemoveBatch sends a delegation holder's unlinks (Store.ApplyRemoves).
-// It is retried: a second run finds each name gone (ENOENT) or naming
-// another file (ESTALE), and removes nothing else, which the holder takes
-// as done.
-var OpRemoveBatch = wire.NewOp[RemoveBatchRequest, RemoveBatchResponse](22, "removebatch", true)
+// OpBatch sends a delegation holder's unlinks, rmdirs and attribute
+// changes (Store.ApplyBatch). It is retried: a second run finds each name
+// gone (ENOENT) or naming another file (ESTALE), and removes nothing
+// else, which the holder takes as done; an attribute change sets the same
+// values again.
+var OpBatch = wire.NewOp[BatchRequest, BatchResponse](22, "batch", true)
 
 // DelegateRequest asks for the delegation of the directory at Path, which
 // Expect.Self says the caller means, for the mount that Cred.Mount names.
@@ -55,41 +57,115 @@ func (r *DelegateResponse) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// RemoveBatchRequest is a batch of unlinks made on behalf of Cred.
-type RemoveBatchRequest struct {
-	Ops  []BatchRemove
+// BatchRequest is a batch of unlinks, rmdirs and attribute changes made
+// on behalf of Cred.
+type BatchRequest struct {
+	Ops  []BatchOp
 	Cred Cred
 }
 
-func (r RemoveBatchRequest) Encode(e *wire.Enc) {
+// A batch operation's kind on the wire, and which attributes a change
+// sets.
+const (
+	batchUnlink  uint8 = 0
+	batchRmdir   uint8 = 1
+	batchSetAttr uint8 = 2
+
+	batchMode  uint8 = 1 << 0
+	batchAtime uint8 = 1 << 1
+	batchMtime uint8 = 1 << 2
+)
+
+func (r BatchRequest) Encode(e *wire.Enc) {
 	e.Uvarint(uint64(len(r.Ops)))
 	for _, op := range r.Ops {
 		e.Uvarint(uint64(op.Dir))
 		e.String(op.Name)
 		e.Uvarint(uint64(op.Self))
-		e.Bool(op.Rmdir)
+		switch {
+		case op.SetAttr != nil:
+			e.U8(batchSetAttr)
+			putBatchAttrs(e, op.SetAttr)
+		case op.Rmdir:
+			e.U8(batchRmdir)
+		default:
+			e.U8(batchUnlink)
+		}
 	}
 	putCred(e, r.Cred)
 }
 
-func (r *RemoveBatchRequest) Decode(d *wire.Dec) error {
+func putBatchAttrs(e *wire.Enc, a *BatchAttrs) {
+	var set uint8
+	if a.Mode != nil {
+		set |= batchMode
+	}
+	if a.Atime != nil {
+		set |= batchAtime
+	}
+	if a.Mtime != nil {
+		set |= batchMtime
+	}
+	e.U8(set)
+	if a.Mode != nil {
+		e.U32(*a.Mode)
+	}
+	if a.Atime != nil {
+		e.I64(*a.Atime)
+	}
+	if a.Mtime != nil {
+		e.I64(*a.Mtime)
+	}
+	e.I64(a.Ctime)
+}
+
+func (r *BatchRequest) Decode(d *wire.Dec) error {
 	n := d.Int("operation count", maxBatch)
 	r.Ops = nil
 	for i := 0; i < n && d.Err() == nil; i++ {
-		r.Ops = append(r.Ops, BatchRemove{
-			Dir:   FileID(d.Uvarint("directory")),
-			Name:  d.String("name"),
-			Self:  FileID(d.Uvarint("expected entry")),
-			Rmdir: d.Bool("rmdir"),
-		})
+		op := BatchOp{
+			Dir:  FileID(d.Uvarint("directory")),
+			Name: d.String("name"),
+			Self: FileID(d.Uvarint("expected entry")),
+		}
+		switch kind := d.U8("kind"); kind {
+		case batchUnlink:
+		case batchRmdir:
+			op.Rmdir = true
+		case batchSetAttr:
+			op.SetAttr = getBatchAttrs(d)
+		default:
+			d.Fail("kind", fmt.Errorf("unknown batch operation %d", kind))
+		}
+		r.Ops = append(r.Ops, op)
 	}
 	r.Cred = getCred(d)
 	return d.Done()
 }
 
-// RemoveBatchResponse is each unlink's outcome, in order: nil or an
+func getBatchAttrs(d *wire.Dec) *BatchAttrs {
+	a := &BatchAttrs{}
+	set := d.U8("attributes set")
+	if set&^(batchMode|batchAtime|batchMtime) != 0 {
+		d.Fail("attributes set", fmt.Errorf("unknown attribute bits %#x", set))
+		return a
+	}
+	if set&batchMode != 0 {
+		a.Mode = new(d.U32("mode"))
+	}
+	if set&batchAtime != 0 {
+		a.Atime = new(d.I64("atime"))
+	}
+	if set&batchMtime != 0 {
+		a.Mtime = new(d.I64("mtime"))
+	}
+	a.Ctime = d.I64("ctime")
+	return a
+}
+
+// BatchResponse is each operation's outcome, in order: nil or an
 // error with the errno and message the server gave.
-type RemoveBatchResponse struct {
+type BatchResponse struct {
 	Errs []error
 }
 
@@ -102,7 +178,7 @@ type BatchError struct {
 func (e *BatchError) Error() string { return e.Msg }
 func (e *BatchError) Unwrap() error { return e.Errno }
 
-func (r RemoveBatchResponse) Encode(e *wire.Enc) {
+func (r BatchResponse) Encode(e *wire.Enc) {
 	e.Uvarint(uint64(len(r.Errs)))
 	for _, err := range r.Errs {
 		if err == nil {
@@ -114,7 +190,7 @@ func (r RemoveBatchResponse) Encode(e *wire.Enc) {
 	}
 }
 
-func (r *RemoveBatchResponse) Decode(d *wire.Dec) error {
+func (r *BatchResponse) Decode(d *wire.Dec) error {
 	n := d.Int("outcome count", maxBatch)
 	r.Errs = nil
 	for i := 0; i < n && d.Err() == nil; i++ {

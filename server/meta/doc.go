@@ -132,7 +132,7 @@
 // is answered only once every other mount holding a lease has dropped
 // what it contradicts. A mount may also hold an empty directory it made
 // as its own (deleg.go): it answers unlinks there itself and sends them in
-// batches (ApplyRemoves), and any other client's request that reads the
+// batches (ApplyBatch), and any other client's request that reads the
 // directory recalls it first. Both live in the server's memory; leases
 // survive a restart only as the recorded time by which they end.
 package meta

@@ -133,10 +133,10 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 	return replaced, 0
 }
 
-// batchRemove is one operation of ApplyRemoves on the model, with its
+// batchRemove is one operation of ApplyBatch on the model, with its
 // checks in the store's order (txn.batchVictim): the directory by ID,
 // the name in it, the expected ID, then the kind.
-func (m model) batchRemove(op BatchRemove) syscall.Errno {
+func (m model) batchRemove(op BatchOp) syscall.Errno {
 	// The batch names the directory by ID, as it was when drawn: a file
 	// there since unlinked may live on under another name (ENOTDIR, not
 	// ENOENT); a directory has one name, so its path is found by its ID.
@@ -325,17 +325,17 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, *r, *want)
 				}
 			},
-			// A delegation holder's batch (ApplyRemoves): each unlink or
+			// A delegation holder's batch (ApplyBatch): each unlink or
 			// rmdir by directory ID, name and expected ID, right or wrong,
 			// in order, as the model removes them one by one.
 			"batch": func(rt *rapid.T) {
 				n := rapid.IntRange(1, 4).Draw(rt, "ops")
-				ops := make([]BatchRemove, n)
+				ops := make([]BatchOp, n)
 				paths := make([]string, n)
 				for i := range ops {
 					p := rapid.SampledFrom(modelPaths[1:]).Draw(rt, "path")
 					paths[i] = p
-					op := BatchRemove{Name: p[strings.LastIndexByte(p, '/')+1:], Rmdir: rapid.Bool().Draw(rt, "rmdir"), Dir: 1 << 40}
+					op := BatchOp{Name: p[strings.LastIndexByte(p, '/')+1:], Rmdir: rapid.Bool().Draw(rt, "rmdir"), Dir: 1 << 40}
 					if d, ok := m[parentOf(p)]; ok {
 						op.Dir = d.id
 					}
@@ -347,9 +347,9 @@ func TestModel(t *testing.T) {
 					}
 					ops[i] = op
 				}
-				errs, err := s.ApplyRemoves(ctx, ops)
+				errs, err := s.ApplyBatch(ctx, ops)
 				if err != nil || len(errs) != n {
-					rt.Fatalf("ApplyRemoves(%+v) = %v, %v", ops, errs, err)
+					rt.Fatalf("ApplyBatch(%+v) = %v, %v", ops, errs, err)
 				}
 				for i, op := range ops {
 					want := m.batchRemove(op)

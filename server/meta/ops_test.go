@@ -420,24 +420,46 @@ var opSamples = []optest.Sample{
 		},
 	},
 	{
-		Op: OpRemoveBatch.OpInfo,
+		Op: OpBatch.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&RemoveBatchRequest{Ops: []BatchRemove{{Dir: 7, Name: "a", Self: 8}, {Dir: 7, Name: "b", Self: 1 << 40, Rmdir: true}}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
+			optest.V(&BatchRequest{Ops: []BatchOp{{Dir: 7, Name: "a", Self: 8}, {Dir: 7, Name: "b", Self: 1 << 40, Rmdir: true}}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				e.Uvarint(7)
 				e.String("a")
 				e.Uvarint(8)
-				e.Bool(false)
+				e.U8(0)
 				e.Uvarint(7)
 				e.String("b")
 				e.Uvarint(1 << 40)
-				e.Bool(true)
+				e.U8(1)
 				rawCredW(3, 4, 9)(e)
 			}),
-			optest.V(&RemoveBatchRequest{}, func(e *wire.Enc) { e.Uvarint(0); noCred(e) }),
+			optest.V(&BatchRequest{Ops: []BatchOp{
+				{Dir: 7, Name: "c", Self: 9, SetAttr: &BatchAttrs{Mode: new(uint32(0o640)), Mtime: new(int64(-5)), Ctime: 1 << 50}},
+				{Dir: 7, Name: "d", Self: 10, SetAttr: &BatchAttrs{Atime: new(int64(3)), Ctime: 4}},
+			}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.Uvarint(7)
+				e.String("c")
+				e.Uvarint(9)
+				e.U8(2)
+				e.U8(1 | 4)
+				e.U32(0o640)
+				e.I64(-5)
+				e.I64(1 << 50)
+				e.Uvarint(7)
+				e.String("d")
+				e.Uvarint(10)
+				e.U8(2)
+				e.U8(2)
+				e.I64(3)
+				e.I64(4)
+				rawCredW(3, 4, 9)(e)
+			}),
+			optest.V(&BatchRequest{}, func(e *wire.Enc) { e.Uvarint(0); noCred(e) }),
 		},
 		Responses: []optest.Value{
-			optest.V(&RemoveBatchResponse{Errs: []error{nil, &BatchError{Errno: syscall.ESTALE, Msg: "replaced"}}}, func(e *wire.Enc) {
+			optest.V(&BatchResponse{Errs: []error{nil, &BatchError{Errno: syscall.ESTALE, Msg: "replaced"}}}, func(e *wire.Enc) {
 				e.Uvarint(2)
 				e.U32(0)
 				e.U32(uint32(syscall.ESTALE))
@@ -507,9 +529,7 @@ func FuzzOpReadlink(f *testing.F)  { optest.Fuzz(f, sample(f, OpReadlink.OpInfo)
 func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
 func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpDelegate(f *testing.F)  { optest.Fuzz(f, sample(f, OpDelegate.OpInfo)) }
-func FuzzOpRemovebatch(f *testing.F) {
-	optest.Fuzz(f, sample(f, OpRemoveBatch.OpInfo))
-}
+func FuzzOpBatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpBatch.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }
@@ -543,6 +563,9 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
+		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(3) }, `field "kind" at byte 6: unknown batch operation 3`},
+		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(2); e.U8(8) }, `field "attributes set" at byte 7: unknown attribute bits 0x8`},
+		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(2); e.U8(1); e.U32(0o600) }, `field "ctime"`},
 		{OpMknod.OpInfo, func(e *wire.Enc) {
 			e.String("/f")
 			e.U8(2)

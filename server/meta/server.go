@@ -133,10 +133,10 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			a, given, err := h.Store.Delegate(h.as(ctx, r.Cred, r.Expect), r.Path)
 			return DelegateResponse{Attr: a, Given: given}, err
 		})
-	case OpRemoveBatch.Code:
-		return wire.Serve(OpRemoveBatch, req, func(r RemoveBatchRequest) (RemoveBatchResponse, error) {
-			errs, err := h.Store.ApplyRemoves(h.as(ctx, r.Cred, Expect{}), r.Ops)
-			return RemoveBatchResponse{Errs: errs}, err
+	case OpBatch.Code:
+		return wire.Serve(OpBatch, req, func(r BatchRequest) (BatchResponse, error) {
+			errs, err := h.Store.ApplyBatch(h.as(ctx, r.Cred, Expect{}), r.Ops)
+			return BatchResponse{Errs: errs}, err
 		})
 	case OpUnlinkDangling.Code:
 		return wire.Serve(OpUnlinkDangling, req, func(r UnlinkDanglingRequest) (UnlinkDanglingResponse, error) {
