@@ -564,8 +564,23 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
 		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(3) }, `field "kind" at byte 6: unknown batch operation 3`},
-		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(2); e.U8(8) }, `field "attributes set" at byte 7: unknown attribute bits 0x8`},
-		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(2); e.U8(1); e.U32(0o600) }, `field "ctime"`},
+		{OpBatch.OpInfo, func(e *wire.Enc) {
+			e.Uvarint(1)
+			e.Uvarint(7)
+			e.String("a")
+			e.Uvarint(8)
+			e.U8(2)
+			e.U8(8)
+		}, `field "attributes set" at byte 7: unknown attribute bits 0x8`},
+		{OpBatch.OpInfo, func(e *wire.Enc) {
+			e.Uvarint(1)
+			e.Uvarint(7)
+			e.String("a")
+			e.Uvarint(8)
+			e.U8(2)
+			e.U8(1)
+			e.U32(0o600)
+		}, `field "ctime"`},
 		{OpMknod.OpInfo, func(e *wire.Enc) {
 			e.String("/f")
 			e.U8(2)
