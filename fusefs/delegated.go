@@ -41,10 +41,11 @@ import (
 const (
 	// maxRemoveBatch bounds the unlinks of one batch.
 	maxRemoveBatch = 1024
-	// maxQueuedRemoves bounds the unlinks waiting to be sent (some 6 MiB):
-	// past it, unlinks go to the metadata server one by one, after the
-	// queue, until it drains (a slow or unreachable server).
-	maxQueuedRemoves = 1 << 16
+	// maxQueued bounds the operations waiting to be sent (some 6 MiB):
+	// past it, unlinks and attribute changes go to the metadata server one
+	// by one, after the queue, until it drains (a slow or unreachable
+	// server).
+	maxQueued = 1 << 16
 )
 
 // removeBatchDelay is how long the flusher lets unlinks gather before it
@@ -52,14 +53,15 @@ const (
 // it long so that only a wait for the queue can have applied it).
 var removeBatchDelay = 2 * time.Millisecond
 
-// delegState is the mount's delegated directories and unlinks not yet
-// applied by the metadata server.
+// delegState is the mount's delegated directories and the operations
+// answered here and not yet applied by the metadata server.
 type delegState struct {
 	mu       sync.Mutex
 	dirs     map[meta.FileID]delegDir
-	queue    []queuedRemove
-	queued   uint64        // unlinks ever queued
-	applied  uint64        // unlinks the metadata server has answered
+	queue    []queuedOp
+	queued   uint64        // operations ever queued
+	applied  uint64        // operations the metadata server has answered
+	setattrs uint64        // of those queued, attribute changes
 	urgent   bool          // someone waits for the queue
 	wake     chan struct{} // has a value when the queue grew or urgent was set
 	progress chan struct{} // closed and replaced whenever applied grows
@@ -74,9 +76,30 @@ type delegDir struct {
 	attr meta.Attr // its owner and mode, for the permission check
 }
 
-type queuedRemove struct {
+// queuedOp is an unlink, rmdir or attribute change answered here; the
+// queue holds them in the order they were answered, queue[i] being
+// operation number applied+i+1.
+type queuedOp struct {
 	op   meta.BatchOp
-	cred meta.Cred // who unlinked it (uid, gid, groups)
+	cred meta.Cred // who made it (uid, gid, groups)
+}
+
+// removes reports whether the operation removes a name.
+func (q queuedOp) removes() bool { return q.op.SetAttr == nil }
+
+// touches reports whether the operation changes inode id: removes it or
+// a name in it, or changes its attributes.
+func (q queuedOp) touches(id meta.FileID) bool {
+	if q.op.SetAttr != nil {
+		return q.op.Self == id
+	}
+	return q.op.Dir == id || q.op.Self == id
+}
+
+// changesAttrsIn reports whether the operation changes the attributes of
+// an entry of directory dir.
+func (q queuedOp) changesAttrsIn(dir meta.FileID) bool {
+	return q.op.SetAttr != nil && q.op.Dir == dir
 }
 
 // startDelegations starts the flusher.
@@ -192,7 +215,7 @@ func (fsys *fileSystem) withoutQueued(dir meta.FileID, page []meta.DirEntry) []m
 	d.mu.Lock()
 	var gone map[string]meta.FileID
 	for _, q := range d.queue {
-		if q.op.Dir == dir {
+		if q.op.Dir == dir && q.removes() {
 			if gone == nil {
 				gone = map[string]meta.FileID{}
 			}
@@ -213,19 +236,6 @@ func (fsys *fileSystem) withoutQueued(dir meta.FileID, page []meta.DirEntry) []m
 	return out
 }
 
-// queueTouches reports whether a queued unlink or rmdir changes inode id:
-// removes it, or a name in it.
-func (fsys *fileSystem) queueTouches(id meta.FileID) bool {
-	d := &fsys.deleg
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, q := range d.queue {
-		if q.op.Dir == id || q.op.Self == id {
-			return true
-		}
-	}
-	return false
-}
 
 // heldAmong returns the directories the changes name (as ID or Parent)
 // that the mount holds under its lease; nil if none.
@@ -267,7 +277,7 @@ func (n *node) removeHere(ctx context.Context, what string, op meta.BatchOp) (bo
 	d := &fsys.deleg
 	d.mu.Lock()
 	g, ok := d.dirs[n.id]
-	if !ok || g.gen != gen || len(d.queue) >= maxQueuedRemoves {
+	if !ok || g.gen != gen || len(d.queue) >= maxQueued {
 		d.mu.Unlock()
 		return false, 0
 	}
@@ -277,14 +287,22 @@ func (n *node) removeHere(ctx context.Context, what string, op meta.BatchOp) (bo
 		d.mu.Unlock()
 		return true, fsys.errno(what, n.child(op.Name), err)
 	}
-	d.queue = append(d.queue, queuedRemove{op: op, cred: cred})
+	d.enqueueLocked(op, cred)
+	d.mu.Unlock()
+	return true, 0
+}
+
+// enqueueLocked queues op, answered as cred, and wakes the flusher.
+func (d *delegState) enqueueLocked(op meta.BatchOp, cred meta.Cred) {
+	d.queue = append(d.queue, queuedOp{op: op, cred: cred})
 	d.queued++
+	if op.SetAttr != nil {
+		d.setattrs++
+	}
 	select {
 	case d.wake <- struct{}{}:
 	default:
 	}
-	d.mu.Unlock()
-	return true, 0
 }
 
 // delegatedAttr records dir's attributes as a setattr through this mount
@@ -350,12 +368,28 @@ func (fsys *fileSystem) leaseChanged() {
 	d.mu.Unlock()
 }
 
-// flushRemoves waits until every unlink queued before it has been applied
-// by the metadata server, or ctx ends.
+// flushRemoves waits until every operation queued before it has been
+// applied by the metadata server, or ctx ends.
 func (fsys *fileSystem) flushRemoves(ctx context.Context) error {
+	return fsys.flushThrough(ctx, nil)
+}
+
+// flushThrough waits until the queued operations up to the last one that
+// matters (nil: every one) have been applied by the metadata server, or
+// ctx ends: those after it cannot change what the caller asks.
+func (fsys *fileSystem) flushThrough(ctx context.Context, matters func(queuedOp) bool) error {
 	d := &fsys.deleg
 	d.mu.Lock()
 	target := d.queued
+	if matters != nil {
+		last := -1
+		for i, q := range d.queue {
+			if matters(q) {
+				last = i
+			}
+		}
+		target = d.applied + uint64(last+1)
+	}
 	if d.applied >= target {
 		d.mu.Unlock()
 		return nil
@@ -441,7 +475,7 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 				fsys.logFailure("unlink (answered by the mount, refused when applied)", fmt.Sprintf("#%d/%s", ops[i].Dir, ops[i].Name), "", e)
 			}
 		}
-		fsys.stats.unlinkBatches.Add(1)
+		fsys.stats.batches.Add(1)
 		d.mu.Lock()
 		if d.failures > 0 {
 			fsys.log.Info("pario mount: unlinks answered here are applied again")

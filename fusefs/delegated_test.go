@@ -96,7 +96,7 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	if ents, err := os.ReadDir(a.path("d")); err != nil || len(ents) != 0 {
 		t.Fatalf("the mount lists %d entries (%v) after its unlinks, want none", len(ents), err)
 	}
-	if pending := a.Stats().UnlinksPending; pending == 0 {
+	if pending := a.Stats().PendingHere; pending == 0 {
 		t.Fatal("no unlink pending after the mount's own listing: it waited for the queue")
 	}
 	// Another mount and the native client see every unlink at once: their
@@ -105,7 +105,7 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	if err != nil || len(ents) != 0 {
 		t.Fatalf("second mount lists %d entries (%v) after the unlinks, want none", len(ents), err)
 	}
-	if pending := a.Stats().UnlinksPending; pending != 0 {
+	if pending := a.Stats().PendingHere; pending != 0 {
 		t.Fatalf("%d unlinks still pending after another mount read the directory", pending)
 	}
 	c := dial(t, p)
@@ -176,7 +176,7 @@ func TestStatAfterRmdirHere(t *testing.T) {
 	if err := os.Remove(a.path("t", "s")); err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Stats().UnlinksPending; got != 1 {
+	if got := a.Stats().PendingHere; got != 1 {
 		t.Fatalf("%d pending after the rmdir, want 1 (answered by the mount)", got)
 	}
 	var st syscall.Stat_t
@@ -256,12 +256,12 @@ func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
 	// this test is about is that whatever is pending survives, so it needs
 	// only some, and says what it saw.
 	st := a.Stats()
-	if st.UnlinksPending == 0 {
+	if st.PendingHere == 0 {
 		t.Fatalf("no unlink pending with the metadata server stopped (stats before %+v, after %+v)", before, st)
 	}
-	if st.UnlinksHere-before.UnlinksHere != 50 || st.UnlinksPending != 50 {
+	if st.UnlinksHere-before.UnlinksHere != 50 || st.PendingHere != 50 {
 		t.Logf("with the metadata server stopped: %d unlinks answered here, %d pending; expected 50 and 50 (stats before %+v, after %+v)",
-			st.UnlinksHere-before.UnlinksHere, st.UnlinksPending, before, st)
+			st.UnlinksHere-before.UnlinksHere, st.PendingHere, before, st)
 	}
 	if err := p.Kill("meta"); err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
 	}
 	c := dial(t, p)
 	eventually(t, "unlinks applied after the restart", func() error {
-		if n := a.Stats().UnlinksPending; n != 0 {
+		if n := a.Stats().PendingHere; n != 0 {
 			return fmt.Errorf("%d pending", n)
 		}
 		return nil

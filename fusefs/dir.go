@@ -73,10 +73,11 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 		ctx = meta.WithCred(ctx, *d.cred)
 	}
 	// A listing does not wait for the unlinks this mount answered and
-	// has not sent: it leaves out the names they removed (the only
-	// changes queued in this directory, which no one else changes while
-	// they are queued: delegated.go).
-	ctx, cancel := d.fsys.ctxNoWait(ctx)
+	// has not sent: it leaves out the names they removed (no one else
+	// changes the directory while they are queued: delegated.go). It
+	// waits for the attribute changes of its files answered here, which
+	// its attributes must show (attrhere.go).
+	ctx, cancel := d.fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.changesAttrsIn(d.dir.id) })
 	defer cancel()
 	read, gen, batches := time.Now(), d.fsys.leaseGen(), d.fsys.changeBatches()
 	page, next, err := d.fsys.c.ReaddirPage(d.dir.itself(ctx), d.path, cookie, 0)

@@ -60,6 +60,10 @@ type openFile struct {
 	ownBegun uint64
 
 	used time.Time // a directory's state: when last used (dirState)
+
+	// madeIn is the directory this mount made the file in, while its
+	// attribute changes may be answered here (attrhere.go); 0 otherwise.
+	madeIn atomic.Uint64
 }
 
 func (of *openFile) file() *client.File {
@@ -578,7 +582,8 @@ func putBuffer(b []byte) {
 // the servers; it records the modification time (and syncs, with
 // Options.SyncOnClose). Its error is close(2)'s.
 func (h *handle) Flush(ctx context.Context) syscall.Errno {
-	ctx, cancel := h.fsys.ctx(ctx)
+	// A close that sends the metadata server nothing waits for nothing.
+	ctx, cancel := h.fsys.ctxNoWait(ctx)
 	defer cancel()
 	if errno := h.of.wb.settle(); errno != 0 {
 		return errno
@@ -587,7 +592,11 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		return errno
 	}
 	if h.fsys.opts.SyncOnClose && h.wrote.Load() {
-		// After the mtime, so that the sync covers it.
+		// After the mtime, so that the sync covers it, and after the
+		// queue, so that it covers what was answered here.
+		if err := h.fsys.flushRemoves(ctx); err != nil {
+			return h.fsys.errno("close", h.n.path(), err)
+		}
 		if err := h.of.file().SyncContext(ctx); err != nil {
 			return h.fsys.errno("close", h.n.path(), err)
 		}
@@ -624,11 +633,19 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 		return 0
 	}
 	p := h.n.path()
+	ch := meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true}
+	if h.n.changeHere(ctx, h.of, ch, true) {
+		return 0 // answered here (attrhere.go)
+	}
+	if err := h.fsys.flushRemoves(ctx); err != nil {
+		h.of.dirty.Store(true)
+		return h.fsys.errno("close", p, err)
+	}
 	// As "now" (UTIME_NOW), which anyone allowed to write may set. One
 	// whose permission went since open is left alone, as a vanished entry,
 	// and so is one whose path here now names another file (ESTALE: moved
 	// through another mount).
-	_, err := h.fsys.c.SetAttr(h.n.itself(ctx), p, meta.AttrChanges{Mtime: new(time.Now().UnixNano()), Now: true})
+	_, err := h.fsys.c.SetAttr(h.n.itself(ctx), p, ch)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ESTALE) {
 		return 0
 	}
@@ -641,7 +658,7 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 
 // Release runs when the last descriptor of this open is gone.
 func (h *handle) Release(ctx context.Context) syscall.Errno {
-	ctx, cancel := h.fsys.ctx(ctx)
+	ctx, cancel := h.fsys.ctxNoWait(ctx) // release waits where it sends
 	defer cancel()
 	h.release(ctx)
 	return 0

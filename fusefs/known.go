@@ -149,6 +149,30 @@ func (fsys *fileSystem) created(of *openFile, a meta.Attr, start time.Time, gen 
 	fsys.remember(of, a, client.Usage{}, start, gen, notes, writes)
 }
 
+// knownAttrs returns the attributes the mount knows of the open file, if
+// no change was noted since it read them, whatever writes moved its size
+// since (which changes no attribute the metadata server keeps).
+func (fsys *fileSystem) knownAttrs(of *openFile) (meta.Attr, bool) {
+	if of == nil {
+		return meta.Attr{}, false
+	}
+	gen := fsys.leaseGen()
+	of.knownMu.Lock()
+	defer of.knownMu.Unlock()
+	if !of.attrsCertainLocked(gen) {
+		return meta.Attr{}, false
+	}
+	return of.known.a, true
+}
+
+// attrsCertainLocked reports whether the attributes known of the file
+// were read under lease gen and no change was noted or is in flight here
+// since. The caller holds of.knownMu.
+func (of *openFile) attrsCertainLocked(gen uint64) bool {
+	k := &of.known
+	return k.ok && gen != 0 && k.gen == gen && k.notes == of.notes && of.own == 0
+}
+
 // forget drops what the mount knows of the file.
 func (of *openFile) forget() {
 	of.knownMu.Lock()

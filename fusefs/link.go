@@ -37,12 +37,15 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 // counts its names, and its data goes with the last name and the last
 // descriptor (dropData).
 func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
-	defer cancel()
 	tn, ok := target.(*node)
 	if !ok {
 		return nil, syscall.EXDEV
 	}
+	// Before the wait for the queue (see Rename): with a second name the
+	// file may be known elsewhere.
+	n.fsys.notMadeHere(tn.id)
+	ctx, cancel := n.fsys.ctx(ctx)
+	defer cancel()
 	p := n.child(name)
 	a, err := n.fsys.c.Link(n.inDir(n.fsys.kernelsOwn(ctx)), tn.id, p)
 	if err != nil {

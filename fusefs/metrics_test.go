@@ -70,7 +70,7 @@ func TestParioMountMetrics(t *testing.T) {
 		{"pario_client_request_bytes_total", map[string]string{"service": "data", "op": "write", "direction": "out"}, float64(len(data))},
 		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
 		{"pario_mount_unlinks_here_total", nil, 1},
-		{"pario_mount_unlinks_pending", nil, 0},
+		{"pario_mount_pending_here", nil, 0},
 		// The metadata server's side: this mount's lease, and d and d/e,
 		// which it made, delegated to it.
 		{"pario_meta_leases", nil, 1},

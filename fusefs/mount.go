@@ -163,10 +163,11 @@ type Stats struct {
 	// without the metadata server (noop.go).
 	NoopChowns uint64
 	// UnlinksHere counts the unlinks answered by the mount in directories
-	// delegated to it (delegated.go), UnlinksPending those of them the
-	// metadata server has not applied yet, UnlinkBatches the batches that
+	// delegated to it (delegated.go), SetattrsHere the attribute changes
+	// of files made there (attrhere.go), PendingHere those of either the
+	// metadata server has not applied yet, Batches the batches that
 	// carried them there.
-	UnlinksHere, UnlinksPending, UnlinkBatches uint64
+	UnlinksHere, SetattrsHere, PendingHere, Batches uint64
 	// Lease is what is left of the mount's cache lease (0: it holds none,
 	// and the kernel keeps attributes only for --attr-timeout).
 	Lease time.Duration
@@ -176,7 +177,7 @@ type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
 	noopChowns                                              atomic.Uint64
-	unlinkBatches                                           atomic.Uint64
+	batches, setattrsHere                                   atomic.Uint64
 }
 
 func (s *stats) read(n int) {
@@ -350,11 +351,11 @@ func (m *Server) Stats() Stats {
 		MemoryUsed:  used, MemoryPeak: peak, MemoryBudget: m.fsys.mem.limit,
 		MemoryReleases: m.fsys.idle.releases(),
 		NoopChowns:     s.noopChowns.Load(),
-		UnlinkBatches:  s.unlinkBatches.Load(),
+		Batches:        s.batches.Load(),
 	}
 	d := &m.fsys.deleg
 	d.mu.Lock()
-	st.UnlinksHere, st.UnlinksPending = d.queued, d.queued-d.applied
+	st.UnlinksHere, st.SetattrsHere, st.PendingHere = d.queued-d.setattrs, d.setattrs, d.queued-d.applied
 	d.mu.Unlock()
 	st.Lease = m.fsys.ttl()
 	return st

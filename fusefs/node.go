@@ -64,34 +64,46 @@ type fileSystem struct {
 // namespace change cut off halfway could have happened without the caller
 // knowing.
 //
-// Before the request goes on, the unlinks this mount answered itself and
-// has not sent yet are applied (delegated.go), so that the metadata
-// server sees this mount's requests in the order they were answered. If
-// that fails, so does the request: its context has ended.
+// Before the request goes on, the unlinks and attribute changes this
+// mount answered itself and has not sent yet are applied (delegated.go),
+// so that the metadata server sees this mount's requests in the order
+// they were answered. If that fails, so does the request: its context
+// has ended.
 func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := fsys.ctxNoWait(ctx)
-	if err := fsys.flushRemoves(c); err != nil {
-		cancel()
-	}
-	return c, cancel
+	return fsys.ctxAfter(ctx, nil)
 }
 
 // ctxFor is ctx for a request that reads only the inode id: it waits for
-// the queued unlinks only if one of them changes that inode (removes it,
-// or a name in it), since the others cannot change the answer.
+// the queued operations only up to the last that changes that inode
+// (removes it or a name in it, or changes its attributes), since the
+// others cannot change the answer.
 func (fsys *fileSystem) ctxFor(ctx context.Context, id meta.FileID) (context.Context, context.CancelFunc) {
+	return fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.touches(id) })
+}
+
+// ctxNew is ctx for a request that makes a new name (create, mkdir,
+// mknod): it waits for the queued unlinks and rmdirs, one of which may
+// free the name, but not for the attribute changes after them, which
+// change no name and concern files that only this mount can reach until
+// they are applied (delegated.go): tar x's next create does not wait for
+// the mode and times of the file before it.
+func (fsys *fileSystem) ctxNew(ctx context.Context) (context.Context, context.CancelFunc) {
+	return fsys.ctxAfter(ctx, queuedOp.removes)
+}
+
+// ctxAfter is ctxNoWait once the queued operations up to the last that
+// matters (nil: all) are applied; if that fails, its context has ended.
+func (fsys *fileSystem) ctxAfter(ctx context.Context, matters func(queuedOp) bool) (context.Context, context.CancelFunc) {
 	c, cancel := fsys.ctxNoWait(ctx)
-	if !fsys.queueTouches(id) {
-		return c, cancel
-	}
-	if err := fsys.flushRemoves(c); err != nil {
+	if err := fsys.flushThrough(c, matters); err != nil {
 		cancel()
 	}
 	return c, cancel
 }
 
-// ctxNoWait is ctx without the wait for the queued unlinks, for a request
-// that accounts for them itself (a listing).
+// ctxNoWait is ctx without the wait for the queued operations, for a
+// request that accounts for them itself (a listing, a lookup of a name
+// the mount knows is absent, an attribute change answered here).
 func (fsys *fileSystem) ctxNoWait(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(fsys.withCaller(ctx)), fsys.opts.OpTimeout)
 }
@@ -296,11 +308,11 @@ func (fsys *fileSystem) usage(ctx context.Context, of *openFile, a meta.Attr, p 
 
 // Lookup finds a name in the store.
 func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if n.fsys.knowsAbsent(n.id, name) {
+		return nil, syscall.ENOENT // queued unlinks included (names.go)
+	}
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
-	if n.fsys.knowsAbsent(n.id, name) {
-		return nil, syscall.ENOENT
-	}
 	p := n.child(name)
 	a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 	if err != nil {
@@ -326,6 +338,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	if fh == nil && n.fsys.guarded(n.id) {
 		return syscall.ESTALE
+	}
+	if k, ok := n.fsys.current(n.fsys.openFile(n.id)); ok {
+		// Before any wait: what the mount knows includes the attribute
+		// changes it answered and has not sent yet.
+		n.fsys.attrOut(out, k.a, k.u)
+		return 0
 	}
 	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
 	defer cancel()
@@ -355,7 +373,7 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 // caller: the metadata server checks who may (chmod by the owner or root,
 // chown by root, times by the owner, or to now by a writer).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxNoWait(ctx)
 	defer cancel()
 	p := n.path()
 	of := n.fsys.openFile(n.id)
@@ -365,6 +383,14 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	// UTIME_NOW for every time given: a writer may do that much.
 	now := (!setMtime || in.Valid&fuse.FATTR_MTIME_NOW != 0) && (!setAtime || in.Valid&fuse.FATTR_ATIME_NOW != 0)
 	size, sized := in.GetSize()
+	if !sized && orphan == nil {
+		if errno, done := n.setattrLocally(ctx, of, p, attrChanges(in, mtime, setMtime, atime, setAtime, now), out); done {
+			return errno
+		}
+	}
+	if err := n.fsys.flushRemoves(ctx); err != nil {
+		return n.fsys.errno("setattr", p, err)
+	}
 	if sized {
 		if n.dir {
 			return syscall.EISDIR
@@ -394,32 +420,10 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	}
 	// Mode, owner and times change in one request, so the server checks
 	// and applies them together (a chown's clearing of setuid included).
-	var ch meta.AttrChanges
-	if mode, ok := in.GetMode(); ok {
-		ch.Mode = new(mode)
-	}
-	if uid, ok := in.GetUID(); ok {
-		ch.Uid = new(uid)
-	}
-	if gid, ok := in.GetGID(); ok {
-		ch.Gid = new(gid)
-	}
-	if setMtime {
-		if of != nil {
-			// An explicit time wins over the one close would record.
-			of.dirty.Store(false)
-		}
-		ch.Mtime = new(mtime.UnixNano())
-	}
-	if setAtime {
-		ch.Atime = new(atime.UnixNano())
-	}
-	ch.Now = now
-	if orphan == nil && ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && !sized && (ch.Uid != nil || ch.Gid != nil) {
-		if a, u, ok := n.fsys.noopChown(ctx, n.id, ch); ok {
-			n.fsys.attrOut(out, a, u)
-			return 0
-		}
+	ch := attrChanges(in, mtime, setMtime, atime, setAtime, now)
+	if setMtime && of != nil {
+		// An explicit time wins over the one close would record.
+		of.dirty.Store(false)
 	}
 	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
 		if n.dir && of == nil {
@@ -468,6 +472,29 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	return 0
 }
 
+// attrChanges is the mode, owner and time changes a setattr asks for
+// (its size aside).
+func attrChanges(in *fuse.SetAttrIn, mtime time.Time, setMtime bool, atime time.Time, setAtime, now bool) meta.AttrChanges {
+	var ch meta.AttrChanges
+	if mode, ok := in.GetMode(); ok {
+		ch.Mode = new(mode)
+	}
+	if uid, ok := in.GetUID(); ok {
+		ch.Uid = new(uid)
+	}
+	if gid, ok := in.GetGID(); ok {
+		ch.Gid = new(gid)
+	}
+	if setMtime {
+		ch.Mtime = new(mtime.UnixNano())
+	}
+	if setAtime {
+		ch.Atime = new(atime.UnixNano())
+	}
+	ch.Now = now
+	return ch
+}
+
 // fileFor returns a File for a truncate: the open handle's if there is
 // one, else one made from fresh attributes.
 func (fsys *fileSystem) fileFor(ctx context.Context, id meta.FileID, p string, fh gofs.FileHandle) (*client.File, syscall.Errno) {
@@ -507,7 +534,7 @@ func (n *node) OpendirHandle(ctx context.Context, _ uint32) (gofs.FileHandle, ui
 
 // Mkdir creates a directory.
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
@@ -529,7 +556,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 // are metadata only (the kernel serves their opens itself), with the
 // device number the kernel gives (its 32-bit encoding).
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	kind, ok := kindOf(mode)
@@ -564,7 +591,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 // existing file instead (another client may have created it since the
 // kernel last looked), unless O_EXCL.
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
@@ -606,6 +633,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	n.fsys.lookedUp(a.ID, start)
 	h, fuseFlags := n.fsys.adopt(child.Operations().(*node), f, flags)
 	n.fsys.created(h.of, a, start, gen)
+	n.fsys.madeHere(h.of, n.id)
 	n.fsys.entry(out, a, client.Usage{})
 	return child, h, fuseFlags, 0
 }
@@ -715,6 +743,14 @@ func (n *node) cachedChild(name string, dir bool) (meta.FileID, bool) {
 // target; a replaced file open here keeps its data until its last close.
 // RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is not supported (EINVAL).
 func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	// Before the wait for the queue: an attribute change answered here
+	// after it would reach the metadata server after the rename, naming
+	// the old entry.
+	if c := n.GetChild(name); c != nil {
+		if cn, ok := c.Operations().(*node); ok {
+			n.fsys.notMadeHere(cn.id)
+		}
+	}
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	np, ok := newParent.(*node)

@@ -15,10 +15,10 @@ type MountStats struct {
 	// MemoryUsed is the part of the mount's memory budget (MemoryBudget
 	// bytes) its buffers hold.
 	MemoryUsed, MemoryBudget int64
-	// UnlinksHere counts the unlinks the mount answered itself in
-	// directories delegated to it, UnlinksPending those not yet applied
-	// by the metadata server.
-	UnlinksHere, UnlinksPending uint64
+	// UnlinksHere and SetattrsHere count the unlinks and attribute
+	// changes the mount answered itself in directories delegated to it,
+	// PendingHere those of either not yet applied by the metadata server.
+	UnlinksHere, SetattrsHere, PendingHere uint64
 	// Lease is what is left of the mount's cache lease (0: none).
 	Lease time.Duration
 }
@@ -90,12 +90,15 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pario_mount_unlinks_here_total", Help: "Unlinks the mount answered itself in directories delegated to it, to send to the metadata server in batches.",
 		}, func() float64 { return float64(stats().UnlinksHere) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pario_mount_setattrs_here_total", Help: "Attribute changes (chmod, utimens, mtime at close) of files made here that the mount answered itself in directories delegated to it, to send to the metadata server in batches.",
+		}, func() float64 { return float64(stats().SetattrsHere) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_lease_seconds", Help: "What is left of the mount's cache lease; 0: it holds none (the metadata server unreachable), and every stat asks the servers.",
 		}, func() float64 { return stats().Lease.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "pario_mount_unlinks_pending", Help: "Unlinks answered by the mount and not yet applied by the metadata server.",
-		}, func() float64 { return float64(stats().UnlinksPending) }),
+			Name: "pario_mount_pending_here", Help: "Unlinks and attribute changes answered by the mount and not yet applied by the metadata server.",
+		}, func() float64 { return float64(stats().PendingHere) }),
 	)
 	return o
 }

@@ -1,0 +1,169 @@
+package fusefs
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/pario/pario/server/meta"
+)
+
+// Attribute changes answered by the mount (docs/mount.md).
+//
+// tar x sets the times and the mode of every file it makes (futimens and
+// fchmod, before close), and a program that writes a file records its
+// modification time at close: each was a metadata commit and a round trip.
+// For a file this mount made in a directory it holds (delegated.go), no
+// one else can reach the file until the delegation is recalled, and a
+// recall applies the queue first. So such a change is answered here from
+// the attributes the mount knows (known.go), and queued with the unlinks,
+// to be applied in order in the next batch (meta.BatchOp.SetAttr, with the
+// mount's times, ctime included, so that what the server records is what
+// the kernel was told). It is answered here only when all of these hold:
+//
+//   - the file was made by this mount's create in the directory the
+//     kernel has it in, which the mount still holds under its lease,
+//     and it has one name (a rename or a link through this mount ends
+//     this: the file may then be known elsewhere);
+//   - the mount knows the file's attributes for certain (no change noted
+//     since it read them);
+//   - the caller is the file's owner, or root when the metadata server
+//     does not squash root;
+//   - it changes the mode (keeping a setgid bit only where the server
+//     would), the access time or the modification time: never the owner,
+//     group or size, and never a chmod the server would answer otherwise.
+//
+// Requests that could see the server's attributes of such a file wait for
+// the queue first (ctx, ctxFor; a listing of the directory, dirStream);
+// creates in the directory do not (ctxNew). What is lost if the mount
+// dies before sending them: the changes, as with the unlinks.
+
+// setattrLocally answers a setattr (no size) of file n, open here as of,
+// without the metadata server where it can: a chown that changes nothing
+// (noopChown), or an attribute change answered here (setattrHere). It
+// reports whether it answered.
+func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch meta.AttrChanges, out *fuse.AttrOut) (syscall.Errno, bool) {
+	fsys := n.fsys
+	if ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && (ch.Uid != nil || ch.Gid != nil) {
+		if a, u, ok := fsys.noopChown(ctx, n.id, ch); ok {
+			fsys.attrOut(out, a, u)
+			return 0, true
+		}
+		return 0, false
+	}
+	if !n.changeHere(ctx, of, ch, false) {
+		return 0, false
+	}
+	if _, ok := fsys.current(of); !ok {
+		// The answer needs the size, which writes since it was read have
+		// moved: read it before anything is queued, so that a failure
+		// leaves nothing answered.
+		start, gen, notes := time.Now(), fsys.leaseGen(), of.notesNow()
+		a, ok := fsys.knownAttrs(of)
+		if !ok {
+			return 0, false
+		}
+		if _, errno := fsys.usage(ctx, of, a, p, start, gen, notes); errno != 0 {
+			return errno, true
+		}
+	}
+	if !n.changeHere(ctx, of, ch, true) {
+		return 0, false
+	}
+	if ch.Mtime != nil {
+		of.dirty.Store(false) // an explicit time wins over close's
+	}
+	k, ok := fsys.current(of)
+	if !ok {
+		// A write came in between: its size, then.
+		a, u, errno := fsys.stat(ctx, n.id, p)
+		if errno != 0 {
+			return errno, true
+		}
+		fsys.attrOut(out, a, u)
+		return 0, true
+	}
+	fsys.attrOut(out, k.a, k.u)
+	return 0, true
+}
+
+// changeHere reports whether the attribute change ch of file n, open
+// here as of, can be answered here (see above). With queue it also
+// queues the change and records the attributes it leaves as known; the
+// check and the queueing happen under the queue's lock, so that a recall
+// (which takes the delegation away under the same lock, then waits for
+// the queue) either finds the change queued or makes the check fail.
+func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges, queue bool) bool {
+	fsys := n.fsys
+	if of == nil || n.dir || (ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil) ||
+		ch.Uid != nil || ch.Gid != nil || ch.Size != nil || ch.KillPriv || ch.Access {
+		return false
+	}
+	dir, gen := meta.FileID(of.madeIn.Load()), fsys.leaseGen()
+	name, parent := n.Parent()
+	if dir == 0 || gen == 0 || fsys.ttl() <= 0 || parent == nil || parent.StableAttr().Ino != uint64(dir) {
+		return false
+	}
+	cred, ok := meta.CredFrom(ctx)
+	if !ok || (cred.Root() && !fsys.rootIsRoot.Load()) {
+		return false
+	}
+	of.knownMu.Lock()
+	defer of.knownMu.Unlock()
+	if !of.attrsCertainLocked(gen) {
+		return false
+	}
+	k := &of.known
+	a := k.a
+	if a.ID != of.id || a.Kind != meta.KindFile || a.Nlink != 1 || (!cred.Root() && cred.Uid != a.Uid) {
+		return false
+	}
+	change := meta.BatchAttrs{Atime: ch.Atime, Mtime: ch.Mtime, Ctime: time.Now().UnixNano()}
+	if ch.Mode != nil {
+		mode := *ch.Mode & 0o7777
+		if mode&syscall.S_ISGID != 0 && !cred.Root() && !cred.InGroup(a.Gid) {
+			return false // the server clears it
+		}
+		a.Mode, change.Mode = mode, &mode
+	}
+	if !queue {
+		return true
+	}
+	if ch.Mtime != nil {
+		a.Mtime = *ch.Mtime
+	}
+	if ch.Atime != nil {
+		a.Atime = *ch.Atime
+	}
+	a.Ctime = change.Ctime
+	d := &fsys.deleg
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// madeIn again: a rename or link ends it before it waits for the
+	// queue under this lock.
+	if g, ok := d.dirs[dir]; !ok || g.gen != gen || len(d.queue) >= maxQueued || of.madeIn.Load() != uint64(dir) {
+		return false
+	}
+	d.enqueueLocked(meta.BatchOp{Dir: dir, Name: name, Self: a.ID, SetAttr: &change}, cred)
+	k.a = a
+	return true
+}
+
+// madeHere records that the file open here as of was just made by this
+// mount in directory dir: its attribute changes may be answered here
+// while the mount holds dir.
+func (fsys *fileSystem) madeHere(of *openFile, dir meta.FileID) {
+	if fsys.holds(dir) {
+		of.madeIn.Store(uint64(dir))
+	}
+}
+
+// notMadeHere ends what madeHere began, for a file renamed or linked: it
+// may be known elsewhere from now on.
+func (fsys *fileSystem) notMadeHere(id meta.FileID) {
+	if of := fsys.openFile(id); of != nil {
+		of.madeIn.Store(0)
+	}
+}

@@ -1,0 +1,171 @@
+package fusefs_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"testing"
+	"time"
+)
+
+// Attribute changes answered by the mount (attrhere.go).
+
+// makeLikeTar makes n files in dir (a directory the mount just made) as
+// tar x does: create, write, set the times and the mode while open,
+// close. It returns the paths and the modification time set.
+func makeLikeTar(t *testing.T, dir string, n int) ([]string, time.Time) {
+	t.Helper()
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1_234_567_890, 123_456_789)
+	var paths []string
+	for i := range n {
+		p := fmt.Sprintf("%s/f%03d", dir, i)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Chmod(0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, mtime
+}
+
+func wantAttrs(t *testing.T, who, p string, mode fs.FileMode, mtime time.Time, size int64) {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("%s: stat %s: %v", who, p, err)
+	}
+	if st.Mode().Perm() != mode || !st.ModTime().Equal(mtime) || st.Size() != size {
+		t.Fatalf("%s: %s has mode %v, mtime %v, size %d; want %v, %v, %d", who, p, st.Mode().Perm(), st.ModTime(), st.Size(), mode, mtime, size)
+	}
+}
+
+// TestAttributeChangesAnsweredHereAreSeenElsewhere: the times and mode
+// tar sets on each file it makes in a directory the mount made are
+// answered by the mount, which shows them at once, and every other client
+// sees them at its next stat (close-to-open): its request recalls the
+// directory, which sends what the mount holds first.
+func TestAttributeChangesAnsweredHereAreSeenElsewhere(t *testing.T) {
+	slowBatches(t)
+	p, a, b := twoMounts(t)
+	const n = 40
+	files, mtime := makeLikeTar(t, a.path("d"), n)
+	if got := a.Stats().SetattrsHere; got != 2*n {
+		t.Fatalf("%d attribute changes answered by the mount, want %d (a utimens and a chmod per file)", got, 2*n)
+	}
+	// The mount shows them without waiting for the queue.
+	for _, f := range files {
+		wantAttrs(t, "the mount that made them", f, 0o600, mtime, 4)
+	}
+	if pending := a.Stats().PendingHere; pending == 0 {
+		t.Fatal("nothing pending after the mount's own stats: they waited for the queue")
+	}
+	// Another mount sees them at its first stat.
+	for i := range files {
+		wantAttrs(t, "second mount", b.path("d", fmt.Sprintf("f%03d", i)), 0o600, mtime, 4)
+	}
+	if pending := a.Stats().PendingHere; pending != 0 {
+		t.Fatalf("%d operations still pending after another mount read the directory", pending)
+	}
+	// And the metadata server holds them, ctime no older than the change.
+	c := dial(t, p)
+	got, err := c.Lookup(context.Background(), "/d/f000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode != 0o600 || got.Mtime != mtime.UnixNano() || got.Ctime < got.Mtime {
+		t.Fatalf("metadata server: mode %o, mtime %d, ctime %d; want 600, %d, and ctime after mtime", got.Mode, got.Mtime, got.Ctime, mtime.UnixNano())
+	}
+}
+
+// TestCloseRecordsMtimeHere: a file written and closed without setting
+// its times gets its modification time at close, answered by the mount,
+// and another mount sees that time and the size.
+func TestCloseRecordsMtimeHere(t *testing.T) {
+	slowBatches(t)
+	_, a, b := twoMounts(t)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if err := os.WriteFile(a.path("d", "f"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	if got := a.Stats().SetattrsHere; got != 1 {
+		t.Fatalf("%d attribute changes answered here, want 1 (the mtime at close)", got)
+	}
+	here, err := os.Stat(a.path("d", "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	there, err := os.Stat(b.path("d", "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !here.ModTime().Equal(there.ModTime()) || there.ModTime().Before(before.Add(-time.Second)) || there.ModTime().After(after.Add(time.Second)) || there.Size() != 5 {
+		t.Fatalf("mtime here %v, on the second mount %v (size %d); want the same, between %v and %v, size 5", here.ModTime(), there.ModTime(), there.Size(), before, after)
+	}
+}
+
+// TestAttributeChangesAfterRenameOrLinkGoToTheServer: once a file made
+// here is renamed or linked it may be known elsewhere, so its attribute
+// changes are the metadata server's again, and they land on the file
+// whatever name it has now.
+func TestAttributeChangesAfterRenameOrLinkGoToTheServer(t *testing.T) {
+	slowBatches(t)
+	_, a, b := twoMounts(t)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		move     func(from, to string) error
+		newName  string
+		wantMode fs.FileMode
+	}{
+		{"rename", os.Rename, "renamed", 0o640},
+		{"link", os.Link, "linked", 0o604},
+	} {
+		from, to := a.path("d", tc.name), a.path("d", tc.newName)
+		f, err := os.OpenFile(from, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Chmod(0o611); err != nil { // answered here
+			t.Fatal(err)
+		}
+		here := a.Stats().SetattrsHere
+		if err := tc.move(from, to); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Chmod(tc.wantMode); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Stats().SetattrsHere; got != here {
+			t.Fatalf("%s: the chmod after it was answered by the mount (%d, then %d)", tc.name, here, got)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(b.path("d", tc.newName))
+		if err != nil || st.Mode().Perm() != tc.wantMode {
+			t.Fatalf("%s: second mount sees %v (%v), want mode %v", tc.name, st, err, tc.wantMode)
+		}
+	}
+}
