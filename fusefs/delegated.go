@@ -126,7 +126,7 @@ func (fsys *fileSystem) stopDelegations() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
 	if err := fsys.flushRemoves(ctx); err != nil {
-		fsys.log.Error("pario mount: unlinks answered here were not all applied by the metadata server before unmount", "err", err)
+		fsys.log.Error("pario mount: unlinks and attribute changes answered here were not all applied by the metadata server before unmount", "err", err)
 	}
 	cancel()
 	d.stop()
@@ -235,7 +235,6 @@ func (fsys *fileSystem) withoutQueued(dir meta.FileID, page []meta.DirEntry) []m
 	}
 	return out
 }
-
 
 // heldAmong returns the directories the changes name (as ID or Parent)
 // that the mount holds under its lease; nil if none.
@@ -355,7 +354,7 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 	fctx, cancel := context.WithTimeout(ctx, fsys.opts.OpTimeout)
 	defer cancel()
 	if err := fsys.flushRemoves(fctx); err != nil {
-		fsys.log.Error("pario mount: a delegated directory was recalled before the unlinks answered in it could be applied; another client may see those names until they are", "err", err)
+		fsys.log.Error("pario mount: a delegated directory was recalled before what was answered in it (unlinks, attribute changes) could be applied; another client may see the old names and attributes until they are", "err", err)
 	}
 }
 
@@ -459,7 +458,7 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 			f := d.failures
 			d.mu.Unlock()
 			if f == 1 {
-				fsys.log.Warn("pario mount: unlinks answered here could not be applied yet; retrying", "unlinks", len(ops), "err", err)
+				fsys.log.Warn("pario mount: unlinks and attribute changes answered here could not be applied yet; retrying", "operations", len(ops), "err", err)
 			}
 			select {
 			case <-time.After(min(time.Duration(f)*50*time.Millisecond, time.Second)):
@@ -472,13 +471,17 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 			// Gone or replaced: someone else removed or replaced it after
 			// the delegation was recalled, which the unlink precedes.
 			if e != nil && !errors.Is(e, syscall.ENOENT) && !errors.Is(e, syscall.ESTALE) {
-				fsys.logFailure("unlink (answered by the mount, refused when applied)", fmt.Sprintf("#%d/%s", ops[i].Dir, ops[i].Name), "", e)
+				what := "unlink"
+				if ops[i].SetAttr != nil {
+					what = "setattr"
+				}
+				fsys.logFailure(what+" (answered by the mount, refused when applied)", fmt.Sprintf("#%d/%s", ops[i].Dir, ops[i].Name), "", e)
 			}
 		}
 		fsys.stats.batches.Add(1)
 		d.mu.Lock()
 		if d.failures > 0 {
-			fsys.log.Info("pario mount: unlinks answered here are applied again")
+			fsys.log.Info("pario mount: unlinks and attribute changes answered here are applied again")
 		}
 		d.failures = 0
 		d.queue = append(d.queue[:0:0], d.queue[n:]...)
