@@ -177,7 +177,7 @@ type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
 	noopChowns                                              atomic.Uint64
-	batches, setattrsHere                                   atomic.Uint64
+	batches                                                 atomic.Uint64
 }
 
 func (s *stats) read(n int) {
