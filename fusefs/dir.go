@@ -150,7 +150,11 @@ func (d *dirStream) current() bool {
 // costs 4 round trips, not 16,384), but for those another listing read
 // just before (recentSizes).
 func (d *dirStream) sizes(ctx context.Context) {
-	ctx, cancel := d.fsys.ctx(ctx)
+	// The I/O servers alone: no queued operation changes a size, and the
+	// page leaves out the files queued unlinks remove (fetch), so rm -r's
+	// listing of the next directory does not wait for the unlinks it
+	// answered in the last one.
+	ctx, cancel := d.fsys.ctxNoWait(ctx)
 	defer cancel()
 	d.usage, d.uerr = make([]client.Usage, len(d.page)), make([]error, len(d.page))
 	start, gen := time.Now(), d.fsys.leaseGen()
