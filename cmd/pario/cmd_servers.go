@@ -211,14 +211,28 @@ func mergeLimits(flags cluster.Limits, cf *cluster.File) cluster.Limits {
 }
 
 // limitHeap sets the Go runtime's soft memory limit to the servers' memory
-// budgets plus a quarter for everything else, unless GOMEMLIMIT is set.
-// The budgets bound the request and answer data held at once; without a
-// limit the garbage collector lets the heap grow to twice what is live, so
-// a server at its budget would be resident at twice it.
+// budgets less the program's own resident pages (programPages), unless
+// GOMEMLIMIT is set, so that the process stays resident within its
+// budget. The budgets bound the request and answer data held at once;
+// without a limit the garbage collector lets the heap grow to twice what
+// is live (a server at half its budget of live buffers was resident at
+// 265-285 MiB of 256 in scripts/soak.sh with the limit at the budget
+// plus a quarter).
 func limitHeap(budgets int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(budgets + budgets/4)
+		debug.SetMemoryLimit(heapLimit(budgets))
 	}
+}
+
+// programPages is what a server process is resident in besides the Go
+// runtime's memory: the pages of its executable and shared libraries
+// (RssFile, about 20 MiB).
+const programPages = 32 << 20
+
+// heapLimit is the soft memory limit for servers with these budgets: the
+// budgets less programPages, and never under half of them.
+func heapLimit(budgets int64) int64 {
+	return max(budgets-programPages, budgets/2)
 }
 
 // serveUntilDone runs until ctx ends (a signal) and then closes the
