@@ -42,7 +42,7 @@ import (
 
 // setattrLocally answers a setattr (no size) of file n, open here as of,
 // without the metadata server where it can: a chown that changes nothing
-// (noopChown), or an attribute change answered here (setattrHere). It
+// (noopChown), or an attribute change answered here (changeHere). It
 // reports whether it answered.
 func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch meta.AttrChanges, out *fuse.AttrOut) (syscall.Errno, bool) {
 	fsys := n.fsys

@@ -601,6 +601,11 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 		n.fsys.forgetNames(n.id)
 	}
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
+		// The file's attributes: after every change queued here
+		// (ctxNew waited for the unlinks only).
+		if err := n.fsys.flushRemoves(ctx); err != nil {
+			return nil, nil, 0, n.fsys.errno("create", p, err)
+		}
 		a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 		if err != nil {
 			return nil, nil, 0, n.fsys.errno("create", p, err)
