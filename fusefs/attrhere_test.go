@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/fusefs"
 )
 
 // Attribute changes answered by the mount (attrhere.go).
@@ -166,6 +168,69 @@ func TestAttributeChangesAfterRenameOrLinkGoToTheServer(t *testing.T) {
 		st, err := os.Stat(b.path("d", tc.newName))
 		if err != nil || st.Mode().Perm() != tc.wantMode {
 			t.Fatalf("%s: second mount sees %v (%v), want mode %v", tc.name, st, err, tc.wantMode)
+		}
+	}
+}
+
+// TestAttributeChangesHereSurviveAMetadataServerRestart: attribute
+// changes answered here while the metadata server is stopped are applied
+// once a new one runs, as the unlinks are.
+func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s") // the servers' environment: a short grace
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{OpTimeout: 20 * time.Second})
+	waitLease(t, a)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var files []*os.File
+	for i := range n {
+		f, err := os.OpenFile(a.path("d", fmt.Sprintf("f%02d", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	stopMeta(t, p)
+	mtime := time.Unix(1_111_111_111, 5)
+	for _, f := range files {
+		if err := os.Chtimes(f.Name(), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Chmod(0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pending := a.Stats().PendingHere; pending == 0 {
+		t.Fatalf("nothing pending with the metadata server stopped (stats %+v)", a.Stats())
+	}
+	if err := p.Kill("meta"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "attribute changes applied after the restart", func() error {
+		if n := a.Stats().PendingHere; n != 0 {
+			return fmt.Errorf("%d pending", n)
+		}
+		return nil
+	})
+	c := dial(t, p)
+	for i := range n {
+		got, err := c.Lookup(context.Background(), fmt.Sprintf("/d/f%02d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Mode != 0o640 || got.Mtime != mtime.UnixNano() {
+			t.Fatalf("/d/f%02d after the restart: mode %o, mtime %d; want 640, %d", i, got.Mode, got.Mtime, mtime.UnixNano())
 		}
 	}
 }
