@@ -133,10 +133,31 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 	return replaced, 0
 }
 
-// batchRemove is one operation of ApplyBatch on the model, with its
-// checks in the store's order (txn.batchVictim): the directory by ID,
-// the name in it, the expected ID, then the kind.
-func (m model) batchRemove(op BatchOp) syscall.Errno {
+// batchOp is one operation of ApplyBatch on the model, with its checks
+// in the store's order (txn.batchEntry, then txn.batchVictim or
+// txn.batchSetAttr): the directory by ID, the name in it, the expected
+// ID, then, for a removal, the kind. An attribute change leaves the
+// model's names alone.
+func (m model) batchOp(op BatchOp) syscall.Errno {
+	p, e, errno := m.batchEntry(op)
+	switch {
+	case errno != 0:
+		return errno
+	case op.SetAttr != nil:
+		return 0
+	case !op.Rmdir && e.kind == KindDir:
+		return syscall.EISDIR
+	case op.Rmdir && e.kind != KindDir:
+		return syscall.ENOTDIR
+	case op.Rmdir && !m.isEmptyDir(p):
+		return syscall.ENOTEMPTY
+	}
+	delete(m, p)
+	return 0
+}
+
+// batchEntry finds the entry a batch operation names.
+func (m model) batchEntry(op BatchOp) (string, modelEntry, syscall.Errno) {
 	// The batch names the directory by ID, as it was when drawn: a file
 	// there since unlinked may live on under another name (ENOTDIR, not
 	// ENOENT); a directory has one name, so its path is found by its ID.
@@ -149,26 +170,19 @@ func (m model) batchRemove(op BatchOp) syscall.Errno {
 	}
 	switch {
 	case !ok:
-		return syscall.ENOENT
+		return "", modelEntry{}, syscall.ENOENT
 	case kind != KindDir:
-		return syscall.ENOTDIR
+		return "", modelEntry{}, syscall.ENOTDIR
 	}
 	p := filepath.Join(parent, op.Name)
 	e, ok := m[p]
 	switch {
 	case !ok:
-		return syscall.ENOENT
+		return "", modelEntry{}, syscall.ENOENT
 	case op.Self != 0 && op.Self != e.id:
-		return syscall.ESTALE
-	case !op.Rmdir && e.kind == KindDir:
-		return syscall.EISDIR
-	case op.Rmdir && e.kind != KindDir:
-		return syscall.ENOTDIR
-	case op.Rmdir && !m.isEmptyDir(p):
-		return syscall.ENOTEMPTY
+		return "", modelEntry{}, syscall.ESTALE
 	}
-	delete(m, p)
-	return 0
+	return p, e, 0
 }
 
 // names counts the paths naming id.
@@ -325,9 +339,10 @@ func TestModel(t *testing.T) {
 					rt.Fatalf("rename %s %s replaced %+v, model %+v", o, n, *r, *want)
 				}
 			},
-			// A delegation holder's batch (ApplyBatch): each unlink or
-			// rmdir by directory ID, name and expected ID, right or wrong,
-			// in order, as the model removes them one by one.
+			// A delegation holder's batch (ApplyBatch): each unlink, rmdir
+			// or mode change by directory ID, name and expected ID, right
+			// or wrong, in order, as the model applies them one by one;
+			// each entry changed and still there has the last mode set.
 			"batch": func(rt *rapid.T) {
 				n := rapid.IntRange(1, 4).Draw(rt, "ops")
 				ops := make([]BatchOp, n)
@@ -335,7 +350,13 @@ func TestModel(t *testing.T) {
 				for i := range ops {
 					p := rapid.SampledFrom(modelPaths[1:]).Draw(rt, "path")
 					paths[i] = p
-					op := BatchOp{Name: p[strings.LastIndexByte(p, '/')+1:], Rmdir: rapid.Bool().Draw(rt, "rmdir"), Dir: 1 << 40}
+					op := BatchOp{Name: p[strings.LastIndexByte(p, '/')+1:], Dir: 1 << 40}
+					switch rapid.IntRange(0, 2).Draw(rt, "kind") {
+					case 1:
+						op.Rmdir = true
+					case 2:
+						op.SetAttr = &BatchAttrs{Mode: new(uint32(rapid.IntRange(0, 0o777).Draw(rt, "mode"))), Ctime: 1}
+					}
 					if d, ok := m[parentOf(p)]; ok {
 						op.Dir = d.id
 					}
@@ -351,9 +372,22 @@ func TestModel(t *testing.T) {
 				if err != nil || len(errs) != n {
 					rt.Fatalf("ApplyBatch(%+v) = %v, %v", ops, errs, err)
 				}
+				modes := map[FileID]uint32{}
 				for i, op := range ops {
-					want := m.batchRemove(op)
+					_, e, _ := m.batchEntry(op)
+					want := m.batchOp(op)
 					expect(fmt.Sprintf("batch op %d %+v (%s)", i, op, paths[i]), errs[i], want)
+					if want == 0 && op.SetAttr != nil {
+						modes[e.id] = *op.SetAttr.Mode
+					}
+				}
+				for q, e := range m {
+					if mode, ok := modes[e.id]; ok {
+						a, err := s.Lookup(ctx, q)
+						if err != nil || a.Mode != mode {
+							rt.Fatalf("%s after the batch: mode %o (%v), want %o", q, a.Mode, err, mode)
+						}
+					}
 				}
 			},
 			"reopen": func(rt *rapid.T) {
