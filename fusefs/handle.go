@@ -616,6 +616,11 @@ func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
 	if errno := h.recordMtime(ctx); errno != 0 {
 		return errno
 	}
+	// The mtime may have been answered here (attrhere.go): the sync must
+	// cover it, so the queue goes first.
+	if err := h.fsys.flushRemoves(ctx); err != nil {
+		return h.fsys.errno("fsync", h.n.path(), err)
+	}
 	if err := h.of.file().SyncContext(ctx); err != nil {
 		return h.fsys.errno("fsync", h.n.path(), err)
 	}
