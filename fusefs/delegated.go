@@ -19,15 +19,18 @@ import (
 // empty. While the mount holds it, an unlink there of a name the kernel
 // holds under the lease (and the rmdir of a directory it also holds and
 // knows to be empty) is answered here at once, after the permission
-// check the server would make, and queued; a flusher sends the queue in
-// batches (meta.Store.ApplyBatch), one transaction each. The rules that
-// keep this invisible to everyone else:
+// check the server would make, and queued, as are the attribute changes
+// of files the mount made there (attrhere.go); a flusher sends the queue
+// in batches (meta.Store.ApplyBatch), one transaction each. The rules
+// that keep this invisible to everyone else:
 //
 //   - every request this mount sends to the metadata server first waits
-//     until the queue ahead of it has been applied (fsys.ctx), so the
-//     server never sees this mount's requests out of order; a listing
-//     instead leaves out the names the queue removes (withoutQueued),
-//     and a getattr waits only when the queue touches its inode (ctxFor);
+//     until the queued operations that could change its outcome have been
+//     applied (fsys.ctx: all of them), so the server never sees this
+//     mount's requests out of an order that matters: a getattr waits only
+//     for those that touch its inode (ctxFor), a create for the removes
+//     (ctxNew); a listing instead leaves out the names the queue removes
+//     (withoutQueued), and waits for the attribute changes in it;
 //   - every request by anyone else that reaches the directory recalls the
 //     delegation: the watch loop gives it up, waits for the queue to be
 //     applied and only then acknowledges (recalled), and the request goes
@@ -39,7 +42,7 @@ import (
 // fsync(2) on the directory, or any other request, sends it first).
 
 const (
-	// maxRemoveBatch bounds the unlinks of one batch.
+	// maxRemoveBatch bounds the operations of one batch.
 	maxRemoveBatch = 1024
 	// maxQueued bounds the operations waiting to be sent (some 6 MiB):
 	// past it, unlinks and attribute changes go to the metadata server one
@@ -125,7 +128,7 @@ func (fsys *fileSystem) stopDelegations() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
-	if err := fsys.flushRemoves(ctx); err != nil {
+	if err := fsys.flushQueue(ctx); err != nil {
 		fsys.log.Error("pario mount: unlinks and attribute changes answered here were not all applied by the metadata server before unmount", "err", err)
 	}
 	cancel()
@@ -353,7 +356,7 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, fsys.opts.OpTimeout)
 	defer cancel()
-	if err := fsys.flushRemoves(fctx); err != nil {
+	if err := fsys.flushQueue(fctx); err != nil {
 		fsys.log.Error("pario mount: a delegated directory was recalled before what was answered in it (unlinks, attribute changes) could be applied; another client may see the old names and attributes until they are", "err", err)
 	}
 }
@@ -367,9 +370,9 @@ func (fsys *fileSystem) leaseChanged() {
 	d.mu.Unlock()
 }
 
-// flushRemoves waits until every operation queued before it has been
+// flushQueue waits until every operation queued before it has been
 // applied by the metadata server, or ctx ends.
-func (fsys *fileSystem) flushRemoves(ctx context.Context) error {
+func (fsys *fileSystem) flushQueue(ctx context.Context) error {
 	return fsys.flushThrough(ctx, nil)
 }
 

@@ -594,7 +594,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	if h.fsys.opts.SyncOnClose && h.wrote.Load() {
 		// After the mtime, so that the sync covers it, and after the
 		// queue, so that it covers what was answered here.
-		if err := h.fsys.flushRemoves(ctx); err != nil {
+		if err := h.fsys.flushQueue(ctx); err != nil {
 			return h.fsys.errno("close", h.n.path(), err)
 		}
 		if err := h.of.file().SyncContext(ctx); err != nil {
@@ -618,7 +618,7 @@ func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
 	}
 	// The mtime may have been answered here (attrhere.go): the sync must
 	// cover it, so the queue goes first.
-	if err := h.fsys.flushRemoves(ctx); err != nil {
+	if err := h.fsys.flushQueue(ctx); err != nil {
 		return h.fsys.errno("fsync", h.n.path(), err)
 	}
 	if err := h.of.file().SyncContext(ctx); err != nil {
@@ -642,7 +642,7 @@ func (h *handle) recordMtime(ctx context.Context) syscall.Errno {
 	if h.n.changeHere(ctx, h.of, ch, true) {
 		return 0 // answered here (attrhere.go)
 	}
-	if err := h.fsys.flushRemoves(ctx); err != nil {
+	if err := h.fsys.flushQueue(ctx); err != nil {
 		h.of.dirty.Store(true)
 		return h.fsys.errno("close", p, err)
 	}

@@ -388,7 +388,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return errno
 		}
 	}
-	if err := n.fsys.flushRemoves(ctx); err != nil {
+	if err := n.fsys.flushQueue(ctx); err != nil {
 		return n.fsys.errno("setattr", p, err)
 	}
 	if sized {
@@ -603,7 +603,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if errors.Is(err, fs.ErrExist) && flags&syscall.O_EXCL == 0 {
 		// The file's attributes: after every change queued here
 		// (ctxNew waited for the unlinks only).
-		if err := n.fsys.flushRemoves(ctx); err != nil {
+		if err := n.fsys.flushQueue(ctx); err != nil {
 			return nil, nil, 0, n.fsys.errno("create", p, err)
 		}
 		a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
