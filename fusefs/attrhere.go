@@ -140,14 +140,19 @@ func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges
 	a.Ctime = change.Ctime
 	d := &fsys.deleg
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	// madeIn again: a rename or link ends it before it waits for the
 	// queue under this lock.
 	if g, ok := d.dirs[dir]; !ok || g.gen != gen || len(d.queue) >= maxQueued || of.madeIn.Load() != uint64(dir) {
+		d.mu.Unlock()
 		return false
 	}
 	d.enqueueLocked(meta.BatchOp{Dir: dir, Name: name, Self: a.ID, SetAttr: &change}, cred)
+	d.mu.Unlock()
 	k.a = a
+	// A listing page read before this must not give the kernel the old
+	// attributes (the metadata server sends this mount no change for
+	// it). The lease's lock is never held while taking of.knownMu.
+	fsys.markChanged(a.ID)
 	return true
 }
 

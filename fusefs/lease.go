@@ -311,9 +311,24 @@ func (fsys *fileSystem) mutating(parent meta.FileID, name string) func() {
 // remembered attributes, a directory's state) must count them as they
 // count other mounts' (invalidate). Zero IDs are skipped.
 func (fsys *fileSystem) ownChanged(ids ...meta.FileID) {
+	fsys.markChanged(ids...)
+	for _, id := range ids {
+		if id != 0 {
+			fsys.note(id)
+		}
+	}
+}
+
+// markChanged is the part of ownChanged that a READDIRPLUS page checks
+// (changedSince, changeBatches), without the note that an open file's
+// remembered attributes count: an attribute change answered here
+// (attrhere.go) updates those itself, and must still keep a page read
+// before it from giving the kernel the old attributes.
+func (fsys *fileSystem) markChanged(ids ...meta.FileID) {
 	l := &fsys.lease
 	now := time.Now()
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.changed != nil { // nil: no lease, so nothing cached to doubt
 		for _, id := range ids {
 			if id != 0 {
@@ -322,12 +337,6 @@ func (fsys *fileSystem) ownChanged(ids ...meta.FileID) {
 		}
 	}
 	l.batches++
-	l.mu.Unlock()
-	for _, id := range ids {
-		if id != 0 {
-			fsys.note(id)
-		}
-	}
 }
 
 // invalidate applies changes to the kernel's caches (see the comment at
