@@ -2,6 +2,7 @@ package fusefs
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -69,6 +70,15 @@ func (fsys *fileSystem) openDirStream(ctx context.Context, dir *node) (*dirStrea
 
 // fetch replaces the page with the one after cookie.
 func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
+	if cookie == "" {
+		if l, ok := d.fsys.listings.get(d.fsys, d.dir.id, d.cred); ok {
+			d.base += uint64(len(d.page))
+			d.page, d.i, d.next, d.read, d.gen, d.batches = d.fsys.withoutQueued(d.dir.id, l.page), 0, l.next, l.read, l.gen, l.batches
+			d.usage, d.uerr = nil, nil
+			d.fsys.stats.listingsReused.Add(1)
+			return 0
+		}
+	}
 	if d.cred != nil {
 		ctx = meta.WithCred(ctx, *d.cred)
 	}
@@ -85,6 +95,9 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 		return d.fsys.errno("readdir", d.path, err)
 	}
 	page = d.fsys.withoutQueued(d.dir.id, page)
+	if cookie == "" {
+		d.fsys.listings.put(recentListing{dir: d.dir.id, cred: d.cred, page: page, next: next, read: read, gen: gen, batches: batches})
+	}
 	d.base += uint64(len(d.page))
 	d.page, d.i, d.next, d.read, d.gen, d.batches = page, 0, next, read, gen, batches
 	d.usage, d.uerr = nil, nil
@@ -249,6 +262,69 @@ func (r *recentSizes) put(id meta.FileID, u client.Usage, at time.Time, gen uint
 		}
 	}
 	r.m[id] = recentSize{u: u, at: at, gen: gen}
+}
+
+// recentListings keeps the first pages of the last few listings for
+// plusMaxAge: rm -r opens every directory twice in a row (to see whether
+// it is empty, then to read it), and each opendir read its first page
+// from the metadata server. A page is used again only by the same caller,
+// under the same lease, while no change to the directory (a name added
+// or removed, by anyone: changedSince) came after it was read; its
+// entries' attributes are then checked one by one as any page's are
+// (dirStream.Lookup).
+type recentListings struct {
+	mu   sync.Mutex
+	last []recentListing // newest last
+}
+
+type recentListing struct {
+	dir     meta.FileID
+	cred    *meta.Cred
+	page    []meta.DirEntry
+	next    string
+	read    time.Time
+	gen     uint64
+	batches uint64
+}
+
+// Bounds of recentListings: a few pages, none large, so that the mount
+// still holds about one page per open directory.
+const (
+	maxRecentListings   = 4
+	maxRecentListingLen = 1024
+)
+
+func (r *recentListings) get(fsys *fileSystem, dir meta.FileID, cred *meta.Cred) (recentListing, bool) {
+	r.mu.Lock()
+	var l recentListing
+	ok := false
+	for i := len(r.last) - 1; i >= 0; i-- {
+		if r.last[i].dir == dir {
+			l, ok = r.last[i], true
+			break
+		}
+	}
+	r.mu.Unlock()
+	switch {
+	case !ok, l.gen == 0, l.gen != fsys.leaseGen(), time.Since(l.read) > plusMaxAge,
+		(l.cred == nil) != (cred == nil), l.cred != nil && !sameCred(*l.cred, *cred),
+		fsys.changedSince(dir, l.read):
+		return recentListing{}, false
+	}
+	return l, true
+}
+
+func (r *recentListings) put(l recentListing) {
+	if l.gen == 0 || len(l.page) > maxRecentListingLen {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last = slices.DeleteFunc(r.last, func(o recentListing) bool { return o.dir == l.dir })
+	if len(r.last) >= maxRecentListings {
+		r.last = slices.Delete(r.last, 0, 1)
+	}
+	r.last = append(r.last, l)
 }
 
 // Readdirent returns the next entry: name, type and inode number (the

@@ -168,6 +168,9 @@ type Stats struct {
 	// metadata server has not applied yet, Batches the batches that
 	// carried them there.
 	UnlinksHere, SetattrsHere, PendingHere, Batches uint64
+	// ListingsReused counts the opendirs answered with a listing's first
+	// page read just before (dir.go, recentListings).
+	ListingsReused uint64
 	// Lease is what is left of the mount's cache lease (0: it holds none,
 	// and the kernel keeps attributes only for --attr-timeout).
 	Lease time.Duration
@@ -177,7 +180,7 @@ type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
 	noopChowns                                              atomic.Uint64
-	batches                                                 atomic.Uint64
+	batches, listingsReused                                 atomic.Uint64
 }
 
 func (s *stats) read(n int) {
@@ -352,6 +355,7 @@ func (m *Server) Stats() Stats {
 		MemoryReleases: m.fsys.idle.releases(),
 		NoopChowns:     s.noopChowns.Load(),
 		Batches:        s.batches.Load(),
+		ListingsReused: s.listingsReused.Load(),
 	}
 	d := &m.fsys.deleg
 	d.mu.Lock()

@@ -45,8 +45,10 @@ type fileSystem struct {
 	logMu  sync.Mutex
 	logged map[string]time.Time
 
-	// recent holds the sizes READDIRPLUS read just now (dir.go).
-	recent recentSizes
+	// recent holds the sizes READDIRPLUS read just now (dir.go), and
+	// listings the first pages of listings read just now.
+	recent   recentSizes
+	listings recentListings
 
 	// rootIsRoot says the metadata server gave root's last new entry to
 	// root: it does not squash root (noopChown).

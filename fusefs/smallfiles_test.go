@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -355,5 +356,64 @@ func TestReaddirPlusLooksNothingUp(t *testing.T) {
 	}
 	if _, err := native.Lookup(ctx, "/d"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("after rm -rf: %v", err)
+	}
+}
+
+// TestListingReadTwiceInARow: rm -r opens every directory twice in a
+// row; the second listing uses the first's page (dir.go,
+// recentListings), and never once the directory changed, here or on
+// another mount.
+func TestListingReadTwiceInARow(t *testing.T) {
+	_, a, b := twoMounts(t)
+	dir := a.path("d")
+	makeFiles(t, dir, 20)
+	names := func() []string {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	before := a.Stats().ListingsReused
+	first, second := names(), names()
+	if got := a.Stats().ListingsReused - before; got != 1 {
+		t.Errorf("%d listings reused for two in a row, want 1", got)
+	}
+	if strings.Join(first, " ") != strings.Join(second, " ") || len(first) != 20 {
+		t.Fatalf("listed %v, then %v; want the same 20 names", first, second)
+	}
+	// A name another mount adds shows at once.
+	if err := os.WriteFile(b.path("d", "new"), []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 21 || !slices.Contains(got, "new") {
+		t.Fatalf("after another mount's create: %v, want 21 names with new", got)
+	}
+	// A name this mount removes goes at once.
+	if err := os.Remove(a.path("d", "f000")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 20 || slices.Contains(got, "f000") {
+		t.Fatalf("after this mount's unlink: %v, want 20 names without f000", got)
+	}
+	// And ls -l's attributes are the files' (a page reused or not).
+	out := sh(t, "ls -ln "+dir)
+	files := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 9 {
+			continue
+		}
+		if files++; f[4] != "1" {
+			t.Fatalf("ls -ln line %q: want a 1-byte file", line)
+		}
+	}
+	if files != 20 {
+		t.Fatalf("ls -ln listed %d files, want 20:\n%s", files, out)
 	}
 }

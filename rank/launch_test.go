@@ -122,9 +122,13 @@ func TestLaunchGrace(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	want := "rank: launch: rank 0: signal: killed (killed 300ms after rank 1 failed); rank 1: exit status 5; " +
-		"rank 2: signal: killed (killed 300ms after rank 1 failed)"
-	if err == nil || err.Error() != want {
+	// The survivors are killed one after the other: one may see another
+	// die and exit on its own (status 2, "rank 0 closed the connection")
+	// before its own SIGKILL lands, as a CI run under load saw. Either way
+	// Launch ended it, and says so.
+	want := regexp.MustCompile(`^rank: launch: rank 0: (signal: killed|exit status 2) \(killed 300ms after rank 1 failed\); ` +
+		`rank 1: exit status 5; rank 2: (signal: killed|exit status 2) \(killed 300ms after rank 1 failed\)$`)
+	if err == nil || !want.MatchString(err.Error()) {
 		t.Errorf("Launch: %v\nwant %s\nstdout:\n%s\nstderr:\n%s", err, want, out, errOut)
 	}
 }
