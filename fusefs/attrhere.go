@@ -77,7 +77,12 @@ func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch me
 	}
 	k, ok := fsys.current(of)
 	if !ok {
-		// A write came in between: its size, then.
+		// A write or a change came in between: ask the servers, once the
+		// change just queued (and any other of this file) is applied, or
+		// the answer would not show it.
+		if err := fsys.flushThrough(ctx, func(q queuedOp) bool { return q.touches(n.id) }); err != nil {
+			return fsys.errno("setattr", p, err), true
+		}
 		a, u, errno := fsys.stat(ctx, n.id, p)
 		if errno != 0 {
 			return errno, true

@@ -608,7 +608,7 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 // and its name and attributes on the metadata server: the mtime of its
 // writes is recorded first, so that the sync covers it.
 func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
-	ctx, cancel := h.fsys.ctx(ctx)
+	ctx, cancel := h.fsys.ctxNoWait(ctx) // the queue is sent below, once
 	defer cancel()
 	if errno := h.of.wb.settle(); errno != 0 {
 		return errno
@@ -616,8 +616,8 @@ func (h *handle) Fsync(ctx context.Context, _ uint32) syscall.Errno {
 	if errno := h.recordMtime(ctx); errno != 0 {
 		return errno
 	}
-	// The mtime may have been answered here (attrhere.go): the sync must
-	// cover it, so the queue goes first.
+	// Everything answered here before the sync, the mtime just recorded
+	// included (attrhere.go), must be covered by it.
 	if err := h.fsys.flushQueue(ctx); err != nil {
 		return h.fsys.errno("fsync", h.n.path(), err)
 	}

@@ -353,35 +353,30 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 			out, gone = make([]error, len(ops)), nil
 			now := time.Now().UnixNano()
 			for i, op := range ops {
-				if op.SetAttr != nil {
-					err := t.batchSetAttr(op)
-					var re *recallError
-					if errors.As(err, &re) {
-						return err
-					}
-					if err != nil {
-						out[i] = &fs.PathError{Op: "setattr", Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}
-					}
-					continue
-				}
-				dir, victim, err := t.batchVictim(op)
+				dir, entry, err := t.batchCheck(op)
 				var re *recallError
 				if errors.As(err, &re) {
 					return err
 				}
 				if err != nil {
-					out[i] = &fs.PathError{Op: "remove", Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}
+					out[i] = &fs.PathError{Op: op.name(), Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}
 					continue
 				}
 				// From here an error is the database's: the batch fails.
-				if _, err := t.unlink(&dir, op.Name, victim, now); err != nil {
+				if op.SetAttr != nil {
+					if err := t.put(&entry); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := t.unlink(&dir, op.Name, entry, now); err != nil {
 					return err
 				}
 				if err := t.touchDir(&dir, now); err != nil {
 					return err
 				}
 				if op.Rmdir {
-					gone = append(gone, victim.ID)
+					gone = append(gone, entry.ID)
 				}
 			}
 			return nil
@@ -396,20 +391,31 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 	return out, nil
 }
 
-// batchSetAttr applies op's attribute change to the file it names, if
-// the caller may make it (as SetAttr checks). Only a failure to write
-// the change is the database's.
-func (t *txn) batchSetAttr(op BatchOp) error {
-	_, f, err := t.batchEntry(op)
-	if err != nil {
-		return err
+// name is what op does, for its error.
+func (op BatchOp) name() string {
+	if op.SetAttr != nil {
+		return "setattr"
 	}
+	return "remove"
+}
+
+// batchCheck checks that op may be done now and returns its directory
+// and the entry it names: for an attribute change, with the change
+// applied, as SetAttr would (setOwnership's checks), for the caller to
+// store; for a removal, the file it removes (batchVictim).
+func (t *txn) batchCheck(op BatchOp) (dir, f Attr, err error) {
 	ch := op.SetAttr
+	if ch == nil {
+		return t.batchVictim(op)
+	}
 	if ch.Mode == nil && ch.Atime == nil && ch.Mtime == nil {
-		return fmt.Errorf("a batch attribute change of nothing: %w", syscall.EINVAL)
+		return Attr{}, Attr{}, fmt.Errorf("a batch attribute change of nothing: %w", syscall.EINVAL)
+	}
+	if dir, f, err = t.batchEntry(op); err != nil {
+		return Attr{}, Attr{}, err
 	}
 	if err := t.setOwnership(&f, AttrChanges{Mode: ch.Mode, Atime: ch.Atime, Mtime: ch.Mtime}); err != nil {
-		return err
+		return Attr{}, Attr{}, err
 	}
 	if ch.Mtime != nil {
 		f.Mtime = *ch.Mtime
@@ -418,7 +424,7 @@ func (t *txn) batchSetAttr(op BatchOp) error {
 		f.Atime = *ch.Atime
 	}
 	f.Ctime = ch.Ctime
-	return t.put(&f)
+	return dir, f, nil
 }
 
 // batchEntry returns the directory op names and the attributes of its

@@ -134,8 +134,8 @@ func (m model) rename(o, n string) (*modelEntry, syscall.Errno) {
 }
 
 // batchOp is one operation of ApplyBatch on the model, with its checks
-// in the store's order (txn.batchEntry, then txn.batchVictim or
-// txn.batchSetAttr): the directory by ID, the name in it, the expected
+// in the store's order (txn.batchCheck: txn.batchEntry, then the
+// removal's or the change's own): the directory by ID, the name in it, the expected
 // ID, then, for a removal, the kind. An attribute change leaves the
 // model's names alone.
 func (m model) batchOp(op BatchOp) syscall.Errno {
