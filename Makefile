@@ -52,6 +52,8 @@ lint:
 
 unit:
 	$(GO) test -count=1 -timeout 25m ./...
+	$(GO) vet -tags wirenomac ./wire
+	$(GO) test -tags wirenomac -count=1 -run NoMAC ./wire
 
 race:
 	$(GO) test -count=1 -timeout 25m -race $(RACE_PKGS)

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # bench-protection.sh: what wire protection costs, measured in one run.
 #
-# Builds storebench and pario at each given revision (default: 1f460bc, the
-# last commit before frame protection, as "off"; then the working tree) and
+# Builds storebench and pario at each given revision (default: the working
+# tree built with the tag wirenomac, as "off"; then the working tree) and
 # alternates their storebench runs (one repetition each, the order reversed
 # every other round), so that every build sees the same machine. Each run
 # measures local POSIX too: a system's figure is its ratio to the POSIX run
 # next to it, and its cost is that ratio over the "off" build's. Prints the
 # medians over the rounds.
 #
-#   scripts/bench-protection.sh [-rounds N] [-size SIZE] [-modes aead,integrity] [REV ...]
-#   e.g. scripts/bench-protection.sh -rounds 5 -size 1g 1f460bc 9414dff .
+#   scripts/bench-protection.sh [-rounds N] [-size SIZE] [-modes aead,integrity] [REV[+TAGS] ...]
+#   e.g. scripts/bench-protection.sh -rounds 5 -size 1g .+wirenomac . 1f460bc
 #
-# "." is the working tree. -modes: the wire protection modes measured in
-# builds that have them (default aead: every run is then POSIX and one
+# "." is the working tree; +TAGS builds a revision with those build tags.
+# A build with the tag wirenomac runs only its integrity mode, which that
+# tag turns into the same records with no authentication at all (tags of
+# zeros, not checked: wire/nomac.go): "off" in the table, the framing and
+# all else as in the build measured beside it. (1f460bc, the last commit
+# before frame protection, was "off" before that tag existed.)
+# -modes: the wire protection modes measured in the other builds that have
+# them (default aead: every run is then POSIX and one
 # pario cluster, so that the runs' CPU times compare); with several, their
 # order is reversed every other round. Other storebench
 # flags go in STOREBENCH_FLAGS. The CPU time of each whole run is measured
@@ -27,21 +33,22 @@ while [ $# -gt 0 ]; do
 	-rounds) rounds="$2"; shift 2 ;;
 	-size) size="$2"; shift 2 ;;
 	-modes) modes="$2"; shift 2 ;;
-	-h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
 	-*) echo "bench-protection.sh: unknown flag $1" >&2; exit 2 ;;
 	*) break ;;
 	esac
 done
 revs=("$@")
-[ ${#revs[@]} -gt 0 ] || revs=(1f460bc .)
+[ ${#revs[@]} -gt 0 ] || revs=(.+wirenomac .)
 dir="${BENCH_DIR:-tmp}"
 mkdir -p "$dir"
 work="$(realpath "$(mktemp -d "$dir/benchprot.XXXXXX")")"
 trap 'rm -rf "$work"' EXIT
 
-# build REV DEST: pario and storebench of REV into DEST.
+# build REV[+TAGS] DEST: pario and storebench of REV, built with TAGS, into DEST.
 build() {
-	local rev="$1" dest="$2" src
+	local rev="${1%%+*}" tags="" dest="$2" src
+	[[ "$1" != *+* ]] || tags="${1#*+}"
 	mkdir -p "$dest"
 	if [ "$rev" = . ]; then
 		src="$PWD"
@@ -50,12 +57,13 @@ build() {
 		mkdir -p "$src"
 		git archive "$rev" | tar -x -C "$src"
 	fi
-	(cd "$src" && go build -o "$dest/pario" ./cmd/pario && go build -o "$dest/storebench" ./tools/storebench)
+	(cd "$src" && go build -tags "$tags" -o "$dest/pario" ./cmd/pario && go build -tags "$tags" -o "$dest/storebench" ./tools/storebench)
 	rm -rf "$dest/src"
 }
 for i in "${!revs[@]}"; do
 	build "${revs[$i]}" "$work/b$i"
-	echo "build $i: ${revs[$i]} ($(git rev-parse --short "$( [ "${revs[$i]}" = . ] && echo HEAD || echo "${revs[$i]}")")$( [ "${revs[$i]}" = . ] && [ -n "$(git status --porcelain)" ] && echo ' + uncommitted changes'))"
+	rev="${revs[$i]%%+*}"
+	echo "build $i: ${revs[$i]} ($(git rev-parse --short "$( [ "$rev" = . ] && echo HEAD || echo "$rev")")$( [ "$rev" = . ] && [ -n "$(git status --porcelain)" ] && echo ' + uncommitted changes'))"
 done
 
 host="$(hostname)"
@@ -75,7 +83,9 @@ for ((r = 0; r < rounds; r++)); do
 			# first); where a run stands in that order moves its write
 			# CPU by more than the modes differ, so the modes take turns.
 			m="$modes"
-			if ((r % 2 == 1)); then
+			if [[ "${revs[$i]}" == *+*wirenomac* ]]; then
+				m=integrity # off: see the comment at the top
+			elif ((r % 2 == 1)); then
 				m="$(tr ',' '\n' <<<"$modes" | tac | paste -sd,)"
 			fi
 			flags+=(-wire-protection "$m")
@@ -109,7 +119,9 @@ awk -v revs="${revs[*]}" '
 		split(revs, rv, " ")
 		for (k = 1; k <= n; k++) {
 			split(row[k], f, " ")
-			sys = "build " f[2] " (" rv[f[2] + 1] ") " f[3]
+			mode = f[3]
+			if (rv[f[2] + 1] ~ /\+.*wirenomac/) sub(/integrity/, "off", mode)
+			sys = "build " f[2] " (" rv[f[2] + 1] ") " mode
 			if (!(sys in seen)) { seen[sys] = 1; names[++m] = sys }
 			w[sys] = w[sys] " " f[4]; rd[sys] = rd[sys] " " f[5]
 			rw[sys] = rw[sys] " " f[4] / pw[f[1] " " f[2]]; rr[sys] = rr[sys] " " f[5] / pr[f[1] " " f[2]]

@@ -110,7 +110,7 @@ func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, t
 	e.U8(protocolVersion)
 	e.String(name)
 	e.Blob(sn)
-	e.U8(uint8(mode))
+	e.U8(uint8(mode | noMACBit))
 	if err := writeFrame(nc, opHello, 0, 0, e.Bytes()); err != nil {
 		return nil, fmt.Errorf("send hello: %w", err)
 	}
@@ -128,9 +128,9 @@ func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, t
 	if err := d.Done(); err != nil {
 		return nil, fmt.Errorf("auth frame: %w", err)
 	}
-	if clientMode != mode {
+	if clientMode != mode|noMACBit {
 		err := fmt.Errorf("%w: the client uses wire-protection %s, server %s uses %s (give both the same wire-protection line in the cluster file): %w",
-			ErrProtectionMismatch, clientMode, name, mode, syscall.EPROTO)
+			ErrProtectionMismatch, clientMode, name, mode|noMACBit, syscall.EPROTO)
 		_ = writeFrame(nc, opAuth, FlagResponse|FlagError, 0, encodeError(err))
 		return nil, err
 	}
@@ -181,9 +181,9 @@ func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection)
 	if len(sn) != nonceSize {
 		return "", nil, fmt.Errorf("hello frame: nonce of %d bytes, want %d", len(sn), nonceSize)
 	}
-	if serverMode != mode {
+	if serverMode != mode|noMACBit {
 		return "", nil, fmt.Errorf("%w: server %s uses wire-protection %s, this client %s (give both the same wire-protection line in the cluster file)",
-			ErrProtectionMismatch, name, serverMode, mode)
+			ErrProtectionMismatch, name, serverMode, mode|noMACBit)
 	}
 	cn := make([]byte, nonceSize)
 	if _, err := rand.Read(cn); err != nil {
@@ -192,7 +192,7 @@ func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection)
 	var e Enc
 	e.Blob(cn)
 	e.Blob(proof(secret, "client", mode, sn, cn))
-	e.U8(uint8(mode))
+	e.U8(uint8(mode | noMACBit))
 	if err := writeFrame(nc, opAuth, 0, 0, e.Bytes()); err != nil {
 		return "", nil, fmt.Errorf("send auth: %w", err)
 	}
