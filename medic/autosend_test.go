@@ -199,8 +199,8 @@ func TestSendAutoRemembersAShortTransfer(t *testing.T) {
 // receiver whose record prices the semantic plugin at 2 s: the first send
 // switches from zstd to the plugin once the missing acknowledgements bound
 // B low enough (about 0.3 s in); it remembers that bound, and the second
-// encodes the plugin beside zstd as soon as zstd's data starts (the switch
-// itself waits, as the first's did, for a bound that clears SwitchMargin).
+// encodes the plugin from its start, before zstd's data (the switch itself
+// waits, as the first's did, for a bound that clears SwitchMargin).
 func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 	s := &site{key: medictest.Key(t)}
 	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
@@ -256,11 +256,64 @@ func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 	// The first send starts the encode once the bound is within
 	// EncodeAhead of 2 s worth of zstd's 218 KiB (acknowledged every
 	// 13.6 KiB: at least 67 ms after its data started); the repeated one
-	// at the first check.
+	// before its data starts.
+	if encodeAfterData[1] >= 0 {
+		t.Errorf("the repeated send's encode of the plugin started %.3f s after zstd's data, want before it", encodeAfterData[1].Seconds())
+	}
 	if encodeAfterData[1] >= encodeAfterData[0] {
 		t.Errorf("the plugin's encode started %.3f s after zstd's data in the first send, %.3f s in the repeated one; want it sooner in the repeated one",
 			encodeAfterData[0].Seconds(), encodeAfterData[1].Seconds())
 	}
+}
+
+// send --auto over a link it is given (as one remembered from a longer
+// send is known): a plugin that could win is encoded from the start, not
+// from zstd's first acknowledgement (the sweep's repeated sends at 50 kB/s
+// began it 15-56 ms after zstd's data, and missed the plugin's own time
+// by more than 10%).
+func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"seedtext-test.delay": "1s"}, nil)
+	data := seedText(1, 60000) // 2.2 MB
+	path := writeFile(t, "report.txt", data)
+	recordPlugin(t, s, path)
+
+	proxy := startProxy(t, "wan", s.addr)
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+		Plugins:  []string{"seedtext-test"},
+		Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
+		SpoolDir: t.TempDir(),
+		Links:    medic.LinkCache{Dir: t.TempDir()},
+		Link:     cost.Link{B: 25e3, RTT: 0.001},
+	})
+	var b strings.Builder
+	if rep != nil {
+		_ = rep.WriteText(&b)
+	}
+	t.Logf("%s", b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Chosen != "seedtext-test" {
+		t.Fatalf("sent with %s, want seedtext-test", rep.Chosen)
+	}
+	for _, c := range rep.Candidates {
+		if c.Name != "seedtext-test" {
+			continue
+		}
+		if c.EncodeAt <= 0 || c.EncodeAt >= rep.DataAt {
+			t.Fatalf("the plugin's encode started at %v, zstd's data at %v: want the encode first", c.EncodeAt, rep.DataAt)
+		}
+		return
+	}
+	t.Fatal("the plugin is not among the candidates")
 }
 
 // send --auto of a small output (0.18 MB; zstd's container about 30 KiB,
