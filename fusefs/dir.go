@@ -142,6 +142,7 @@ func (d *dirStream) Lookup(ctx context.Context, name string, out *fuse.EntryOut)
 	if a.Kind == meta.KindFile {
 		fsys.lookedUp(a.ID, d.read)
 	}
+	fsys.sawDirAttrs(a, u, d.read)
 	fsys.entry(out, a, u)
 	return d.dir.newChild(ctx, a), 0
 }

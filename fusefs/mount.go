@@ -171,6 +171,9 @@ type Stats struct {
 	// ListingsReused counts the opendirs answered with a listing's first
 	// page read just before (dir.go, recentListings).
 	ListingsReused uint64
+	// DirAttrsAgain counts the getattrs of directories answered with the
+	// attributes last answered for them (dirattrs.go).
+	DirAttrsAgain uint64
 	// Lease is what is left of the mount's cache lease (0: it holds none,
 	// and the kernel keeps attributes only for --attr-timeout).
 	Lease time.Duration
@@ -180,7 +183,7 @@ type stats struct {
 	reads, writes, readBytes, writeBytes, maxRead, maxWrite atomic.Uint64
 	writeBehind                                             atomic.Int64
 	noopChowns                                              atomic.Uint64
-	batches, listingsReused                                 atomic.Uint64
+	batches, listingsReused, dirAttrsAgain                  atomic.Uint64
 }
 
 func (s *stats) read(n int) {
@@ -356,6 +359,7 @@ func (m *Server) Stats() Stats {
 		NoopChowns:     s.noopChowns.Load(),
 		Batches:        s.batches.Load(),
 		ListingsReused: s.listingsReused.Load(),
+		DirAttrsAgain:  s.dirAttrsAgain.Load(),
 	}
 	d := &m.fsys.deleg
 	d.mu.Lock()

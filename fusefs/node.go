@@ -49,6 +49,9 @@ type fileSystem struct {
 	// listings the first pages of listings read just now.
 	recent   recentSizes
 	listings recentListings
+	// dirAttrs holds the attributes last answered for directories
+	// (dirattrs.go).
+	dirAttrs dirAttrs
 
 	// rootIsRoot says the metadata server gave root's last new entry to
 	// root: it does not squash root (noopChown).
@@ -316,6 +319,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	ctx, cancel := n.fsys.ctx(ctx)
 	defer cancel()
 	p := n.child(name)
+	asked := time.Now()
 	a, err := n.fsys.c.Lookup(n.inDir(ctx), p)
 	if err != nil {
 		return nil, n.fsys.errno("lookup", p, err)
@@ -330,6 +334,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	start := time.Now()
 	n.fsys.entry(out, a, u)
 	n.fsys.lookedUp(a.ID, start)
+	n.fsys.sawDirAttrs(a, u, asked)
 	return n.newChild(ctx, a), 0
 }
 
@@ -347,13 +352,24 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		n.fsys.attrOut(out, k.a, k.u)
 		return 0
 	}
+	if n.dir {
+		if a, u, ok := n.fsys.knownDirAttrs(n.id); ok {
+			n.fsys.stats.dirAttrsAgain.Add(1)
+			n.fsys.attrOut(out, a, u)
+			return 0
+		}
+	}
 	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
 	defer cancel()
+	asked := time.Now()
 	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
 	if errno != 0 {
 		return errno
 	}
 	n.fsys.attrOut(out, a, u)
+	if n.dir {
+		n.fsys.sawDirAttrs(a, u, asked)
+	}
 	return 0
 }
 
@@ -375,6 +391,9 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 // caller: the metadata server checks who may (chmod by the owner or root,
 // chown by root, times by the owner, or to now by a writer).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if n.dir {
+		n.fsys.forgetDirAttrs(n.id)
+	}
 	ctx, cancel := n.fsys.ctxNoWait(ctx)
 	defer cancel()
 	p := n.path()

@@ -100,6 +100,7 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 // the layout is the one the file already has). A value that does not
 // parse, or does not fit the cluster, is EINVAL and the reason is logged.
 func (n *node) Setxattr(ctx context.Context, name string, data []byte, _ uint32) syscall.Errno {
+	n.fsys.forgetDirAttrs(n.id) // its ctime moves
 	switch name {
 	case XattrLayout:
 	case XattrServers:
@@ -144,6 +145,7 @@ func (n *node) Setxattr(ctx context.Context, name string, data []byte, _ uint32)
 // Removexattr clears a directory's default layout; a file's layout cannot
 // be removed (EPERM).
 func (n *node) Removexattr(ctx context.Context, name string) syscall.Errno {
+	n.fsys.forgetDirAttrs(n.id) // its ctime moves
 	switch name {
 	case XattrLayout:
 	case XattrServers:
