@@ -365,7 +365,14 @@ func usedDatafiles(t *testing.T, c *client.Client) uint64 {
 	// servers but are no file's: subtract them, read while no refill ran.
 	for {
 		before := pooled()
-		time.Sleep(1100 * time.Millisecond) // I/O servers cache their usage walk for 1 s
+		// An I/O server answers from its last walk of the datafiles and
+		// starts a new one when that is older than a second: past a
+		// second, the second call starts a walk of what is there now,
+		// which the third answers from.
+		c.Statfs(ctx)
+		time.Sleep(1100 * time.Millisecond)
+		c.Statfs(ctx)
+		time.Sleep(200 * time.Millisecond)
 		var n uint64
 		for _, s := range c.Statfs(ctx) {
 			if s.Err != nil {

@@ -31,7 +31,8 @@ const (
 	dfName   = "df"
 )
 
-// statfsTTL is how long Statfs reuses its walk of the datafiles.
+// statfsTTL is the age past which Statfs starts a new walk of the
+// datafiles (it answers from the last one meanwhile).
 const statfsTTL = time.Second
 
 var (
@@ -139,11 +140,12 @@ type Store struct {
 
 	unw unwritten // datafiles made but never written (unwritten.go)
 
-	statMu    sync.Mutex
-	statTTL   time.Duration
-	statAt    time.Time
-	statUsed  uint64
-	statCount uint64
+	statMu      sync.Mutex
+	statTTL     time.Duration
+	statAt      time.Time
+	statUsed    uint64
+	statCount   uint64
+	statWalking bool // a walk in the background (usage)
 }
 
 // Open opens the data directory dir, creating it (0700) and its layout if
@@ -845,14 +847,43 @@ func (s *Store) Statfs(ctx context.Context) (Statfs, error) {
 }
 
 // usage returns the bytes allocated to datafiles and their number, from a
-// walk of the shards that is reused for statTTL. Concurrent callers wait
-// for one walk.
+// walk of the shards. The walk lstats every datafile (0.37 s per 100,000
+// on this project's test machine), so it is not made while a statfs
+// waits, but for the first: a walk older than statTTL is answered as it
+// is and a new one starts in the background, as Lustre's statfs answers
+// from a cache of bounded age. statTTL 0 walks on every call (tests).
 func (s *Store) usage() (used, count uint64, err error) {
 	s.statMu.Lock()
-	defer s.statMu.Unlock()
-	if !s.statAt.IsZero() && time.Since(s.statAt) < s.statTTL {
-		return s.statUsed, s.statCount, nil
+	if s.statTTL > 0 && !s.statAt.IsZero() {
+		used, count = s.statUsed, s.statCount
+		if time.Since(s.statAt) >= s.statTTL && !s.statWalking && s.begin(context.Background()) == nil {
+			// The caller's Statfs holds an operation, so Close has
+			// not begun waiting: adding this one is safe.
+			s.statWalking = true
+			go func() {
+				defer s.ops.Done()
+				used, count, err := s.walkUsage()
+				s.statMu.Lock()
+				defer s.statMu.Unlock()
+				s.statWalking = false
+				if err == nil {
+					s.statUsed, s.statCount, s.statAt = used, count, time.Now()
+				}
+			}()
+		}
+		s.statMu.Unlock()
+		return used, count, nil
 	}
+	defer s.statMu.Unlock()
+	if used, count, err = s.walkUsage(); err != nil {
+		return 0, 0, err
+	}
+	s.statUsed, s.statCount, s.statAt = used, count, time.Now()
+	return used, count, nil
+}
+
+// walkUsage adds up the datafiles of every shard and the unwritten ones.
+func (s *Store) walkUsage() (used, count uint64, err error) {
 	for i := range 256 {
 		sh, err := s.shard(uint64(i))
 		if err != nil {
@@ -878,9 +909,7 @@ func (s *Store) usage() (used, count uint64, err error) {
 		}
 	}
 	unwritten, _, _ := s.UnwrittenStats()
-	count += unwritten
-	s.statUsed, s.statCount, s.statAt = used, count, time.Now()
-	return used, count, nil
+	return used, count + unwritten, nil
 }
 
 // allocated returns the bytes of storage fi's file occupies.

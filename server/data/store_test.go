@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pario/pario/wire"
 	"io"
 	"io/fs"
 	"math"
@@ -18,6 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/pario/pario/wire"
 )
 
 var ctx = context.Background()
@@ -776,6 +778,47 @@ func TestStatfs(t *testing.T) {
 	st5, _ := s.Statfs(ctx)
 	if st4.Datafiles != st5.Datafiles || st4.Used != st5.Used {
 		t.Fatalf("cached Statfs changed: %+v then %+v", st4, st5)
+	}
+}
+
+// Past statfsTTL, Statfs answers from the last walk of the datafiles and
+// walks again in the background (a walk lstats every datafile: a statfs
+// through the mount must not wait seconds on a store of millions); the
+// next answers show the new walk. Closing the store waits for a walk
+// under way.
+func TestStatfsAnswersFromTheLastWalk(t *testing.T) {
+	s := openStore(t, StoreOptions{})
+	s.statTTL = 20 * time.Millisecond
+	st0, err := s.Statfs(ctx)
+	if err != nil || st0.Datafiles != 0 {
+		t.Fatalf("fresh store: %+v, %v", st0, err)
+	}
+	mustWrite(t, s, 5, pattern(5, 0, 1<<20), 0)
+	time.Sleep(30 * time.Millisecond)
+	st1, err := s.Statfs(ctx)
+	if err != nil || st1.Datafiles != st0.Datafiles || st1.Used != st0.Used {
+		t.Fatalf("past the TTL, Statfs answered %+v, %v; want the last walk's %+v at once", st1, err, st0)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := s.Statfs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Datafiles == 1 && st.Used >= 1<<20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background walk never showed the new datafile: %+v", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if _, err := s.Statfs(ctx); err != nil { // starts a walk
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
