@@ -29,6 +29,7 @@ import (
 	"github.com/pario/pario/fusefs"
 	"github.com/pario/pario/internal/testbin"
 	"github.com/pario/pario/internal/testenv"
+	"github.com/pario/pario/metrics/metricstest"
 	"github.com/pario/pario/server/meta"
 )
 
@@ -311,7 +312,7 @@ func liveHeap(t *testing.T, addr string) int64 {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	for _, m := range scrape(t, addr)["go_memstats_heap_alloc_bytes"].GetMetric() {
+	for _, m := range metricstest.Scrape(t, addr)["go_memstats_heap_alloc_bytes"].GetMetric() {
 		return int64(m.GetGauge().GetValue())
 	}
 	t.Fatalf("metrics of %s: no go_memstats_heap_alloc_bytes", addr)
@@ -326,7 +327,7 @@ type opCounts map[string]float64
 // scrapeCounts reads the counters from the metrics endpoint at addr.
 func scrapeCounts(t *testing.T, addr string) opCounts {
 	t.Helper()
-	fams := scrape(t, addr)
+	fams := metricstest.Scrape(t, addr)
 	counts := opCounts{}
 	for _, m := range fams["pario_fuse_requests_total"].GetMetric() {
 		counts["fuse "+label(m, "op")] += m.GetCounter().GetValue()

@@ -3,7 +3,6 @@ package fusefs_test
 import (
 	"bytes"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/pario/pario/fusefs"
 	"github.com/pario/pario/internal/testbin"
+	"github.com/pario/pario/metrics/metricstest"
 )
 
 // TestParioMountMetrics runs `pario mount --embedded --metrics`, writes,
@@ -88,10 +85,10 @@ func TestParioMountMetrics(t *testing.T) {
 	// settle.
 	var failed []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		fams := scrape(t, addr)
+		fams := metricstest.Scrape(t, addr)
 		failed = nil
 		for _, c := range checks {
-			if v, ok := sumOf(fams, c.name, c.want); !ok || v < c.min {
+			if v, ok := metricstest.Sum(fams, c.name, c.want); !ok || v < c.min {
 				failed = append(failed, c.name)
 				t.Logf("%s%v = %v (present %v), want at least %v", c.name, c.want, v, ok, c.min)
 			}
@@ -105,40 +102,6 @@ func TestParioMountMetrics(t *testing.T) {
 	}
 }
 
-// scrape reads the metrics the mount serves on addr.
-func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fams
-}
-
-// sumOf adds up the series of name whose labels match want, and says
-// whether there was one.
-func sumOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	var v float64
-	found := false
-series:
-	for _, m := range fams[name].GetMetric() {
-		for _, l := range m.GetLabel() {
-			if w, ok := want[l.GetName()]; ok && w != l.GetValue() {
-				continue series
-			}
-		}
-		found = true
-		v += m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
-	}
-	return v, found
-}
-
 // waitMountLease waits until a `pario mount --metrics 127.0.0.1:0`
 // process, whose output is out, holds its cache lease (taken after it is
 // mounted), and returns its metrics address.
@@ -149,7 +112,7 @@ func waitMountLease(t *testing.T, out *testbin.LockedBuffer) string {
 		t.Fatalf("pario mount printed no metrics address:\n%s", out.String())
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if lease, ok := sumOf(scrape(t, m[1]), "pario_mount_lease_seconds", nil); ok && lease > 0 {
+		if lease, ok := metricstest.Sum(metricstest.Scrape(t, m[1]), "pario_mount_lease_seconds", nil); ok && lease > 0 {
 			return m[1]
 		}
 		if time.Now().After(deadline) {

@@ -13,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/pario/pario/metrics"
+	"github.com/pario/pario/metrics/metricstest"
 	"github.com/pario/pario/server/data"
 	"github.com/pario/pario/wire"
 )
@@ -79,11 +80,11 @@ func TestRequestErrorKinds(t *testing.T) {
 		{"pario_client_errors_total", "timeout"},
 		{"pario_client_errors_total", "conn"},
 	} {
-		if v, _ := Sum(byName, tc.name, labels("kind", tc.kind)); v != 1 {
+		if v, _ := metricstest.Sum(byName, tc.name, labels("kind", tc.kind)); v != 1 {
 			t.Errorf("%s{kind=%q} = %v, want 1", tc.name, tc.kind, v)
 		}
 	}
-	if v, _ := Sum(byName, "pario_requests_total", labels("op", "unknown", "result", "error")); v != 2 {
+	if v, _ := metricstest.Sum(byName, "pario_requests_total", labels("op", "unknown", "result", "error")); v != 2 {
 		t.Errorf("failed requests of an op outside the table: %v, want 2", v)
 	}
 }

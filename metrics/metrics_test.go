@@ -14,64 +14,13 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/metrics"
+	"github.com/pario/pario/metrics/metricstest"
 	"github.com/pario/pario/wire"
 )
-
-// Scrape fetches http://addr/metrics and parses it as Prometheus does.
-func Scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	var p expfmt.TextParser
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// Sum adds the values of the series of family name whose labels include
-// want (a histogram's value is its count). found is false when no series
-// matches.
-func Sum(fams map[string]*dto.MetricFamily, name string, want map[string]string) (sum float64, found bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
-series:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue series
-			}
-		}
-		found = true
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum, found
-}
 
 func labels(kv ...string) map[string]string {
 	m := map[string]string{}
@@ -134,11 +83,11 @@ func TestClusterMetrics(t *testing.T) {
 
 	delta := func(name string, kv ...string) float64 {
 		t.Helper()
-		a, ok := Sum(after, name, labels(kv...))
+		a, ok := metricstest.Sum(after, name, labels(kv...))
 		if !ok {
 			t.Fatalf("no series %s%v in /metrics", name, kv)
 		}
-		b, _ := Sum(before, name, labels(kv...))
+		b, _ := metricstest.Sum(before, name, labels(kv...))
 		return a - b
 	}
 	exact := []struct {
@@ -188,14 +137,14 @@ func TestClusterMetrics(t *testing.T) {
 		}
 	}
 	for _, s := range append([]string{"meta"}, "data0", "data1", "data2", "data3") {
-		if v, ok := Sum(after, "pario_memory_budget_bytes", labels("server", s)); !ok || v != wire.DefaultMemoryBudget {
+		if v, ok := metricstest.Sum(after, "pario_memory_budget_bytes", labels("server", s)); !ok || v != wire.DefaultMemoryBudget {
 			t.Errorf("pario_memory_budget_bytes{server=%q} = %v (present %v), want %d", s, v, ok, wire.DefaultMemoryBudget)
 		}
-		conns, _ := Sum(after, "pario_connections", labels("server", s))
-		if v, ok := Sum(after, "pario_memory_budget_used_bytes", labels("server", s)); !ok || v != conns*float64(wire.ConnMemory()) {
+		conns, _ := metricstest.Sum(after, "pario_connections", labels("server", s))
+		if v, ok := metricstest.Sum(after, "pario_memory_budget_used_bytes", labels("server", s)); !ok || v != conns*float64(wire.ConnMemory()) {
 			t.Errorf("pario_memory_budget_used_bytes{server=%q} = %v (present %v), want what its %v connections hold at rest", s, v, ok, conns)
 		}
-		if v, _ := Sum(after, "pario_connections", labels("server", s)); v < 1 {
+		if v, _ := metricstest.Sum(after, "pario_connections", labels("server", s)); v < 1 {
 			t.Errorf("pario_connections{server=%q} = %v, want the client's (at least 1)", s, v)
 		}
 	}
@@ -226,24 +175,24 @@ func TestClusterMetrics(t *testing.T) {
 	// The metadata server's checkpoints (server/meta/durable.go): at
 	// least the one at start, and none failed.
 	m := Settled(t, ep.Addr)
-	if syncs, ok := Sum(m, "pario_meta_syncs_total", labels("server", "meta")); !ok || syncs < 1 {
+	if syncs, ok := metricstest.Sum(m, "pario_meta_syncs_total", labels("server", "meta")); !ok || syncs < 1 {
 		t.Errorf("pario_meta_syncs_total %v (present %v), want at least 1", syncs, ok)
 	}
-	if failed, ok := Sum(m, "pario_meta_sync_failed", labels("server", "meta")); !ok || failed != 0 {
+	if failed, ok := metricstest.Sum(m, "pario_meta_sync_failed", labels("server", "meta")); !ok || failed != 0 {
 		t.Errorf("pario_meta_sync_failed %v (present %v), want 0", failed, ok)
 	}
-	if _, ok := Sum(m, "pario_meta_unsynced_transactions", labels("server", "meta")); !ok {
+	if _, ok := metricstest.Sum(m, "pario_meta_unsynced_transactions", labels("server", "meta")); !ok {
 		t.Error("pario_meta_unsynced_transactions missing")
 	}
 	// The I/O servers' unwritten datafiles (server/data/unwritten.go):
 	// at least the metadata server's precreate pools, and no broken log.
-	if n, ok := Sum(m, "pario_data_unwritten_datafiles", labels("service", "data")); !ok || n < 1 {
+	if n, ok := metricstest.Sum(m, "pario_data_unwritten_datafiles", labels("service", "data")); !ok || n < 1 {
 		t.Errorf("pario_data_unwritten_datafiles %v (present %v), want the pools' at least", n, ok)
 	}
-	if b, ok := Sum(m, "pario_data_unwritten_log_bytes", labels("service", "data")); !ok || b < 13 {
+	if b, ok := metricstest.Sum(m, "pario_data_unwritten_log_bytes", labels("service", "data")); !ok || b < 13 {
 		t.Errorf("pario_data_unwritten_log_bytes %v (present %v), want a record at least", b, ok)
 	}
-	if broken, ok := Sum(m, "pario_data_unwritten_log_broken", labels("service", "data")); !ok || broken != 0 {
+	if broken, ok := metricstest.Sum(m, "pario_data_unwritten_log_broken", labels("service", "data")); !ok || broken != 0 {
 		t.Errorf("pario_data_unwritten_log_broken %v (present %v), want 0", broken, ok)
 	}
 
@@ -254,8 +203,8 @@ func TestClusterMetrics(t *testing.T) {
 	}
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		m := Settled(t, ep.Addr)
-		reaped, ok := Sum(m, "pario_meta_reaped_datafiles_total", labels("server", "meta"))
-		pending, ok2 := Sum(m, "pario_meta_pending_removals", labels("server", "meta"))
+		reaped, ok := metricstest.Sum(m, "pario_meta_reaped_datafiles_total", labels("server", "meta"))
+		pending, ok2 := metricstest.Sum(m, "pario_meta_pending_removals", labels("server", "meta"))
 		if ok && ok2 && reaped == servers && pending == 0 {
 			break
 		}
@@ -343,17 +292,17 @@ func TestConnectionErrors(t *testing.T) {
 func Settled(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
 	for range 200 {
-		fams := Scrape(t, addr)
-		inFlight, _ := Sum(fams, "pario_requests_in_flight", nil)
-		used, _ := Sum(fams, "pario_memory_budget_used_bytes", nil)
-		conns, _ := Sum(fams, "pario_connections", nil)
+		fams := metricstest.Scrape(t, addr)
+		inFlight, _ := metricstest.Sum(fams, "pario_requests_in_flight", nil)
+		used, _ := metricstest.Sum(fams, "pario_memory_budget_used_bytes", nil)
+		conns, _ := metricstest.Sum(fams, "pario_connections", nil)
 		if inFlight == 0 && used == conns*float64(wire.ConnMemory()) {
 			// A scrape is not a snapshot (collectors run one after
 			// another), so the counters are read by the next one, if
 			// nothing started meanwhile (the metadata server fills its
 			// precreate pools in the background).
-			next := Scrape(t, addr)
-			if n, _ := Sum(next, "pario_requests_in_flight", nil); n == 0 {
+			next := metricstest.Scrape(t, addr)
+			if n, _ := metricstest.Sum(next, "pario_requests_in_flight", nil); n == 0 {
 				return next
 			}
 		}
@@ -369,7 +318,7 @@ func waitFor(t *testing.T, addr, name string, kv map[string]string, want float64
 	t.Helper()
 	var got float64
 	for range 200 {
-		got, _ = Sum(Scrape(t, addr), name, kv)
+		got, _ = metricstest.Sum(metricstest.Scrape(t, addr), name, kv)
 		if got == want {
 			return
 		}

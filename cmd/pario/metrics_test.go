@@ -11,9 +11,9 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/pario/pario/internal/testbin"
+	"github.com/pario/pario/metrics/metricstest"
 )
 
 // TestUpMetrics runs `pario up --metrics 127.0.0.1:0`, finds the address
@@ -51,33 +51,8 @@ func TestUpMetrics(t *testing.T) {
 	}
 
 	var fams map[string]*dto.MetricFamily
-	scrape := func() {
-		t.Helper()
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p expfmt.TextParser
-		fams, err = p.TextToMetricFamilies(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	value := func(name string, want map[string]string) (float64, bool) {
-		for _, m := range fams[name].GetMetric() {
-			match := 0
-			for _, l := range m.GetLabel() {
-				if want[l.GetName()] == l.GetValue() {
-					match++
-				}
-			}
-			if match == len(want) {
-				return m.GetCounter().GetValue() + m.GetGauge().GetValue(), true
-			}
-		}
-		return 0, false
-	}
+	scrape := func() { t.Helper(); fams = metricstest.Scrape(t, addr) }
+	value := func(name string, want map[string]string) (float64, bool) { return metricstest.Sum(fams, name, want) }
 	// The server counts a request just after answering it: the client
 	// may be a moment ahead.
 	mkdirs := map[string]string{"service": "meta", "op": "mkdir", "result": "ok"}

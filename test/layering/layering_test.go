@@ -61,6 +61,7 @@ var rules = []rule{
 	{pkg: "cluster", allow: []string{"client", "wire/...", "dist", "server/meta/...", "server/data/...", "vfs/..."}},
 	{pkg: "fusefs", allow: []string{"client", "wire/...", "dist", "server/meta/..."}},
 	{pkg: "metrics", allow: []string{"wire/..."}},
+	{pkg: "metrics/metricstest"},
 	{pkg: "bench", allow: []string{"rank", "pattern", "dist", "bench/backend/..."}},
 	{pkg: "bench/backend"},
 	{pkg: "bench/backend/...", allow: []string{"bench/backend/...", "client", "cluster", "dist", "server/meta/...", "wire/...", "hdf5"}},
@@ -84,7 +85,7 @@ var rules = []rule{
 var everywhere = []string{"units"}
 
 // testHelpers are imported by tests only, never by the code they test.
-var testHelpers = []string{"internal/testbin", "internal/testenv", "internal/golden", "bench/backend/backendtest", "medic/medictest", "wire/optest"}
+var testHelpers = []string{"internal/testbin", "internal/testenv", "internal/golden", "bench/backend/backendtest", "medic/medictest", "wire/optest", "metrics/metricstest"}
 
 // neverImported are the programs and the test-only packages: nothing
 // imports them, not even a test. What a program has that others need
