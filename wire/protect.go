@@ -39,7 +39,8 @@ func (p Protection) String() string {
 		return "integrity"
 	}
 	if p&0x80 != 0 && p&^0x80 <= ProtectIntegrity {
-		return (p &^ 0x80).String() + " without authentication (a wirenomac benchmark build)"
+		// wire/nomac.go: its integrity mode authenticates nothing.
+		return (p &^ 0x80).String() + " of a wirenomac benchmark build"
 	}
 	return fmt.Sprintf("protection(%d)", uint8(p))
 }
