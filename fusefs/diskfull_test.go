@@ -2,16 +2,13 @@ package fusefs_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"syscall"
 	"testing"
 
-	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
-	"github.com/pario/pario/internal/testbin"
 	"github.com/pario/pario/internal/testenv"
 )
 
@@ -35,20 +32,7 @@ func TestFullDiskThroughTheMount(t *testing.T) {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 		}
 	})
-	var logs testbin.LockedBuffer
-	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
-		Binary: parioBin, Dir: dir, DataServers: 4, Output: &logs,
-	})
-	if err != nil {
-		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		p.Close()
-		if t.Failed() {
-			t.Logf("server logs:\n%s", logs.String())
-		}
-	})
-	m := mount(t, p, fusefs.Options{})
+	m := mount(t, spawnIn(t, dir), fusefs.Options{})
 
 	keep := randomBytes(t, 4<<20)
 	writeFile(t, m.path("keep.dat"), keep)

@@ -27,7 +27,6 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
-	"github.com/pario/pario/internal/testbin"
 	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/metrics/metricstest"
 	"github.com/pario/pario/server/meta"
@@ -108,20 +107,7 @@ func spawnFast(t *testing.T) *cluster.Processes {
 	} else {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 	}
-	var logs testbin.LockedBuffer
-	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
-		Binary: parioBin, Dir: dir, DataServers: 4, Output: &logs,
-	})
-	if err != nil {
-		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
-	}
-	t.Cleanup(func() {
-		p.Close()
-		if t.Failed() {
-			t.Logf("server logs:\n%s", logs.String())
-		}
-	})
-	return p
+	return spawnIn(t, dir)
 }
 
 // TestLargeDirectory: a directory of 200,000 files is listed whole through

@@ -123,9 +123,15 @@ func need(t *testing.T, programs ...string) {
 // spawn starts a metadata server and 4 I/O servers as processes.
 func spawn(t *testing.T, metaArgs ...string) *cluster.Processes {
 	t.Helper()
+	return spawnIn(t, t.TempDir(), metaArgs...)
+}
+
+// spawnIn is spawn with the servers' directories in dir.
+func spawnIn(t *testing.T, dir string, metaArgs ...string) *cluster.Processes {
+	t.Helper()
 	var logs testbin.LockedBuffer
 	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
-		Binary: parioBin, Dir: t.TempDir(), DataServers: 4, MetaArgs: metaArgs, Output: &logs,
+		Binary: parioBin, Dir: dir, DataServers: 4, MetaArgs: metaArgs, Output: &logs,
 	})
 	if err != nil {
 		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())

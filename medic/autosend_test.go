@@ -202,17 +202,7 @@ func TestSendAutoRemembersAShortTransfer(t *testing.T) {
 // encodes the plugin from its start, before zstd's data (the switch itself
 // waits, as the first's did, for a bound that clears SwitchMargin).
 func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
-	s := &site{key: medictest.Key(t)}
-	startServer(t, s, map[string]string{"seedtext-test.delay": "2s"}, nil)
-	data := seedText(1, 60000) // 2.2 MB
-	path := writeFile(t, "report.txt", data)
-	recordPlugin(t, s, path)
-
-	proxy := startProxy(t, "wan", s.addr)
-	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
-		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
-		t.Fatal(err)
-	}
+	s, path, proxy := slowLinkReport(t, "2s")
 	links := medic.LinkCache{Dir: t.TempDir()}
 	var encodeAfterData [2]time.Duration
 	for i := range 2 {
@@ -272,17 +262,7 @@ func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 // began it 15-56 ms after zstd's data, and missed the plugin's own time
 // by more than 10%).
 func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
-	s := &site{key: medictest.Key(t)}
-	startServer(t, s, map[string]string{"seedtext-test.delay": "1s"}, nil)
-	data := seedText(1, 60000) // 2.2 MB
-	path := writeFile(t, "report.txt", data)
-	recordPlugin(t, s, path)
-
-	proxy := startProxy(t, "wan", s.addr)
-	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
-		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
-		t.Fatal(err)
-	}
+	s, path, proxy := slowLinkReport(t, "1s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
@@ -314,6 +294,23 @@ func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
 		return
 	}
 	t.Fatal("the plugin is not among the candidates")
+}
+
+// slowLinkReport starts a receiver whose record prices the semantic
+// plugin at delay, writes a 2.2 MB report, and puts a link of 25 kB/s
+// (toxiproxy) in front of the receiver.
+func slowLinkReport(t *testing.T, delay string) (*site, string, *toxiproxy.Proxy) {
+	t.Helper()
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, map[string]string{"seedtext-test.delay": delay}, nil)
+	path := writeFile(t, "report.txt", seedText(1, 60000))
+	recordPlugin(t, s, path)
+	proxy := startProxy(t, "wan", s.addr)
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":25}}`)); err != nil {
+		t.Fatal(err)
+	}
+	return s, path, proxy
 }
 
 // send --auto of a small output (0.18 MB; zstd's container about 30 KiB,
