@@ -112,14 +112,7 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 				Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
 				SpoolDir: t.TempDir(),
 			})
-			var b strings.Builder
-			if rep != nil {
-				_ = rep.WriteText(&b)
-			}
-			t.Logf("%s", b.String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			text := logAutoReport(t, "", rep, err)
 			if rep.Chosen != tc.want {
 				t.Errorf("sent with %s, want %s", rep.Chosen, tc.want)
 			}
@@ -129,7 +122,7 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 			}
 			os.Remove(filepath.Join(s.dest, "out.txt"))
 			for _, w := range []string{"sent zstd first", "phases: connect and rates", "total"} {
-				if !strings.Contains(b.String(), w) {
+				if !strings.Contains(text, w) {
 					t.Errorf("the report lacks %q", w)
 				}
 			}
@@ -166,14 +159,7 @@ func TestSendAutoRemembersAShortTransfer(t *testing.T) {
 			Links:    links,
 		})
 		cancel()
-		var b strings.Builder
-		if rep != nil {
-			_ = rep.WriteText(&b)
-		}
-		t.Logf("send %d: %s", i+1, b.String())
-		if err != nil {
-			t.Fatal(err)
-		}
+		logAutoReport(t, fmt.Sprintf("send %d: ", i+1), rep, err)
 		if rep.First != want || rep.Chosen != want {
 			t.Errorf("send %d: sent %s first and %s in the end, want %s", i+1, rep.First, rep.Chosen, want)
 		}
@@ -220,14 +206,7 @@ func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 			Link: cost.Link{RTT: 0.001},
 		})
 		cancel()
-		var b strings.Builder
-		if rep != nil {
-			_ = rep.WriteText(&b)
-		}
-		t.Logf("send %d: %s", i+1, b.String())
-		if err != nil {
-			t.Fatal(err)
-		}
+		logAutoReport(t, fmt.Sprintf("send %d: ", i+1), rep, err)
 		if rep.Chosen != "seedtext-test" || len(rep.Abandoned) != 1 {
 			t.Fatalf("send %d: sent with %s after %d switches, want seedtext-test after one", i+1, rep.Chosen, len(rep.Abandoned))
 		}
@@ -273,14 +252,7 @@ func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
 		Links:    medic.LinkCache{Dir: t.TempDir()},
 		Link:     cost.Link{B: 25e3, RTT: 0.001},
 	})
-	var b strings.Builder
-	if rep != nil {
-		_ = rep.WriteText(&b)
-	}
-	t.Logf("%s", b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	logAutoReport(t, "", rep, err)
 	if rep.Chosen != "seedtext-test" {
 		t.Fatalf("sent with %s, want seedtext-test", rep.Chosen)
 	}
@@ -294,6 +266,21 @@ func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
 		return
 	}
 	t.Fatal("the plugin is not among the candidates")
+}
+
+// logAutoReport logs what SendAuto reported, after prefix, fails the
+// test if it failed, and returns the report's text.
+func logAutoReport(t *testing.T, prefix string, rep *medic.AutoReport, err error) string {
+	t.Helper()
+	var b strings.Builder
+	if rep != nil {
+		_ = rep.WriteText(&b)
+	}
+	t.Logf("%s%s", prefix, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // slowLinkReport starts a receiver whose record prices the semantic
@@ -364,14 +351,7 @@ func TestSendAutoSmallOutputOverAnEmulatedLink(t *testing.T) {
 				}},
 				SpoolDir: t.TempDir(),
 			})
-			var b strings.Builder
-			if rep != nil {
-				_ = rep.WriteText(&b)
-			}
-			t.Logf("%s", b.String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			logAutoReport(t, "", rep, err)
 			if rep.First != "zstd" || rep.Chosen != tc.want {
 				t.Errorf("sent %s first and %s in the end, want zstd first and %s in the end", rep.First, rep.Chosen, tc.want)
 			}
