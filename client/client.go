@@ -89,6 +89,7 @@ type Client struct {
 	// Dial: the datafile removes this client sends carry it, so that an
 	// I/O server of another cluster refuses them.
 	incarnation uint64
+	origin      uint64 // its writes' origin (origin.go)
 }
 
 // Dial connects to the metadata server and learns the I/O servers.
@@ -103,7 +104,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		opts.MaxRequest = 4 << 20
 	}
 	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
-	c := &Client{opts: opts}
+	c := &Client{opts: opts, origin: newOrigin()}
 	if opts.Cred != nil {
 		c.defCred = *opts.Cred
 	} else {

@@ -313,8 +313,9 @@ func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, er
 	a, d := f.snapshot()
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	gather(d, p, off, xs)
+	origin := f.c.originOf(ctx)
 	err := f.each(ctx, a, xs, func(_ int, ep *wire.Endpoint, x *extent) error {
-		_, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: uint64(a.ID), Offset: x.physical}, x.bufs, nil)
+		_, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: uint64(a.ID), Offset: x.physical, Origin: origin}, x.bufs, nil)
 		return err
 	})
 	if err != nil {

@@ -47,6 +47,7 @@ func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
 	max := int64(f.c.opts.MaxRequest)
 	reqs := listRequests(listExtents(d, spans, p, max), max)
 	errs := make([]error, len(reqs))
+	origin := f.c.originOf(ctx)
 	var wg sync.WaitGroup
 	for i, r := range reqs {
 		ep, err := f.c.server(a.Servers[r[0].datafile])
@@ -54,7 +55,7 @@ func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
 			errs[i] = err
 			continue
 		}
-		wg.Go(func() { errs[i] = writeRanges(ctx, ep, uint64(a.ID), r) })
+		wg.Go(func() { errs[i] = writeRanges(ctx, ep, uint64(a.ID), origin, r) })
 	}
 	wg.Wait()
 	if err := joinUnique(errs); err != nil {
@@ -112,10 +113,10 @@ func listRequests(xs []extent, max int64) [][]extent {
 
 // writeRanges sends one request's extents of one datafile: a plain write
 // for one, a list write for more, or a write each if the server predates
-// the list write (ENOSYS).
-func writeRanges(ctx context.Context, ep *wire.Endpoint, id uint64, xs []extent) error {
+// the list write (ENOSYS). Origin is the writer's (origin.go).
+func writeRanges(ctx context.Context, ep *wire.Endpoint, id, origin uint64, xs []extent) error {
 	if len(xs) > 1 {
-		req := data.WriteListRequest{ID: id, Ranges: make([]data.Range, len(xs))}
+		req := data.WriteListRequest{ID: id, Origin: origin, Ranges: make([]data.Range, len(xs))}
 		var bufs [][]byte
 		for i, x := range xs {
 			req.Ranges[i] = data.Range{Offset: x.physical, Length: x.length}
@@ -127,7 +128,7 @@ func writeRanges(ctx context.Context, ep *wire.Endpoint, id uint64, xs []extent)
 		}
 	}
 	for _, x := range xs {
-		if _, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: id, Offset: x.physical}, x.bufs, nil); err != nil {
+		if _, _, err := wire.Call(ctx, ep, data.OpWrite, data.WriteRequest{ID: id, Offset: x.physical, Origin: origin}, x.bufs, nil); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 //
 //	disk-rate 40MB/s         # each I/O server's datafile reads and writes
 //	disk-seek 8ms            # and the time a non-contiguous request costs
+//	lock-revoke 10ms         # and each extent lock a write takes from another writer
 //	net-rate 100MB/s         # a client's link to an I/O server of another node
 //	net-rate-local 1GB/s     # its link to the I/O server of its own node
 //
@@ -27,6 +28,7 @@ import (
 type Emulation struct {
 	DiskRate     float64
 	DiskSeek     time.Duration // charged per request that does not continue the last one on its datafile
+	LockRevoke   time.Duration // charged per extent lock a write revokes (server/data/extentlock.go)
 	NetRate      float64
 	NetLocalRate float64
 }
@@ -50,7 +52,9 @@ func (e *Emulation) directive(fields []string) (ok bool, err error) {
 	var p *float64
 	switch fields[0] {
 	case "disk-seek":
-		return true, e.seekDirective(fields)
+		return true, durationDirective(fields, &e.DiskSeek)
+	case "lock-revoke":
+		return true, durationDirective(fields, &e.LockRevoke)
 	case "disk-rate":
 		p = &e.DiskRate
 	case "net-rate":
@@ -74,19 +78,19 @@ func (e *Emulation) directive(fields []string) (ok bool, err error) {
 	return true, nil
 }
 
-// seekDirective sets the disk-seek directive's time.
-func (e *Emulation) seekDirective(fields []string) error {
+// durationDirective sets the time of a directive such as disk-seek.
+func durationDirective(fields []string, p *time.Duration) error {
 	if len(fields) != 2 {
-		return fmt.Errorf("want `disk-seek TIME` (e.g. 8ms)")
+		return fmt.Errorf("want `%s TIME` (e.g. 8ms)", fields[0])
 	}
-	if e.DiskSeek != 0 {
-		return fmt.Errorf("disk-seek given twice")
+	if *p != 0 {
+		return fmt.Errorf("%s given twice", fields[0])
 	}
 	d, err := time.ParseDuration(fields[1])
 	if err != nil || d <= 0 {
-		return fmt.Errorf("disk-seek %q: want a positive time such as 8ms", fields[1])
+		return fmt.Errorf("%s %q: want a positive time such as 8ms", fields[0], fields[1])
 	}
-	e.DiskSeek = d
+	*p = d
 	return nil
 }
 
@@ -104,6 +108,9 @@ func (e Emulation) format() string {
 	}
 	if e.DiskSeek > 0 {
 		s += "disk-seek " + e.DiskSeek.String() + "\n"
+	}
+	if e.LockRevoke > 0 {
+		s += "lock-revoke " + e.LockRevoke.String() + "\n"
 	}
 	return s
 }

@@ -8,11 +8,11 @@ import (
 
 func TestEmulationFile(t *testing.T) {
 	base := "secret-file s\nmeta 127.0.0.1:7000\ndata data0 127.0.0.1:7001\ndata data1 127.0.0.1:7002\n"
-	f, err := ParseFile([]byte(base + "disk-rate 40MB/s\ndisk-seek 7.5ms\nnet-rate 100m\nnet-rate-local 1GB/s\n"))
+	f, err := ParseFile([]byte(base + "disk-rate 40MB/s\ndisk-seek 7.5ms\nlock-revoke 12ms\nnet-rate 100m\nnet-rate-local 1GB/s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Emulation{DiskRate: 40e6, DiskSeek: 7500 * time.Microsecond, NetRate: 100e6, NetLocalRate: 1e9}
+	want := Emulation{DiskRate: 40e6, DiskSeek: 7500 * time.Microsecond, LockRevoke: 12 * time.Millisecond, NetRate: 100e6, NetLocalRate: 1e9}
 	if f.Emulation != want {
 		t.Fatalf("parsed %+v, want %+v", f.Emulation, want)
 	}
@@ -23,7 +23,7 @@ func TestEmulationFile(t *testing.T) {
 	if g.Emulation != want {
 		t.Errorf("round trip gives %+v, want %+v", g.Emulation, want)
 	}
-	for _, bad := range []string{"disk-rate\n", "disk-rate fast\n", "net-rate 0\n", "disk-seek\n", "disk-seek 8\n", "disk-seek -1ms\n", "disk-seek 0s\n"} {
+	for _, bad := range []string{"disk-rate\n", "disk-rate fast\n", "net-rate 0\n", "disk-seek\n", "disk-seek 8\n", "disk-seek -1ms\n", "disk-seek 0s\n", "lock-revoke\n", "lock-revoke 3\n", "lock-revoke -2ms\n"} {
 		if _, err := ParseFile([]byte(base + bad)); err == nil || !strings.Contains(err.Error(), "line 5") {
 			t.Errorf("%q: error %v, want one naming line 5", bad, err)
 		}

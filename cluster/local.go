@@ -116,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe, DiskRate: cfg.Emulation.DiskRate, DiskSeek: cfg.Emulation.DiskSeek,
+			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe, Emulation: cfg.Emulation,
 		})
 		if err != nil {
 			ln.Close()

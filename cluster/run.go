@@ -39,10 +39,9 @@ type DataServerConfig struct {
 	Protection wire.Protection
 	// Observe, if set, gives the server's observer (package metrics).
 	Observe Observe
-	// DiskRate, if positive, caps its datafile bytes per second (Emulation).
-	DiskRate float64
-	// DiskSeek, if positive, is its emulated disk's seek (Emulation).
-	DiskSeek time.Duration
+	// Emulation is the emulated cluster the server is part of: it
+	// applies the disk's rate, seek and lock revocations.
+	Emulation Emulation
 }
 
 // Observe makes the observer of one server: service "meta" or "data",
@@ -70,6 +69,10 @@ type DataServer struct {
 	srv   *wire.Server
 	serving
 }
+
+// DiskStats reports what the server's emulated disk charged for besides
+// bytes (data.Store.DiskStats).
+func (d *DataServer) DiskStats() data.DiskStats { return d.store.DiskStats() }
 
 // serving tracks a server's accept loop: stopped closes when Serve
 // returns, err says why.
@@ -103,7 +106,9 @@ func (s *serving) Wait() error {
 // StartDataServer opens the data directory and serves on ln until ctx is
 // done or Close is called.
 func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig) (*DataServer, error) {
-	st, err := data.Open(cfg.Dir, data.StoreOptions{DiskRate: cfg.DiskRate, DiskSeek: cfg.DiskSeek})
+	st, err := data.Open(cfg.Dir, data.StoreOptions{
+		DiskRate: cfg.Emulation.DiskRate, DiskSeek: cfg.Emulation.DiskSeek, LockRevoke: cfg.Emulation.LockRevoke,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("I/O server %s: %w", cfg.Name, err)
 	}
@@ -116,6 +121,14 @@ func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig)
 		Unwritten(func() (uint64, int64, bool))
 	}); ok {
 		uo.Unwritten(st.UnwrittenStats)
+	}
+	if do, ok := obs.(interface {
+		EmulatedDisk(func() (uint64, uint64))
+	}); ok {
+		do.EmulatedDisk(func() (uint64, uint64) {
+			s := st.DiskStats()
+			return s.Seeks, s.Revocations
+		})
 	}
 	srv := wire.NewServer(&data.Handler{Store: st}, wire.ServerOptions{
 		Name: cfg.Name, Secret: cfg.Secret, Logger: logger, MemoryBudget: cfg.MemoryBudget, Protection: cfg.Protection,

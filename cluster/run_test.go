@@ -105,8 +105,7 @@ func TestLocalWaitReportsDeadServer(t *testing.T) {
 
 func writeArgs(id uint64, off int64) []byte {
 	var e wire.Enc
-	e.U64(id)
-	e.I64(off)
+	data.WriteRequest{ID: id, Offset: off}.Encode(&e)
 	return e.Bytes()
 }
 

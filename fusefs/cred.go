@@ -52,6 +52,26 @@ func (fsys *fileSystem) withCaller(ctx context.Context) context.Context {
 	return meta.WithCred(ctx, meta.Cred{Uid: c.Uid, Gid: c.Gid, Groups: fsys.callers.groups(c.Pid, c.Uid, c.Gid), Mount: fsys.lease.watcher.Load()})
 }
 
+// writeOrigin is the origin of a write the process behind the FUSE
+// request ctx makes (client.WithOrigin): each process writing through the
+// mount is a writer of its own, as each client node is to Lustre's extent
+// locks, so that ranks of one machine sharing this mount take locks from
+// each other on an emulated disk that charges for it (`pario up
+// --lock-revoke`). A write with no process behind it (the kernel's
+// write-back of mmap'd pages) is the mount's own.
+func (fsys *fileSystem) writeOrigin(ctx context.Context) uint64 {
+	own := fsys.c.Origin()
+	c, ok := fuse.FromContext(ctx)
+	if !ok || c.Pid == 0 {
+		return own
+	}
+	// A bijection of the pid, so that no two processes share an origin.
+	if o := own ^ uint64(c.Pid)*0x9e3779b97f4a7c15; o != 0 {
+		return o
+	}
+	return own
+}
+
 // kernelsOwn returns ctx marked with this mount's watcher ID, for a
 // namespace change the kernel makes and applies itself from the answer
 // (create, mkdir, mknod, symlink, link, unlink, rmdir, rename): the

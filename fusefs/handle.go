@@ -473,10 +473,11 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		}
 	}
 	limit := fsys.opts.WriteBehind
+	origin := fsys.writeOrigin(ctx)
 	if limit < 0 {
 		ctx, cancel := fsys.ctx(ctx)
 		defer cancel()
-		if _, err := f.WriteAtContext(ctx, data, off); err != nil {
+		if _, err := f.WriteAtContext(client.WithOrigin(ctx, origin), data, off); err != nil {
 			of.writes.Add(1) // part of it may have landed
 			return 0, fsys.errno("write", h.n.path(), err)
 		}
@@ -500,7 +501,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		fsys.slots <- struct{}{}
 		go func() {
 			// The request is answered by now: its context is done with.
-			ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
+			ctx, cancel := context.WithTimeout(client.WithOrigin(context.Background(), origin), fsys.opts.OpTimeout)
 			_, err := f.WriteAtContext(ctx, buf, off)
 			cancel()
 			fsys.stats.writeBehind.Add(-int64(n))

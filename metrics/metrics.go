@@ -55,8 +55,8 @@ type Registry struct {
 	budgets budgetCollector
 	// Read from the servers at scrape time: the metadata servers' datafile
 	// reapers, deferred durability, leases and delegations; the I/O
-	// servers' unwritten datafiles.
-	removals, durability, leases, unwritten scraped
+	// servers' unwritten datafiles and emulated disks.
+	removals, durability, leases, unwritten, emulatedDisk scraped
 }
 
 // New returns a registry with pario's metrics and the Go runtime and
@@ -110,9 +110,9 @@ func New() *Registry {
 		Help: "Failed calls by kind: the server's errno (ENOENT, EIO, ...), conn (the connection broke), dial (no connection), timeout, canceled.",
 	}, with(server, "kind"))
 	r.budgets.r = r
-	r.removals, r.durability, r.leases, r.unwritten = newRemovals(), newDurability(), newLeases(), newUnwritten()
+	r.removals, r.durability, r.leases, r.unwritten, r.emulatedDisk = newRemovals(), newDurability(), newLeases(), newUnwritten(), newEmulatedDisk()
 	r.reg.MustRegister(
-		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability, &r.leases, &r.unwritten,
+		r.requests, r.duration, r.bytes, r.inFlight, r.conns, r.refused, r.errs, &r.budgets, &r.removals, &r.durability, &r.leases, &r.unwritten, &r.emulatedDisk,
 		r.clientRequests, r.clientDuration, r.clientBytes, r.clientErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

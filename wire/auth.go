@@ -37,8 +37,9 @@ const (
 // path: they carry what the caller expects the path to resolve to
 // (meta.Expect), before the credentials. Version 7 added the cluster
 // incarnation to a datafile remove and to the metadata server's answer
-// listing the I/O servers.
-const protocolVersion = 7
+// listing the I/O servers. Version 8 added the writer's origin to the I/O
+// servers' write requests (data.WriteRequest.Origin).
+const protocolVersion = 8
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/wire"
 	"github.com/pario/pario/wire/throttle"
 )
 
@@ -89,7 +90,7 @@ func TestDiskUnlimited(t *testing.T) {
 	if s.disk.b != nil {
 		t.Fatalf("no DiskRate gives a limit of %v B/s", s.disk.b.Rate())
 	}
-	if err := s.disk.wait(ctx, 1, 0, 1<<40); err != nil {
+	if err := s.disk.wait(ctx, 1, 0, 0, 1<<40); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -119,15 +120,15 @@ func TestDiskSeekCost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newDiskLimit(tt.rate, tt.seek)
+			d := newDiskLimit(diskModel{rate: tt.rate, seek: tt.seek})
 			for i, r := range tt.reqs {
-				if got := d.seek.cost(uint64(r.id), r.off, r.n); got != tt.want[i] {
+				if got, _ := d.seek.cost(uint64(r.id), r.off, r.n); got != tt.want[i] {
 					t.Errorf("request %d %+v costs %d tokens, want %d", i, r, got, tt.want[i])
 				}
 			}
 		})
 	}
-	if d := newDiskLimit(4e6, 0); d.seek != nil {
+	if d := newDiskLimit(diskModel{rate: 4e6}); d.seek != nil {
 		t.Error("no seek time still charges seeks")
 	}
 }
@@ -141,7 +142,7 @@ func TestDiskSeekStore(t *testing.T) {
 	run := func(order func(i int) int64) time.Duration {
 		s, _, _ := memStore(t, StoreOptions{DiskRate: rate, DiskSeek: seek})
 		c := &diskClock{t: time.Unix(0, 0)}
-		s.disk = newDiskLimitClock(rate, seek, c.now, c.sleep)
+		s.disk = newDiskLimitClock(diskModel{rate: rate, seek: seek}, c.now, c.sleep)
 		if err := s.Create(ctx, 7); err != nil {
 			t.Fatal(err)
 		}
@@ -162,5 +163,76 @@ func TestDiskSeekStore(t *testing.T) {
 	})
 	if got, want := inter-seq, (n-1)*seek; got < want-time.Millisecond || got > want+time.Millisecond {
 		t.Errorf("interleaved took %v more than sequential (%v), want %v more (15 seeks)", got, seq, want)
+	}
+}
+
+// TestLockRevokeThroughTheHandler: with lock emulation, two writers
+// alternating 256 KiB strips of one datafile (the thesis' 2-OST pattern)
+// pay a revocation on every write after the first, through write and list
+// write requests alike; the same writes from one writer, or from two in
+// halves of their own, pay at most one; and the disk's clock and
+// DiskStats say so.
+func TestLockRevokeThroughTheHandler(t *testing.T) {
+	const rate, revoke, strip, n = 4e6, 10 * time.Millisecond, 256 << 10, 16
+	buf := make([]byte, strip)
+	run := func(origin func(i int) uint64, order func(i int) int64) (time.Duration, DiskStats) {
+		s, _, _ := memStore(t, StoreOptions{DiskRate: rate, LockRevoke: revoke})
+		c := &diskClock{t: time.Unix(0, 0)}
+		s.disk = newDiskLimitClock(diskModel{rate: rate, revoke: revoke}, c.now, c.sleep)
+		h := &Handler{Store: s}
+		if err := s.Create(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			var e wire.Enc
+			op := OpWrite.Code
+			if i%4 == 3 {
+				// A list write of one range carries its origin too.
+				op = OpWriteList.Code
+				WriteListRequest{ID: 7, Origin: origin(i), Ranges: []Range{{order(i) * strip, strip}}}.Encode(&e)
+			} else {
+				WriteRequest{ID: 7, Offset: order(i) * strip, Origin: origin(i)}.Encode(&e)
+			}
+			if _, err := h.ServeWire(ctx, &wire.Request{Op: op, Args: e.Bytes(), Data: buf}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c.slept, s.DiskStats()
+	}
+	inOrder := func(i int) int64 { return int64(i) }
+	alternate := func(i int) uint64 { return uint64(1 + i%2) }
+	one, oneStats := run(func(int) uint64 { return 9 }, inOrder)
+	lockstep, lockstepStats := run(alternate, inOrder)
+	_, halvesStats := run(alternate, func(i int) int64 {
+		if i%2 == 0 {
+			return int64(i / 2)
+		}
+		return int64(n/2 + i/2)
+	})
+	if oneStats.Revocations != 0 || lockstepStats.Revocations != n-1 || halvesStats.Revocations > 2 {
+		t.Errorf("revocations: one writer %d (want 0), alternating strips %d (want %d), halves %d (want at most 2)",
+			oneStats.Revocations, lockstepStats.Revocations, n-1, halvesStats.Revocations)
+	}
+	if got, want := lockstep-one, (n-1)*revoke; got < want-time.Millisecond || got > want+time.Millisecond {
+		t.Errorf("alternating strips took %v more than one writer (%v), want %v more", got, one, want)
+	}
+	if oneStats.Seeks != 0 || lockstepStats.Seeks != 0 {
+		t.Errorf("seeks counted without a seek time: %d, %d", oneStats.Seeks, lockstepStats.Seeks)
+	}
+	// Anonymous writes (origin 0) and reads take no locks.
+	s, _, _ := memStore(t, StoreOptions{LockRevoke: revoke})
+	if err := s.Create(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(4) {
+		if err := s.WriteAt(ctx, 7, buf[:10], i*10); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReadAt(ctx, 7, buf[:10], i*10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.DiskStats(); st.Revocations != 0 {
+		t.Errorf("writes and reads that name no origin revoked %d locks", st.Revocations)
 	}
 }

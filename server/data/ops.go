@@ -61,18 +61,24 @@ var Ops = wire.OpTable{
 func OpName(code uint8) string { return Ops.Name(code) }
 
 // WriteRequest writes the frame's data section at Offset of datafile ID.
+// Origin names the writer, as a Lustre extent lock names its client: a
+// client's own value, or one per process writing through a mount (0: none
+// named). Only an emulated disk with lock revocations uses it
+// (extentlock.go); it costs nothing otherwise.
 type WriteRequest struct {
 	ID     uint64
 	Offset int64
+	Origin uint64
 }
 
 func (r WriteRequest) Encode(e *wire.Enc) {
 	e.U64(r.ID)
 	e.I64(r.Offset)
+	e.U64(r.Origin)
 }
 
 func (r *WriteRequest) Decode(d *wire.Dec) error {
-	r.ID, r.Offset = d.U64("id"), d.Offset("offset")
+	r.ID, r.Offset, r.Origin = d.U64("id"), d.Offset("offset"), d.U64("origin")
 	return d.Done()
 }
 
@@ -86,13 +92,16 @@ type Range struct{ Offset, Length int64 }
 // ID, in order: the data holds the ranges' bytes one after the other, and
 // their lengths must add up to it. It is a client's noncontiguous view of
 // one datafile in one request (the MPI_File_write of an hindexed view).
+// Origin is WriteRequest's.
 type WriteListRequest struct {
 	ID     uint64
+	Origin uint64
 	Ranges []Range
 }
 
 func (r WriteListRequest) Encode(e *wire.Enc) {
 	e.U64(r.ID)
+	e.U64(r.Origin)
 	e.Uvarint(uint64(len(r.Ranges)))
 	for _, x := range r.Ranges {
 		e.I64(x.Offset)
@@ -101,7 +110,7 @@ func (r WriteListRequest) Encode(e *wire.Enc) {
 }
 
 func (r *WriteListRequest) Decode(d *wire.Dec) error {
-	r.ID = d.U64("id")
+	r.ID, r.Origin = d.U64("id"), d.U64("origin")
 	n := d.Int("range count", MaxWriteRanges)
 	r.Ranges = nil
 	for i := 0; i < n && d.Err() == nil; i++ {

@@ -20,24 +20,25 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpWrite.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&WriteRequest{ID: 0x1ab, Offset: 1 << 40}, func(e *wire.Enc) { e.U64(0x1ab); e.I64(1 << 40) }),
-			optest.V(&WriteRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.I64(0) }),
+			optest.V(&WriteRequest{ID: 0x1ab, Offset: 1 << 40, Origin: 0x9e3779b97f4a7c15}, func(e *wire.Enc) { e.U64(0x1ab); e.I64(1 << 40); e.U64(0x9e3779b97f4a7c15) }),
+			optest.V(&WriteRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.I64(0); e.U64(0) }),
 		},
 		Responses: []optest.Value{optest.V(&WriteResponse{}, func(*wire.Enc) {})},
 	},
 	{
 		Op: OpWriteList.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&WriteListRequest{ID: 0x1ab, Ranges: []Range{{Offset: 0, Length: 401}, {Offset: 1 << 40, Length: 7}}},
+			optest.V(&WriteListRequest{ID: 0x1ab, Origin: 3, Ranges: []Range{{Offset: 0, Length: 401}, {Offset: 1 << 40, Length: 7}}},
 				func(e *wire.Enc) {
 					e.U64(0x1ab)
+					e.U64(3)
 					e.Uvarint(2)
 					e.I64(0)
 					e.I64(401)
 					e.I64(1 << 40)
 					e.I64(7)
 				}),
-			optest.V(&WriteListRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.Uvarint(0) }),
+			optest.V(&WriteListRequest{ID: math.MaxUint64}, func(e *wire.Enc) { e.U64(math.MaxUint64); e.U64(0); e.Uvarint(0) }),
 		},
 		Responses: []optest.Value{optest.V(&WriteResponse{}, func(*wire.Enc) {})},
 	},
@@ -238,9 +239,11 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpCreate.OpInfo, id, `"incarnation"`},
 		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3) }, `"adopt": unknown value 3`},
 		{OpCreateBatch.OpInfo, func(e *wire.Enc) { e.U64(1); e.Uvarint(MaxBatch + 1) }, `"id count"`},
-		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(0); e.I64(5) }, "ranges of 5 bytes or more for 1 bytes"},
-		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(1); e.I64(-1); e.I64(1) }, `"range offset": negative value -1`},
-		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.Uvarint(MaxWriteRanges + 1) }, `"range count"`},
+		{OpWrite.OpInfo, func(e *wire.Enc) { id(e); e.I64(0) }, `"origin"`},
+		{OpWriteList.OpInfo, id, `"origin"`},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.U64(0); e.Uvarint(1); e.I64(0); e.I64(5) }, "ranges of 5 bytes or more for 1 bytes"},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.U64(0); e.Uvarint(1); e.I64(-1); e.I64(1) }, `"range offset": negative value -1`},
+		{OpWriteList.OpInfo, func(e *wire.Enc) { id(e); e.U64(0); e.Uvarint(MaxWriteRanges + 1) }, `"range count"`},
 	} {
 		var e wire.Enc
 		tc.args(&e)

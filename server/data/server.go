@@ -67,14 +67,14 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 		if err := r.Decode(wire.NewDec(req.Args)); err != nil {
 			return wire.Response{}, OpWrite.BadRequest(err)
 		}
-		return wire.Response{}, h.Store.WriteAt(ctx, r.ID, req.Data, r.Offset)
+		return wire.Response{}, h.Store.WriteAt(withOrigin(ctx, r.Origin), r.ID, req.Data, r.Offset)
 
 	case OpWriteList.Code:
 		var r WriteListRequest
 		if err := r.Decode(wire.NewDec(req.Args)); err != nil {
 			return wire.Response{}, OpWriteList.BadRequest(err)
 		}
-		return wire.Response{}, h.writeList(ctx, r, req.Data)
+		return wire.Response{}, h.writeList(withOrigin(ctx, r.Origin), r, req.Data)
 
 	case OpRead.Code:
 		var r ReadRequest

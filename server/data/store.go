@@ -65,6 +65,10 @@ type StoreOptions struct {
 	// request that does not start where the previous one on its
 	// datafile ended (diskrate.go).
 	DiskSeek time.Duration
+	// LockRevoke, if positive, turns on the emulation of Lustre's extent
+	// locks (extentlock.go): the time the emulated disk charges for each
+	// lock a write takes from another writer.
+	LockRevoke time.Duration
 	// FS, if set, is the data directory itself (the dir given to Open
 	// then only names it in errors and Dir), for tests that inject
 	// faults (vfs/errorfs) or crash (vfs.MemFS). The Store does not
@@ -160,7 +164,7 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		needDirSync: make(map[uint64]uint64),
 		unlinked:    make(map[uint64]struct{}),
 		statTTL:     statfsTTL,
-		disk:        newDiskLimit(opts.DiskRate, opts.DiskSeek),
+		disk:        newDiskLimit(diskModel{rate: opts.DiskRate, seek: opts.DiskSeek, revoke: opts.LockRevoke}),
 	}
 	if s.maxOpen <= 0 {
 		s.maxOpen = DefaultMaxOpenFiles
@@ -445,7 +449,7 @@ func (s *Store) WriteAt(ctx context.Context, id uint64, p []byte, off int64) err
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, id, off, int64(len(p))); err != nil {
+	if err := s.disk.wait(ctx, id, originOf(ctx), off, int64(len(p))); err != nil {
 		return dfErr(id, "write at "+strconv.FormatInt(off, 10), err)
 	}
 	n, err := h.f.WriteAt(p, off)
@@ -495,7 +499,7 @@ func (s *Store) WriteAtv(ctx context.Context, id uint64, bufs [][]byte, off int6
 		return dfErr(id, op(), err)
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, id, off, total); err != nil {
+	if err := s.disk.wait(ctx, id, originOf(ctx), off, total); err != nil {
 		return dfErr(id, op(), err)
 	}
 	n, err := vfs.WriteAtv(h.f, bufs, off)
@@ -555,7 +559,7 @@ func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int
 		return 0, io.EOF
 	}
 	defer s.release(h)
-	if err := s.disk.wait(ctx, id, off, int64(len(p))); err != nil {
+	if err := s.disk.wait(ctx, id, 0, off, int64(len(p))); err != nil {
 		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), err)
 	}
 	n, err := h.f.ReadAt(p, off)

@@ -307,8 +307,7 @@ func stall(ctx context.Context, addr string, secret []byte, st *attackStats) {
 			continue
 		}
 		var a wire.Enc
-		a.U64(1<<62 + 1)
-		a.I64(0)
+		data.WriteRequest{ID: 1<<62 + 1}.Encode(&a)
 		h := wire.Header{Op: data.OpWrite.Code, ReqID: 1, ArgLen: uint32(len(a.Bytes())), DataLen: wire.MaxDataLen}
 		var hb [wire.HeaderSize]byte
 		h.Encode(hb[:])
