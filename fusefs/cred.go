@@ -15,7 +15,7 @@ import (
 )
 
 // A FUSE request names the calling thread and its file-system uid and gid,
-// but not its supplementary groups: those are read from
+// but not its supplementary groups nor its process: those are read from
 // /proc/PID/status, as other FUSE file systems do, and kept for a short
 // while so that a busy process does not pay a read per request.
 const groupsTTL = time.Second
@@ -27,15 +27,17 @@ type callerKey struct {
 	pid, uid, gid uint32
 }
 
-type cachedGroups struct {
+type cachedCaller struct {
 	groups []uint32
+	tgid   uint32 // the thread's process
 	at     time.Time
 }
 
-// callers caches the supplementary groups of recent callers.
+// callers caches the supplementary groups and processes of recent
+// callers.
 type callers struct {
 	mu sync.Mutex
-	m  map[callerKey]cachedGroups
+	m  map[callerKey]cachedCaller
 }
 
 // withCaller returns ctx carrying the credentials of the process behind
@@ -65,8 +67,11 @@ func (fsys *fileSystem) writeOrigin(ctx context.Context) uint64 {
 	if !ok || c.Pid == 0 {
 		return own
 	}
+	// The request names a thread; a process whose threads take turns
+	// at its writes (any Go program's) is one writer.
+	pid := fsys.callers.lookup(c.Pid, c.Uid, c.Gid).tgid
 	// A bijection of the pid, so that no two processes share an origin.
-	if o := own ^ uint64(c.Pid)*0x9e3779b97f4a7c15; o != 0 {
+	if o := own ^ uint64(pid)*0x9e3779b97f4a7c15; o != 0 {
 		return o
 	}
 	return own
@@ -93,45 +98,57 @@ func (fsys *fileSystem) kernelsOwn(ctx context.Context) context.Context {
 }
 
 func (cs *callers) groups(pid, uid, gid uint32) []uint32 {
+	return cs.lookup(pid, uid, gid).groups
+}
+
+// lookup is what /proc says of thread pid, at most groupsTTL old.
+func (cs *callers) lookup(pid, uid, gid uint32) cachedCaller {
 	k := callerKey{pid, uid, gid}
 	now := time.Now()
 	cs.mu.Lock()
 	e, ok := cs.m[k]
 	cs.mu.Unlock()
 	if ok && now.Sub(e.at) < groupsTTL {
-		return e.groups
+		return e
 	}
-	groups := procGroups(pid)
+	e = procCaller(pid)
+	e.at = now
 	cs.mu.Lock()
 	if cs.m == nil || len(cs.m) >= maxCachedCallers {
-		cs.m = make(map[callerKey]cachedGroups)
+		cs.m = make(map[callerKey]cachedCaller)
 	}
-	cs.m[k] = cachedGroups{groups: groups, at: now}
+	cs.m[k] = e
 	cs.mu.Unlock()
-	return groups
+	return e
 }
 
-// procGroups reads the supplementary groups of thread pid. A thread that
-// has gone, or a kernel request (pid 0), has none: fewer groups can only
-// deny, never grant, what the caller's uid and gid allow.
-func procGroups(pid uint32) []uint32 {
+// procCaller reads the supplementary groups and the process of thread
+// pid. A thread that has gone, or a kernel request (pid 0), has no groups
+// (fewer groups can only deny, never grant, what the caller's uid and gid
+// allow) and is its own process.
+func procCaller(pid uint32) cachedCaller {
+	c := cachedCaller{tgid: pid}
 	if pid == 0 {
-		return nil
+		return c
 	}
 	f, err := os.Open("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/status")
 	if err != nil {
-		return nil
+		return c
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "Groups:")
-		if !ok {
-			continue
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			if n, err := strconv.ParseUint(strings.TrimSpace(rest), 10, 32); err == nil {
+				c.tgid = uint32(n)
+			}
+		} else if rest, ok := strings.CutPrefix(line, "Groups:"); ok {
+			c.groups = parseGroups(rest)
+			break // Tgid comes before Groups
 		}
-		return parseGroups(rest)
 	}
-	return nil
+	return c
 }
 
 // parseGroups parses the numbers of a /proc status "Groups:" line; what

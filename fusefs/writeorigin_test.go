@@ -2,8 +2,10 @@ package fusefs_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -13,9 +15,9 @@ import (
 
 // Each process writing through a mount is a writer of its own to the I/O
 // servers' emulated extent locks (`pario up --lock-revoke`), as each client
-// node is to Lustre's: one process's writes, however many, take one lock;
-// another process writing further on in the same datafile takes it from the
-// first. Through write-behind (the default) as through direct writes.
+// node is to Lustre's: one process's writes, however many and from however
+// many of its threads, take one lock; another process writing further on
+// in the same datafile takes it from the first.
 func TestEachProcessIsAWriter(t *testing.T) {
 	need(t, "fusermount3", "dd")
 	lc, err := cluster.Start(context.Background(), cluster.Config{
@@ -37,6 +39,46 @@ func TestEachProcessIsAWriter(t *testing.T) {
 			t.Fatalf("dd seek=%d: %v: %s", seek, err, out)
 		}
 	}
+	// This process, from four threads in turn, each its own region: FUSE
+	// names the thread, the mount the process.
+	threads, err := os.Create(filepath.Join(m.Dir, "threads"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	// Four goroutines locked to their threads at once are four threads;
+	// they write in turn, each round one write each.
+	turns := make([]chan int64, 4)
+	done := make(chan error)
+	for th := range turns {
+		turns[th] = make(chan int64)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for round := range turns[th] {
+				_, err := threads.WriteAt(buf, (int64(th)*16+round)*int64(len(buf)))
+				done <- err
+			}
+		}()
+	}
+	for round := range int64(4) {
+		for _, turn := range turns {
+			turn <- round
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, turn := range turns {
+		close(turn)
+	}
+	if err := threads.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := revocations(); n != 0 {
+		t.Fatalf("one process's writes from four threads revoked %d locks, want 0", n)
+	}
+
 	dd(0)
 	if n := revocations(); n != 0 {
 		t.Fatalf("one process's 16 writes revoked %d locks, want 0", n)
