@@ -3,7 +3,8 @@
 # on an emulated 10-server pario cluster through the FUSE mount, with
 # MPI-IO's POSIX (ufs) driver underneath MPIIO, HDF5 and NetCDF-4.
 #
-# It starts `pario up --servers 10 --disk-rate RATE --disk-seek SEEK` in a temporary
+# It starts `pario up --servers 10 --disk-rate RATE --disk-seek SEEK
+# --lock-revoke REVOKE` in a temporary
 # directory, mounts it, sets the layout of the target directory with
 # `pario layout set /thesis -c 10 -S STRIP`, and runs `bin/pario-hdf5
 # bench` under mpirun with RANKS ranks for each stage:
@@ -37,8 +38,9 @@
 # The hints go to ROMIO through a hints file (ROMIO_HINTS). Independent
 # configurations run under -I (default ompio, as the runs before -m).
 #
-#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-S strip]
-#                          [-m layers] [-I layer] [-T transfers] [-B bytes]
+#   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-L revoke]
+#                          [-S strip] [-m layers] [-I layer] [-T transfers] [-B bytes]
+#                          [-p patterns] [-P strips]
 #   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
 #   scripts/hdf5-thesis.sh -s findings -m romio-nocb # the thesis' collective only
 #
@@ -46,30 +48,43 @@
 # gives each of its ranks -B bytes (default 8m); the transfers stage
 # sweeps -T with 4 ranks of -B each (the thesis goes to 512 MiB).
 #
+# The patterns stage runs the patterns of -p (default all five), each
+# moving -P strips per rank (default 400: forty per I/O server, so that in
+# the disjoint pattern the first touches of a datafile, which take extent
+# locks from the neighbouring ranks, are a few of each rank's writes there,
+# as in the thesis' runs of gigabytes per rank).
+#
 # Defaults: the first four stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
 # for the ten: below what this machine's mount does unthrottled), a 10ms
 # seek for each request that does not continue the previous one on its
-# datafile (-D 0: bytes only, as before), 256k strips. Run as root
-# (mount); needs /dev/fuse, fuse3, openmpi-bin and the libraries of
-# `make build-hdf5`.
+# datafile (-D 0: bytes only, as before), 65ms for each extent lock a
+# write takes from another rank, as Lustre's do: a strip's time on the
+# emulated disk, since the holder flushes its dirty strip before the new
+# writer is granted (-L 0: no lock emulation; docs/hdf5.md), 256k strips.
+# Run as root (mount); needs /dev/fuse, fuse3, openmpi-bin, curl and the
+# libraries of `make build-hdf5`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms strip=256k
+stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms revoke=65ms strip=256k
+patterns="1-OST disjoint 2-OST 5-OST 10-OST" perpattern=400
 layers="ompio romio-cb romio-nocb" indep=ompio transfers="128k 512k 1m 2m 8m" perrank=8m
-while getopts s:n:r:R:D:S:m:I:T:B: opt; do
+while getopts s:n:r:R:D:L:S:m:I:T:B:p:P: opt; do
 	case $opt in
 	s) stages=$OPTARG ;;
 	n) ranks=$OPTARG ;;
 	r) reps=$OPTARG ;;
 	R) rate=$OPTARG ;;
 	D) seek=$OPTARG ;;
+	L) revoke=$OPTARG ;;
 	S) strip=$OPTARG ;;
 	m) layers=$OPTARG ;;
 	I) indep=$OPTARG ;;
 	T) transfers=$OPTARG ;;
 	B) perrank=$OPTARG ;;
-	*) sed -n '2,54p' "$0" >&2; exit 2 ;;
+	p) patterns=$OPTARG ;;
+	P) perpattern=$OPTARG ;;
+	*) sed -n '2,65p' "$0" >&2; exit 2 ;;
 	esac
 done
 for l in $layers $indep; do
@@ -78,7 +93,17 @@ for l in $layers $indep; do
 	*) echo "hdf5-thesis: unknown MPI-IO layer $l (ompio, romio-cb, romio-nocb)" >&2; exit 2 ;;
 	esac
 done
-for tool in mpirun fusermount3; do
+for p in $patterns; do
+	case $p in
+	1-OST | disjoint | 2-OST | 5-OST | 10-OST) ;;
+	*) echo "hdf5-thesis: unknown pattern $p (1-OST, disjoint, 2-OST, 5-OST, 10-OST)" >&2; exit 2 ;;
+	esac
+done
+if ! [[ $perpattern =~ ^[1-9][0-9]*0$ ]]; then
+	echo "hdf5-thesis: -P $perpattern: want a positive multiple of 10 strips per rank" >&2
+	exit 2
+fi
+for tool in mpirun fusermount3 curl; do
 	command -v $tool >/dev/null || { echo "$tool not found: make deps" >&2; exit 1; }
 done
 mkdir -p bin
@@ -108,9 +133,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$mnt" "$work/data"
-seekFlag=()
-[ "$seek" = 0 ] || seekFlag=(--disk-seek "$seek")
-"$pario" up --dir "$work/data" --servers 10 --disk-rate "$rate" "${seekFlag[@]}" --log-level warn >"$work/up.log" 2>&1 &
+emuFlags=()
+[ "$seek" = 0 ] || emuFlags+=(--disk-seek "$seek")
+[ "$revoke" = 0 ] || emuFlags+=(--lock-revoke "$revoke")
+metrics=127.0.0.1:$((20000 + RANDOM % 20000))
+"$pario" up --dir "$work/data" --servers 10 --disk-rate "$rate" "${emuFlags[@]}" --metrics "$metrics" --log-level warn >"$work/up.log" 2>&1 &
 upPID=$!
 export PARIO_CLUSTER=$work/data/cluster
 for _ in $(seq 100); do [ -f "$PARIO_CLUSTER" ] && break; sleep 0.2; done
@@ -135,12 +162,23 @@ mpiargs() {
 }
 layer=$indep
 
+# disk: the emulated disks' seeks and lock revocations so far, summed over
+# the I/O servers ("SEEKS REVOCATIONS").
+disk() {
+	curl -sf "http://$metrics/metrics" | awk '
+		/^pario_data_emulated_seeks_total/ { s += $NF }
+		/^pario_data_emulated_lock_revocations_total/ { r += $NF }
+		END { printf "%d %d\n", s, r }'
+}
+
 # run STAGE CONFIG ARGS...: one pario bench run (one repetition) through the
-# mount; prints CSV rows of its write (and read) MiB/s.
+# mount; prints CSV rows of its write (and read) MiB/s, each with the seeks
+# and lock revocations of the whole run (only writes take locks).
 run() {
 	local stage=$1 config=$2
 	shift 2
-	local out
+	local out before after
+	before=$(disk)
 	# shellcheck disable=SC2046
 	out=$(nice -n 5 mpirun --allow-run-as-root --oversubscribe $(mpiargs "$layer") -np "$ranks" "$h5" bench -i 1 -o "$dir/f" "$@" 2>"$work/err") || {
 		echo "hdf5-thesis: $config failed: $(tail -3 "$work/err")" >&2
@@ -148,12 +186,15 @@ run() {
 		return 0
 	}
 	rm -f "$dir/f"
-	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" -v sk="$seek" '
+	after=$(disk)
+	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" -v sk="$seek" -v rv="$revoke" \
+		-v before="$before" -v after="$after" '
+		BEGIN { split(before, b, " "); split(after, a, " "); seeks = a[1] - b[1]; revs = a[2] - b[2] }
 		/^Summary of all tests:/ { s = 1; next }
-		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s,%s\n", st, c, $1, n, rep, $4, r, d, sk }' <<<"$out"
+		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%d,%d\n", st, c, $1, n, rep, $4, r, d, sk, rv, seeks, revs }' <<<"$out"
 }
 
-header="stage,config,operation,ranks,rep,MiBps,disk_rate,date,disk_seek"
+header="stage,config,operation,ranks,rep,MiBps,disk_rate,date,disk_seek,lock_revoke,seeks,revocations"
 
 # coll STAGE CONFIG ARGS...: run a collective configuration once per layer
 # of -m, as CONFIG[layer].
@@ -166,15 +207,15 @@ coll() {
 	layer=$indep
 }
 
-# Every pattern moves 20 strips per rank, t = one strip.
+# Every pattern moves -P strips per rank (a multiple of 10), t = one strip.
 patterns() {
-	local s=$strip
+	local s=$strip k=$perpattern
 	local -A pat=(
-		[1-OST]="-b $s -t $s -s 20"
-		[disjoint]="-b $((20 * $(bytes "$s"))) -t $s -s 1"
-		[2-OST]="-b $((2 * $(bytes "$s"))) -t $s -s 10"
-		[5-OST]="-b $((5 * $(bytes "$s"))) -t $s -s 4"
-		[10-OST]="-b $((10 * $(bytes "$s"))) -t $s -s 2"
+		[1-OST]="-b $s -t $s -s $k"
+		[disjoint]="-b $((k * $(bytes "$s"))) -t $s -s 1"
+		[2-OST]="-b $((2 * $(bytes "$s"))) -t $s -s $((k / 2))"
+		[5-OST]="-b $((5 * $(bytes "$s"))) -t $s -s $((k / 5))"
+		[10-OST]="-b $((10 * $(bytes "$s"))) -t $s -s $((k / 10))"
 	)
 	local -A api=(
 		[POSIX]="-a POSIX"
@@ -182,7 +223,7 @@ patterns() {
 		[HDF5-ind]="-a HDF5 --hdf5.nofill --hdf5.setalignment $strip"
 	)
 	for rep in $(seq "$reps"); do
-		for p in 1-OST disjoint 2-OST 5-OST 10-OST; do
+		for p in $patterns; do
 			for a in POSIX MPIIO HDF5-ind; do
 				# shellcheck disable=SC2086
 				run patterns "$a/$p" ${api[$a]} ${pat[$p]} -w -r -e

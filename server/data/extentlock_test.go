@@ -34,8 +34,13 @@ func sum(xs []int) int {
 // each with the revocations Lustre's policy makes of it.
 func TestExtentLocksPatterns(t *testing.T) {
 	const strip = 256 << 10
-	var alone, lockstep, disjoint, twoFiles, anonymous []lockWrite
+	var alone, lockstep, ahead, disjoint, twoFiles, anonymous []lockWrite
 	for k := range int64(40) {
+		// The same strips, one writer four strips ahead of the other.
+		if k >= 2 {
+			ahead = append(ahead, lockWrite{1, 2, 2*(k-2) + 1})
+		}
+		ahead = append(ahead, lockWrite{1, 1, 2 * k})
 		alone = append(alone, lockWrite{1, 7, k})
 		// 2-OST: ranks r and r+5 on strips 2k and 2k+1 of one datafile.
 		lockstep = append(lockstep, lockWrite{1, 1, 2 * k}, lockWrite{1, 2, 2*k + 1})
@@ -60,6 +65,9 @@ func TestExtentLocksPatterns(t *testing.T) {
 		{"writers that name no origin", anonymous, 0},
 		// Every write but the first takes the lock from the other writer.
 		{"two writers alternating strips", lockstep, 79},
+		// The leader's grants start past the follower's last write and
+		// hold; every write of the follower takes the lock back.
+		{"two writers alternating strips, one ahead", ahead, 38},
 		// Each rank's first write revokes the lock of the one before, and
 		// the last rank's lock, grown down to the one before's last
 		// write, is revoked once more; after that every rank writes
