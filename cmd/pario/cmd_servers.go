@@ -54,14 +54,16 @@ An emulated cluster on one machine (I/O server i stands for node i, with
 a disk of its own): --disk-rate caps each I/O server's datafile reads and
 writes, --disk-seek charges each one that does not continue the previous
 one on its datafile (two ranks interleaving on one server pay it on every
-request); --lock-revoke emulates Lustre's extent locks and charges each
-write that takes a lock from another writer (two ranks alternating strips
-of one datafile pay it on every write: docs/hdf5.md); --net-rate and --net-rate-local cap each client's link to the I/O
-server of another node and of its own node (pario mcmc's ranks say which
-node they are on). The rates go into the cluster file (docs/mfg.md).
+request); --lock-revoke emulates Lustre's extent locks, one writer per
+client or per process writing through a mount, and charges each write
+that takes a lock from another writer (two ranks alternating strips of one
+datafile pay it on most writes: docs/hdf5.md); --net-rate and
+--net-rate-local cap each client's link to the I/O server of another node
+and of its own node (pario mcmc's ranks say which node they are on). The
+rates go into the cluster file (docs/mfg.md).
 
   pario up --servers 8 --disk-rate 40MB/s --net-rate 100MB/s --net-rate-local 1GB/s
-  pario up --servers 10 --disk-rate 4MB/s --disk-seek 10ms --lock-revoke 10ms`,
+  pario up --servers 10 --disk-rate 4MB/s --disk-seek 10ms --lock-revoke 65ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
@@ -138,7 +140,7 @@ node they are on). The rates go into the cluster file (docs/mfg.md).
 	limitFlags(cmd, &limits)
 	f.Var(units.RateFlag(&emu.DiskRate), "disk-rate", "emulated disk: cap each I/O server's datafile reads and writes, bytes/s, decimal (40m = 40MB/s = 40e6; default unlimited)")
 	f.DurationVar(&emu.DiskSeek, "disk-seek", 0, "emulated disk: time charged for each datafile read or write that does not start where the previous one on that datafile ended (e.g. 8ms; default none)")
-	f.DurationVar(&emu.LockRevoke, "lock-revoke", 0, "emulated disk: emulate Lustre's extent locks, one writer per client or per process writing through a mount, and charge this time for each lock a write takes from another writer (e.g. 10ms; default none)")
+	f.DurationVar(&emu.LockRevoke, "lock-revoke", 0, "emulated disk: emulate Lustre's extent locks and charge this time for each lock a write takes from another writer (e.g. 65ms, a 256 KiB strip at 4MB/s; default none)")
 	f.Var(units.RateFlag(&emu.NetRate), "net-rate", "emulated network: cap each client's link to an I/O server of another node, bytes/s, decimal (100m = 100MB/s; default unlimited)")
 	f.Var(units.RateFlag(&emu.NetLocalRate), "net-rate-local", "emulated network: cap a client's link to the I/O server of its own node, bytes/s, decimal (1g = 1GB/s; default: --net-rate)")
 	f.BoolVar(&adopt, "adopt-data", false, "as pario meta --adopt-data: a new, empty namespace over I/O server directories holding another cluster incarnation's datafiles")
