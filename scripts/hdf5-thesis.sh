@@ -163,13 +163,15 @@ mpiargs() {
 layer=$indep
 
 # disk: the emulated disks' seeks and lock revocations so far, summed over
-# the I/O servers ("SEEKS REVOCATIONS"; "0 0" if the scrape fails, so that
-# a missed scrape costs a run its counts, not the stage).
+# the I/O servers ("SEEKS REVOCATIONS"), or "NA NA" if the scrape fails: a
+# missed scrape leaves a run's counts empty rather than stopping the stage.
 disk() {
-	{ curl -sf "http://$metrics/metrics" || true; } | awk '
+	local m
+	m=$(curl -sf "http://$metrics/metrics") || { echo "NA NA"; return; }
+	awk '
 		/^pario_data_emulated_seeks_total/ { s += $NF }
 		/^pario_data_emulated_lock_revocations_total/ { r += $NF }
-		END { printf "%d %d\n", s, r }'
+		END { printf "%d %d\n", s, r }' <<<"$m"
 }
 
 # run STAGE CONFIG ARGS...: one pario bench run (one repetition) through the
@@ -190,9 +192,12 @@ run() {
 	after=$(disk)
 	awk -v st="$stage" -v c="$config" -v n="$ranks" -v rep="$rep" -v d="$date" -v r="$rate" -v sk="$seek" -v rv="$revoke" \
 		-v before="$before" -v after="$after" '
-		BEGIN { split(before, b, " "); split(after, a, " "); seeks = a[1] - b[1]; revs = a[2] - b[2] }
+		BEGIN {
+			split(before, b, " "); split(after, a, " ")
+			if (b[1] != "NA" && a[1] != "NA") { seeks = a[1] - b[1]; revs = a[2] - b[2] }
+		}
 		/^Summary of all tests:/ { s = 1; next }
-		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%d,%d\n", st, c, $1, n, rep, $4, r, d, sk, rv, seeks, revs }' <<<"$out"
+		s && ($1 == "write" || $1 == "read") { printf "%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", st, c, $1, n, rep, $4, r, d, sk, rv, seeks, revs }' <<<"$out"
 }
 
 header="stage,config,operation,ranks,rep,MiBps,disk_rate,date,disk_seek,lock_revoke,seeks,revocations"
