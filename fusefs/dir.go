@@ -252,16 +252,7 @@ func (r *recentSizes) put(id meta.FileID, u client.Usage, at time.Time, gen uint
 	if r.m == nil {
 		r.m = map[meta.FileID]recentSize{}
 	}
-	if len(r.m) >= maxRecentSizes {
-		for k, e := range r.m {
-			if time.Since(e.at) > plusMaxAge {
-				delete(r.m, k)
-			}
-		}
-		if len(r.m) >= maxRecentSizes {
-			clear(r.m)
-		}
-	}
+	makeRoom(r.m, maxRecentSizes, plusMaxAge, func(e recentSize) time.Time { return e.at })
 	r.m[id] = recentSize{u: u, at: at, gen: gen}
 }
 

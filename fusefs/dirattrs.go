@@ -58,16 +58,7 @@ func (fsys *fileSystem) sawDirAttrs(a meta.Attr, u client.Usage, at time.Time) {
 	if d.m == nil {
 		d.m = map[meta.FileID]seenDir{}
 	}
-	if len(d.m) >= maxDirAttrs {
-		for id, s := range d.m {
-			if time.Since(s.at) > freshWindow {
-				delete(d.m, id)
-			}
-		}
-		if len(d.m) >= maxDirAttrs {
-			clear(d.m)
-		}
-	}
+	makeRoom(d.m, maxDirAttrs, freshWindow, func(s seenDir) time.Time { return s.at })
 	d.m[a.ID] = seenDir{a: a, u: u, at: at, gen: gen}
 }
 

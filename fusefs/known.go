@@ -88,16 +88,7 @@ func (fsys *fileSystem) dirState(id meta.FileID) *openFile {
 	if fsys.dirs == nil {
 		fsys.dirs = map[meta.FileID]*openFile{}
 	}
-	if len(fsys.dirs) >= maxDirStates {
-		for k, of := range fsys.dirs {
-			if time.Since(of.used) > freshWindow {
-				delete(fsys.dirs, k)
-			}
-		}
-		if len(fsys.dirs) >= maxDirStates {
-			clear(fsys.dirs)
-		}
-	}
+	makeRoom(fsys.dirs, maxDirStates, freshWindow, func(of *openFile) time.Time { return of.used })
 	of := &openFile{id: id, used: time.Now()}
 	fsys.dirs[id] = of
 	return of

@@ -106,12 +106,7 @@ func TestSendAutoOverAnEmulatedLink(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
-				Plugins:  []string{"seedtext-test"},
-				Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
-				Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
-				SpoolDir: t.TempDir(),
-			})
+			rep, err := medic.SendAuto(ctx, path, seedtextAuto(t, s, proxy.Listen))
 			text := logAutoReport(t, "", rep, err)
 			if rep.Chosen != tc.want {
 				t.Errorf("sent with %s, want %s", rep.Chosen, tc.want)
@@ -193,18 +188,14 @@ func TestSendAutoRepeatedSwitchesAtOnce(t *testing.T) {
 	var encodeAfterData [2]time.Duration
 	for i := range 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
-			Plugins:  []string{"seedtext-test"},
-			Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
-			Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
-			SpoolDir: t.TempDir(),
-			Links:    links,
-			// The emulated link's RTT, given: the authentication's round
-			// trip, which measures it otherwise, took 0.57 s once on a
-			// loaded machine, and a new connection's 3.5 of those then
-			// kept the plugin from being worth encoding.
-			Link: cost.Link{RTT: 0.001},
-		})
+		o := seedtextAuto(t, s, proxy.Listen)
+		o.Links = links
+		// The emulated link's RTT, given: the authentication's round
+		// trip, which measures it otherwise, took 0.57 s once on a
+		// loaded machine, and a new connection's 3.5 of those then kept
+		// the plugin from being worth encoding.
+		o.Link = cost.Link{RTT: 0.001}
+		rep, err := medic.SendAuto(ctx, path, o)
 		cancel()
 		logAutoReport(t, fmt.Sprintf("send %d: ", i+1), rep, err)
 		if rep.Chosen != "seedtext-test" || len(rep.Abandoned) != 1 {
@@ -244,14 +235,10 @@ func TestSendAutoKnownLinkEncodesFromTheStart(t *testing.T) {
 	s, path, proxy := slowLinkReport(t, "1s")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
-		Plugins:  []string{"seedtext-test"},
-		Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
-		Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, Name: "out.txt"},
-		SpoolDir: t.TempDir(),
-		Links:    medic.LinkCache{Dir: t.TempDir()},
-		Link:     cost.Link{B: 25e3, RTT: 0.001},
-	})
+	o := seedtextAuto(t, s, proxy.Listen)
+	o.Links = medic.LinkCache{Dir: t.TempDir()}
+	o.Link = cost.Link{B: 25e3, RTT: 0.001}
+	rep, err := medic.SendAuto(ctx, path, o)
 	logAutoReport(t, "", rep, err)
 	if rep.Chosen != "seedtext-test" {
 		t.Fatalf("sent with %s, want seedtext-test", rep.Chosen)
@@ -281,6 +268,17 @@ func logAutoReport(t *testing.T, prefix string, rep *medic.AutoReport, err error
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// seedtextAuto is send --auto of out.txt to addr, with the semantic
+// plugin of these tests as the only one besides raw and zstd.
+func seedtextAuto(t *testing.T, s *site, addr string) medic.AutoOptions {
+	return medic.AutoOptions{
+		Plugins:  []string{"seedtext-test"},
+		Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: addr, Key: s.key, Name: "out.txt"},
+		SpoolDir: t.TempDir(),
+	}
 }
 
 // slowLinkReport starts a receiver whose record prices the semantic

@@ -98,7 +98,7 @@ func (l *extentLocks) write(id, origin uint64, off, n int64) int {
 		if len(hs) >= maxLockHolders {
 			hs = hs[:0]
 		}
-		if len(hs) == 0 && len(l.files) >= maxLockedFiles {
+		if _, known := l.files[id]; !known && len(l.files) >= maxLockedFiles {
 			clear(l.files)
 		}
 		hs = append(hs, extentHolder{origin: origin})
