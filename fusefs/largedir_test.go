@@ -243,7 +243,10 @@ func TestLargeDirectory(t *testing.T) {
 	if d, asked := grew("data size"), grew("fuse getattr")+grew("fuse lookup"); d > 4*asked {
 		t.Errorf("ls -l of %d entries: %.0f size requests for %.0f entries asked about again, want 4 at most for each", n, d, asked)
 	}
-	if d, pages := grew("data usageBatch"), grew("meta readdir"); d > 4*pages {
+	// The first page may come from the mount's recent listings (the plain
+	// ls's, if that ended under plusMaxAge ago: dir.go), with no readdir
+	// to the metadata server.
+	if d, pages := grew("data usageBatch"), grew("meta readdir")+1; d > 4*pages {
 		t.Errorf("ls -l of %d entries: %.0f usageBatch requests for %.0f pages, want 4 at most for each (one per server)", n, d, pages)
 	}
 
