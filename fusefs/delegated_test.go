@@ -88,6 +88,7 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 
 	const n = 200
 	files := makeFiles(t, a.path("d"), n)
+	waitReleased(t, a)
 	removeAll(t, files)
 	if got := a.Stats().UnlinksHere; got != n {
 		t.Fatalf("%d of %d unlinks answered by the mount; want all (the directory is delegated to it)", got, n)
@@ -147,6 +148,7 @@ func TestRmRfOfATreeMadeHere(t *testing.T) {
 	for _, d := range []string{"t", "t/x", "t/x/y", "t/z"} {
 		files += len(makeFiles(t, a.path(d), 10))
 	}
+	waitReleased(t, a)
 	sh(t, "rm -rf "+a.path("t"))
 	// Every file and directory but t, whose parent (the root) is never
 	// delegated.
@@ -247,6 +249,7 @@ func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
 	a := mount(t, p, fusefs.Options{OpTimeout: 20 * time.Second})
 	waitLease(t, a)
 	files := makeFiles(t, a.path("d"), 50)
+	waitReleased(t, a)
 	before := a.Stats()
 	stopMeta(t, p)
 	removeAll(t, files) // answered here, though nothing reaches the server

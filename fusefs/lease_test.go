@@ -49,6 +49,20 @@ func waitLease(t *testing.T, m *mounted) {
 	})
 }
 
+// waitReleased waits until every file closed through m has been released
+// by the kernel, which sends the release after close(2) has returned: an
+// unlink of a file still open here goes to the metadata server, since its
+// data must outlive the name.
+func waitReleased(t *testing.T, m *mounted) {
+	t.Helper()
+	eventually(t, "the mount's closed files released", func() error {
+		if n := m.Stats().OpenFiles; n != 0 {
+			return fmt.Errorf("%d files open", n)
+		}
+		return nil
+	})
+}
+
 func ino(t *testing.T, p string) uint64 {
 	t.Helper()
 	st, err := os.Stat(p)

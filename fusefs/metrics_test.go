@@ -41,6 +41,9 @@ func TestParioMountMetrics(t *testing.T) {
 		t.Fatalf("rmdir of a directory with an entry: %v, want ENOTEMPTY", err)
 	}
 	// An unlink in a directory the mount made is answered by the mount.
+	// A file still open there is not (its data must outlive the name), and
+	// the kernel sends the release of a closed file after close(2) has
+	// returned: the unlink waits for it.
 	x := filepath.Join(dir, "d", "e", "x")
 	if err := os.WriteFile(x, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -48,6 +51,7 @@ func TestParioMountMetrics(t *testing.T) {
 	if _, err := os.Stat(x); err != nil {
 		t.Fatal(err)
 	}
+	waitMetric(t, addr, "pario_mount_open_files", 0)
 	if err := os.Remove(x); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +72,7 @@ func TestParioMountMetrics(t *testing.T) {
 		{"pario_requests_total", map[string]string{"service": "data", "op": "write", "result": "ok"}, 1},
 		{"pario_mount_unlinks_here_total", nil, 1},
 		{"pario_mount_pending_here", nil, 0},
+		{"pario_mount_open_files", nil, 0},
 		// The metadata server's side: this mount's lease, and d and d/e,
 		// which it made, delegated to it.
 		{"pario_meta_leases", nil, 1},
@@ -99,6 +104,21 @@ func TestParioMountMetrics(t *testing.T) {
 	}
 	if len(failed) > 0 {
 		t.Fatalf("series below their minimum: %v", failed)
+	}
+}
+
+// waitMetric waits until the unlabelled series name of the mount whose
+// metrics address is addr equals want.
+func waitMetric(t *testing.T, addr, name string, want float64) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		v, ok := metricstest.Sum(metricstest.Scrape(t, addr), name, nil)
+		if ok && v == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %v (present %v) after 10 s, want %v", name, v, ok, want)
+		}
 	}
 }
 

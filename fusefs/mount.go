@@ -177,6 +177,10 @@ type Stats struct {
 	// Lease is what is left of the mount's cache lease (0: it holds none,
 	// and the kernel keeps attributes only for --attr-timeout).
 	Lease time.Duration
+	// OpenFiles counts the files open here: those with a descriptor, and
+	// those closed whose release (asynchronous in the kernel, after
+	// close(2) returns) has not reached the mount yet.
+	OpenFiles int
 }
 
 type stats struct {
@@ -366,6 +370,9 @@ func (m *Server) Stats() Stats {
 	st.UnlinksHere, st.SetattrsHere, st.PendingHere = d.queued-d.setattrs, d.setattrs, d.queued-d.applied
 	d.mu.Unlock()
 	st.Lease = m.fsys.ttl()
+	m.fsys.mu.Lock()
+	st.OpenFiles = len(m.fsys.open)
+	m.fsys.mu.Unlock()
 	return st
 }
 

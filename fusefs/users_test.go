@@ -251,6 +251,7 @@ func TestUnlinksHereCheckPermissions(t *testing.T) {
 			for i in 1 2 3 4; do echo x > $d/f$i; done
 			mkdir $d/sub
 		done`, mp, share))
+	waitReleased(t, m)
 	before := m.Stats().UnlinksHere
 
 	top := mp + "/top"

@@ -21,6 +21,8 @@ type MountStats struct {
 	UnlinksHere, SetattrsHere, PendingHere uint64
 	// Lease is what is left of the mount's cache lease (0: none).
 	Lease time.Duration
+	// OpenFiles counts the files open through the mount.
+	OpenFiles int
 }
 
 // MountObserver counts a FUSE mount's requests by name (fusefs.OpObserver).
@@ -96,6 +98,9 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_lease_seconds", Help: "What is left of the mount's cache lease; 0: it holds none (the metadata server unreachable), and every stat asks the servers.",
 		}, func() float64 { return stats().Lease.Seconds() }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "pario_mount_open_files", Help: "Files open through the mount, counting those closed whose release has not reached it yet.",
+		}, func() float64 { return float64(stats().OpenFiles) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_pending_here", Help: "Unlinks and attribute changes answered by the mount and not yet applied by the metadata server.",
 		}, func() float64 { return float64(stats().PendingHere) }),

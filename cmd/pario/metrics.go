@@ -77,7 +77,7 @@ func (m *metricsFlags) observeMount(opts *fusefs.Options) (mounted func(*fusefs.
 				ReadBytes: st.ReadBytes, WriteBytes: st.WriteBytes, WriteBehind: st.WriteBehind,
 				MemoryUsed: st.MemoryUsed, MemoryBudget: st.MemoryBudget,
 				UnlinksHere: st.UnlinksHere, SetattrsHere: st.SetattrsHere, PendingHere: st.PendingHere,
-				Lease: st.Lease,
+				Lease: st.Lease, OpenFiles: st.OpenFiles,
 			}
 		})
 	}
