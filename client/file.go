@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"sync"
 	"syscall"
 
@@ -477,6 +478,38 @@ func (c *Client) datafileUsage(ctx context.Context, a meta.Attr) ([]int64, int64
 // I/O servers' disks (st_blocks of each, so holes take none).
 type Usage struct {
 	Size, Allocated int64
+}
+
+// DiskBlock is the unit of allocation Grown assumes of the I/O servers'
+// file systems: ext4's and XFS's default block, tmpfs's page.
+const DiskBlock = 4096
+
+// denseAllocated is what the datafiles of a file of the given logical
+// size hold on disk when it has no hole: each datafile's bytes, in whole
+// blocks.
+func denseAllocated(d dist.Distribution, size int64) int64 {
+	var n int64
+	for df := range d.Datafiles() {
+		n += (d.PhysicalSize(df, size) + DiskBlock - 1) / DiskBlock * DiskBlock
+	}
+	return n
+}
+
+// Grown returns the usage of a file with distribution d after a write of
+// n bytes at off, from its usage u before, where that can be told without
+// asking the I/O servers: the file has no hole (u.Allocated is what its
+// size takes in whole blocks, as every file written from its start
+// without a gap has) and the write leaves none (off <= u.Size). A mount
+// that is the file's only writer (fusefs) keeps its size this way
+// instead of asking every server after each write.
+func (u Usage) Grown(d dist.Distribution, off, n int64) (Usage, bool) {
+	if off < 0 || n < 0 || off > u.Size || off > math.MaxInt64-n || u.Allocated != denseAllocated(d, u.Size) {
+		return Usage{}, false
+	}
+	if end := off + n; end > u.Size {
+		return Usage{Size: end, Allocated: denseAllocated(d, end)}, true
+	}
+	return u, true
 }
 
 func (c *Client) fileSize(ctx context.Context, a meta.Attr) (int64, error) {

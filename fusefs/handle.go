@@ -513,6 +513,8 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 			var errno syscall.Errno
 			if err != nil {
 				errno = fsys.errno("write", h.n.path(), err)
+				// The size wroteHere counted may not be the servers'.
+				of.forget()
 			}
 			// Readers waiting for this write go first (written), then the
 			// pages: one of those readers may hold a page lock the
@@ -526,7 +528,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		}()
 	}
 	of.dirty.Store(true)
-	of.writes.Add(1)
+	fsys.wroteHere(of, off, int64(len(data)))
 	h.wrote.Store(true)
 	fsys.stats.write(len(data))
 	return uint32(len(data)), 0

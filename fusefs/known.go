@@ -140,6 +140,34 @@ func (fsys *fileSystem) created(of *openFile, a meta.Attr, start time.Time, gen 
 	fsys.remember(of, a, client.Usage{}, start, gen, notes, writes)
 }
 
+// wroteHere counts a write of n bytes at off through the mount, handed on
+// to the I/O servers (queued or done), and carries the usage the mount
+// knows of the file over it where the result can be told without the
+// servers (client.Usage.Grown): the file was made by this mount in a
+// directory it holds, so that no other client can have it open, and what
+// the mount knew was current. tar x's futimens and fchmod after the
+// write, and the stats of a program writing a file, are then answered
+// without waiting for the data to reach the servers and asking every one
+// of them its datafile's size. A write-behind that fails forgets it.
+func (fsys *fileSystem) wroteHere(of *openFile, off, n int64) {
+	dir := meta.FileID(of.madeIn.Load())
+	if dir == 0 || !fsys.holds(dir) {
+		of.writes.Add(1)
+		return
+	}
+	d := of.file().Distribution()
+	of.knownMu.Lock()
+	defer of.knownMu.Unlock()
+	w := of.writes.Load()
+	if k := &of.known; k.ok && k.writes == w && k.notes == of.notes && of.own == 0 {
+		if u, ok := k.u.Grown(d, off, n); ok && of.writes.CompareAndSwap(w, w+1) {
+			k.u, k.writes = u, w+1
+			return
+		}
+	}
+	of.writes.Add(1)
+}
+
 // knownAttrs returns the attributes the mount knows of the open file, if
 // no change was noted since it read them, whatever writes moved its size
 // since (which changes no attribute the metadata server keeps).

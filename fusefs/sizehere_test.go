@@ -1,0 +1,116 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"syscall"
+	"testing"
+)
+
+// Sizes kept by the mount (known.go, wroteHere): a file this mount made
+// in a directory it holds, written from its start without a gap, has its
+// size and blocks answered by the mount after each write, without waiting
+// for the data to reach the I/O servers and asking each its datafile's
+// size; and they are what the servers then report.
+func TestSizeKeptForAFileWrittenHere(t *testing.T) {
+	p := spawn(t)
+	var calls callCounter
+	m := mountCounting(t, p, &calls)
+	waitLease(t, m)
+	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(m.path("d", "f"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	before := sizes()
+	// Writes of tar's size, then across the first strip (64 KiB) onto
+	// the second datafile, and an overwrite: tar's futimens and fchmod
+	// after each, and fstat.
+	var want []byte
+	for _, w := range []struct {
+		off int64
+		n   int
+	}{{0, 100}, {100, 5000}, {5100, 70000}, {10, 20}} {
+		b := bytes.Repeat([]byte{byte(w.n)}, w.n)
+		if _, err := f.WriteAt(b, w.off); err != nil {
+			t.Fatal(err)
+		}
+		if end := int(w.off) + w.n; end > len(want) {
+			want = append(want, make([]byte, end-len(want))...)
+		}
+		copy(want[w.off:], b)
+		if err := f.Chmod(0o600); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat()
+		if err != nil || st.Size() != int64(len(want)) {
+			t.Fatalf("fstat after a write ending at %d: %v, size %d; want %d", int(w.off)+w.n, err, st.Size(), len(want))
+		}
+	}
+	if n := sizes() - before; n != 0 {
+		t.Errorf("writes, fchmods and fstats of a file made here sent %d size requests to the I/O servers, want 0", n)
+	}
+	var mine syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What the servers say (a native client's stat recalls the
+	// directory: the mount's queue is applied first).
+	fi, err := dial(t, p).Stat(context.Background(), "/d/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size != mine.Size || fi.Allocated != mine.Blocks*512 {
+		t.Errorf("the mount said size %d, %d blocks; the servers say size %d, %d bytes allocated (%d blocks)",
+			mine.Size, mine.Blocks, fi.Size, fi.Allocated, fi.Allocated/512)
+	}
+	if got, err := os.ReadFile(m.path("d", "f")); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("read back: %v, %d bytes (equal %v)", err, len(got), bytes.Equal(got, want))
+	}
+}
+
+// A write that leaves a hole, and a file the mount did not make in a
+// directory it holds, are asked of the servers as before.
+func TestSizeAskedWhereTheMountCannotTell(t *testing.T) {
+	p := spawn(t)
+	var calls callCounter
+	m := mountCounting(t, p, &calls)
+	waitLease(t, m)
+	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	for _, c := range []struct {
+		name string
+		path string
+		off  int64
+	}{
+		{"a hole in a file made here", m.path("d", "sparse"), 1 << 20},
+		{"a file in the root, which is never delegated", m.path("top"), 0},
+	} {
+		f, err := os.OpenFile(c.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := sizes()
+		if _, err := f.WriteAt([]byte("x"), c.off); err != nil {
+			t.Fatal(err)
+		}
+		st, err := f.Stat()
+		f.Close()
+		if err != nil || st.Size() != c.off+1 {
+			t.Fatalf("%s: fstat after the write: %v, size %d; want %d", c.name, err, st.Size(), c.off+1)
+		}
+		if sizes() == before {
+			t.Errorf("%s: fstat after a write sent no size request to the I/O servers", c.name)
+		}
+	}
+}
