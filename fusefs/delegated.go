@@ -56,6 +56,11 @@ const (
 // it long so that only a wait for the queue can have applied it).
 var removeBatchDelay = 2 * time.Millisecond
 
+// delegateAnswered, if set, runs when the metadata server has answered a
+// request for a delegation, before the mount takes it (tests hold it
+// there while another client's request recalls the directory).
+var delegateAnswered func()
+
 // delegState is the mount's delegated directories and the operations
 // answered here and not yet applied by the metadata server.
 type delegState struct {
@@ -69,6 +74,12 @@ type delegState struct {
 	wake     chan struct{} // has a value when the queue grew or urgent was set
 	progress chan struct{} // closed and replaced whenever applied grows
 	off      bool          // the metadata server does not delegate
+	// asking holds the directories whose delegation has been asked for
+	// and not yet answered; true once a recall of one came meanwhile.
+	// The recall can overtake the grant (it comes through the watch
+	// loop, the grant on another connection), and was acknowledged with
+	// nothing to give up: such a grant is not taken.
+	asking   map[meta.FileID]bool
 	stop     context.CancelFunc
 	done     chan struct{}
 	failures int // batches that failed in a row
@@ -146,18 +157,28 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 	if off || gen == 0 || a.Mode&syscall.S_ISVTX != 0 {
 		return
 	}
+	d.mu.Lock()
+	if d.asking == nil {
+		d.asking = map[meta.FileID]bool{}
+	}
+	d.asking[a.ID] = false
+	d.mu.Unlock()
 	got, given, err := fsys.c.Delegate(meta.WithExpect(ctx, meta.Expect{Self: a.ID}), p)
-	if errors.Is(err, syscall.ENOSYS) {
-		d.mu.Lock()
-		d.off = true
-		d.mu.Unlock()
-		return
+	if delegateAnswered != nil {
+		delegateAnswered()
 	}
-	if err != nil || !given || fsys.leaseGen() != gen {
-		return // refused, or forgotten with the lease
-	}
+	sameLease := fsys.leaseGen() == gen
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	recalled := d.asking[a.ID]
+	delete(d.asking, a.ID)
+	if errors.Is(err, syscall.ENOSYS) {
+		d.off = true
+		return
+	}
+	if err != nil || !given || recalled || got.ID != a.ID || !sameLease {
+		return // refused, recalled already, or forgotten with the lease
+	}
 	if d.dirs == nil {
 		d.dirs = map[meta.FileID]delegDir{}
 	}
@@ -348,6 +369,9 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 	d.mu.Lock()
 	for _, c := range recalls {
 		delete(d.dirs, c.ID)
+		if _, ok := d.asking[c.ID]; ok {
+			d.asking[c.ID] = true
+		}
 	}
 	pending := d.applied < d.queued
 	d.mu.Unlock()

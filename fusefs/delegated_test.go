@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -397,5 +398,52 @@ func TestKilledHolderLosesOnlyItsQueue(t *testing.T) {
 	}
 	if f := res.Remaining(); len(f) != 0 {
 		t.Fatalf("fsck after the holder died: %+v", f)
+	}
+}
+
+// TestRecallBeforeTheGrant: a recall can reach the mount before the
+// answer that granted the delegation it recalls (the recall comes through
+// the watch loop, the grant on another connection); the mount then has
+// nothing to give up and acknowledges, so it must not take the grant that
+// arrives after. Had it taken it, it would think it held a directory
+// others change without recalling it, and would not see their names.
+func TestRecallBeforeTheGrant(t *testing.T) {
+	_, a, b := twoMounts(t)
+	granted, goOn := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(fusefs.SetDelegateAnswered(func() {
+		once.Do(func() {
+			close(granted)
+			<-goOn
+		})
+	}))
+	made := make(chan error, 1)
+	go func() { made <- os.Mkdir(a.path("d"), 0o755) }()
+	<-granted
+	// The metadata server has delegated d to a; b's create there
+	// recalls it, and returns once a has acknowledged.
+	writeFile(t, b.path("d", "x"), []byte("x"))
+	close(goOn)
+	if err := <-made; err != nil {
+		t.Fatal(err)
+	}
+	if err := statErr(a.path("d", "x")); err != nil {
+		t.Fatalf("a name made through another mount while the grant was on its way: stat: %v", err)
+	}
+	// Names made afterwards recall nothing (no one holds d) and must
+	// show through a at once.
+	for i := range 5 {
+		name := fmt.Sprint("y", i)
+		writeFile(t, b.path("d", name), []byte("y"))
+		if err := statErr(a.path("d", name)); err != nil {
+			t.Fatalf("%s made through another mount after the recall: stat through the mount that made d: %v", name, err)
+		}
+	}
+	// And a's unlinks there go to the metadata server, where b sees them.
+	if err := os.Remove(a.path("d", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := statErr(b.path("d", "x")); !os.IsNotExist(err) {
+		t.Fatalf("stat through the other mount of a name the first removed: %v, want ENOENT", err)
 	}
 }

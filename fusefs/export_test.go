@@ -9,3 +9,10 @@ func SetRemoveBatchDelay(d time.Duration) (restore func()) {
 	removeBatchDelay = d
 	return func() { removeBatchDelay = old }
 }
+
+// SetDelegateAnswered makes f run when the metadata server has answered a
+// request for a delegation, before the mount takes it.
+func SetDelegateAnswered(f func()) (restore func()) {
+	delegateAnswered = f
+	return func() { delegateAnswered = nil }
+}
