@@ -173,6 +173,7 @@ func (fsys *fileSystem) madeHere(of *openFile, dir meta.FileID) {
 // notMadeHere ends what madeHere began, for a file renamed or linked: it
 // may be known elsewhere from now on.
 func (fsys *fileSystem) notMadeHere(id meta.FileID) {
+	fsys.dropMadeSize(id)
 	if of := fsys.openFile(id); of != nil {
 		of.madeIn.Store(0)
 	}

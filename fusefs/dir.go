@@ -183,6 +183,10 @@ func (d *dirStream) sizes(ctx context.Context) {
 			d.usage[i] = u
 			continue
 		}
+		if u, ok := d.fsys.madeSize(a.ID, d.dir.id); ok {
+			d.usage[i] = u
+			continue
+		}
 		ask, at = append(ask, a), append(at, i)
 	}
 	if len(ask) == 0 {

@@ -283,6 +283,8 @@ func accessFor(flags uint32) uint32 {
 func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall.Errno) {
 	fsys := n.fsys
 	p := n.path()
+	// Before retain: madeSize answers only for a file not open here.
+	kept, keptDir, isKept := fsys.keptFor(n)
 	of, direct, orphan := fsys.retain(n.id, flags)
 	h := &handle{fsys: fsys, n: n, of: of, direct: direct}
 	if orphan {
@@ -293,13 +295,14 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		}
 		return h, openFlags(flags, direct), 0
 	}
-	if flags&syscall.O_APPEND != 0 && fsys.ttl() > 0 && !fsys.fresh(n.id) {
+	if flags&syscall.O_APPEND != 0 && fsys.ttl() > 0 && !fsys.fresh(n.id) && !isKept {
 		// The kernel appends at the size it holds, and a cached name
 		// means no lookup gave it the current one: ESTALE makes it look
 		// the name up (fresh attributes) and open again.
 		h.release(ctx)
 		return nil, 0, syscall.ESTALE
 	}
+	start, gen, notes, writes := time.Now(), fsys.leaseGen(), of.notesNow(), of.writes.Load()
 	a, err := fsys.c.Access(ctx, n.id, accessFor(flags))
 	if err != nil {
 		h.release(ctx)
@@ -328,6 +331,12 @@ func (n *node) open(ctx context.Context, flags uint32) (*handle, uint32, syscall
 		of.refreshLocked(a)
 	}
 	of.mu.Unlock()
+	if isKept {
+		// Its size is still the one kept at its last close: no one else
+		// can have opened it since (madesizes.go).
+		fsys.remember(of, a, kept, start, gen, notes, writes)
+		fsys.madeHere(of, keptDir)
+	}
 	if flags&syscall.O_TRUNC != 0 {
 		of.wb.wait()
 		err := of.file().TruncateContext(ctx, 0)
@@ -704,5 +713,7 @@ func (h *handle) release(ctx context.Context) {
 		if err := fsys.c.RemoveData(ctx, h.n.path(), gone); err != nil {
 			fsys.errno("remove data", h.n.path(), err)
 		}
+		return
 	}
+	fsys.keepMadeSize(of)
 }

@@ -49,6 +49,7 @@ type fileSystem struct {
 	// listings the first pages of listings read just now.
 	recent   recentSizes
 	listings recentListings
+	made     madeSizes // sizes of files made here, after their last close
 	// dirAttrs holds the attributes last answered for directories
 	// (dirattrs.go).
 	dirAttrs dirAttrs
@@ -327,8 +328,11 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	var u client.Usage
 	if a.Kind == meta.KindFile {
 		n.fsys.settle(a.ID)
-		if u, err = n.fsys.c.UsageOf(ctx, a); err != nil {
-			return nil, n.fsys.errno("lookup", p, err)
+		var ok bool
+		if u, ok = n.fsys.madeSize(a.ID, n.id); !ok {
+			if u, err = n.fsys.c.UsageOf(ctx, a); err != nil {
+				return nil, n.fsys.errno("lookup", p, err)
+			}
 		}
 	}
 	start := time.Now()
@@ -416,6 +420,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		if n.dir {
 			return syscall.EISDIR
 		}
+		n.fsys.dropMadeSize(n.id)
 		if _, isHandle := fh.(*handle); !isHandle && orphan == nil {
 			// truncate(2) by name: the caller must be allowed to write the file
 			// (ftruncate's descriptor was checked at open).

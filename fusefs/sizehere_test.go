@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/pario/pario/fusefs"
 )
 
 // Sizes kept by the mount (known.go, wroteHere): a file this mount made
@@ -112,5 +114,83 @@ func TestSizeAskedWhereTheMountCannotTell(t *testing.T) {
 		if sizes() == before {
 			t.Errorf("%s: fstat after a write sent no size request to the I/O servers", c.name)
 		}
+	}
+}
+
+// The sizes of files this mount made and closed in a directory it holds
+// answer its listings (ls -l, rm -r) without asking the I/O servers, and
+// another client's request for the directory ends that: its writes then
+// show here.
+func TestListingsUseSizesKeptHere(t *testing.T) {
+	p := spawn(t)
+	var calls callCounter
+	a := mountCounting(t, p, &calls)
+	b := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	waitLease(t, b)
+	files, _ := makeLikeTar(t, a.path("d"), 20)
+	big := a.path("d", "big")
+	for _, n := range []int{5000, 70000} { // two appends, across the first strip
+		f, err := os.OpenFile(big, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(bytes.Repeat([]byte("b"), n)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReleased(t, a)
+	listed := func() map[string]syscall.Stat_t {
+		t.Helper()
+		ents, err := os.ReadDir(a.path("d"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]syscall.Stat_t{}
+		for _, e := range ents {
+			var st syscall.Stat_t
+			if err := syscall.Lstat(a.path("d", e.Name()), &st); err != nil {
+				t.Fatal(err)
+			}
+			out[e.Name()] = st
+		}
+		return out
+	}
+	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	before := sizes()
+	got := listed()
+	if len(got) != len(files)+1 || got["f000"].Size != 4 || got["big"].Size != 75000 {
+		t.Fatalf("listing: %d entries, f000 %d bytes, big %d bytes; want %d, 4, 75000", len(got), got["f000"].Size, got["big"].Size, len(files)+1)
+	}
+	if n := sizes() - before; n != 0 {
+		t.Errorf("ls -l of a directory the mount made and holds sent %d size requests to the I/O servers, want 0", n)
+	}
+	// The blocks are what the servers report.
+	c := dial(t, p)
+	for _, name := range []string{"f000", "big"} {
+		fi, err := c.Stat(context.Background(), "/d/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := got[name]; fi.Size != st.Size || fi.Allocated != st.Blocks*512 {
+			t.Errorf("%s: the mount listed size %d, %d blocks; the servers say %d, %d bytes allocated", name, st.Size, st.Blocks, fi.Size, fi.Allocated)
+		}
+	}
+	// The native client's stats recalled d: another mount's append shows.
+	f, err := os.OpenFile(b.path("d", "f001"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); got["f001"].Size != 8 {
+		t.Errorf("after another mount's append, the mount that made the file lists %d bytes, want 8", got["f001"].Size)
 	}
 }

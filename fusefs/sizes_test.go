@@ -52,7 +52,7 @@ func TestSizesRetriesOnce(t *testing.T) {
 				return us, errs
 			}
 			fsys := &fileSystem{open: map[meta.FileID]*openFile{}, opts: Options{OpTimeout: time.Minute}}
-			d := &dirStream{fsys: fsys, page: []meta.DirEntry{
+			d := &dirStream{fsys: fsys, dir: &node{fsys: fsys, id: 5}, page: []meta.DirEntry{
 				{Name: "a", Attr: meta.Attr{ID: 1, Kind: meta.KindFile}},
 				{Name: "d", Attr: meta.Attr{ID: 3, Kind: meta.KindDir}},
 				{Name: "b", Attr: meta.Attr{ID: 2, Kind: meta.KindFile}},
