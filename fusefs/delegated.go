@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,7 +60,7 @@ var removeBatchDelay = 2 * time.Millisecond
 // delegateAnswered, if set, runs when the metadata server has answered a
 // request for a delegation, before the mount takes it (tests hold it
 // there while another client's request recalls the directory).
-var delegateAnswered func()
+var delegateAnswered atomic.Pointer[func()]
 
 // delegState is the mount's delegated directories and the operations
 // answered here and not yet applied by the metadata server.
@@ -164,8 +165,8 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 	d.asking[a.ID] = false
 	d.mu.Unlock()
 	got, given, err := fsys.c.Delegate(meta.WithExpect(ctx, meta.Expect{Self: a.ID}), p)
-	if delegateAnswered != nil {
-		delegateAnswered()
+	if f := delegateAnswered.Load(); f != nil {
+		(*f)()
 	}
 	sameLease := fsys.leaseGen() == gen
 	d.mu.Lock()

@@ -13,6 +13,6 @@ func SetRemoveBatchDelay(d time.Duration) (restore func()) {
 // SetDelegateAnswered makes f run when the metadata server has answered a
 // request for a delegation, before the mount takes it.
 func SetDelegateAnswered(f func()) (restore func()) {
-	delegateAnswered = f
-	return func() { delegateAnswered = nil }
+	delegateAnswered.Store(&f)
+	return func() { delegateAnswered.Store(nil) }
 }
