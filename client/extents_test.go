@@ -33,25 +33,32 @@ func TestExtentsMergeWholeStripes(t *testing.T) {
 	}
 }
 
+// drawDistribution draws one of the built-in distributions over 1 to 6
+// datafiles, with strips of up to maxStrip bytes.
+func drawDistribution(t *rapid.T, maxStrip int) dist.Distribution {
+	n := rapid.IntRange(1, 6).Draw(t, "servers")
+	layouts := []string{
+		"simple_stripe:strip_size=" + itoa(rapid.IntRange(1, maxStrip).Draw(t, "strip")),
+		"basic",
+		"twod_stripe:num_groups=2,strip_size=" + itoa(rapid.IntRange(1, maxStrip*3/5).Draw(t, "tstrip")) + ",group_strip_factor=3",
+	}
+	l, err := dist.ParseLayout(layouts[rapid.IntRange(0, len(layouts)-1).Draw(t, "layout")])
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.Build(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestExtentsCoverExactly: under any distribution, the extents' buffers
 // are exactly the caller's bytes, each once, and each extent is one
 // contiguous physical run on its datafile.
 func TestExtentsCoverExactly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(1, 6).Draw(t, "servers")
-		layouts := []string{
-			"simple_stripe:strip_size=" + itoa(rapid.IntRange(1, 5000).Draw(t, "strip")),
-			"basic",
-			"twod_stripe:num_groups=2,strip_size=" + itoa(rapid.IntRange(1, 3000).Draw(t, "tstrip")) + ",group_strip_factor=3",
-		}
-		l, err := dist.ParseLayout(layouts[rapid.IntRange(0, len(layouts)-1).Draw(t, "layout")])
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := l.Build(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := drawDistribution(t, 5000)
 		off := int64(rapid.IntRange(0, 100000).Draw(t, "off"))
 		p := make([]byte, rapid.IntRange(0, 50000).Draw(t, "len"))
 		for i := range p {

@@ -46,20 +46,7 @@ func TestGrownTable(t *testing.T) {
 // by byte run with dist.Split), and Grown follows it write by write.
 func TestGrownFollowsTheDatafiles(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(1, 6).Draw(t, "servers")
-		layouts := []string{
-			"simple_stripe:strip_size=" + itoa(rapid.IntRange(1, 20000).Draw(t, "strip")),
-			"basic",
-			"twod_stripe:num_groups=2,strip_size=" + itoa(rapid.IntRange(1, 9000).Draw(t, "tstrip")) + ",group_strip_factor=3",
-		}
-		l, err := dist.ParseLayout(layouts[rapid.IntRange(0, len(layouts)-1).Draw(t, "layout")])
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := l.Build(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := drawDistribution(t, 20000)
 		ends := make([]int64, d.Datafiles()) // each datafile's written end
 		var u Usage
 		for range rapid.IntRange(1, 20).Draw(t, "writes") {

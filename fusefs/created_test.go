@@ -21,7 +21,7 @@ func TestCreatedFileAnsweredHere(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	getbyid, size := calls.get("meta getbyid"), calls.get("data size")+calls.get("data usageBatch")
+	getbyid, size := calls.get("meta getbyid"), calls.sizeRequests()
 	st, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestCreatedFileAnsweredHere(t *testing.T) {
 	if n := calls.get("meta getbyid") - getbyid; n != 0 {
 		t.Errorf("fstat and futimens of a file just created here sent %d metadata getbyid requests, want 0", n)
 	}
-	if n := calls.get("data size") + calls.get("data usageBatch") - size; n != 0 {
+	if n := calls.sizeRequests() - size; n != 0 {
 		t.Errorf("fstat and futimens of a file just created here sent %d size requests to the I/O servers, want 0", n)
 	}
 	// Written, it is asked afresh.

@@ -20,13 +20,7 @@ import (
 // Creating files in a directory made here asks the metadata server for no
 // lookup, and neither does a stat of a name this mount removed.
 func TestAbsentNamesAnsweredHere(t *testing.T) {
-	p := spawn(t)
-	var calls callCounter
-	m := mountCounting(t, p, &calls)
-	waitLease(t, m)
-	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	_, m, calls := countingWithDir(t)
 	if err := os.Mkdir(m.path("d", "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,24 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
 )
+
+// countingWithDir starts a cluster, mounts it counting the mount's
+// requests to the servers, and, once the mount holds its lease, makes
+// directory d through it (so delegated to it).
+func countingWithDir(t *testing.T) (*cluster.Processes, *mounted, *callCounter) {
+	t.Helper()
+	p := spawn(t)
+	calls := &callCounter{}
+	m := mountCounting(t, p, calls)
+	waitLease(t, m)
+	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p, m, calls
+}
 
 // Sizes kept by the mount (known.go, wroteHere): a file this mount made
 // in a directory it holds, written from its start without a gap, has its
@@ -16,19 +32,13 @@ import (
 // for the data to reach the I/O servers and asking each its datafile's
 // size; and they are what the servers then report.
 func TestSizeKeptForAFileWrittenHere(t *testing.T) {
-	p := spawn(t)
-	var calls callCounter
-	m := mountCounting(t, p, &calls)
-	waitLease(t, m)
-	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p, m, calls := countingWithDir(t)
 	f, err := os.OpenFile(m.path("d", "f"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	sizes := calls.sizeRequests
 	before := sizes()
 	// Writes of tar's size, then across the first strip (64 KiB) onto
 	// the second datafile, and an overwrite: tar's futimens and fchmod
@@ -82,14 +92,8 @@ func TestSizeKeptForAFileWrittenHere(t *testing.T) {
 // A write that leaves a hole, and a file the mount did not make in a
 // directory it holds, are asked of the servers as before.
 func TestSizeAskedWhereTheMountCannotTell(t *testing.T) {
-	p := spawn(t)
-	var calls callCounter
-	m := mountCounting(t, p, &calls)
-	waitLease(t, m)
-	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	_, m, calls := countingWithDir(t)
+	sizes := calls.sizeRequests
 	for _, c := range []struct {
 		name string
 		path string
@@ -159,7 +163,7 @@ func TestListingsUseSizesKeptHere(t *testing.T) {
 		}
 		return out
 	}
-	sizes := func() int { return calls.get("data size") + calls.get("data usageBatch") }
+	sizes := calls.sizeRequests
 	before := sizes()
 	got := listed()
 	if len(got) != len(files)+1 || got["f000"].Size != 4 || got["big"].Size != 75000 {

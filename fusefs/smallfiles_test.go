@@ -249,6 +249,12 @@ func (c *callCounter) observe(service, _ string, ops wire.OpTable) wire.CallObse
 	return callObserver{c, service, ops}
 }
 
+// sizeRequests counts the size requests to the I/O servers: one per
+// datafile, or one batch per server.
+func (c *callCounter) sizeRequests() int {
+	return c.get("data size") + c.get("data usageBatch")
+}
+
 func (c *callCounter) get(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
