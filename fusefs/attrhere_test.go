@@ -234,3 +234,32 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 		}
 	}
 }
+
+// A write sends the metadata server nothing, so it does not wait for the
+// attribute changes queued before it: tar x's write of a file after it
+// set the mode and times of the one before, or of this one.
+func TestWritesDoNotWaitForTheQueue(t *testing.T) {
+	slowBatches(t)
+	_, a, _ := twoMounts(t)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		f, err := os.OpenFile(a.path("d", fmt.Sprint("f", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Chmod(0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("data")); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := a.Stats(); st.SetattrsHere == 0 || st.PendingHere != st.SetattrsHere {
+		t.Fatalf("%d attribute changes answered here, %d still pending after the writes; want all pending (the writes waited for the queue)", st.SetattrsHere, st.PendingHere)
+	}
+}

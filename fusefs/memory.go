@@ -138,7 +138,7 @@ func MemoryLimit(budget int64) int64 {
 // buffer, waiting at most OpTimeout for room (the writes holding it are
 // each bounded by OpTimeout, so a longer wait means the servers are gone).
 func (fsys *fileSystem) takeMemory(ctx context.Context, n int, path string) (int64, syscall.Errno) {
-	ctx, cancel := fsys.ctx(ctx)
+	ctx, cancel := fsys.ctxNoWait(ctx) // a write sends the metadata server nothing
 	defer cancel()
 	held, err := fsys.mem.acquire(ctx, int64(n))
 	if err != nil {
