@@ -237,8 +237,10 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 
 // A write sends the metadata server nothing, so it does not wait for the
 // attribute changes queued before it: tar x's write of a file after it
-// set the mode and times of the one before, or of this one.
-func TestWritesDoNotWaitForTheQueue(t *testing.T) {
+// set the mode and times of the one before, or of this one. Nor does the
+// chmod and utimes tar makes of each directory at the end: the attribute
+// changes of the files in it do not change its answer.
+func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 	slowBatches(t)
 	_, a, _ := twoMounts(t)
 	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
@@ -261,5 +263,20 @@ func TestWritesDoNotWaitForTheQueue(t *testing.T) {
 	}
 	if st := a.Stats(); st.SetattrsHere == 0 || st.PendingHere != st.SetattrsHere {
 		t.Fatalf("%d attribute changes answered here, %d still pending after the writes; want all pending (the writes waited for the queue)", st.SetattrsHere, st.PendingHere)
+	}
+	when := time.Unix(1_500_000_000, 0)
+	if err := os.Chmod(a.path("d"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(a.path("d"), when, when); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Stats(); st.PendingHere != st.SetattrsHere {
+		t.Fatalf("%d of %d attribute changes still pending after the directory's chmod and utimes; want all (they waited for the queue)", st.PendingHere, st.SetattrsHere)
+	}
+	// What the directory's owner sees is what was set.
+	st, err := os.Stat(a.path("d"))
+	if err != nil || st.Mode().Perm() != 0o750 || !st.ModTime().Equal(when) {
+		t.Fatalf("the directory: %v, mode %v, mtime %v; want -rwxr-x---, %v", err, st.Mode().Perm(), st.ModTime(), when)
 	}
 }

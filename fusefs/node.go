@@ -87,6 +87,16 @@ func (fsys *fileSystem) ctxFor(ctx context.Context, id meta.FileID) (context.Con
 	return fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.touches(id) })
 }
 
+// ctxIn is ctx for a request that reads an entry of directory dir (a
+// lookup): it waits for the queued operations in dir (the entry's own
+// attribute changes among them: a file answered here has its one name
+// there) and for every queued unlink and rmdir (one may be in the entry,
+// a directory whose link count and times it changes), not for the
+// attribute changes of files elsewhere.
+func (fsys *fileSystem) ctxIn(ctx context.Context, dir meta.FileID) (context.Context, context.CancelFunc) {
+	return fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.op.Dir == dir || q.removes() })
+}
+
 // ctxNew is ctx for a request that makes a new name (create, mkdir,
 // mknod): it waits for the queued unlinks and rmdirs, one of which may
 // free the name, but not for the attribute changes after them, which
@@ -317,7 +327,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if n.fsys.knowsAbsent(n.id, name) {
 		return nil, syscall.ENOENT // queued unlinks included (names.go)
 	}
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxIn(ctx, n.id)
 	defer cancel()
 	p := n.child(name)
 	asked := time.Now()
@@ -413,7 +423,11 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return errno
 		}
 	}
-	if err := n.fsys.flushQueue(ctx); err != nil {
+	// Only the queued changes of this inode (its entries', for a
+	// directory) can change what the server answers: tar's chmod and
+	// utimes of each directory it made do not wait for the attribute
+	// changes of the files it made there.
+	if err := n.fsys.flushThrough(ctx, func(q queuedOp) bool { return q.touches(n.id) }); err != nil {
 		return n.fsys.errno("setattr", p, err)
 	}
 	if sized {
