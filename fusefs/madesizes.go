@@ -95,8 +95,8 @@ func (fsys *fileSystem) madeSize(id, dir meta.FileID) (client.Usage, bool) {
 	return e.u, true
 }
 
-// dropMadeSize forgets the size kept for file id: it is open again,
-// truncated, or has another name.
+// dropMadeSize forgets the size kept for file id: it is being truncated
+// by name, or renamed or linked (it may be known elsewhere from then on).
 func (fsys *fileSystem) dropMadeSize(id meta.FileID) {
 	s := &fsys.made
 	s.mu.Lock()
