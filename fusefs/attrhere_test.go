@@ -243,6 +243,7 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 	slowBatches(t)
 	_, a, _ := twoMounts(t)
+	writeFile(t, a.path("other"), []byte("other"))
 	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -261,8 +262,12 @@ func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Nor does opening and reading another file.
+	if got := readFile(t, a.path("other")); string(got) != "other" {
+		t.Fatalf("other reads %q", got)
+	}
 	if st := a.Stats(); st.SetattrsHere == 0 || st.PendingHere != st.SetattrsHere {
-		t.Fatalf("%d attribute changes answered here, %d still pending after the writes; want all pending (the writes waited for the queue)", st.SetattrsHere, st.PendingHere)
+		t.Fatalf("%d attribute changes answered here, %d still pending after the writes and another file's read; want all pending (they waited for the queue)", st.SetattrsHere, st.PendingHere)
 	}
 	when := time.Unix(1_500_000_000, 0)
 	if err := os.Chmod(a.path("d"), 0o750); err != nil {

@@ -686,7 +686,9 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 // Open opens a file: its attributes are read afresh (close-to-open) and
 // the kernel drops its cached pages of it (no FOPEN_KEEP_CACHE).
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	ctx, cancel := n.fsys.ctx(ctx)
+	// Its metadata request (the access check, by ID) is about this file
+	// alone: the queued changes of others cannot change its answer.
+	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
 	defer cancel()
 	h, fuseFlags, errno := n.open(ctx, flags)
 	if errno != 0 {
