@@ -41,8 +41,8 @@ func TestSizeKeptForAFileWrittenHere(t *testing.T) {
 	sizes := calls.sizeRequests
 	before := sizes()
 	// Writes of tar's size, then across the first strip (64 KiB) onto
-	// the second datafile, and an overwrite: tar's futimens and fchmod
-	// after each, and fstat.
+	// the second datafile, and an overwrite; after each an fchmod (as
+	// tar makes) and an fstat.
 	var want []byte
 	for _, w := range []struct {
 		off int64
