@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/pario/pario/fusefs"
 )
@@ -244,6 +247,9 @@ func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 	slowBatches(t)
 	_, a, _ := twoMounts(t)
 	writeFile(t, a.path("other"), []byte("other"))
+	if err := os.Symlink("other", a.path("lnk")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -262,12 +268,22 @@ func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Nor does opening and reading another file.
+	// Nor do an open, a read, access(2), a readlink and a getxattr of
+	// other inodes.
 	if got := readFile(t, a.path("other")); string(got) != "other" {
 		t.Fatalf("other reads %q", got)
 	}
+	if err := syscall.Access(a.path("other"), 4); err != nil {
+		t.Fatalf("access(other, R_OK): %v", err)
+	}
+	if target, err := os.Readlink(a.path("lnk")); err != nil || target != "other" {
+		t.Fatalf("readlink: %q, %v", target, err)
+	}
+	if _, err := unix.Getxattr(a.path("other"), fusefs.XattrServers, make([]byte, 256)); err != nil {
+		t.Fatalf("getxattr %s: %v", fusefs.XattrServers, err)
+	}
 	if st := a.Stats(); st.SetattrsHere == 0 || st.PendingHere != st.SetattrsHere {
-		t.Fatalf("%d attribute changes answered here, %d still pending after the writes and another file's read; want all pending (they waited for the queue)", st.SetattrsHere, st.PendingHere)
+		t.Fatalf("%d attribute changes answered here, %d still pending after the writes and the requests about other inodes; want all pending (they waited for the queue)", st.SetattrsHere, st.PendingHere)
 	}
 	when := time.Unix(1_500_000_000, 0)
 	if err := os.Chmod(a.path("d"), 0o750); err != nil {

@@ -392,7 +392,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 // group and mode. With default_permissions (AllowOther) the kernel checks
 // by itself and does not ask.
 func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
-	ctx, cancel := n.fsys.ctx(ctx)
+	ctx, cancel := n.fsys.ctxFor(ctx, n.id) // by ID: this inode alone
 	defer cancel()
 	_, err := n.fsys.c.Access(ctx, n.id, mask&(meta.MayRead|meta.MayWrite|meta.MayExec))
 	if errors.Is(err, fs.ErrNotExist) {
