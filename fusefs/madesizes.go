@@ -22,8 +22,8 @@ import (
 // keeps it afresh or drops it. Listings and lookups in that directory take
 // it from here, and an open of the file starts from it.
 
-// maxMadeSizes bounds the sizes kept (some 4 MiB); past it, those not used
-// for madeSizeAge go, then all (makeRoom).
+// maxMadeSizes bounds the sizes kept (some 4 MiB); past it, those kept
+// more than madeSizeAge ago go, then all (makeRoom).
 const (
 	maxMadeSizes = 1 << 16
 	madeSizeAge  = time.Minute
@@ -46,8 +46,8 @@ type madeSize struct {
 // usage is current; else it forgets what was kept.
 func (fsys *fileSystem) keepMadeSize(of *openFile) {
 	dir := meta.FileID(of.madeIn.Load())
-	k, ok := fsys.current(of)
-	ok = ok && dir != 0 && fsys.holds(dir) && k.gen == fsys.leaseGen()
+	k, ok := fsys.current(of) // current under the lease held now
+	ok = ok && dir != 0 && fsys.holds(dir)
 	// Under the open files' lock, which retain opens under: an open that
 	// came since this last close has its own last close to come.
 	fsys.mu.Lock()
