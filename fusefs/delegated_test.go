@@ -90,6 +90,11 @@ func TestUnlinksAnsweredHereAreSeenElsewhere(t *testing.T) {
 	const n = 200
 	files := makeFiles(t, a.path("d"), n)
 	waitReleased(t, a)
+	// The files' modification times, recorded here at each close, are
+	// queued too; the listing below waits for those (its attributes show
+	// them), and the batch that carries them carries the unlinks behind
+	// them. Send them first, so that only the unlinks are pending.
+	syncDir(t, a.path("d"))
 	removeAll(t, files)
 	if got := a.Stats().UnlinksHere; got != n {
 		t.Fatalf("%d of %d unlinks answered by the mount; want all (the directory is delegated to it)", got, n)
@@ -445,5 +450,18 @@ func TestRecallBeforeTheGrant(t *testing.T) {
 	}
 	if err := statErr(b.path("d", "x")); !os.IsNotExist(err) {
 		t.Fatalf("stat through the other mount of a name the first removed: %v, want ENOENT", err)
+	}
+}
+
+// syncDir fsyncs directory p: the mount sends what it queued first.
+func syncDir(t *testing.T, p string) {
+	t.Helper()
+	d, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		t.Fatalf("fsync %s: %v", p, err)
 	}
 }
