@@ -86,6 +86,15 @@ type delegState struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 	failures int // batches that failed in a row
+
+	// The creates answered here (createhere.go): the token naming this
+	// mount's reservations, each held directory's spare IDs, and whether
+	// the metadata server reserves none.
+	owner     uint64
+	spare     map[meta.FileID]*spareIDs
+	noReserve bool
+	creates   uint64 // operations queued that are creates
+	returns   uint64 // those that give a reserved ID back
 }
 
 type delegDir struct {
@@ -102,15 +111,26 @@ type queuedOp struct {
 }
 
 // removes reports whether the operation removes a name.
-func (q queuedOp) removes() bool { return q.op.SetAttr == nil }
+func (q queuedOp) removes() bool {
+	return q.op.SetAttr == nil && q.op.Create == nil && !q.op.Unreserve
+}
 
-// touches reports whether the operation changes inode id: removes it or
-// a name in it, or changes its attributes.
+// touches reports whether the operation changes inode id: makes it,
+// removes it or a name in it, adds a name to it, or changes its
+// attributes. A reserved ID given back is no one's.
 func (q queuedOp) touches(id meta.FileID) bool {
-	if q.op.SetAttr != nil {
+	switch {
+	case q.op.Unreserve:
+		return false
+	case q.op.SetAttr != nil:
 		return q.op.Self == id
 	}
 	return q.op.Dir == id || q.op.Self == id
+}
+
+// addsTo reports whether the operation makes a file in directory dir.
+func (q queuedOp) addsTo(dir meta.FileID) bool {
+	return q.op.Create != nil && q.op.Dir == dir
 }
 
 // changesAttrsIn reports whether the operation changes the attributes of
@@ -124,6 +144,7 @@ func (fsys *fileSystem) startDelegations() {
 	d := &fsys.deleg
 	ctx, cancel := context.WithCancel(context.Background())
 	d.mu.Lock()
+	d.owner = newOwnerToken()
 	d.wake = make(chan struct{}, 1)
 	d.progress = make(chan struct{})
 	d.stop, d.done = cancel, make(chan struct{})
@@ -141,9 +162,14 @@ func (fsys *fileSystem) stopDelegations() {
 	if d.stop == nil {
 		return
 	}
+	d.mu.Lock()
+	for dir := range d.spare {
+		d.giveBackLocked(dir)
+	}
+	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
 	if err := fsys.flushQueue(ctx); err != nil {
-		fsys.log.Error("pario mount: unlinks and attribute changes answered here were not all applied by the metadata server before unmount", "err", err)
+		fsys.log.Error("pario mount: creates, unlinks and attribute changes answered here were not all applied by the metadata server before unmount", "err", err)
 	}
 	cancel()
 	d.stop()
@@ -322,8 +348,13 @@ func (n *node) removeHere(ctx context.Context, what string, op meta.BatchOp) (bo
 func (d *delegState) enqueueLocked(op meta.BatchOp, cred meta.Cred) {
 	d.queue = append(d.queue, queuedOp{op: op, cred: cred})
 	d.queued++
-	if op.SetAttr != nil {
+	switch {
+	case op.SetAttr != nil:
 		d.setattrs++
+	case op.Create != nil:
+		d.creates++
+	case op.Unreserve:
+		d.returns++
 	}
 	select {
 	case d.wake <- struct{}{}:
@@ -344,7 +375,7 @@ func (fsys *fileSystem) delegatedAttr(dir meta.FileID, a meta.Attr, err error) {
 	switch {
 	case !ok:
 	case err != nil || a.ID != dir || a.Mode&syscall.S_ISVTX != 0:
-		delete(d.dirs, dir)
+		d.dropDirLocked(dir)
 	default:
 		g.attr = a
 		d.dirs[dir] = g
@@ -355,7 +386,7 @@ func (fsys *fileSystem) delegatedAttr(dir meta.FileID, a meta.Attr, err error) {
 func (fsys *fileSystem) undelegate(dir meta.FileID) {
 	d := &fsys.deleg
 	d.mu.Lock()
-	delete(d.dirs, dir)
+	d.dropDirLocked(dir)
 	d.mu.Unlock()
 }
 
@@ -371,7 +402,7 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 	d := &fsys.deleg
 	d.mu.Lock()
 	for _, c := range recalls {
-		delete(d.dirs, c.ID)
+		d.dropDirLocked(c.ID)
 		if _, ok := d.asking[c.ID]; ok {
 			d.asking[c.ID] = true
 		}
@@ -394,6 +425,9 @@ func (fsys *fileSystem) leaseChanged() {
 	d := &fsys.deleg
 	d.mu.Lock()
 	d.dirs = nil
+	for dir := range d.spare {
+		d.giveBackLocked(dir)
+	}
 	d.mu.Unlock()
 }
 
@@ -498,9 +532,18 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 			continue
 		}
 		for i, e := range errs {
+			if e == nil {
+				continue
+			}
+			if ops[i].Create != nil {
+				// The file the caller was told it made is not there.
+				fsys.log.Error("pario mount: a create answered here was refused by the metadata server: the file and what was written to it are lost",
+					"path", fmt.Sprintf("#%d/%s", ops[i].Dir, ops[i].Name), "err", e)
+				continue
+			}
 			// Gone or replaced: someone else removed or replaced it after
 			// the delegation was recalled, which the unlink precedes.
-			if e != nil && !errors.Is(e, syscall.ENOENT) && !errors.Is(e, syscall.ESTALE) {
+			if !errors.Is(e, syscall.ENOENT) && !errors.Is(e, syscall.ESTALE) {
 				what := "unlink"
 				if ops[i].SetAttr != nil {
 					what = "setattr"

@@ -166,8 +166,9 @@ type Stats struct {
 	// delegated to it (delegated.go), SetattrsHere the attribute changes
 	// of files made there (attrhere.go), PendingHere those of either the
 	// metadata server has not applied yet, Batches the batches that
-	// carried them there.
-	UnlinksHere, SetattrsHere, PendingHere, Batches uint64
+	// carried them there. CreatesHere counts the creates answered by the
+	// mount there (createhere.go).
+	UnlinksHere, SetattrsHere, CreatesHere, PendingHere, Batches uint64
 	// ListingsReused counts the opendirs answered with a listing's first
 	// page read just before (dir.go, recentListings).
 	ListingsReused uint64
@@ -367,7 +368,7 @@ func (m *Server) Stats() Stats {
 	}
 	d := &m.fsys.deleg
 	d.mu.Lock()
-	st.UnlinksHere, st.SetattrsHere, st.PendingHere = d.queued-d.setattrs, d.setattrs, d.queued-d.applied
+	st.UnlinksHere, st.SetattrsHere, st.CreatesHere, st.PendingHere = d.queued-d.setattrs-d.creates-d.returns, d.setattrs, d.creates, d.queued-d.applied
 	d.mu.Unlock()
 	st.Lease = m.fsys.ttl()
 	m.fsys.mu.Lock()

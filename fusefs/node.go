@@ -631,6 +631,9 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 // existing file instead (another client may have created it since the
 // kernel last looked), unless O_EXCL.
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if child, h, fuseFlags, errno, done := n.createHere(n.fsys.withCaller(ctx), name, flags, mode, out); done {
+		return child, h, fuseFlags, errno
+	}
 	ctx, cancel := n.fsys.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)

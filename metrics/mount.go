@@ -15,10 +15,11 @@ type MountStats struct {
 	// MemoryUsed is the part of the mount's memory budget (MemoryBudget
 	// bytes) its buffers hold.
 	MemoryUsed, MemoryBudget int64
-	// UnlinksHere and SetattrsHere count the unlinks and attribute
-	// changes the mount answered itself in directories delegated to it,
-	// PendingHere those of either not yet applied by the metadata server.
-	UnlinksHere, SetattrsHere, PendingHere uint64
+	// UnlinksHere, SetattrsHere and CreatesHere count the unlinks,
+	// attribute changes and creates the mount answered itself in
+	// directories delegated to it, PendingHere those not yet applied by
+	// the metadata server.
+	UnlinksHere, SetattrsHere, CreatesHere, PendingHere uint64
 	// Lease is what is left of the mount's cache lease (0: none).
 	Lease time.Duration
 	// OpenFiles counts the files open through the mount.
@@ -95,6 +96,9 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "pario_mount_setattrs_here_total", Help: "Attribute changes (chmod, utimens, mtime at close) of files made here that the mount answered itself in directories delegated to it, to send to the metadata server in batches.",
 		}, func() float64 { return float64(stats().SetattrsHere) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pario_mount_creates_here_total", Help: "Creates the mount answered itself in directories delegated to it, with IDs the metadata server reserved for it, to send to the metadata server in batches.",
+		}, func() float64 { return float64(stats().CreatesHere) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_lease_seconds", Help: "What is left of the mount's cache lease; 0: it holds none (the metadata server unreachable), and every stat asks the servers.",
 		}, func() float64 { return stats().Lease.Seconds() }),
@@ -102,7 +106,7 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 			Name: "pario_mount_open_files", Help: "Files open through the mount, counting those closed whose release has not reached it yet.",
 		}, func() float64 { return float64(stats().OpenFiles) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "pario_mount_pending_here", Help: "Unlinks and attribute changes answered by the mount and not yet applied by the metadata server.",
+			Name: "pario_mount_pending_here", Help: "Creates, unlinks and attribute changes answered by the mount and not yet applied by the metadata server.",
 		}, func() float64 { return float64(stats().PendingHere) }),
 	)
 	return o

@@ -76,7 +76,7 @@ func (m *metricsFlags) observeMount(opts *fusefs.Options) (mounted func(*fusefs.
 			return metrics.MountStats{
 				ReadBytes: st.ReadBytes, WriteBytes: st.WriteBytes, WriteBehind: st.WriteBehind,
 				MemoryUsed: st.MemoryUsed, MemoryBudget: st.MemoryBudget,
-				UnlinksHere: st.UnlinksHere, SetattrsHere: st.SetattrsHere, PendingHere: st.PendingHere,
+				UnlinksHere: st.UnlinksHere, SetattrsHere: st.SetattrsHere, CreatesHere: st.CreatesHere, PendingHere: st.PendingHere,
 				Lease: st.Lease, OpenFiles: st.OpenFiles,
 			}
 		})

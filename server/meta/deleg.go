@@ -112,6 +112,15 @@ func (d *delegations) drop(dir FileID, holder uint64) {
 	}
 }
 
+// holds reports whether holder holds dir's delegation, not being
+// recalled.
+func (d *delegations) holds(dir FileID, holder uint64) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	g := d.byDir[dir]
+	return g != nil && g.holder == holder && g.recall == 0
+}
+
 // dropHolder ends every delegation holder holds (its lease ended).
 func (d *delegations) dropHolder(holder uint64) {
 	d.mu.Lock()
@@ -308,6 +317,22 @@ type BatchOp struct {
 	Rmdir bool
 	// SetAttr, if set, changes Self's attributes instead of removing it.
 	SetAttr *BatchAttrs
+	// Create, if set, makes Name a new file with ID Self, which Owner
+	// reserved for Dir (reserve.go), instead.
+	Create *BatchCreate
+	// Unreserve hands Owner's reservation of ID Self back unused, instead.
+	Unreserve bool
+	// Owner is the reservation's owner token, for Create and Unreserve.
+	Owner uint64
+}
+
+// BatchCreate is the create of a file that the holder answered itself:
+// the mode the caller asked for (the owner and group are the caller's,
+// or the directory's group where it is setgid, as Create gives them),
+// and the holder's time of it, as the file's times.
+type BatchCreate struct {
+	Mode uint32
+	Time int64
 }
 
 // BatchAttrs is the attribute change of a batch operation: the chmod or
@@ -348,11 +373,46 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 	}
 	var out []error
 	var gone []FileID
+	var returned []reservation
 	err := s.withRecalls(ctx, func() error {
 		return s.mutateWith(ctx, false, func(t *txn) error {
-			out, gone = make([]error, len(ops)), nil
+			out, gone, returned = make([]error, len(ops)), nil, nil
 			now := time.Now().UnixNano()
 			for i, op := range ops {
+				switch {
+				case op.Unreserve:
+					r, ok, err := t.unreserve(op.Self, op.Owner)
+					if err != nil {
+						return err
+					}
+					if ok {
+						returned = append(returned, r)
+					}
+					continue
+				case op.Create != nil:
+					dir, f, done, err := t.batchCreate(op)
+					var re *recallError
+					if errors.As(err, &re) {
+						return err
+					}
+					if err != nil {
+						out[i] = createError(op, err)
+						continue
+					}
+					if done {
+						continue
+					}
+					if err := t.add(&dir, op.Name, &f); err != nil {
+						return err
+					}
+					if _, _, err := t.unreserve(f.ID, op.Owner); err != nil {
+						return err
+					}
+					if err := t.unpool(f.ID); err != nil {
+						return err
+					}
+					continue
+				}
 				dir, entry, err := t.batchCheck(op)
 				var re *recallError
 				if errors.As(err, &re) {
@@ -387,6 +447,9 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 	}
 	for _, id := range gone {
 		s.delegs.drop(id, 0)
+	}
+	for _, r := range returned {
+		s.putBack(r.file.Servers, r.file.ID)
 	}
 	return out, nil
 }

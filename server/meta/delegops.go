@@ -18,6 +18,11 @@ var OpDelegate = wire.NewOp[DelegateRequest, DelegateResponse](21, "delegate", t
 // values again.
 var OpBatch = wire.NewOp[BatchRequest, BatchResponse](22, "batch", true)
 
+// OpReserve reserves IDs for the creates a mount answers in a directory
+// it holds (Store.Reserve). It is not retried: a second run would reserve
+// more, which only expiry gives back.
+var OpReserve = wire.NewOp[ReserveRequest, ReserveResponse](23, "reserve", false)
+
 // DelegateRequest asks for the delegation of the directory at Path, which
 // Expect.Self says the caller means, for the mount that Cred.Mount names.
 type DelegateRequest struct {
@@ -70,6 +75,8 @@ const (
 	batchUnlink  uint8 = 0
 	batchRmdir   uint8 = 1
 	batchSetAttr uint8 = 2
+	batchCreate  uint8 = 3
+	batchUnres   uint8 = 4
 
 	batchMode  uint8 = 1 << 0
 	batchAtime uint8 = 1 << 1
@@ -83,6 +90,14 @@ func (r BatchRequest) Encode(e *wire.Enc) {
 		e.String(op.Name)
 		e.Uvarint(uint64(op.Self))
 		switch {
+		case op.Create != nil:
+			e.U8(batchCreate)
+			e.U64(op.Owner)
+			e.U32(op.Create.Mode)
+			e.I64(op.Create.Time)
+		case op.Unreserve:
+			e.U8(batchUnres)
+			e.U64(op.Owner)
 		case op.SetAttr != nil:
 			e.U8(batchSetAttr)
 			putBatchAttrs(e, op.SetAttr)
@@ -134,6 +149,12 @@ func (r *BatchRequest) Decode(d *wire.Dec) error {
 			op.Rmdir = true
 		case batchSetAttr:
 			op.SetAttr = getBatchAttrs(d)
+		case batchCreate:
+			op.Owner = d.U64("owner")
+			op.Create = &BatchCreate{Mode: d.U32("mode"), Time: d.I64("time")}
+		case batchUnres:
+			op.Owner = d.U64("owner")
+			op.Unreserve = true
 		default:
 			d.Fail("kind", fmt.Errorf("unknown batch operation %d", kind))
 		}
@@ -200,6 +221,67 @@ func (r *BatchResponse) Decode(d *wire.Dec) error {
 			continue
 		}
 		r.Errs = append(r.Errs, &BatchError{Errno: errno, Msg: d.String("message")})
+	}
+	return d.Done()
+}
+
+// ReserveRequest asks for Count IDs for new files in the directory at
+// Path (Expect.Self says which), for the mount whose owner token is
+// Owner, holding the directory's delegation as Cred.Mount.
+type ReserveRequest struct {
+	Path   string
+	Owner  uint64
+	Count  int
+	Expect Expect
+	Cred   Cred
+}
+
+func (r ReserveRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.U64(r.Owner)
+	e.Uvarint(uint64(r.Count))
+	putExpect(e, r.Expect)
+	putCred(e, r.Cred)
+}
+
+func (r *ReserveRequest) Decode(d *wire.Dec) error {
+	r.Path = d.String("path")
+	r.Owner = d.U64("owner")
+	r.Count = d.Int("count", maxReserve)
+	r.Expect = getExpect(d)
+	r.Cred = getCred(d)
+	return d.Done()
+}
+
+// ReserveResponse is the reserved IDs: the new files' layout and each
+// ID's servers.
+type ReserveResponse struct {
+	IDs ReservedIDs
+}
+
+func (r ReserveResponse) Encode(e *wire.Enc) {
+	putAttr(e, &r.IDs.Layout)
+	e.Uvarint(uint64(len(r.IDs.Slots)))
+	for _, sl := range r.IDs.Slots {
+		e.U64(uint64(sl.ID))
+		e.Uvarint(uint64(len(sl.Servers)))
+		for _, srv := range sl.Servers {
+			e.U32(srv)
+		}
+	}
+}
+
+func (r *ReserveResponse) Decode(d *wire.Dec) error {
+	r.IDs.Layout = getAttr(d, "layout")
+	n := d.Int("slot count", maxReserve)
+	r.IDs.Slots = nil
+	for i := 0; i < n && d.Err() == nil; i++ {
+		sl := Slot{ID: FileID(d.U64("id"))}
+		m := d.Int("server count", maxListLen)
+		for j := 0; j < m && d.Err() == nil; j++ {
+			sl.Servers = append(sl.Servers, d.U32("server"))
+		}
+		r.IDs.Slots = append(r.IDs.Slots, sl)
 	}
 	return d.Done()
 }

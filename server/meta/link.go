@@ -142,7 +142,7 @@ func (s *Store) Symlink(ctx context.Context, target, path string) (Attr, error) 
 		}
 		now := time.Now().UnixNano()
 		a = Attr{ID: id, Kind: KindSymlink, Nlink: 1, Target: target, Mtime: now, Ctime: now, Atime: now}
-		a.Uid, a.Gid, _ = newOwner(&parent, t.caller(), KindSymlink, 0)
+		a.Uid, a.Gid, _ = NewOwner(&parent, t.caller(), KindSymlink, 0)
 		a.Mode = 0o777
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})

@@ -456,6 +456,25 @@ var opSamples = []optest.Sample{
 				e.I64(4)
 				rawCredW(3, 4, 9)(e)
 			}),
+			optest.V(&BatchRequest{Ops: []BatchOp{
+				{Dir: 7, Name: "n", Self: 11, Owner: 1 << 63, Create: &BatchCreate{Mode: 0o2644, Time: -1}},
+				{Self: 12, Owner: 5, Unreserve: true},
+			}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.Uvarint(7)
+				e.String("n")
+				e.Uvarint(11)
+				e.U8(3)
+				e.U64(1 << 63)
+				e.U32(0o2644)
+				e.I64(-1)
+				e.Uvarint(0)
+				e.String("")
+				e.Uvarint(12)
+				e.U8(4)
+				e.U64(5)
+				rawCredW(3, 4, 9)(e)
+			}),
 			optest.V(&BatchRequest{}, func(e *wire.Enc) { e.Uvarint(0); noCred(e) }),
 		},
 		Responses: []optest.Value{
@@ -465,6 +484,28 @@ var opSamples = []optest.Sample{
 				e.U32(uint32(syscall.ESTALE))
 				e.String("replaced")
 			}),
+		},
+	},
+	{
+		Op: OpReserve.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&ReserveRequest{Path: "/d", Owner: 1<<64 - 1, Count: 16, Expect: Expect{Self: 7}, Cred: Cred{Uid: 3, Gid: 4, Mount: 9}}, then(rawPath("/d"), func(e *wire.Enc) {
+				e.U64(1<<64 - 1)
+				e.Uvarint(16)
+			}, rawExpect(0, 0, 7), rawCredW(3, 4, 9|mountOnly))),
+		},
+		Responses: []optest.Value{
+			optest.V(&ReserveResponse{IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1, 0}}, {ID: 21, Servers: []uint32{0, 1}}}}}, then(rawAttr(sampleFile), func(e *wire.Enc) {
+				e.Uvarint(2)
+				e.U64(20)
+				e.Uvarint(2)
+				e.U32(1)
+				e.U32(0)
+				e.U64(21)
+				e.Uvarint(2)
+				e.U32(0)
+				e.U32(1)
+			})),
 		},
 	},
 	{
@@ -530,6 +571,7 @@ func FuzzOpLink(f *testing.F)      { optest.Fuzz(f, sample(f, OpLink.OpInfo)) }
 func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpDelegate(f *testing.F)  { optest.Fuzz(f, sample(f, OpDelegate.OpInfo)) }
 func FuzzOpBatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpBatch.OpInfo)) }
+func FuzzOpReserve(f *testing.F)   { optest.Fuzz(f, sample(f, OpReserve.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }
@@ -563,7 +605,7 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpServers.OpInfo, func(e *wire.Enc) { e.U8(0) }, "trailing"},
 		{OpScan.OpInfo, func(e *wire.Enc) { e.Blob(nil) }, `field "max"`},
 		{OpUnlinkDangling.OpInfo, func(e *wire.Enc) { e.U64(1); e.String("x") }, `field "child"`},
-		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(3) }, `field "kind" at byte 6: unknown batch operation 3`},
+		{OpBatch.OpInfo, func(e *wire.Enc) { e.Uvarint(1); e.Uvarint(7); e.String("a"); e.Uvarint(8); e.U8(9) }, `field "kind" at byte 6: unknown batch operation 9`},
 		{OpBatch.OpInfo, func(e *wire.Enc) {
 			e.Uvarint(1)
 			e.Uvarint(7)

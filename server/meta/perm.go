@@ -119,12 +119,23 @@ func checkDelete(dir, victim *Attr, c Cred) error {
 // delegated to it (deleg.go).
 func MayRemoveFrom(dir, victim *Attr, c Cred) error { return checkDelete(dir, victim, c) }
 
-// newOwner gives a new entry of kind k, made in parent by c with the
+// MayAddTo checks, as the metadata server would, that c may add a name to
+// dir (search and write permission): for a mount that answers creates in
+// a directory delegated to it (reserve.go). Whether the name is free is
+// the caller's to know.
+func MayAddTo(dir *Attr, c Cred) error {
+	if err := checkAccess(dir, c, MayExec); err != nil {
+		return err
+	}
+	return checkAccess(dir, c, MayWrite)
+}
+
+// NewOwner gives a new entry of kind k, made in parent by c with the
 // requested mode bits, its owner, group and mode. The group is the
 // parent's when the parent is setgid (BSD semantics), and a directory made
 // there is setgid too; otherwise the caller's. A file whose setgid bit
 // names a group the caller is not in loses the bit, unless root.
-func newOwner(parent *Attr, c Cred, k Kind, mode uint32) (uid, gid, m uint32) {
+func NewOwner(parent *Attr, c Cred, k Kind, mode uint32) (uid, gid, m uint32) {
 	uid, gid, m = c.Uid, c.Gid, mode&0o7777
 	if parent.Mode&modeSetgid != 0 {
 		gid = parent.Gid

@@ -91,7 +91,7 @@ func TestNewOwner(t *testing.T) {
 		{"setgid file by root", dir(0, 500, 0o2777), root, KindFile, 0o2755, 0, 500, 0o2755},
 		{"setuid kept", dir(0, 0, 0o777), alice, KindFile, 0o4755, 1001, 1001, 0o4755},
 	} {
-		uid, gid, m := newOwner(tc.parent, tc.c, tc.k, tc.mode)
+		uid, gid, m := NewOwner(tc.parent, tc.c, tc.k, tc.mode)
 		if uid != tc.uid || gid != tc.gid || m != tc.out {
 			t.Errorf("%s: newOwner = %d:%d %#o, want %d:%d %#o", tc.name, uid, gid, m, tc.uid, tc.gid, tc.out)
 		}

@@ -146,13 +146,18 @@ func decodeServers(v []byte) ([]uint32, error) {
 	return srvs, nil
 }
 
-// initPools makes the pools empty and reads the recorded ones as stale.
+// initPools makes the pools empty and reads the recorded ones as stale,
+// but for those reserved by mounts (reserve.go).
 // It runs in Open's transaction.
 func (s *Store) initPools(tx *bbolt.Tx) error {
 	s.pool.sets = map[string]*poolSet{}
 	s.pool.stale = map[FileID][]uint32{}
 	s.pool.ctx, s.pool.cancel = context.WithCancel(context.Background())
 	b, err := tx.CreateBucketIfNotExists(bucketPool)
+	if err != nil {
+		return err
+	}
+	reserved, err := initReserved(tx, time.Now())
 	if err != nil {
 		return err
 	}
@@ -164,7 +169,11 @@ func (s *Store) initPools(tx *bbolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		s.pool.stale[FileID(binary.BigEndian.Uint64(k))] = srvs
+		id := FileID(binary.BigEndian.Uint64(k))
+		if reserved[id] {
+			return nil // a mount's, which may still create with it
+		}
+		s.pool.stale[id] = srvs
 		return nil
 	})
 }

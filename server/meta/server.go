@@ -133,6 +133,11 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			a, given, err := h.Store.Delegate(h.as(ctx, r.Cred, r.Expect), r.Path)
 			return DelegateResponse{Attr: a, Given: given}, err
 		})
+	case OpReserve.Code:
+		return wire.Serve(OpReserve, req, func(r ReserveRequest) (ReserveResponse, error) {
+			ids, err := h.Store.Reserve(h.as(ctx, r.Cred, r.Expect), r.Path, r.Owner, r.Count)
+			return ReserveResponse{IDs: ids}, err
+		})
 	case OpBatch.Code:
 		return wire.Serve(OpBatch, req, func(r BatchRequest) (BatchResponse, error) {
 			errs, err := h.Store.ApplyBatch(h.as(ctx, r.Cred, Expect{}), r.Ops)

@@ -698,7 +698,7 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 		}
 		now := time.Now().UnixNano()
 		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
-		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindDir, mode)
+		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindDir, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
 	if err != nil {
@@ -734,7 +734,7 @@ func (s *Store) Mknod(ctx context.Context, path string, kind Kind, mode uint32, 
 		}
 		now := time.Now().UnixNano()
 		a = Attr{ID: id, Kind: kind, Nlink: 1, Rdev: rdev, Mtime: now, Ctime: now, Atime: now}
-		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), kind, mode)
+		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), kind, mode)
 		return t.add(&parent, comps[len(comps)-1], &a)
 	})
 	if err != nil {
@@ -864,7 +864,7 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 		if err != nil {
 			return err
 		}
-		a.Uid, a.Gid, a.Mode = newOwner(&parent, t.caller(), KindFile, mode)
+		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindFile, mode)
 		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
 			return err
 		}

@@ -1,0 +1,141 @@
+package fusefs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/fusefs"
+)
+
+// Creates answered by the mount (createhere.go): in a directory it holds,
+// a create costs no request to the metadata server but the occasional
+// reservation of IDs; the files, their data, mode and owner are what
+// another client sees once it reaches the directory; and the IDs the
+// mount reserved and did not use go back, so fsck finds nothing.
+func TestCreatesAnsweredHere(t *testing.T) {
+	p, m, calls := countingWithDir(t)
+	creates, reserves := calls.get("meta create"), calls.get("meta reserve")
+	const n = 50
+	for i := range n {
+		f, err := os.OpenFile(m.path("d", fmt.Sprint("f", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(bytes.Repeat([]byte{byte(i)}, 1000*i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := calls.get("meta create") - creates; got != 0 {
+		t.Errorf("%d creates in a held directory went to the metadata server, want 0", got)
+	}
+	// 16, 32, then 64 IDs (firstReserve, doubling).
+	if got := calls.get("meta reserve") - reserves; got != 3 {
+		t.Errorf("%d reservations for %d creates, want 3", got, n)
+	}
+	if st := m.Stats(); st.CreatesHere != n {
+		t.Errorf("stats count %d creates answered here, want %d", st.CreatesHere, n)
+	}
+	// What the mount itself answers before anything is sent.
+	for i := range n {
+		fi, err := os.Stat(m.path("d", fmt.Sprint("f", i)))
+		if err != nil || fi.Size() != int64(1000*i) || fi.Mode().Perm() != 0o640 {
+			t.Fatalf("stat f%d through the mount: %v, %v", i, fi, err)
+		}
+	}
+	// Another client: its lookup recalls the directory, so the queue is
+	// applied before it is answered.
+	c := dial(t, p)
+	ents, err := c.Readdir(context.Background(), "/d")
+	if err != nil || len(ents) != n {
+		t.Fatalf("another client lists %d entries (%v), want %d", len(ents), err, n)
+	}
+	uid := uint32(os.Getuid())
+	for i := range n {
+		path := fmt.Sprint("/d/f", i)
+		f, err := c.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := f.Attr()
+		got := make([]byte, 1000*i+1)
+		k, _ := f.ReadAt(got, 0)
+		if k != 1000*i || !bytes.Equal(got[:k], bytes.Repeat([]byte{byte(i)}, 1000*i)) || a.Mode != 0o640 || a.Uid != uid {
+			t.Fatalf("%s seen by another client: %d bytes, mode %o, uid %d; want %d bytes of %d, 640, %d", path, k, a.Mode, a.Uid, 1000*i, i, uid)
+		}
+	}
+	// The spare IDs went back with the directory: nothing for fsck.
+	eventually(t, "the spare IDs given back", func() error {
+		if st := m.Stats(); st.PendingHere != 0 {
+			return fmt.Errorf("%d pending", st.PendingHere)
+		}
+		return nil
+	})
+	res, err := c.Fsck(context.Background(), client.FsckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Remaining(); len(f) != 0 {
+		t.Fatalf("fsck after creates answered here: %+v", f)
+	}
+}
+
+// Creates answered here while the metadata server is stopped, then
+// killed (-9) and restarted, are applied once a new one runs, with the
+// data written to them: their reservations are durable.
+func TestCreatesHereSurviveAMetadataServerRestart(t *testing.T) {
+	t.Setenv("PARIO_LEASE", "3s") // the servers' environment: a short grace
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{OpTimeout: 20 * time.Second})
+	waitLease(t, a)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a.path("d", "first"), []byte("reserves the IDs"))
+	stopMeta(t, p)
+	const n = 10
+	for i := range n {
+		writeFile(t, a.path("d", fmt.Sprint("f", i)), []byte(fmt.Sprint("data ", i)))
+	}
+	if st := a.Stats(); st.CreatesHere != n+1 || st.PendingHere == 0 {
+		t.Fatalf("with the metadata server stopped: %d creates answered here, %d pending; want %d and some", st.CreatesHere, st.PendingHere, n+1)
+	}
+	if err := p.Kill("meta"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "creates applied after the restart", func() error {
+		if n := a.Stats().PendingHere; n != 0 {
+			return fmt.Errorf("%d pending", n)
+		}
+		return nil
+	})
+	c := dial(t, p)
+	for i := range n {
+		f, err := c.Open(context.Background(), fmt.Sprint("/d/f", i))
+		if err != nil {
+			t.Fatalf("after the restart: %v", err)
+		}
+		got := make([]byte, 64)
+		k, _ := f.ReadAt(got, 0)
+		if want := fmt.Sprint("data ", i); string(got[:k]) != want {
+			t.Fatalf("/d/f%d after the restart reads %q, want %q", i, got[:k], want)
+		}
+	}
+	res, err := c.Fsck(context.Background(), client.FsckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Remaining(); len(f) != 0 {
+		t.Fatalf("fsck after the restart: %+v", f)
+	}
+}
