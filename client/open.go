@@ -191,3 +191,12 @@ func (c *Client) Reserve(ctx context.Context, path string, owner uint64, n int) 
 	}
 	return resp.IDs, err
 }
+
+// MkdirHeld makes a directory for the mount that ctx's credentials name
+// and, unless the metadata server refuses (given false), delegates it to
+// that mount and reserves n IDs in it for owner (meta.Store.MkdirHeld).
+// A server from before it answers ENOSYS.
+func (c *Client) MkdirHeld(ctx context.Context, path string, mode uint32, owner uint64, n int) (meta.Attr, bool, meta.ReservedIDs, error) {
+	resp, _, err := wire.Call(ctx, c.meta, meta.OpMkdirHeld, meta.MkdirHeldRequest{Path: path, Mode: mode, Owner: owner, Count: n, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}, nil, nil)
+	return resp.Attr, resp.Given, resp.IDs, err
+}

@@ -93,8 +93,14 @@ type delegState struct {
 	owner     uint64
 	spare     map[meta.FileID]*spareIDs
 	noReserve bool
-	creates   uint64 // operations queued that are creates
-	returns   uint64 // those that give a reserved ID back
+	// mkdirs counts the mkdirs in flight that ask for their directory
+	// held (mkdir); lateRecalls, while there are any, the directories
+	// recalled meanwhile, which asking cannot name before the answer.
+	mkdirs      int
+	lateRecalls map[meta.FileID]bool
+	noMkdirHeld bool   // the metadata server has no MkdirHeld
+	creates     uint64 // operations queued that are creates
+	returns     uint64 // those that give a reserved ID back
 }
 
 type delegDir struct {
@@ -212,6 +218,64 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 		d.dirs = map[meta.FileID]delegDir{}
 	}
 	d.dirs[got.ID] = delegDir{gen: gen, attr: got}
+}
+
+// mkdir makes the directory p (mode) for the request ctx and, if it
+// can, asks for it held by this mount under lease gen with IDs reserved
+// in it, in the same request (meta.Store.MkdirHeld). asked reports that
+// the delegation was asked for (given or not): delegate need not ask
+// again.
+func (fsys *fileSystem) mkdir(ctx context.Context, p string, mode uint32, gen uint64) (a meta.Attr, asked bool, err error) {
+	d := &fsys.deleg
+	d.mu.Lock()
+	off := d.off || d.noMkdirHeld || d.stop == nil || gen == 0 || mode&syscall.S_ISVTX != 0
+	if !off {
+		d.mkdirs++
+	}
+	owner := d.owner
+	d.mu.Unlock()
+	if off {
+		a, err = fsys.c.MkdirAttr(ctx, p, mode)
+		return a, false, err
+	}
+	a, given, ids, err := fsys.c.MkdirHeld(ctx, p, mode, owner, firstReserve)
+	if f := delegateAnswered.Load(); f != nil {
+		(*f)()
+	}
+	sameLease := fsys.leaseGen() == gen
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	recalled := d.lateRecalls[a.ID]
+	if d.mkdirs--; d.mkdirs == 0 {
+		d.lateRecalls = nil
+	}
+	if errors.Is(err, syscall.ENOSYS) {
+		// A metadata server from before MkdirHeld (nothing was made).
+		d.noMkdirHeld = true
+		d.mu.Unlock()
+		a, err = fsys.c.MkdirAttr(ctx, p, mode)
+		d.mu.Lock()
+		return a, false, err
+	}
+	if err != nil || !given {
+		return a, true, err
+	}
+	sp := &spareIDs{file: ids.Layout, slots: ids.Slots, at: time.Now(), next: min(2*firstReserve, maxReserveAsk)}
+	if recalled || !sameLease {
+		// Recalled before this answer came (see asking), or forgotten
+		// with the lease: not taken, and its IDs go back.
+		d.returnLocked(sp)
+		return a, true, nil
+	}
+	if d.dirs == nil {
+		d.dirs = map[meta.FileID]delegDir{}
+	}
+	if d.spare == nil {
+		d.spare = map[meta.FileID]*spareIDs{}
+	}
+	d.dirs[a.ID] = delegDir{gen: gen, attr: a}
+	d.spare[a.ID] = sp
+	return a, true, nil
 }
 
 // unlinkHere answers the unlink of name in directory n itself, when n is
@@ -405,6 +469,13 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 		d.dropDirLocked(c.ID)
 		if _, ok := d.asking[c.ID]; ok {
 			d.asking[c.ID] = true
+		}
+		if d.mkdirs > 0 {
+			// Perhaps of a directory a mkdir in flight made.
+			if d.lateRecalls == nil {
+				d.lateRecalls = map[meta.FileID]bool{}
+			}
+			d.lateRecalls[c.ID] = true
 		}
 	}
 	pending := d.applied < d.queued

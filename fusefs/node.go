@@ -578,7 +578,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
-	a, err := n.fsys.c.MkdirAttr(n.inDir(n.fsys.kernelsOwn(ctx)), p, mode&0o7777)
+	a, asked, err := n.fsys.mkdir(n.inDir(n.fsys.kernelsOwn(ctx)), p, mode&0o7777, gen)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mkdir", p, err)
@@ -587,7 +587,9 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	n.fsys.madeDir(a.ID, start, gen)
 	n.fsys.ownChanged(n.id)
 	n.fsys.learnSquash(ctx, a)
-	n.fsys.delegate(ctx, p, a, gen)
+	if !asked {
+		n.fsys.delegate(ctx, p, a, gen)
+	}
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
 }

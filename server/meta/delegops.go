@@ -23,6 +23,11 @@ var OpBatch = wire.NewOp[BatchRequest, BatchResponse](22, "batch", true)
 // more, which only expiry gives back.
 var OpReserve = wire.NewOp[ReserveRequest, ReserveResponse](23, "reserve", false)
 
+// OpMkdirHeld makes a directory, delegates it to the asking mount and
+// reserves IDs in it, in one commit (Store.MkdirHeld). Not retried, as a
+// mkdir.
+var OpMkdirHeld = wire.NewOp[MkdirHeldRequest, MkdirHeldResponse](24, "mkdirheld", false)
+
 // DelegateRequest asks for the delegation of the directory at Path, which
 // Expect.Self says the caller means, for the mount that Cred.Mount names.
 type DelegateRequest struct {
@@ -253,16 +258,78 @@ func (r *ReserveRequest) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
+// MkdirHeldRequest makes the directory at Path with Mode for the mount
+// Cred.Mount names, and reserves Count IDs in it for Owner.
+type MkdirHeldRequest struct {
+	Path   string
+	Mode   uint32
+	Owner  uint64
+	Count  int
+	Expect Expect
+	Cred   Cred
+}
+
+func (r MkdirHeldRequest) Encode(e *wire.Enc) {
+	e.String(r.Path)
+	e.U32(r.Mode)
+	e.U64(r.Owner)
+	e.Uvarint(uint64(r.Count))
+	putExpect(e, r.Expect)
+	putCred(e, r.Cred)
+}
+
+func (r *MkdirHeldRequest) Decode(d *wire.Dec) error {
+	r.Path, r.Mode = d.String("path"), d.U32("mode")
+	r.Owner = d.U64("owner")
+	r.Count = d.Int("count", maxReserve)
+	r.Expect = getExpect(d)
+	r.Cred = getCred(d)
+	return d.Done()
+}
+
+// MkdirHeldResponse is the new directory's attributes, whether the
+// caller holds it, and the IDs reserved in it (none unless it does).
+type MkdirHeldResponse struct {
+	Attr  Attr
+	Given bool
+	IDs   ReservedIDs
+}
+
+func (r MkdirHeldResponse) Encode(e *wire.Enc) {
+	putAttr(e, &r.Attr)
+	e.Bool(r.Given)
+	putReserved(e, &r.IDs)
+}
+
+func (r *MkdirHeldResponse) Decode(d *wire.Dec) error {
+	r.Attr = getAttr(d, "attr")
+	r.Given = d.Bool("given")
+	r.IDs = getReserved(d)
+	return d.Done()
+}
+
 // ReserveResponse is the reserved IDs: the new files' layout and each
 // ID's servers.
 type ReserveResponse struct {
 	IDs ReservedIDs
 }
 
-func (r ReserveResponse) Encode(e *wire.Enc) {
-	putAttr(e, &r.IDs.Layout)
-	e.Uvarint(uint64(len(r.IDs.Slots)))
-	for _, sl := range r.IDs.Slots {
+func (r ReserveResponse) Encode(e *wire.Enc) { putReserved(e, &r.IDs) }
+
+func (r *ReserveResponse) Decode(d *wire.Dec) error {
+	r.IDs = getReserved(d)
+	return d.Done()
+}
+
+// putReserved writes the count of IDs, then, if any, the files' layout
+// and each ID.
+func putReserved(e *wire.Enc, r *ReservedIDs) {
+	e.Uvarint(uint64(len(r.Slots)))
+	if len(r.Slots) == 0 {
+		return
+	}
+	putAttr(e, &r.Layout)
+	for _, sl := range r.Slots {
 		e.U64(uint64(sl.ID))
 		e.Uvarint(uint64(len(sl.Servers)))
 		for _, srv := range sl.Servers {
@@ -271,17 +338,19 @@ func (r ReserveResponse) Encode(e *wire.Enc) {
 	}
 }
 
-func (r *ReserveResponse) Decode(d *wire.Dec) error {
-	r.IDs.Layout = getAttr(d, "layout")
+func getReserved(d *wire.Dec) ReservedIDs {
+	var r ReservedIDs
 	n := d.Int("slot count", maxReserve)
-	r.IDs.Slots = nil
+	if n > 0 {
+		r.Layout = getAttr(d, "layout")
+	}
 	for i := 0; i < n && d.Err() == nil; i++ {
 		sl := Slot{ID: FileID(d.U64("id"))}
 		m := d.Int("server count", maxListLen)
 		for j := 0; j < m && d.Err() == nil; j++ {
 			sl.Servers = append(sl.Servers, d.U32("server"))
 		}
-		r.IDs.Slots = append(r.IDs.Slots, sl)
+		r.Slots = append(r.Slots, sl)
 	}
-	return d.Done()
+	return r
 }

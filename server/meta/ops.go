@@ -49,7 +49,7 @@ var Ops = wire.OpTable{
 	OpUnstuff.OpInfo, OpSetAttr.OpInfo, OpGetByID.OpInfo, OpStats.OpInfo,
 	OpScan.OpInfo, OpUnlinkDangling.OpInfo, OpMknod.OpInfo, OpSymlink.OpInfo,
 	OpReadlink.OpInfo, OpLink.OpInfo, OpWatch.OpInfo, OpSync.OpInfo,
-	OpDelegate.OpInfo, OpBatch.OpInfo, OpReserve.OpInfo,
+	OpDelegate.OpInfo, OpBatch.OpInfo, OpReserve.OpInfo, OpMkdirHeld.OpInfo,
 }
 
 // OpName names an op code for logs and errors.

@@ -495,8 +495,7 @@ var opSamples = []optest.Sample{
 			}, rawExpect(0, 0, 7), rawCredW(3, 4, 9|mountOnly))),
 		},
 		Responses: []optest.Value{
-			optest.V(&ReserveResponse{IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1, 0}}, {ID: 21, Servers: []uint32{0, 1}}}}}, then(rawAttr(sampleFile), func(e *wire.Enc) {
-				e.Uvarint(2)
+			optest.V(&ReserveResponse{IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1, 0}}, {ID: 21, Servers: []uint32{0, 1}}}}}, then(func(e *wire.Enc) { e.Uvarint(2) }, rawAttr(sampleFile), func(e *wire.Enc) {
 				e.U64(20)
 				e.Uvarint(2)
 				e.U32(1)
@@ -506,6 +505,24 @@ var opSamples = []optest.Sample{
 				e.U32(0)
 				e.U32(1)
 			})),
+		},
+	},
+	{
+		Op: OpMkdirHeld.OpInfo,
+		Requests: []optest.Value{
+			optest.V(&MkdirHeldRequest{Path: "/d", Mode: 0o755, Owner: 3, Count: 16, Expect: Expect{Dir: 1}, Cred: Cred{Uid: 3, Gid: 4, Watcher: 9, Mount: 9}}, then(rawPath("/d"), func(e *wire.Enc) {
+				e.U32(0o755)
+				e.U64(3)
+				e.Uvarint(16)
+			}, rawExpect(1, 0, 0), rawCredW(3, 4, 9))),
+		},
+		Responses: []optest.Value{
+			optest.V(&MkdirHeldResponse{Attr: sampleDir, Given: true, IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1}}}}}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(true); e.Uvarint(1) }, rawAttr(sampleFile), func(e *wire.Enc) {
+				e.U64(20)
+				e.Uvarint(1)
+				e.U32(1)
+			})),
+			optest.V(&MkdirHeldResponse{Attr: sampleDir}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(false); e.Uvarint(0) })),
 		},
 	},
 	{
@@ -572,6 +589,7 @@ func FuzzOpSync(f *testing.F)      { optest.Fuzz(f, sample(f, OpSync.OpInfo)) }
 func FuzzOpDelegate(f *testing.F)  { optest.Fuzz(f, sample(f, OpDelegate.OpInfo)) }
 func FuzzOpBatch(f *testing.F)     { optest.Fuzz(f, sample(f, OpBatch.OpInfo)) }
 func FuzzOpReserve(f *testing.F)   { optest.Fuzz(f, sample(f, OpReserve.OpInfo)) }
+func FuzzOpMkdirheld(f *testing.F) { optest.Fuzz(f, sample(f, OpMkdirHeld.OpInfo)) }
 func FuzzOpUnlinkdangling(f *testing.F) {
 	optest.Fuzz(f, sample(f, OpUnlinkDangling.OpInfo))
 }

@@ -125,7 +125,6 @@ func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (
 	}
 	var tmpl Attr
 	var dir FileID
-	var firsts []uint32
 	err := s.view(ctx, "reserve", path, func(t *txn, comps []string) error {
 		d, inherit, err := t.walkDir(comps)
 		if err != nil {
@@ -140,70 +139,180 @@ func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (
 		if !s.delegs.holds(d.ID, c.Mount) {
 			return fmt.Errorf("directory %d is not delegated to mount %d: %w", d.ID, c.Mount, syscall.EINVAL)
 		}
-		l, _, err := s.chooseLayout(dist.Layout{}, inherit)
-		if err != nil {
-			return err
-		}
-		tmpl, dir = Attr{Kind: KindFile, Nlink: 1, Layout: l}, d.ID
-		return nil
+		tmpl, dir = Attr{Kind: KindFile, Nlink: 1}, d.ID
+		tmpl.Layout, _, err = s.chooseLayout(dist.Layout{}, inherit)
+		return err
 	})
 	if err != nil {
 		return ReservedIDs{}, err
 	}
-	firsts = make([]uint32, n)
-	for i := range firsts {
-		firsts[i] = uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
+	take, err := s.takeReserved(ctx, tmpl, owner, n)
+	if err != nil {
+		return ReservedIDs{}, wrapErr("reserve", path, err)
 	}
-	recs := make([]reservation, 0, n)
-	unpooled := make([]bool, 0, n)
-	giveBack := func() {
-		for i, r := range recs {
-			if unpooled[i] {
-				s.removeDatafiles(context.WithoutCancel(ctx), r.file.ID, r.file.Servers)
-			} else {
-				s.putBack(r.file.Servers, r.file.ID)
-			}
-		}
+	err = s.mutate(ctx, func(t *txn) error { return take.record(t, dir) })
+	if err != nil {
+		take.giveBack(ctx)
+		return ReservedIDs{}, wrapErr("reserve", path, err)
 	}
+	return take.ids(tmpl), nil
+}
+
+// taken is IDs taken for a reservation, not yet recorded.
+type taken struct {
+	s        *Store
+	recs     []reservation
+	unpooled []bool // made now rather than taken from a pool
+}
+
+// takeReserved takes n IDs for files like tmpl (kind and layout) for
+// owner, each placed on the next servers in turn, from the pools where
+// they can.
+func (s *Store) takeReserved(ctx context.Context, tmpl Attr, owner uint64, n int) (*taken, error) {
+	tk := &taken{s: s}
 	made := time.Now().UnixNano()
-	for _, first := range firsts {
+	for range n {
 		f := tmpl
+		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
 		f.Servers = s.placeFor(dist.Layout{}, first, f.Layout.Datafiles)
 		id, pooled, err := s.takeID(ctx, f.Servers)
 		if err != nil {
-			giveBack()
-			return ReservedIDs{}, wrapErr("reserve", path, err)
+			tk.giveBack(ctx)
+			return nil, err
 		}
 		f.ID = id
-		recs = append(recs, reservation{owner: owner, dir: dir, made: made, file: f})
-		unpooled = append(unpooled, !pooled)
+		tk.recs = append(tk.recs, reservation{owner: owner, made: made, file: f})
+		tk.unpooled = append(tk.unpooled, !pooled)
 	}
-	err = s.mutate(ctx, func(t *txn) error {
-		if err := t.setCounter(keyRR, max(t.counter(keyRR), s.rr.Load())); err != nil {
+	return tk, nil
+}
+
+// record records the reservations for directory dir in t.
+func (tk *taken) record(t *txn, dir FileID) error {
+	if err := t.setCounter(keyRR, max(t.counter(keyRR), tk.s.rr.Load())); err != nil {
+		return err
+	}
+	pool, res := t.tx.Bucket(bucketPool), t.tx.Bucket(bucketReserved)
+	for i := range tk.recs {
+		r := &tk.recs[i]
+		r.dir = dir
+		// The pool record stays (see above); one made now, not taken
+		// from a pool, gets one.
+		if err := pool.Put(idKey(r.file.ID), encodeServers(r.file.Servers)); err != nil {
 			return err
 		}
-		pool, res := t.tx.Bucket(bucketPool), t.tx.Bucket(bucketReserved)
-		for _, r := range recs {
-			// The pool record stays (see above); one made now, not
-			// taken from a pool, gets one.
-			if err := pool.Put(idKey(r.file.ID), encodeServers(r.file.Servers)); err != nil {
-				return err
-			}
-			if err := res.Put(idKey(r.file.ID), r.encode()); err != nil {
-				return err
-			}
+		if err := res.Put(idKey(r.file.ID), r.encode()); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		giveBack()
-		return ReservedIDs{}, wrapErr("reserve", path, err)
 	}
-	out := ReservedIDs{Layout: tmpl, Slots: make([]Slot, len(recs))}
-	for i, r := range recs {
+	return nil
+}
+
+// giveBack returns IDs taken but not recorded: to their pools, or, made
+// now, removed.
+func (tk *taken) giveBack(ctx context.Context) {
+	for i, r := range tk.recs {
+		if tk.unpooled[i] {
+			tk.s.removeDatafiles(context.WithoutCancel(ctx), r.file.ID, r.file.Servers)
+		} else {
+			tk.s.putBack(r.file.Servers, r.file.ID)
+		}
+	}
+	tk.recs = nil
+}
+
+func (tk *taken) ids(tmpl Attr) ReservedIDs {
+	out := ReservedIDs{Layout: tmpl, Slots: make([]Slot, len(tk.recs))}
+	for i, r := range tk.recs {
 		out.Slots[i] = Slot{ID: r.file.ID, Servers: r.file.Servers}
 	}
-	return out, nil
+	return out
+}
+
+// MkdirHeld is Mkdir, then Delegate of the new directory to the caller
+// (Cred.Mount) and Reserve of n IDs in it for owner, in one transaction:
+// a mount's mkdir costs one commit where the three cost three (tar x
+// makes a directory for every few files). given is false, and no ID
+// reserved, where Delegate would refuse (no lease, a sticky directory,
+// too many delegations).
+func (s *Store) MkdirHeld(ctx context.Context, path string, mode uint32, owner uint64, n int) (a Attr, given bool, ids ReservedIDs, err error) {
+	c := credOf(ctx)
+	switch {
+	case c == nil || c.Mount == 0:
+		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, fmt.Errorf("only a mount holding a lease holds a directory: %w", syscall.EINVAL))
+	case owner == 0:
+		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, fmt.Errorf("owner token 0: %w", syscall.EINVAL))
+	case n < 0 || n > maxReserve:
+		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, fmt.Errorf("%d IDs asked, not 0 to %d: %w", n, maxReserve, syscall.EINVAL))
+	}
+	if !s.leaseHeld(c.Mount) || mode&modeSticky != 0 {
+		a, err = s.Mkdir(ctx, path, mode)
+		return a, false, ReservedIDs{}, err
+	}
+	// The layout the new directory's files inherit: its parent's.
+	tmpl := Attr{Kind: KindFile, Nlink: 1}
+	err = s.view(ctx, "mkdir", path, func(t *txn, comps []string) error {
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		_, inherit, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		tmpl.Layout, _, err = s.chooseLayout(dist.Layout{}, inherit)
+		return err
+	})
+	if err != nil {
+		return Attr{}, false, ReservedIDs{}, err
+	}
+	take, err := s.takeReserved(ctx, tmpl, owner, n)
+	if err != nil {
+		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, err)
+	}
+	id, err := s.allocID(ctx)
+	if err != nil {
+		take.giveBack(ctx)
+		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, err)
+	}
+	var fresh bool
+	err = s.update(ctx, "mkdir", path, func(t *txn, comps []string) error {
+		if fresh {
+			s.delegs.drop(id, c.Mount) // fn runs again (committer.update)
+		}
+		given, fresh = false, false
+		if len(comps) == 0 {
+			return syscall.EEXIST
+		}
+		parent, err := t.parentToAdd(comps)
+		if err != nil {
+			return err
+		}
+		now := time.Now().UnixNano()
+		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
+		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindDir, mode)
+		if err := t.add(&parent, comps[len(comps)-1], &a); err != nil {
+			return err
+		}
+		if a.Mode&modeSticky != 0 {
+			return nil
+		}
+		if given, fresh = s.delegs.give(id, c.Mount); !given {
+			return nil
+		}
+		return take.record(t, id)
+	})
+	if err != nil {
+		if fresh {
+			s.delegs.drop(id, c.Mount)
+		}
+		take.giveBack(ctx)
+		return Attr{}, false, ReservedIDs{}, err
+	}
+	if !given {
+		take.giveBack(ctx)
+		return a, false, ReservedIDs{}, nil
+	}
+	return a, true, take.ids(tmpl), nil
 }
 
 // batchCreate checks a batch's create and returns the directory and the

@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -280,5 +281,70 @@ func TestReservationInARestoredBackup(t *testing.T) {
 	}
 	if reserved, _ := s.Reserved(); reserved[id] == 0 {
 		t.Fatalf("the restored reservation of %d is gone before its expiry", id)
+	}
+}
+
+// MkdirHeld makes the directory, delegates it and reserves IDs in it in
+// one commit; where Delegate would refuse (a sticky directory, no lease)
+// it only makes the directory, and reserves nothing.
+func TestMkdirHeld(t *testing.T) {
+	fd := newFakeBatch(3)
+	s := openAt(t, filepath.Join(t.TempDir(), "meta.db"), Options{Servers: 3, Datafiles: fd})
+	s.hub.lease = watchLease
+	w := poll(t, s, WatchRequest{})
+	keepLease(t, s, w)
+	as := asMount(ctx, w.Watcher, 0)
+	if errs := s.ClaimAll(ctx); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	waitPool(t, s, poolBatch) // no refill commits meanwhile
+	commits := s.commit.commits.Load()
+	a, given, ids, err := s.MkdirHeld(as, "/d", 0o755, 4, 8)
+	if err != nil || !given || len(ids.Slots) != 8 || a.Kind != KindDir || a.Mode != 0o755 {
+		t.Fatalf("MkdirHeld(/d) = %+v, given %v, %d IDs, %v", a, given, len(ids.Slots), err)
+	}
+	if got := s.commit.commits.Load() - commits; got != 1 {
+		t.Errorf("MkdirHeld took %d commits, want 1", got)
+	}
+	if n := s.Delegations(); n != 1 {
+		t.Fatalf("Delegations() = %d, want 1", n)
+	}
+	reserved, _ := s.Reserved()
+	for _, sl := range ids.Slots {
+		if reserved[sl.ID] != a.ID || len(fd.where(sl.ID)) != 3 {
+			t.Fatalf("ID %d: reserved for %d, datafiles on %v; want %d and 3 servers", sl.ID, reserved[sl.ID], fd.where(sl.ID), a.ID)
+		}
+	}
+	errs, err := s.ApplyBatch(as, createOps(a, 4, ids.Slots[:1], 0o644, 1))
+	if err != nil || errs[0] != nil {
+		t.Fatalf("create with an ID MkdirHeld reserved: %v, %v", errs, err)
+	}
+	if d := okAttr(t)(s.Lookup(as, "/d")); d.Mtime <= 1 {
+		t.Errorf("the directory's mtime went back to the create's time: %d", d.Mtime)
+	}
+	reserved, _ = s.Reserved()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		path string
+		mode uint32
+	}{
+		{"sticky", as, "/sticky", 0o1777},
+		{"no lease", asMount(ctx, w.Watcher+100, 0), "/nolease", 0o755},
+	} {
+		before := len(reserved)
+		a, given, ids, err := s.MkdirHeld(tc.ctx, tc.path, tc.mode, 4, 8)
+		if err != nil || given || len(ids.Slots) != 0 || a.Kind != KindDir {
+			t.Errorf("MkdirHeld, %s: %+v, given %v, %d IDs, %v; want made, not given", tc.name, a, given, len(ids.Slots), err)
+		}
+		if reserved, _ = s.Reserved(); len(reserved) != before {
+			t.Errorf("MkdirHeld, %s: reserved %d IDs", tc.name, len(reserved)-before)
+		}
+	}
+	if _, _, _, err := s.MkdirHeld(as, "/d", 0o755, 4, 8); !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("MkdirHeld of an existing name: %v, want EEXIST", err)
+	}
+	if reserved, _ := s.Reserved(); len(reserved) != 7 {
+		t.Errorf("%d reservations after a refused mkdir, want the 7 left", len(reserved))
 	}
 }

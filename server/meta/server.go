@@ -133,6 +133,11 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 			a, given, err := h.Store.Delegate(h.as(ctx, r.Cred, r.Expect), r.Path)
 			return DelegateResponse{Attr: a, Given: given}, err
 		})
+	case OpMkdirHeld.Code:
+		return wire.Serve(OpMkdirHeld, req, func(r MkdirHeldRequest) (MkdirHeldResponse, error) {
+			a, given, ids, err := h.Store.MkdirHeld(h.as(ctx, r.Cred, r.Expect), r.Path, r.Mode, r.Owner, r.Count)
+			return MkdirHeldResponse{Attr: a, Given: given, IDs: ids}, err
+		})
 	case OpReserve.Code:
 		return wire.Serve(OpReserve, req, func(r ReserveRequest) (ReserveResponse, error) {
 			ids, err := h.Store.Reserve(h.as(ctx, r.Cred, r.Expect), r.Path, r.Owner, r.Count)
