@@ -176,5 +176,9 @@ func (fsys *fileSystem) notMadeHere(id meta.FileID) {
 	fsys.dropMadeSize(id)
 	if of := fsys.openFile(id); of != nil {
 		of.madeIn.Store(0)
+		// Its close may not have waited for its writes
+		// (closeWithoutWaiting): they reach the servers before anyone
+		// else can reach the file.
+		of.wb.wait()
 	}
 }

@@ -20,10 +20,11 @@ import (
 //
 // In a directory it holds (delegated.go) whose every name it knows
 // (names.go), the mount answers a create itself: it takes an ID it
-// reserved for that directory ahead (meta.Store.Reserve), whose datafiles
-// already exist on their I/O servers, gives the file the owner, group and
-// mode the metadata server would, and queues the create with the
-// directory's unlinks and attribute changes. Writes go to the datafiles
+// reserved ahead (meta.Store.MkdirHeld, meta.Store.Reserve) for files of
+// the layout that directory gives them, whose datafiles already exist on
+// their I/O servers, gives the file the owner, group and mode the
+// metadata server would, and queues the create with the directory's
+// unlinks and attribute changes. Writes go to the datafiles
 // at once; the create reaches the metadata server in the next batch, and
 // before any request of this mount that concerns the file, the directory,
 // or what follows from them (ctxFor, ctxIn, a listing), and before any
@@ -32,25 +33,29 @@ import (
 //
 // What is lost: as for the unlinks, the queue if the mount dies before
 // it is sent; fsync(2) of the file or the directory sends it first. The
-// reserved IDs the mount did not use go back when it gives the directory
-// up (or, if it dies, when the metadata server's reservations expire).
+// reserved IDs are the mount's, for any directory it holds whose files
+// get their layout; those it did not use go back at unmount, at a new
+// lease, and once they are ReserveUseFor old (or, if it dies, when the
+// metadata server's reservations expire).
 
 const (
-	// firstReserve is how many IDs a directory's first reservation asks
-	// for; each next one asks twice as many, up to maxReserveAsk, so that
-	// tar's small directories hold few spare IDs and mdtest's large ones
-	// ask rarely.
+	// firstReserve is how many IDs the mount's first reservation asks
+	// for; each next one asks twice as many, up to maxReserveAsk: tar x
+	// and mdtest then ask rarely, and a mount that makes one file asks
+	// for few.
 	firstReserve  = 16
 	maxReserveAsk = 512
 )
 
-// spareIDs are the reserved IDs of one held directory not used yet.
+// spareIDs are reserved IDs not used yet, for files of one layout.
 type spareIDs struct {
-	file  meta.Attr // the new files' kind, layout and link count
 	slots []meta.Slot
-	at    time.Time // when they were reserved
-	next  int       // how many the next reservation asks for
+	at    time.Time // when the oldest of them was reserved
 }
+
+// fileKey names the layout of new files that tmpl (a reservation's
+// template: kind, layout, link count) gives: the key of spare IDs.
+func fileKey(tmpl meta.Attr) string { return tmpl.Layout.String() }
 
 // newOwnerToken draws the token that names this mount's reservations
 // for as long as it runs, across leases (meta.Store.Reserve).
@@ -65,8 +70,9 @@ func newOwnerToken() uint64 {
 }
 
 // createHere answers the create of name in directory n itself, when n is
-// delegated to this mount under its lease and the mount knows name is
-// absent from it. It reports whether it answered.
+// delegated to this mount under its lease, the mount knows name is
+// absent from it, and which layout its files get. It reports whether it
+// answered.
 func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno, bool) {
 	fsys := n.fsys
 	gen := fsys.leaseGen()
@@ -85,8 +91,12 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 	d := &fsys.deleg
 	d.mu.Lock()
 	g, ok := d.dirs[n.id]
-	sp := d.spare[n.id]
-	if !ok || g.gen != gen || sp == nil || len(sp.slots) == 0 || len(d.queue) >= maxQueued {
+	if !ok || g.gen != gen || g.files.Kind == 0 || len(d.queue) >= maxQueued {
+		d.mu.Unlock()
+		return nil, nil, 0, 0, false
+	}
+	sp := d.spare[fileKey(g.files)]
+	if sp == nil || len(sp.slots) == 0 {
 		d.mu.Unlock()
 		return nil, nil, 0, 0, false
 	}
@@ -94,7 +104,7 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 		d.mu.Unlock()
 		return nil, nil, 0, fsys.errno("create", p, err), true
 	}
-	a := sp.file
+	a := g.files
 	a.ID, a.Servers = sp.slots[0].ID, sp.slots[0].Servers
 	a.Uid, a.Gid, a.Mode = meta.NewOwner(&g.attr, cred, meta.KindFile, mode&0o7777)
 	now := start.UnixNano()
@@ -123,73 +133,117 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 	return child, h, fuseFlags, 0, true
 }
 
-// haveSpare reports whether held directory dir has a reserved ID young
-// enough to use at now.
+// haveSpare reports whether the mount has a reserved ID, young enough to
+// use at now, for a file in held directory dir.
 func (fsys *fileSystem) haveSpare(dir meta.FileID, now time.Time) bool {
 	d := &fsys.deleg
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	sp := d.spare[dir]
+	g, ok := d.dirs[dir]
+	if !ok || g.files.Kind == 0 {
+		return false
+	}
+	sp := d.spare[fileKey(g.files)]
 	return sp != nil && len(sp.slots) > 0 && now.Sub(sp.at) < meta.ReserveUseFor
 }
 
 // reserve asks the metadata server for IDs for new files in held
-// directory n, giving back those too old to use. A failure leaves n
-// without spare IDs: its creates go to the server.
+// directory n, giving back those of the same layout too old to use. A
+// failure leaves n without spare IDs: its creates go to the server.
 func (fsys *fileSystem) reserve(ctx context.Context, n *node, gen uint64) {
 	d := &fsys.deleg
 	d.mu.Lock()
-	want := firstReserve
-	if sp := d.spare[n.id]; sp != nil {
-		want = sp.next
-		d.giveBackLocked(n.id)
-	}
-	off := d.noReserve
-	d.mu.Unlock()
-	if off {
+	if d.noReserve {
+		d.mu.Unlock()
 		return
 	}
+	if g, ok := d.dirs[n.id]; ok && g.files.Kind != 0 {
+		d.giveBackLocked(fileKey(g.files), time.Now())
+	}
+	want := d.nextWantLocked()
+	d.mu.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsys.opts.OpTimeout)
 	defer cancel()
 	got, err := fsys.c.Reserve(n.itself(fsys.kernelsOwn(rctx)), n.path(), d.owner, want)
-	at := time.Now()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if errors.Is(err, syscall.ENOSYS) {
+		d.noReserve = true
+	}
 	if err != nil {
-		if errors.Is(err, syscall.ENOSYS) {
-			d.noReserve = true
+		return
+	}
+	d.addSpareLocked(got, time.Now())
+	// The layout the directory's files get now, as the server said.
+	if g, ok := d.dirs[n.id]; ok && g.gen == gen {
+		g.files = got.Layout
+		d.dirs[n.id] = g
+	}
+}
+
+// nextWantLocked is how many IDs a reservation asks for when the spare
+// ones ran out: each time twice as many.
+func (d *delegState) nextWantLocked() int {
+	want := d.nextReserve
+	d.nextReserve = min(2*d.nextReserve, maxReserveAsk)
+	return want
+}
+
+// spareForLocked reports whether the mount likely has spare IDs, young
+// enough, for the files of a new directory made in parent: those of its
+// parent's files' layout if it holds parent, else (most likely the same
+// layout) any. A wrong guess costs the first create there a Reserve.
+func (d *delegState) spareForLocked(parent meta.FileID) bool {
+	young := func(sp *spareIDs) bool {
+		return sp != nil && len(sp.slots) > 0 && time.Since(sp.at) < meta.ReserveUseFor
+	}
+	if g, ok := d.dirs[parent]; ok && g.files.Kind != 0 {
+		return young(d.spare[fileKey(g.files)])
+	}
+	for _, sp := range d.spare {
+		if young(sp) {
+			return true
 		}
+	}
+	return false
+}
+
+// addSpareLocked adds reserved IDs got, reserved at about at, to the
+// spare ones of their layout.
+func (d *delegState) addSpareLocked(got meta.ReservedIDs, at time.Time) {
+	if len(got.Slots) == 0 {
 		return
 	}
-	sp := &spareIDs{file: got.Layout, slots: got.Slots, at: at, next: min(2*want, maxReserveAsk)}
-	if g, ok := d.dirs[n.id]; !ok || g.gen != gen {
-		// Given up meanwhile: these go back at once.
-		d.returnLocked(sp)
-		return
-	}
+	key := fileKey(got.Layout)
 	if d.spare == nil {
-		d.spare = map[meta.FileID]*spareIDs{}
+		d.spare = map[string]*spareIDs{}
 	}
-	d.spare[n.id] = sp
+	sp := d.spare[key]
+	if sp == nil {
+		sp = &spareIDs{at: at}
+		d.spare[key] = sp
+	}
+	sp.slots = append(sp.slots, got.Slots...)
 }
 
-// giveBackLocked queues the return of directory dir's spare IDs, if it
-// has any: the directory is given up, or they are too old.
-func (d *delegState) giveBackLocked(dir meta.FileID) {
-	if sp := d.spare[dir]; sp != nil {
-		delete(d.spare, dir)
-		d.returnLocked(sp)
+// giveBackLocked queues the return of the spare IDs of layout key if
+// they are too old to use at now (zero: all of them).
+func (d *delegState) giveBackLocked(key string, now time.Time) {
+	sp := d.spare[key]
+	if sp == nil || (!now.IsZero() && now.Sub(sp.at) < meta.ReserveUseFor) {
+		return
 	}
-}
-
-func (d *delegState) returnLocked(sp *spareIDs) {
+	delete(d.spare, key)
 	for _, s := range sp.slots {
 		d.enqueueLocked(meta.BatchOp{Self: s.ID, Unreserve: true, Owner: d.owner}, meta.Cred{})
 	}
 }
 
-// dropDirLocked gives up held directory dir here, and its spare IDs.
-func (d *delegState) dropDirLocked(dir meta.FileID) {
-	delete(d.dirs, dir)
-	d.giveBackLocked(dir)
+// giveBackAllLocked queues the return of every spare ID: at unmount, and
+// at a new lease (the metadata server restarted: its meta.db may be a
+// restored backup that never reserved them).
+func (d *delegState) giveBackAllLocked() {
+	for key := range d.spare {
+		d.giveBackLocked(key, time.Time{})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -138,5 +139,76 @@ func TestCreatesHereSurviveAMetadataServerRestart(t *testing.T) {
 	}
 	if f := res.Remaining(); len(f) != 0 {
 		t.Fatalf("fsck after the restart: %+v", f)
+	}
+}
+
+// A close of a file made here in a held directory does not wait for its
+// data to reach the I/O servers (closeWithoutWaiting): no other client
+// can reach the file before it recalls the directory, and the recall
+// waits for that data; a rename out of the directory waits for it too.
+// Here every I/O server is stopped while the files are written and
+// closed, and only let go well after another mount has asked for them.
+func TestCloseInAHeldDirectoryDoesNotWaitForTheData(t *testing.T) {
+	p, a, b := twoMounts(t)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("pario"), 20000)
+	var pids []int
+	for i := range 4 {
+		pid := p.PID(fmt.Sprint("data", i))
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	resume := func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	closed := make(chan error, 1)
+	go func() {
+		var err error
+		for _, name := range []string{"f", "g"} {
+			if err == nil {
+				err = os.WriteFile(a.path("d", name), data, 0o644)
+			}
+		}
+		closed <- err
+	}()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a close in a held directory waited for the stopped I/O servers")
+	}
+	// g moves out of the held directory: the rename waits for its data.
+	renamed := make(chan error, 1)
+	go func() { renamed <- os.Rename(a.path("d", "g"), a.path("g")) }()
+	select {
+	case err := <-renamed:
+		t.Fatalf("the rename out of the held directory did not wait for the file's data: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Another mount reads f while the servers are still stopped: its
+	// lookup recalls the directory, which waits for f's data too.
+	read := make(chan []byte, 1)
+	go func() {
+		got, _ := os.ReadFile(b.path("d", "f"))
+		read <- got
+	}()
+	time.AfterFunc(300*time.Millisecond, resume)
+	if err := <-renamed; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-read; !bytes.Equal(got, data) {
+		t.Fatalf("another mount read %d bytes of d/f, want the %d written", len(got), len(data))
+	}
+	if got := readFile(t, b.path("g")); !bytes.Equal(got, data) {
+		t.Fatalf("another mount reads %d bytes of g, want the %d written", len(got), len(data))
 	}
 }

@@ -90,9 +90,10 @@ type delegState struct {
 	// The creates answered here (createhere.go): the token naming this
 	// mount's reservations, each held directory's spare IDs, and whether
 	// the metadata server reserves none.
-	owner     uint64
-	spare     map[meta.FileID]*spareIDs
-	noReserve bool
+	owner       uint64
+	spare       map[string]*spareIDs // by fileKey
+	nextReserve int                  // IDs the next reservation asks for
+	noReserve   bool
 	// mkdirs counts the mkdirs in flight that ask for their directory
 	// held (mkdir); lateRecalls, while there are any, the directories
 	// recalled meanwhile, which asking cannot name before the answer.
@@ -106,6 +107,10 @@ type delegState struct {
 type delegDir struct {
 	gen  uint64    // the lease it was given under
 	attr meta.Attr // its owner and mode, for the permission check
+	// files is what a new file there gets (kind, layout and link count:
+	// the spare IDs it takes, createhere.go); Kind 0 until the metadata
+	// server has said.
+	files meta.Attr
 }
 
 // queuedOp is an unlink, rmdir or attribute change answered here; the
@@ -150,7 +155,7 @@ func (fsys *fileSystem) startDelegations() {
 	d := &fsys.deleg
 	ctx, cancel := context.WithCancel(context.Background())
 	d.mu.Lock()
-	d.owner = newOwnerToken()
+	d.owner, d.nextReserve = newOwnerToken(), firstReserve
 	d.wake = make(chan struct{}, 1)
 	d.progress = make(chan struct{})
 	d.stop, d.done = cancel, make(chan struct{})
@@ -169,9 +174,7 @@ func (fsys *fileSystem) stopDelegations() {
 		return
 	}
 	d.mu.Lock()
-	for dir := range d.spare {
-		d.giveBackLocked(dir)
-	}
+	d.giveBackAllLocked()
 	d.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
 	if err := fsys.flushQueue(ctx); err != nil {
@@ -220,17 +223,21 @@ func (fsys *fileSystem) delegate(ctx context.Context, p string, a meta.Attr, gen
 	d.dirs[got.ID] = delegDir{gen: gen, attr: got}
 }
 
-// mkdir makes the directory p (mode) for the request ctx and, if it
-// can, asks for it held by this mount under lease gen with IDs reserved
-// in it, in the same request (meta.Store.MkdirHeld). asked reports that
-// the delegation was asked for (given or not): delegate need not ask
-// again.
-func (fsys *fileSystem) mkdir(ctx context.Context, p string, mode uint32, gen uint64) (a meta.Attr, asked bool, err error) {
+// mkdir makes the directory p (mode) in directory parent for the request
+// ctx and, if it can, asks for it held by this mount under lease gen,
+// with IDs reserved for its files unless the mount has some spare, in the
+// same request (meta.Store.MkdirHeld). asked reports that the delegation
+// was asked for (given or not): delegate need not ask again.
+func (fsys *fileSystem) mkdir(ctx context.Context, parent meta.FileID, p string, mode uint32, gen uint64) (a meta.Attr, asked bool, err error) {
 	d := &fsys.deleg
 	d.mu.Lock()
 	off := d.off || d.noMkdirHeld || d.stop == nil || gen == 0 || mode&syscall.S_ISVTX != 0
+	want := 0
 	if !off {
 		d.mkdirs++
+		if !d.spareForLocked(parent) {
+			want = d.nextReserve
+		}
 	}
 	owner := d.owner
 	d.mu.Unlock()
@@ -238,7 +245,7 @@ func (fsys *fileSystem) mkdir(ctx context.Context, p string, mode uint32, gen ui
 		a, err = fsys.c.MkdirAttr(ctx, p, mode)
 		return a, false, err
 	}
-	a, given, ids, err := fsys.c.MkdirHeld(ctx, p, mode, owner, firstReserve)
+	a, given, ids, err := fsys.c.MkdirHeld(ctx, p, mode, owner, want)
 	if f := delegateAnswered.Load(); f != nil {
 		(*f)()
 	}
@@ -260,21 +267,17 @@ func (fsys *fileSystem) mkdir(ctx context.Context, p string, mode uint32, gen ui
 	if err != nil || !given {
 		return a, true, err
 	}
-	sp := &spareIDs{file: ids.Layout, slots: ids.Slots, at: time.Now(), next: min(2*firstReserve, maxReserveAsk)}
+	// The IDs are the mount's whatever becomes of the directory.
+	d.addSpareLocked(ids, time.Now())
 	if recalled || !sameLease {
 		// Recalled before this answer came (see asking), or forgotten
-		// with the lease: not taken, and its IDs go back.
-		d.returnLocked(sp)
+		// with the lease: not taken.
 		return a, true, nil
 	}
 	if d.dirs == nil {
 		d.dirs = map[meta.FileID]delegDir{}
 	}
-	if d.spare == nil {
-		d.spare = map[meta.FileID]*spareIDs{}
-	}
-	d.dirs[a.ID] = delegDir{gen: gen, attr: a}
-	d.spare[a.ID] = sp
+	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout}
 	return a, true, nil
 }
 
@@ -439,7 +442,7 @@ func (fsys *fileSystem) delegatedAttr(dir meta.FileID, a meta.Attr, err error) {
 	switch {
 	case !ok:
 	case err != nil || a.ID != dir || a.Mode&syscall.S_ISVTX != 0:
-		d.dropDirLocked(dir)
+		delete(d.dirs, dir)
 	default:
 		g.attr = a
 		d.dirs[dir] = g
@@ -450,12 +453,13 @@ func (fsys *fileSystem) delegatedAttr(dir meta.FileID, a meta.Attr, err error) {
 func (fsys *fileSystem) undelegate(dir meta.FileID) {
 	d := &fsys.deleg
 	d.mu.Lock()
-	d.dropDirLocked(dir)
+	delete(d.dirs, dir)
 	d.mu.Unlock()
 }
 
 // recalled gives up the delegations recalls names (Change.Recall) and,
-// if any, waits until the queue is applied: the watch loop acknowledges
+// if any, waits until the queue is applied and the writes of the files
+// made there have reached the I/O servers: the watch loop acknowledges
 // them only after that. Other changes naming a delegated directory need
 // nothing: another client's reached it only after a recall, and this
 // mount's own (a chmod) it has applied already.
@@ -464,9 +468,11 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 		return
 	}
 	d := &fsys.deleg
+	dirs := map[meta.FileID]bool{}
 	d.mu.Lock()
 	for _, c := range recalls {
-		d.dropDirLocked(c.ID)
+		dirs[c.ID] = true
+		delete(d.dirs, c.ID)
 		if _, ok := d.asking[c.ID]; ok {
 			d.asking[c.ID] = true
 		}
@@ -480,6 +486,9 @@ func (fsys *fileSystem) recalled(ctx context.Context, recalls []meta.Change) {
 	}
 	pending := d.applied < d.queued
 	d.mu.Unlock()
+	// The data of files made there whose closes did not wait for it
+	// (closeWithoutWaiting), before another client may read them.
+	fsys.settleMadeIn(dirs)
 	if !pending {
 		return
 	}
@@ -496,9 +505,7 @@ func (fsys *fileSystem) leaseChanged() {
 	d := &fsys.deleg
 	d.mu.Lock()
 	d.dirs = nil
-	for dir := range d.spare {
-		d.giveBackLocked(dir)
-	}
+	d.giveBackAllLocked()
 	d.mu.Unlock()
 }
 
@@ -569,11 +576,20 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 			d.mu.Lock()
 		}
 		// One batch acts for one caller: the longest run of the queue's
-		// head that one caller unlinked.
-		first := d.queue[0].cred
-		n := 1
-		for n < len(d.queue) && n < maxRemoveBatch && sameCred(d.queue[n].cred, first) {
-			n++
+		// head that one caller answered. Reserved IDs given back are no
+		// caller's: they join any run.
+		var first meta.Cred
+		n, found := 0, false
+		for ; n < len(d.queue) && n < maxRemoveBatch; n++ {
+			q := d.queue[n]
+			if q.op.Unreserve {
+				continue
+			}
+			if !found {
+				first, found = q.cred, true
+			} else if !sameCred(q.cred, first) {
+				break
+			}
 		}
 		ops := make([]meta.BatchOp, n)
 		for i := range ops {

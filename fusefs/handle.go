@@ -599,7 +599,11 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	// A close that sends the metadata server nothing waits for nothing.
 	ctx, cancel := h.fsys.ctxNoWait(ctx)
 	defer cancel()
-	if errno := h.of.wb.settle(); errno != 0 {
+	settle := h.of.wb.settle
+	if h.fsys.closeWithoutWaiting(h.of) {
+		settle = h.of.wb.failed
+	}
+	if errno := settle(); errno != 0 {
 		return errno
 	}
 	if errno := h.recordMtime(ctx); errno != 0 {
@@ -616,6 +620,41 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 		}
 	}
 	return 0
+}
+
+// closeWithoutWaiting reports whether a close of file of need not wait
+// for its writes in flight: it was made here in a directory the mount
+// holds (attrhere.go), so no other client can reach it before a recall
+// of the directory, which waits for them (recalled); nor can it be
+// renamed or linked elsewhere before they are done (notMadeHere), and
+// this mount's own reads and its last release wait for them. As with a
+// local file system's write-back, a write that fails after the close is
+// not reported by it: the mount logs it (release). tar x closes a file
+// for every few it writes; each close waited for a round trip to the I/O
+// servers.
+func (fsys *fileSystem) closeWithoutWaiting(of *openFile) bool {
+	if fsys.opts.WriteBehind < 0 || fsys.opts.SyncOnClose {
+		return false
+	}
+	dir := meta.FileID(of.madeIn.Load())
+	return dir != 0 && fsys.holds(dir)
+}
+
+// settleMadeIn waits until the writes in flight of the files open here
+// that were made in one of dirs have reached the I/O servers: dirs are
+// being given up, and their closes did not wait (closeWithoutWaiting).
+func (fsys *fileSystem) settleMadeIn(dirs map[meta.FileID]bool) {
+	fsys.mu.Lock()
+	var ofs []*openFile
+	for _, of := range fsys.open {
+		if dirs[meta.FileID(of.madeIn.Load())] {
+			ofs = append(ofs, of)
+		}
+	}
+	fsys.mu.Unlock()
+	for _, of := range ofs {
+		of.wb.wait()
+	}
 }
 
 // Fsync makes the file's data durable on every I/O server holding it,

@@ -578,7 +578,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
-	a, asked, err := n.fsys.mkdir(n.inDir(n.fsys.kernelsOwn(ctx)), p, mode&0o7777, gen)
+	a, asked, err := n.fsys.mkdir(n.inDir(n.fsys.kernelsOwn(ctx)), n.id, p, mode&0o7777, gen)
 	if err != nil {
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mkdir", p, err)

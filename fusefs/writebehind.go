@@ -111,6 +111,16 @@ func (w *writeBehind) wait() {
 	}
 }
 
+// failed returns (and forgets) the first failure not yet reported,
+// without waiting for the writes in flight.
+func (w *writeBehind) failed() syscall.Errno {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	errno := w.errno
+	w.errno = 0
+	return errno
+}
+
 // settle blocks until the writes begun so far and their invalidations are
 // done, and returns (and forgets) the first failure not yet reported.
 func (w *writeBehind) settle() syscall.Errno {

@@ -162,6 +162,32 @@ func (s *Store) withRecalls(ctx context.Context, fn func() error) error {
 	}
 }
 
+// recallEvery recalls every delegation, all at once (their holders get
+// the recalls in one watch poll each).
+func (s *Store) recallEvery(ctx context.Context) error {
+	d := &s.delegs
+	d.mu.Lock()
+	held := make(map[FileID]uint64, len(d.byDir))
+	for dir, g := range d.byDir {
+		held[dir] = g.holder
+	}
+	d.mu.Unlock()
+	errs := make(chan error, len(held))
+	sem := make(chan struct{}, 256)
+	for dir, holder := range held {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			errs <- s.recall(ctx, dir, holder)
+		}()
+	}
+	var err error
+	for range held {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
 // recall asks holder to give dir up and waits until it has (acknowledged
 // the notice, having sent what it held back) or its lease has ended.
 func (s *Store) recall(ctx context.Context, dir FileID, holder uint64) error {
@@ -454,9 +480,7 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 	for _, id := range gone {
 		s.delegs.drop(id, 0)
 	}
-	for _, r := range returned {
-		s.putBack(r.file.Servers, r.file.ID)
-	}
+	s.putBackAll(returned)
 	return out, nil
 }
 

@@ -321,14 +321,14 @@ func (r *ReserveResponse) Decode(d *wire.Dec) error {
 	return d.Done()
 }
 
-// putReserved writes the count of IDs, then, if any, the files' layout
-// and each ID.
+// putReserved writes whether the files' template (Layout) is set, then
+// it if so, then the count of IDs and each ID.
 func putReserved(e *wire.Enc, r *ReservedIDs) {
-	e.Uvarint(uint64(len(r.Slots)))
-	if len(r.Slots) == 0 {
-		return
+	e.Bool(r.Layout.Kind != 0)
+	if r.Layout.Kind != 0 {
+		putAttr(e, &r.Layout)
 	}
-	putAttr(e, &r.Layout)
+	e.Uvarint(uint64(len(r.Slots)))
 	for _, sl := range r.Slots {
 		e.U64(uint64(sl.ID))
 		e.Uvarint(uint64(len(sl.Servers)))
@@ -340,10 +340,10 @@ func putReserved(e *wire.Enc, r *ReservedIDs) {
 
 func getReserved(d *wire.Dec) ReservedIDs {
 	var r ReservedIDs
-	n := d.Int("slot count", maxReserve)
-	if n > 0 {
+	if d.Bool("has layout") {
 		r.Layout = getAttr(d, "layout")
 	}
+	n := d.Int("slot count", maxReserve)
 	for i := 0; i < n && d.Err() == nil; i++ {
 		sl := Slot{ID: FileID(d.U64("id"))}
 		m := d.Int("server count", maxListLen)

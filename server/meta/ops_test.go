@@ -495,7 +495,8 @@ var opSamples = []optest.Sample{
 			}, rawExpect(0, 0, 7), rawCredW(3, 4, 9|mountOnly))),
 		},
 		Responses: []optest.Value{
-			optest.V(&ReserveResponse{IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1, 0}}, {ID: 21, Servers: []uint32{0, 1}}}}}, then(func(e *wire.Enc) { e.Uvarint(2) }, rawAttr(sampleFile), func(e *wire.Enc) {
+			optest.V(&ReserveResponse{IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1, 0}}, {ID: 21, Servers: []uint32{0, 1}}}}}, then(func(e *wire.Enc) { e.Bool(true) }, rawAttr(sampleFile), func(e *wire.Enc) {
+				e.Uvarint(2)
 				e.U64(20)
 				e.Uvarint(2)
 				e.U32(1)
@@ -517,12 +518,13 @@ var opSamples = []optest.Sample{
 			}, rawExpect(1, 0, 0), rawCredW(3, 4, 9))),
 		},
 		Responses: []optest.Value{
-			optest.V(&MkdirHeldResponse{Attr: sampleDir, Given: true, IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1}}}}}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(true); e.Uvarint(1) }, rawAttr(sampleFile), func(e *wire.Enc) {
+			optest.V(&MkdirHeldResponse{Attr: sampleDir, Given: true, IDs: ReservedIDs{Layout: sampleFile, Slots: []Slot{{ID: 20, Servers: []uint32{1}}}}}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(true); e.Bool(true) }, rawAttr(sampleFile), func(e *wire.Enc) {
+				e.Uvarint(1)
 				e.U64(20)
 				e.Uvarint(1)
 				e.U32(1)
 			})),
-			optest.V(&MkdirHeldResponse{Attr: sampleDir}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(false); e.Uvarint(0) })),
+			optest.V(&MkdirHeldResponse{Attr: sampleDir}, then(rawAttr(sampleDir), func(e *wire.Enc) { e.Bool(false); e.Bool(false); e.Uvarint(0) })),
 		},
 	},
 	{

@@ -294,6 +294,23 @@ func (s *Store) putBack(srvs []uint32, id FileID) {
 	p.stale[id] = srvs
 }
 
+// putBackAll returns IDs taken from their pools whose files were not
+// committed (reservations given back, reserve.go), each to the pool of
+// its servers, behind the IDs already there.
+func (s *Store) putBackAll(recs []reservation) {
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, r := range recs {
+		key, _ := setKey(r.file.Servers)
+		if ps := p.sets[key]; ps != nil {
+			ps.ids = append(ps.ids, r.file.ID)
+			continue
+		}
+		p.stale[r.file.ID] = r.file.Servers
+	}
+}
+
 // unpool deletes the record of pooled ID id, in the transaction that
 // commits the file taking it.
 func (t *txn) unpool(id FileID) error {

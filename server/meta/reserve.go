@@ -16,33 +16,41 @@ import (
 // Creates answered by the mount: reserved IDs.
 //
 // A mount holding a directory's delegation (deleg.go) answers the
-// creates in it itself, with IDs it reserved for that directory ahead
-// (Reserve), and sends them in its batches (BatchOp.Create). A file's ID
-// also names its datafiles on its I/O servers, so a reserved ID is a
-// pooled one (pool.go): its datafiles exist, made exclusively, before the
-// mount is told it, and the mount's writes go to them at once.
+// creates in it itself, with IDs it reserved ahead (MkdirHeld, Reserve)
+// for files of the layout that directory gives them, and sends them in
+// its batches (BatchOp.Create). A file's ID also names its datafiles on
+// its I/O servers, so a reserved ID is a pooled one (pool.go): its
+// datafiles exist, made exclusively, before the mount is told it, and the
+// mount's writes go to them at once.
 //
-// What keeps one file's bytes out of another (issue 10's first defect):
+// What keeps one file's bytes out of another (issue 10's first defect),
+// and new files' layouts right:
 //
 //   - a reservation is recorded in meta.db, in the transaction that takes
 //     its ID out of the pool, with the mount that owns it (an owner token
 //     the mount draws at start, which outlives its leases), the directory
-//     and the layout. Its pool record stays, so that fsck counts its
-//     datafiles as pooled rather than orphaned, and a start does not
-//     discard it as it does the rest of the pool;
-//   - a batch's create applies only an ID reserved to the same owner for
-//     the same directory, and deletes the reservation in its transaction:
-//     an ID applies once. A create whose reservation is gone (expired,
-//     or meta.db restored from before it) fails, and the mount says so;
+//     it was asked for and the file's layout and servers. Its pool record
+//     stays, so that fsck counts its datafiles as pooled rather than
+//     orphaned, and a start does not discard it as it does the rest of
+//     the pool;
+//   - a batch's create applies only an ID reserved to the same owner, and
+//     deletes the reservation in its transaction: an ID applies once. A
+//     create whose reservation is gone (expired, or meta.db restored from
+//     before it) fails, and the mount says so;
+//   - the mount uses an ID in any directory it holds whose files get its
+//     layout, which the delegation comes with (MkdirHeld, Reserve; read
+//     in the transaction that gives it); a SetLayout of a directory
+//     recalls every delegation first, so that no mount goes on giving new
+//     files a layout that was replaced;
 //   - a start gives up the reservations older than ReserveTTL: their IDs
 //     join the stale pooled IDs, whose empty datafiles are removed (one
 //     holding bytes is left for fsck to report). A mount never uses a
 //     reservation older than ReserveUseFor, so that a metadata server
 //     restarted while the mount's queue still holds a create finds its
 //     reservation;
-//   - an unused reservation goes back to the pool when the mount gives the
-//     directory up (BatchOp.Unreserve), or at that expiry if it never
-//     does (it died).
+//   - an unused reservation goes back to the pool when the mount no longer
+//     uses it (BatchOp.Unreserve: at unmount, at a new lease, once
+//     ReserveUseFor old), or at that expiry if it never does (it died).
 //
 // Reserved files are never stuffed: a stuffed file's first write past its
 // strip asks the metadata server to unstuff it, which cannot wait for the
@@ -150,7 +158,14 @@ func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (
 	if err != nil {
 		return ReservedIDs{}, wrapErr("reserve", path, err)
 	}
-	err = s.mutate(ctx, func(t *txn) error { return take.record(t, dir) })
+	err = s.mutate(ctx, func(t *txn) error {
+		// A SetLayout of a directory above, committed since the layout
+		// was read, recalled the delegation first.
+		if !s.delegs.holds(dir, c.Mount) {
+			return fmt.Errorf("directory %d was recalled from mount %d meanwhile: %w", dir, c.Mount, syscall.EAGAIN)
+		}
+		return take.record(t, dir)
+	})
 	if err != nil {
 		take.giveBack(ctx)
 		return ReservedIDs{}, wrapErr("reserve", path, err)
@@ -211,13 +226,15 @@ func (tk *taken) record(t *txn, dir FileID) error {
 // giveBack returns IDs taken but not recorded: to their pools, or, made
 // now, removed.
 func (tk *taken) giveBack(ctx context.Context) {
+	var pooled []reservation
 	for i, r := range tk.recs {
 		if tk.unpooled[i] {
 			tk.s.removeDatafiles(context.WithoutCancel(ctx), r.file.ID, r.file.Servers)
 		} else {
-			tk.s.putBack(r.file.Servers, r.file.ID)
+			pooled = append(pooled, r)
 		}
 	}
+	tk.s.putBackAll(pooled)
 	tk.recs = nil
 }
 
@@ -296,6 +313,15 @@ func (s *Store) MkdirHeld(ctx context.Context, path string, mode uint32, owner u
 		if a.Mode&modeSticky != 0 {
 			return nil
 		}
+		// The layout read before may have changed since (SetLayout of
+		// a directory above): then the directory is not given.
+		_, inherit, err := t.walkDir(comps[:len(comps)-1])
+		if err != nil {
+			return err
+		}
+		if l, _, err := s.chooseLayout(dist.Layout{}, inherit); err != nil || l != tmpl.Layout {
+			return err
+		}
 		if given, fresh = s.delegs.give(id, c.Mount); !given {
 			return nil
 		}
@@ -332,13 +358,13 @@ func (t *txn) batchCreate(op BatchOp) (dir, f Attr, done bool, err error) {
 	if err != nil {
 		return Attr{}, Attr{}, false, err
 	}
-	if !ok || r.owner != op.Owner || r.dir != op.Dir {
+	if !ok || r.owner != op.Owner {
 		if id, found, err := t.child(op.Dir, op.Name); err != nil {
 			return Attr{}, Attr{}, false, err
 		} else if !ok && found && id == op.Self {
 			return Attr{}, Attr{}, true, nil
 		}
-		return Attr{}, Attr{}, false, fmt.Errorf("ID %d is not reserved for this mount in directory %d (the reservation expired, or meta.db was restored from before it): %w", op.Self, op.Dir, syscall.ESTALE)
+		return Attr{}, Attr{}, false, fmt.Errorf("ID %d is not reserved for this mount (the reservation expired, or meta.db was restored from before it): %w", op.Self, syscall.ESTALE)
 	}
 	if err := t.mayAdd(&dir, op.Name); err != nil {
 		return Attr{}, Attr{}, false, err

@@ -116,9 +116,9 @@ func TestReservedCreatesApply(t *testing.T) {
 	}
 }
 
-// A create applies only with a reservation for the same owner and
-// directory, of a free name, by a caller who may write there; a
-// reservation needs the delegation.
+// A create applies only with a reservation of the same owner, of a free
+// name, by a caller who may write there; a reservation needs the
+// delegation.
 func TestReservedCreateRefused(t *testing.T) {
 	fd := newFakeBatch(3)
 	s, w, d := reserver(t, filepath.Join(t.TempDir(), "meta.db"), fd)
@@ -130,12 +130,11 @@ func TestReservedCreateRefused(t *testing.T) {
 	sl := got.Slots
 	ops := []BatchOp{
 		{Dir: d.ID, Name: "a", Self: sl[0].ID, Owner: owner + 1, Create: &BatchCreate{Mode: 0o644}},    // another owner's
-		{Dir: e.ID, Name: "a", Self: sl[0].ID, Owner: owner, Create: &BatchCreate{Mode: 0o644}},        // another directory
 		{Dir: d.ID, Name: "a", Self: sl[0].ID + 1000, Owner: owner, Create: &BatchCreate{Mode: 0o644}}, // never reserved
 		{Dir: d.ID, Name: "taken", Self: sl[1].ID, Owner: owner, Create: &BatchCreate{Mode: 0o644}},    // name taken
 		{Dir: d.ID, Name: "a/b", Self: sl[2].ID, Owner: owner, Create: &BatchCreate{Mode: 0o644}},      // not a name
 	}
-	want := []syscall.Errno{syscall.ESTALE, syscall.ESTALE, syscall.ESTALE, syscall.EEXIST, syscall.EINVAL}
+	want := []syscall.Errno{syscall.ESTALE, syscall.ESTALE, syscall.EEXIST, syscall.EINVAL}
 	errs, err := s.ApplyBatch(as, ops)
 	if err != nil || len(errs) != len(ops) {
 		t.Fatalf("ApplyBatch = %v, %v", errs, err)
@@ -155,6 +154,12 @@ func TestReservedCreateRefused(t *testing.T) {
 	}
 	if reserved, _ := s.Reserved(); len(reserved) != 4 {
 		t.Fatalf("refused creates used reservations: %d left, want 4", len(reserved))
+	}
+	// A reservation is the mount's: it applies in another directory
+	// (one whose files get the same layout, the mount's to know).
+	errs, err = s.ApplyBatch(as, []BatchOp{{Dir: e.ID, Name: "a", Self: sl[0].ID, Owner: owner, Create: &BatchCreate{Mode: 0o644}}})
+	if err != nil || errs[0] != nil {
+		t.Fatalf("create in another directory: %v, %v", errs, err)
 	}
 	for _, tc := range []struct {
 		name  string
@@ -346,5 +351,32 @@ func TestMkdirHeld(t *testing.T) {
 	}
 	if reserved, _ := s.Reserved(); len(reserved) != 7 {
 		t.Errorf("%d reservations after a refused mkdir, want the 7 left", len(reserved))
+	}
+}
+
+// A SetLayout of a directory recalls every delegation before it commits:
+// a mount must not go on giving new files below it the layout it knew.
+// MkdirHeld without IDs still says the layout its files get.
+func TestSetLayoutOfADirectoryRecallsHeldOnes(t *testing.T) {
+	fd := newFakeBatch(3)
+	s, w, _ := reserver(t, filepath.Join(t.TempDir(), "meta.db"), fd)
+	as := asMount(ctx, w.Watcher, 0)
+	sub, given, ids, err := s.MkdirHeld(as, "/d/sub", 0o755, 4, 0)
+	if err != nil || !given || len(ids.Slots) != 0 || ids.Layout.Layout.Datafiles != 3 {
+		t.Fatalf("MkdirHeld(/d/sub, 0 IDs) = %+v, given %v, %+v, %v; want given, the files' layout", sub, given, ids, err)
+	}
+	if n := s.Delegations(); n != 2 {
+		t.Fatalf("Delegations() = %d, want 2", n)
+	}
+	l := dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=1048576", Datafiles: 2}
+	if _, err := s.SetLayout(as, "/", l, false); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Delegations(); n != 0 {
+		t.Fatalf("Delegations() = %d after a SetLayout of /, want 0", n)
+	}
+	_, given, ids, err = s.MkdirHeld(as, "/e", 0o755, 4, 1)
+	if err != nil || !given || ids.Layout.Layout.Datafiles != 2 || len(ids.Slots[0].Servers) != 2 {
+		t.Fatalf("MkdirHeld(/e) after the SetLayout = given %v, %+v, %v; want files of 2 datafiles", given, ids, err)
 	}
 }

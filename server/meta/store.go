@@ -1253,6 +1253,14 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 	if err := s.makeDatafiles(ctx, old.ID, added, false); err != nil {
 		return Attr{}, wrapErr("setlayout", path, err)
 	}
+	if old.Kind == KindDir {
+		// The files of any held directory below may get this layout
+		// from now on: no mount may go on giving them the one it knew
+		// (reserve.go).
+		if err := s.recallEvery(ctx); err != nil {
+			return Attr{}, wrapErr("setlayout", path, err)
+		}
+	}
 	err = s.update(ctx, "setlayout", path, func(t *txn, comps []string) error {
 		var err error
 		a, err = t.lookup(comps)
