@@ -117,8 +117,8 @@ func decodeReservation(v []byte) (reservation, error) {
 	return r, nil
 }
 
-// Reserve reserves n IDs (at most maxReserve) for new files in the
-// directory at path, which the caller (Cred.Mount) must hold delegated,
+// Reserve reserves up to n IDs (at most maxReserve; at least one) for new
+// files in the directory at path, which the caller (Cred.Mount) must hold delegated,
 // for the mount whose owner token is owner. Each ID's datafiles exist on
 // its servers when it returns, and its reservation is durable.
 func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (ReservedIDs, error) {
@@ -180,9 +180,11 @@ type taken struct {
 	unpooled []bool // made now rather than taken from a pool
 }
 
-// takeReserved takes n IDs for files like tmpl (kind and layout) for
-// owner, each placed on the next servers in turn, from the pools where
-// they can.
+// takeReserved takes up to n IDs for files like tmpl (kind and layout)
+// for owner, each placed on the next servers in turn, from their pools.
+// It stops early at an empty pool (its refill is under way) rather than
+// make each ID's datafiles one by one, unless it has none yet: the mount
+// asks again when it needs more.
 func (s *Store) takeReserved(ctx context.Context, tmpl Attr, owner uint64, n int) (*taken, error) {
 	tk := &taken{s: s}
 	made := time.Now().UnixNano()
@@ -190,10 +192,19 @@ func (s *Store) takeReserved(ctx context.Context, tmpl Attr, owner uint64, n int
 		f := tmpl
 		first := uint32((s.rr.Add(1) - 1) % uint64(s.opts.Servers))
 		f.Servers = s.placeFor(dist.Layout{}, first, f.Layout.Datafiles)
-		id, pooled, err := s.takeID(ctx, f.Servers)
-		if err != nil {
-			tk.giveBack(ctx)
-			return nil, err
+		var id FileID
+		pooled := false
+		if s.batchDatafiles() != nil {
+			id, pooled = s.fromPool(f.Servers)
+		}
+		if !pooled {
+			if len(tk.recs) > 0 {
+				break
+			}
+			var err error
+			if id, err = s.newFileID(ctx, f.Servers); err != nil {
+				return nil, err
+			}
 		}
 		f.ID = id
 		tk.recs = append(tk.recs, reservation{owner: owner, made: made, file: f})

@@ -22,6 +22,10 @@ func reserver(t *testing.T, path string, fd *fakeBatch) (s *Store, w WatchRespon
 	t.Helper()
 	s = openAt(t, path, Options{Servers: 3, Datafiles: fd})
 	s.hub.lease = watchLease
+	if errs := s.ClaimAll(ctx); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	waitPool(t, s, poolBatch) // reservations take from the pools
 	w = poll(t, s, WatchRequest{})
 	keepLease(t, s, w)
 	as := asMount(ctx, w.Watcher, 0)
@@ -378,5 +382,21 @@ func TestSetLayoutOfADirectoryRecallsHeldOnes(t *testing.T) {
 	_, given, ids, err = s.MkdirHeld(as, "/e", 0o755, 4, 1)
 	if err != nil || !given || ids.Layout.Layout.Datafiles != 2 || len(ids.Slots[0].Servers) != 2 {
 		t.Fatalf("MkdirHeld(/e) after the SetLayout = given %v, %+v, %v; want files of 2 datafiles", given, ids, err)
+	}
+}
+
+// A reservation takes what the pools hold and stops at an empty one
+// rather than make datafiles one ID at a time; with none ready it makes
+// one.
+func TestReserveStopsAtAnEmptyPool(t *testing.T) {
+	fd := newFakeBatch(3)
+	s, w, _ := reserver(t, filepath.Join(t.TempDir(), "meta.db"), fd)
+	before := fd.requests()
+	got, err := s.Reserve(asMount(ctx, w.Watcher, 1000), "/d", 3, maxReserve)
+	if err != nil || len(got.Slots) < poolBatch || len(got.Slots) >= maxReserve {
+		t.Fatalf("Reserve(%d) with a pool of %d = %d IDs, %v; want the pool's", maxReserve, poolBatch, len(got.Slots), err)
+	}
+	if n := fd.requests() - before; n > 3 {
+		t.Fatalf("Reserve sent %d requests to the I/O servers, want at most a refill's", n)
 	}
 }
