@@ -428,13 +428,10 @@ func (s *Store) ApplyBatch(ctx context.Context, ops []BatchOp) ([]error, error) 
 					if done {
 						continue
 					}
-					if err := t.add(&dir, op.Name, &f); err != nil {
-						return err
-					}
 					// The directory's times move forward only: the
 					// holder's time of the create may be before a
 					// change the server made since (a mkdir in it).
-					if err := t.touchDir(&dir, max(now, f.Ctime)); err != nil {
+					if err := t.addTouching(&dir, op.Name, &f, max(now, f.Ctime)); err != nil {
 						return err
 					}
 					if _, _, err := t.unreserve(f.ID, op.Owner); err != nil {

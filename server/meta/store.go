@@ -772,6 +772,13 @@ func (t *txn) mayAdd(parent *Attr, name string) error {
 // add links the new entry a under name in parent (EEXIST if the name is
 // taken) and updates the parent's times and the counters.
 func (t *txn) add(parent *Attr, name string, a *Attr) error {
+	return t.addTouching(parent, name, a, a.Ctime)
+}
+
+// addTouching is add with the parent's new times given: a create the
+// holder of a delegation answered keeps its own time, applied later, and
+// its directory's times must not go back (ApplyBatch).
+func (t *txn) addTouching(parent *Attr, name string, a *Attr, dirTime int64) error {
 	if _, ok, err := t.child(parent.ID, name); err != nil {
 		return err
 	} else if ok {
@@ -789,7 +796,7 @@ func (t *txn) add(parent *Attr, name string, a *Attr) error {
 	if a.Kind == KindDir && parent.Nlink > 0 {
 		parent.Nlink++ // its new subdirectory's ".."
 	}
-	if err := t.touchDir(parent, a.Ctime); err != nil {
+	if err := t.touchDir(parent, dirTime); err != nil {
 		return err
 	}
 	return t.addCounter(countFor(a.Kind), 1)
