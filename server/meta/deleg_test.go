@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -195,7 +196,11 @@ func TestApplyRemovesOutcomes(t *testing.T) {
 }
 
 // keepLease renews w's lease (polls cut short) until the test ends.
-func keepLease(t *testing.T, s *Store, w WatchResponse) {
+func keepLease(t *testing.T, s *Store, w WatchResponse) { keepLeaseUntil(t, s, w) }
+
+// keepLeaseUntil is keepLease until stop is called (before s closes) or
+// the test ends.
+func keepLeaseUntil(t *testing.T, s *Store, w WatchResponse) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := async(func() {
 		for ctx.Err() == nil {
@@ -207,7 +212,10 @@ func keepLease(t *testing.T, s *Store, w WatchResponse) {
 			}
 		}
 	})
-	t.Cleanup(func() { cancel(); <-done })
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 // A batch's attribute changes apply in order with the unlinks around

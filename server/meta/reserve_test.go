@@ -19,6 +19,13 @@ import (
 // reserver opens a store over three I/O servers with pools, registers a
 // mount whose lease it keeps, makes /d as it and delegates /d to it.
 func reserver(t *testing.T, path string, fd *fakeBatch) (s *Store, w WatchResponse, d Attr) {
+	s, w, d, _ = reserverStop(t, path, fd)
+	return s, w, d
+}
+
+// reserverStop is reserver that also returns how to stop keeping the
+// lease, which a test that closes the store calls first.
+func reserverStop(t *testing.T, path string, fd *fakeBatch) (s *Store, w WatchResponse, d Attr, stop func()) {
 	t.Helper()
 	s = openAt(t, path, Options{Servers: 3, Datafiles: fd})
 	s.hub.lease = watchLease
@@ -27,7 +34,7 @@ func reserver(t *testing.T, path string, fd *fakeBatch) (s *Store, w WatchRespon
 	}
 	waitPool(t, s, poolBatch) // reservations take from the pools
 	w = poll(t, s, WatchRequest{})
-	keepLease(t, s, w)
+	stop = keepLeaseUntil(t, s, w)
 	as := asMount(ctx, w.Watcher, 0)
 	if _, err := s.Mkdir(as, "/d", 0o2777); err != nil && !errors.Is(err, syscall.EEXIST) {
 		t.Fatal(err)
@@ -36,7 +43,7 @@ func reserver(t *testing.T, path string, fd *fakeBatch) (s *Store, w WatchRespon
 	if _, given, err := s.Delegate(as, "/d"); err != nil || !given {
 		t.Fatalf("Delegate(/d) = %v, %v", given, err)
 	}
-	return s, w, d
+	return s, w, d, stop
 }
 
 func reserve(t *testing.T, s *Store, w WatchResponse, owner uint64, n int) ReservedIDs {
@@ -192,12 +199,13 @@ func TestReservedCreateRefused(t *testing.T) {
 func TestReservationsAcrossRestarts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meta.db")
 	fd := newFakeBatch(3)
-	s, w, d := reserver(t, path, fd)
+	s, w, d, stop := reserverStop(t, path, fd)
 	const owner = 5
 	got := reserve(t, s, w, owner, 3)
+	stop()
 	s.Close()
 
-	s, w, _ = reserver(t, path, fd)
+	s, w, _, stop = reserverStop(t, path, fd)
 	s.pool.mu.Lock()
 	for _, sl := range got.Slots {
 		if _, ok := s.pool.stale[sl.ID]; ok {
@@ -229,6 +237,7 @@ func TestReservationsAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	fd.write(got.Slots[2].Servers[0], got.Slots[2].ID) // a dead mount wrote here
+	stop()
 	s.Close()
 
 	s = openAt(t, path, Options{Servers: 3, Datafiles: fd})
@@ -257,7 +266,7 @@ func TestReservationsAcrossRestarts(t *testing.T) {
 func TestReservationInARestoredBackup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "meta.db")
 	fd := newFakeBatch(3)
-	s, w, d := reserver(t, path, fd)
+	s, w, d, stop := reserverStop(t, path, fd)
 	got := reserve(t, s, w, 9, 1)
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	if err := s.db.View(func(tx *bbolt.Tx) error { return tx.CopyFile(backup, 0o600) }); err != nil {
@@ -270,6 +279,7 @@ func TestReservationInARestoredBackup(t *testing.T) {
 	for _, srv := range got.Slots[0].Servers {
 		fd.write(srv, id)
 	}
+	stop()
 	s.Close()
 	b, err := os.ReadFile(backup)
 	if err != nil {
