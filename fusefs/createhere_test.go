@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/fusefs"
 )
 
@@ -210,5 +211,36 @@ func TestCloseInAHeldDirectoryDoesNotWaitForTheData(t *testing.T) {
 	}
 	if got := readFile(t, b.path("g")); !bytes.Equal(got, data) {
 		t.Fatalf("another mount reads %d bytes of g, want the %d written", len(got), len(data))
+	}
+}
+
+// A layout set on a directory above one a mount holds reaches the files
+// the mount creates there from then on: the setting recalls every held
+// directory first (the mount's spare IDs were for the old layout).
+func TestLayoutSetAboveAHeldDirectory(t *testing.T) {
+	p := spawn(t)
+	a := mount(t, p, fusefs.Options{})
+	waitLease(t, a)
+	if err := os.MkdirAll(a.path("p", "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a.path("p", "d", "before"), []byte("x"))
+	c := dial(t, p)
+	l, err := dist.ParseLayout("simple_stripe:strip_size=1m,num_datafiles=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLayout(context.Background(), "/p", l); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, a.path("p", "d", "after"), []byte("x"))
+	for name, want := range map[string]int{"before": 4, "after": 2} {
+		got, err := c.Lookup(context.Background(), "/p/d/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Servers) != want {
+			t.Errorf("/p/d/%s has %d datafiles (%s), want %d", name, len(got.Servers), got.Layout, want)
+		}
 	}
 }
