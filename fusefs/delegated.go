@@ -176,6 +176,9 @@ func (fsys *fileSystem) stopDelegations() {
 	d.mu.Lock()
 	d.giveBackAllLocked()
 	d.mu.Unlock()
+	// The data of files whose closes did not wait for it
+	// (closeWithoutWaiting) and whose release has not come.
+	fsys.settleMadeIn(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), fsys.opts.OpTimeout)
 	if err := fsys.flushQueue(ctx); err != nil {
 		fsys.log.Error("pario mount: creates, unlinks and attribute changes answered here were not all applied by the metadata server before unmount", "err", err)

@@ -641,13 +641,14 @@ func (fsys *fileSystem) closeWithoutWaiting(of *openFile) bool {
 }
 
 // settleMadeIn waits until the writes in flight of the files open here
-// that were made in one of dirs have reached the I/O servers: dirs are
-// being given up, and their closes did not wait (closeWithoutWaiting).
+// that were made in one of dirs (nil: every file) have reached the I/O
+// servers: dirs are being given up, and their closes did not wait
+// (closeWithoutWaiting).
 func (fsys *fileSystem) settleMadeIn(dirs map[meta.FileID]bool) {
 	fsys.mu.Lock()
 	var ofs []*openFile
 	for _, of := range fsys.open {
-		if dirs[meta.FileID(of.madeIn.Load())] {
+		if dirs == nil || dirs[meta.FileID(of.madeIn.Load())] {
 			ofs = append(ofs, of)
 		}
 	}
