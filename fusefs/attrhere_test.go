@@ -214,18 +214,7 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 	if pending := a.Stats().PendingHere; pending == 0 {
 		t.Fatalf("nothing pending with the metadata server stopped (stats %+v)", a.Stats())
 	}
-	if err := p.Kill("meta"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.StartMeta(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "attribute changes applied after the restart", func() error {
-		if n := a.Stats().PendingHere; n != 0 {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
+	restartMeta(t, p, a)
 	c := dial(t, p)
 	for i := range n {
 		got, err := c.Lookup(context.Background(), fmt.Sprintf("/d/f%02d", i))

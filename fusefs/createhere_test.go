@@ -110,18 +110,7 @@ func TestCreatesHereSurviveAMetadataServerRestart(t *testing.T) {
 	if st := a.Stats(); st.CreatesHere != n+1 || st.PendingHere == 0 {
 		t.Fatalf("with the metadata server stopped: %d creates answered here, %d pending; want %d and some", st.CreatesHere, st.PendingHere, n+1)
 	}
-	if err := p.Kill("meta"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.StartMeta(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "creates applied after the restart", func() error {
-		if n := a.Stats().PendingHere; n != 0 {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
+	restartMeta(t, p, a)
 	c := dial(t, p)
 	for i := range n {
 		f, err := c.Open(context.Background(), fmt.Sprint("/d/f", i))

@@ -15,14 +15,16 @@ import (
 // Unlinks answered by the mount (docs/mount.md, "Unlinks answered by the
 // mount").
 //
-// A directory this mount makes under its lease is asked of the metadata
-// server for the mount's own (meta.Store.Delegate) while it is still
-// empty. While the mount holds it, an unlink there of a name the kernel
-// holds under the lease (and the rmdir of a directory it also holds and
-// knows to be empty) is answered here at once, after the permission
-// check the server would make, and queued, as are the attribute changes
-// of files the mount made there (attrhere.go); a flusher sends the queue
-// in batches (meta.Store.ApplyBatch), one transaction each. The rules
+// A directory this mount makes under its lease is made its own by the
+// metadata server in the same request (meta.Store.MkdirHeld; with a
+// server from before it, asked for right after, meta.Store.Delegate),
+// while it is still empty. While the mount holds it, an unlink there of a
+// name the kernel holds under the lease (and the rmdir of a directory it
+// also holds and knows to be empty) is answered here at once, after the
+// permission check the server would make, and queued, as are the
+// attribute changes of files the mount made there (attrhere.go) and the
+// creates (createhere.go); a flusher sends the queue in batches
+// (meta.Store.ApplyBatch), one transaction each. The rules
 // that keep this invisible to everyone else:
 //
 //   - every request this mount sends to the metadata server first waits
@@ -31,11 +33,13 @@ import (
 //     mount's requests out of an order that matters: a getattr waits only
 //     for those that touch its inode (ctxFor), a create for the removes
 //     (ctxNew); a listing instead leaves out the names the queue removes
-//     (withoutQueued), and waits for the attribute changes in it;
+//     (withoutQueued), and waits for the attribute changes and creates
+//     in it;
 //   - every request by anyone else that reaches the directory recalls the
 //     delegation: the watch loop gives it up, waits for the queue to be
-//     applied and only then acknowledges (recalled), and the request goes
-//     on after that acknowledgement;
+//     applied and the data of the files made there to reach the I/O
+//     servers, and only then acknowledges (recalled), and the request
+//     goes on after that acknowledgement;
 //   - a new lease (a restarted server, a lapse) ends every delegation.
 //
 // What is lost: the queue, if the mount dies before it is sent (as a
@@ -88,8 +92,8 @@ type delegState struct {
 	failures int // batches that failed in a row
 
 	// The creates answered here (createhere.go): the token naming this
-	// mount's reservations, each held directory's spare IDs, and whether
-	// the metadata server reserves none.
+	// mount's reservations, its spare reserved IDs by the layout of the
+	// files they are for, and whether the metadata server reserves none.
 	owner       uint64
 	spare       map[string]*spareIDs // by fileKey
 	nextReserve int                  // IDs the next reservation asks for
@@ -113,9 +117,9 @@ type delegDir struct {
 	files meta.Attr
 }
 
-// queuedOp is an unlink, rmdir or attribute change answered here; the
-// queue holds them in the order they were answered, queue[i] being
-// operation number applied+i+1.
+// queuedOp is an unlink, rmdir, attribute change or create answered
+// here, or a reserved ID given back; the queue holds them in the order
+// they were answered, queue[i] being operation number applied+i+1.
 type queuedOp struct {
 	op   meta.BatchOp
 	cred meta.Cred // who made it (uid, gid, groups)

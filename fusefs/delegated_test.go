@@ -272,19 +272,8 @@ func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
 		t.Logf("with the metadata server stopped: %d unlinks answered here, %d pending; expected 50 and 50 (stats before %+v, after %+v)",
 			st.UnlinksHere-before.UnlinksHere, st.PendingHere, before, st)
 	}
-	if err := p.Kill("meta"); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.StartMeta(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	restartMeta(t, p, a)
 	c := dial(t, p)
-	eventually(t, "unlinks applied after the restart", func() error {
-		if n := a.Stats().PendingHere; n != 0 {
-			return fmt.Errorf("%d pending", n)
-		}
-		return nil
-	})
 	if list, err := c.Readdir(context.Background(), "/d"); err != nil || len(list) != 0 {
 		t.Fatalf("after the restart /d lists %d entries (%v), want none", len(list), err)
 	}
@@ -292,6 +281,24 @@ func TestUnlinksHereSurviveAMetadataServerRestart(t *testing.T) {
 
 // stopMeta stops the metadata server (SIGSTOP) until the test ends or it
 // is killed.
+// restartMeta kills the metadata server (-9), starts it again, and waits
+// until mount m has applied there what it answered itself.
+func restartMeta(t *testing.T, p *cluster.Processes, m *mounted) {
+	t.Helper()
+	if err := p.Kill("meta"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "what the mount answered applied after the restart", func() error {
+		if n := m.Stats().PendingHere; n != 0 {
+			return fmt.Errorf("%d pending", n)
+		}
+		return nil
+	})
+}
+
 func stopMeta(t *testing.T, p *cluster.Processes) {
 	t.Helper()
 	pid := p.PID("meta")

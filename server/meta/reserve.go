@@ -308,17 +308,8 @@ func (s *Store) MkdirHeld(ctx context.Context, path string, mode uint32, owner u
 			s.delegs.drop(id, c.Mount) // fn runs again (committer.update)
 		}
 		given, fresh = false, false
-		if len(comps) == 0 {
-			return syscall.EEXIST
-		}
-		parent, err := t.parentToAdd(comps)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
-		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindDir, mode)
-		if err := t.add(&parent, comps[len(comps)-1], &a); err != nil {
+		var err error
+		if a, err = t.mkdir(comps, id, mode); err != nil {
 			return err
 		}
 		if a.Mode&modeSticky != 0 {
@@ -326,8 +317,8 @@ func (s *Store) MkdirHeld(ctx context.Context, path string, mode uint32, owner u
 		}
 		// The layout read before may have changed since (SetLayout of
 		// a directory above): then the directory is not given.
-		_, inherit, err := t.walkDir(comps[:len(comps)-1])
-		if err != nil {
+		var inherit dist.Layout
+		if _, inherit, err = t.walkDir(comps[:len(comps)-1]); err != nil {
 			return err
 		}
 		if l, _, err := s.chooseLayout(dist.Layout{}, inherit); err != nil || l != tmpl.Layout {

@@ -688,23 +688,29 @@ func (s *Store) Mkdir(ctx context.Context, path string, mode uint32) (Attr, erro
 	if err != nil {
 		return Attr{}, wrapErr("mkdir", path, err)
 	}
-	err = s.update(ctx, "mkdir", path, func(t *txn, comps []string) error {
-		if len(comps) == 0 {
-			return syscall.EEXIST
-		}
-		parent, err := t.parentToAdd(comps)
-		if err != nil {
-			return err
-		}
-		now := time.Now().UnixNano()
-		a = Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
-		a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindDir, mode)
-		return t.add(&parent, comps[len(comps)-1], &a)
+	err = s.update(ctx, "mkdir", path, func(t *txn, comps []string) (err error) {
+		a, err = t.mkdir(comps, id, mode)
+		return err
 	})
 	if err != nil {
 		return Attr{}, err
 	}
 	return a, nil
+}
+
+// mkdir adds directory id at comps with the mode asked for.
+func (t *txn) mkdir(comps []string, id FileID, mode uint32) (Attr, error) {
+	if len(comps) == 0 {
+		return Attr{}, syscall.EEXIST
+	}
+	parent, err := t.parentToAdd(comps)
+	if err != nil {
+		return Attr{}, err
+	}
+	now := time.Now().UnixNano()
+	a := Attr{ID: id, Kind: KindDir, Nlink: 2, Mtime: now, Ctime: now, Atime: now}
+	a.Uid, a.Gid, a.Mode = NewOwner(&parent, t.caller(), KindDir, mode)
+	return a, t.add(&parent, comps[len(comps)-1], &a)
 }
 
 // Mknod creates a special file: a FIFO, socket or device node (kind, with
