@@ -38,10 +38,11 @@ func TestCreatesAnsweredHere(t *testing.T) {
 	if got := calls.get("meta create") - creates; got != 0 {
 		t.Errorf("%d creates in a held directory went to the metadata server, want 0", got)
 	}
-	// 16 IDs with the mkdir (one request: made, held, reserved), then 32
-	// and 64 (doubling).
-	if got, mkdirs, delegates := calls.get("meta reserve")-reserves, calls.get("meta mkdirheld"), calls.get("meta delegate"); got != 2 || mkdirs != 1 || delegates != 0 {
-		t.Errorf("%d reservations for %d creates, %d mkdirheld and %d delegate requests for the directory; want 2, 1, 0", got, n, mkdirs, delegates)
+	// 16 IDs with the mkdir (one request: made, held, reserved), then 16,
+	// 32 (doubling): 2 reservations, more only where a pool was still
+	// being filled (a reservation takes what is ready).
+	if got, mkdirs, delegates := calls.get("meta reserve")-reserves, calls.get("meta mkdirheld"), calls.get("meta delegate"); got < 2 || got > 10 || mkdirs != 1 || delegates != 0 {
+		t.Errorf("%d reservations for %d creates, %d mkdirheld and %d delegate requests for the directory; want 2 (a few more while pools fill), 1, 0", got, n, mkdirs, delegates)
 	}
 	if st := m.Stats(); st.CreatesHere != n {
 		t.Errorf("stats count %d creates answered here, want %d", st.CreatesHere, n)

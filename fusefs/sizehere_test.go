@@ -3,6 +3,7 @@ package fusefs_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -12,14 +13,23 @@ import (
 )
 
 // countingWithDir starts a cluster, mounts it counting the mount's
-// requests to the servers, and, once the mount holds its lease, makes
-// directory d through it (so delegated to it).
+// requests to the servers, and, once the mount holds its lease and the
+// pools are filled, makes directory d through it (so delegated to it).
 func countingWithDir(t *testing.T) (*cluster.Processes, *mounted, *callCounter) {
 	t.Helper()
 	p := spawn(t)
 	calls := &callCounter{}
 	m := mountCounting(t, p, calls)
 	waitLease(t, m)
+	// The precreate pools filled, so that the reservations made with
+	// the directory and after it get what they ask for.
+	c := dial(t, p)
+	eventually(t, "precreate pools filled", func() error {
+		if n, err := c.PooledDatafiles(context.Background()); err != nil || n < 4*64 {
+			return fmt.Errorf("%d pooled datafiles (%v)", n, err)
+		}
+		return nil
+	})
 	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
