@@ -750,7 +750,13 @@ func (h *handle) release(ctx context.Context) {
 		fsys.idle.idle()
 	}
 	unlinked, gone := of.unlinked, of.gone
+	fsys.releasing++
 	fsys.mu.Unlock()
+	defer func() {
+		fsys.mu.Lock()
+		fsys.releasing--
+		fsys.mu.Unlock()
+	}()
 	if unlinked {
 		if err := fsys.c.RemoveData(ctx, h.n.path(), gone); err != nil {
 			fsys.errno("remove data", h.n.path(), err)

@@ -180,7 +180,7 @@ type Stats struct {
 	Lease time.Duration
 	// OpenFiles counts the files open here: those with a descriptor, and
 	// those closed whose release (asynchronous in the kernel, after
-	// close(2) returns) has not reached the mount yet.
+	// close(2) returns) has not reached the mount yet or not finished.
 	OpenFiles int
 }
 
@@ -372,7 +372,7 @@ func (m *Server) Stats() Stats {
 	d.mu.Unlock()
 	st.Lease = m.fsys.ttl()
 	m.fsys.mu.Lock()
-	st.OpenFiles = len(m.fsys.open)
+	st.OpenFiles = len(m.fsys.open) + m.fsys.releasing
 	m.fsys.mu.Unlock()
 	return st
 }

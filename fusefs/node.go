@@ -35,6 +35,9 @@ type fileSystem struct {
 	mu   sync.Mutex
 	open map[meta.FileID]*openFile
 	dirs map[meta.FileID]*openFile
+	// releasing counts the last releases past open that have not yet
+	// done what follows it (a size kept, the data removed).
+	releasing int
 
 	// slots bounds the write-behind requests in flight, mem their
 	// buffers' bytes; idle hands free memory back when no file is open.
