@@ -103,7 +103,7 @@ func (r *Registry) ObserveMount(ops []string, stats func() MountStats) *MountObs
 			Name: "pario_mount_lease_seconds", Help: "What is left of the mount's cache lease; 0: it holds none (the metadata server unreachable), and every stat asks the servers.",
 		}, func() float64 { return stats().Lease.Seconds() }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "pario_mount_open_files", Help: "Files open through the mount, counting those closed whose release has not reached it yet.",
+			Name: "pario_mount_open_files", Help: "Files open through the mount, counting those closed whose release has not reached it or not finished yet.",
 		}, func() float64 { return float64(stats().OpenFiles) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "pario_mount_pending_here", Help: "Creates, unlinks and attribute changes answered by the mount and not yet applied by the metadata server.",
