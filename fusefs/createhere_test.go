@@ -3,7 +3,9 @@ package fusefs_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 	"testing"
@@ -232,5 +234,45 @@ func TestLayoutSetAboveAHeldDirectory(t *testing.T) {
 		if len(got.Servers) != want {
 			t.Errorf("/p/d/%s has %d datafiles (%s), want %d", name, len(got.Servers), got.Layout, want)
 		}
+	}
+}
+
+// An unlink right after a close in a held directory, while the release
+// still waits for the file's data (closeWithoutWaiting), is answered by
+// the mount, once that data is on the servers: the file is open by no
+// descriptor, so nothing needs its data kept (rm -rf right after tar x).
+func TestUnlinkWhileTheReleaseWaitsForTheData(t *testing.T) {
+	p, m, calls := countingWithDir(t)
+	var pids []int
+	for i := range 4 {
+		pid := p.PID(fmt.Sprint("data", i))
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	resume := func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	writeFile(t, m.path("d", "f"), bytes.Repeat([]byte("x"), 10000))
+	eventually(t, "the release under way", func() error {
+		if n := m.Releasing(); n != 1 {
+			return fmt.Errorf("%d releases under way", n)
+		}
+		return nil
+	})
+	removes, unlinks := calls.get("meta remove"), m.Stats().UnlinksHere
+	time.AfterFunc(200*time.Millisecond, resume)
+	if err := os.Remove(m.path("d", "f")); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Stats().UnlinksHere - unlinks; got != 1 || calls.get("meta remove") != removes {
+		t.Fatalf("the unlink: %d answered here, %d sent to the metadata server; want 1, 0", got, calls.get("meta remove")-removes)
+	}
+	if _, err := dial(t, p).Lookup(context.Background(), "/d/f"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("another client looks up the unlinked file: %v, want ENOENT", err)
 	}
 }

@@ -294,8 +294,15 @@ func (fsys *fileSystem) mkdir(ctx context.Context, parent meta.FileID, p string,
 // the metadata server's answer arranges). It reports whether it answered.
 func (n *node) unlinkHere(ctx context.Context, name string) (bool, syscall.Errno) {
 	id, ok := n.cachedChild(name, false)
-	if !ok || n.fsys.openFile(id) != nil {
+	if !ok {
 		return false, 0
+	}
+	if of, open := n.fsys.openByDescriptor(id); open {
+		return false, 0
+	} else if of != nil {
+		// Closed, its release under way: the data it waits for first,
+		// so that no write reaches a datafile the unlink removes.
+		of.wb.wait()
 	}
 	done, errno := n.removeHere(ctx, "unlink", meta.BatchOp{Dir: n.id, Name: name, Self: id})
 	if done && errno == 0 {

@@ -16,3 +16,15 @@ func SetDelegateAnswered(f func()) (restore func()) {
 	delegateAnswered.Store(&f)
 	return func() { delegateAnswered.Store(nil) }
 }
+
+// Releasing counts the releases under way: begun, still waiting for
+// their files' writes in flight.
+func (m *Server) Releasing() int {
+	m.fsys.mu.Lock()
+	defer m.fsys.mu.Unlock()
+	n := 0
+	for _, of := range m.fsys.open {
+		n += of.releasing
+	}
+	return n
+}

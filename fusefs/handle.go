@@ -27,10 +27,11 @@ type openFile struct {
 	id meta.FileID
 
 	// Guarded by fileSystem.mu.
-	opens    int
-	cached   int       // descriptors that use the kernel's page cache
-	unlinked bool      // the namespace entry is gone; data goes at last release
-	gone     meta.Attr // the attributes the entry had, for RemoveData
+	opens     int
+	releasing int       // of opens, those whose release has begun
+	cached    int       // descriptors that use the kernel's page cache
+	unlinked  bool      // the namespace entry is gone; data goes at last release
+	gone      meta.Attr // the attributes the entry had, for RemoveData
 
 	mu sync.RWMutex
 	f  *client.File
@@ -109,6 +110,18 @@ func (fsys *fileSystem) openFile(id meta.FileID) *openFile {
 	fsys.mu.Lock()
 	defer fsys.mu.Unlock()
 	return fsys.open[id]
+}
+
+// openByDescriptor returns the state of file id if a descriptor still
+// has it open here: one whose release has begun does not count (its
+// release waits for the file's writes in flight, which a close in a held
+// directory left to it, and an unlink right after that close need not
+// keep the data for it).
+func (fsys *fileSystem) openByDescriptor(id meta.FileID) (*openFile, bool) {
+	fsys.mu.Lock()
+	defer fsys.mu.Unlock()
+	of := fsys.open[id]
+	return of, of != nil && of.opens > of.releasing
 }
 
 // orphan returns the attributes and File of a file open here whose name
@@ -731,10 +744,14 @@ func (h *handle) release(ctx context.Context) {
 	}
 	h.ra.free()
 	fsys, of := h.fsys, h.of
+	fsys.mu.Lock()
+	of.releasing++
+	fsys.mu.Unlock()
 	if errno := of.wb.settle(); errno != 0 {
 		fsys.log.Error("pario mount: a write failed after its descriptor's last close; the data is lost", "path", h.n.path(), "errno", errno)
 	}
 	fsys.mu.Lock()
+	of.releasing--
 	of.opens--
 	if !h.direct {
 		of.cached--
