@@ -118,9 +118,10 @@ func decodeReservation(v []byte) (reservation, error) {
 }
 
 // Reserve reserves up to n IDs (at most maxReserve; at least one) for new
-// files in the directory at path, which the caller (Cred.Mount) must hold delegated,
-// for the mount whose owner token is owner. Each ID's datafiles exist on
-// its servers when it returns, and its reservation is durable.
+// files in the directory at path, which the caller (Cred.Mount) must hold
+// delegated, for the mount whose owner token is owner. Each ID's
+// datafiles exist on its servers when it returns, and its reservation is
+// durable.
 func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (ReservedIDs, error) {
 	c := credOf(ctx)
 	switch {
