@@ -160,11 +160,11 @@ func (fsys *fileSystem) reserve(ctx context.Context, n *node, gen uint64) {
 	if g, ok := d.dirs[n.id]; ok && g.files.Kind != 0 {
 		d.giveBackLocked(fileKey(g.files), time.Now())
 	}
-	want := d.nextWantLocked()
+	want, owner := d.nextWantLocked(), d.owner
 	d.mu.Unlock()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fsys.opts.OpTimeout)
 	defer cancel()
-	got, err := fsys.c.Reserve(n.itself(fsys.kernelsOwn(rctx)), n.path(), d.owner, want)
+	got, err := fsys.c.Reserve(n.itself(fsys.kernelsOwn(rctx)), n.path(), owner, want)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if errors.Is(err, syscall.ENOSYS) {
