@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -274,5 +275,27 @@ func TestUnlinkWhileTheReleaseWaitsForTheData(t *testing.T) {
 	}
 	if _, err := dial(t, p).Lookup(context.Background(), "/d/f"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("another client looks up the unlinked file: %v, want ENOENT", err)
+	}
+}
+
+// The recall of a held directory waits for the data of the files made
+// there whose closes did not wait for it: here their writes are held
+// before they are even sent, past the close, and another mount's read of
+// the file (which recalls the directory) must still see all of it.
+func TestRecallWaitsForTheDataOfFilesMadeThere(t *testing.T) {
+	_, a, b := twoMounts(t)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	var once sync.Once
+	let := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(let)
+	t.Cleanup(fusefs.SetWriteBehindSending(func() { <-hold }))
+	data := bytes.Repeat([]byte("recall"), 10000)
+	writeFile(t, a.path("d", "f"), data) // returns with the writes unsent
+	time.AfterFunc(300*time.Millisecond, let)
+	if got := readFile(t, b.path("d", "f")); !bytes.Equal(got, data) {
+		t.Fatalf("another mount read %d bytes, want the %d written", len(got), len(data))
 	}
 }

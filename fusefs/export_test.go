@@ -28,3 +28,10 @@ func (m *Server) Releasing() int {
 	}
 	return n
 }
+
+// SetWriteBehindSending makes f run before each write-behind write is
+// sent to the I/O servers.
+func SetWriteBehindSending(f func()) (restore func()) {
+	writeBehindSending.Store(&f)
+	return func() { writeBehindSending.Store(nil) }
+}

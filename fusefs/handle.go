@@ -524,6 +524,9 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		fsys.stats.writeBehind.Add(int64(n))
 		fsys.slots <- struct{}{}
 		go func() {
+			if hook := writeBehindSending.Load(); hook != nil {
+				(*hook)()
+			}
 			// The request is answered by now: its context is done with.
 			ctx, cancel := context.WithTimeout(client.WithOrigin(context.Background(), origin), fsys.opts.OpTimeout)
 			_, err := f.WriteAtContext(ctx, buf, off)
@@ -634,6 +637,11 @@ func (h *handle) Flush(ctx context.Context) syscall.Errno {
 	}
 	return 0
 }
+
+// writeBehindSending, if set, runs before each write-behind write is sent
+// to the I/O servers (tests hold writes there, unsent, past their file's
+// close).
+var writeBehindSending atomic.Pointer[func()]
 
 // closeWithoutWaiting reports whether a close of file of need not wait
 // for its writes in flight: it was made here in a directory the mount
