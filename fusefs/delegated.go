@@ -613,6 +613,11 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		d.urgent = d.urgent && n < len(d.queue)
 		d.mu.Unlock()
 
+		// A file created here becomes visible with this batch to anyone
+		// who reaches its directory without a recall (the delegation
+		// ended with a lease): its data first, which its close may have
+		// left (closeWithoutWaiting).
+		fsys.settleCreated(ops)
 		errs, err := fsys.sendRemoves(ctx, first, ops)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -663,6 +668,19 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 		close(d.progress)
 		d.progress = make(chan struct{})
 		d.mu.Unlock()
+	}
+}
+
+// settleCreated waits until the writes in flight of the files the
+// creates among ops make have reached the I/O servers.
+func (fsys *fileSystem) settleCreated(ops []meta.BatchOp) {
+	for _, op := range ops {
+		if op.Create == nil {
+			continue
+		}
+		if of := fsys.openFile(op.Self); of != nil {
+			of.wb.wait()
+		}
 	}
 }
 
