@@ -102,10 +102,11 @@ func TestCreatesHereSurviveAMetadataServerRestart(t *testing.T) {
 	p := spawn(t)
 	a := mount(t, p, fusefs.Options{OpTimeout: 20 * time.Second})
 	waitLease(t, a)
-	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+	waitPools(t, p)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil { // reserves 16 IDs
 		t.Fatal(err)
 	}
-	writeFile(t, a.path("d", "first"), []byte("reserves the IDs"))
+	writeFile(t, a.path("d", "first"), []byte("x"))
 	stopMeta(t, p)
 	const n = 10
 	for i := range n {
@@ -144,6 +145,7 @@ func TestCreatesHereSurviveAMetadataServerRestart(t *testing.T) {
 // closed, and only let go well after another mount has asked for them.
 func TestCloseInAHeldDirectoryDoesNotWaitForTheData(t *testing.T) {
 	p, a, b := twoMounts(t)
+	waitPools(t, p) // the creates below need no I/O server
 	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,18 @@ func countingWithDir(t *testing.T) (*cluster.Processes, *mounted, *callCounter) 
 	calls := &callCounter{}
 	m := mountCounting(t, p, calls)
 	waitLease(t, m)
-	// The precreate pools filled, so that the reservations made with
-	// the directory and after it get what they ask for.
+	waitPools(t, p)
+	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p, m, calls
+}
+
+// waitPools waits until the precreate pools hold IDs, so that the
+// reservations a mount makes with a directory and after it get what they
+// ask for (a reservation takes what the pools hold).
+func waitPools(t *testing.T, p *cluster.Processes) {
+	t.Helper()
 	c := dial(t, p)
 	eventually(t, "precreate pools filled", func() error {
 		if n, err := c.PooledDatafiles(context.Background()); err != nil || n < 4*64 {
@@ -30,10 +40,6 @@ func countingWithDir(t *testing.T) (*cluster.Processes, *mounted, *callCounter) 
 		}
 		return nil
 	})
-	if err := os.Mkdir(m.path("d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p, m, calls
 }
 
 // Sizes kept by the mount (known.go, wroteHere): a file this mount made
