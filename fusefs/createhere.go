@@ -120,6 +120,17 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 	// the directory given up and the create goes to the server.
 	d.enqueueLocked(meta.BatchOp{Dir: n.id, Name: name, Self: a.ID, Owner: d.owner,
 		Create: &meta.BatchCreate{Mode: mode & 0o7777, Time: now}}, cred)
+	// Running low: more are asked for in the background, so that no
+	// create waits for a reservation while creates keep coming.
+	if refill := len(sp.slots) < d.nextReserve/4 && !d.refilling && d.stop != nil; refill {
+		d.refilling = true
+		d.bg.Go(func() {
+			fsys.reserve(meta.WithCred(context.Background(), cred), n, gen)
+			d.mu.Lock()
+			d.refilling = false
+			d.mu.Unlock()
+		})
+	}
 	d.mu.Unlock()
 
 	fsys.addedName(n.id, name)

@@ -98,6 +98,8 @@ type delegState struct {
 	spare       map[string]*spareIDs // by fileKey
 	nextReserve int                  // IDs the next reservation asks for
 	noReserve   bool
+	refilling   bool           // a reservation runs in the background
+	bg          sync.WaitGroup // it, for unmount to wait for
 	// mkdirs counts the mkdirs in flight that ask for their directory
 	// held (mkdir); lateRecalls, while there are any, the directories
 	// recalled meanwhile, which asking cannot name before the answer.
@@ -177,6 +179,7 @@ func (fsys *fileSystem) stopDelegations() {
 	if d.stop == nil {
 		return
 	}
+	d.bg.Wait() // a reservation under way adds to what goes back
 	d.mu.Lock()
 	d.giveBackAllLocked()
 	d.mu.Unlock()
