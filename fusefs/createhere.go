@@ -95,7 +95,7 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 		d.mu.Unlock()
 		return nil, nil, 0, 0, false
 	}
-	sp := d.spare[fileKey(g.files)]
+	sp := d.spare[g.key]
 	if sp == nil || len(sp.slots) == 0 {
 		d.mu.Unlock()
 		return nil, nil, 0, 0, false
@@ -154,7 +154,7 @@ func (fsys *fileSystem) haveSpare(dir meta.FileID, now time.Time) bool {
 	if !ok || g.files.Kind == 0 {
 		return false
 	}
-	sp := d.spare[fileKey(g.files)]
+	sp := d.spare[g.key]
 	return sp != nil && len(sp.slots) > 0 && now.Sub(sp.at) < meta.ReserveUseFor
 }
 
@@ -169,7 +169,7 @@ func (fsys *fileSystem) reserve(ctx context.Context, n *node, gen uint64) {
 		return
 	}
 	if g, ok := d.dirs[n.id]; ok && g.files.Kind != 0 {
-		d.giveBackLocked(fileKey(g.files), time.Now())
+		d.giveBackLocked(g.key, time.Now())
 	}
 	want, owner := d.nextWantLocked(), d.owner
 	d.mu.Unlock()
@@ -187,7 +187,7 @@ func (fsys *fileSystem) reserve(ctx context.Context, n *node, gen uint64) {
 	d.addSpareLocked(got, time.Now())
 	// The layout the directory's files get now, as the server said.
 	if g, ok := d.dirs[n.id]; ok && g.gen == gen {
-		g.files = got.Layout
+		g.files, g.key = got.Layout, fileKey(got.Layout)
 		d.dirs[n.id] = g
 	}
 }
@@ -209,7 +209,7 @@ func (d *delegState) spareForLocked(parent meta.FileID) bool {
 		return sp != nil && len(sp.slots) > 0 && time.Since(sp.at) < meta.ReserveUseFor
 	}
 	if g, ok := d.dirs[parent]; ok && g.files.Kind != 0 {
-		return young(d.spare[fileKey(g.files)])
+		return young(d.spare[g.key])
 	}
 	for _, sp := range d.spare {
 		if young(sp) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pario/pario/client"
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/fusefs"
 )
@@ -150,20 +151,7 @@ func TestCloseInAHeldDirectoryDoesNotWaitForTheData(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("pario"), 20000)
-	var pids []int
-	for i := range 4 {
-		pid := p.PID(fmt.Sprint("data", i))
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		pids = append(pids, pid)
-	}
-	resume := func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
-	t.Cleanup(resume)
+	resume := stopDataServers(t, p)
 	closed := make(chan error, 1)
 	go func() {
 		var err error
@@ -246,20 +234,7 @@ func TestLayoutSetAboveAHeldDirectory(t *testing.T) {
 // descriptor, so nothing needs its data kept (rm -rf right after tar x).
 func TestUnlinkWhileTheReleaseWaitsForTheData(t *testing.T) {
 	p, m, calls := countingWithDir(t)
-	var pids []int
-	for i := range 4 {
-		pid := p.PID(fmt.Sprint("data", i))
-		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-			t.Fatal(err)
-		}
-		pids = append(pids, pid)
-	}
-	resume := func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
-	t.Cleanup(resume)
+	resume := stopDataServers(t, p)
 	writeFile(t, m.path("d", "f"), bytes.Repeat([]byte("x"), 10000))
 	eventually(t, "the release under way", func() error {
 		if n := m.Releasing(); n != 1 {
@@ -300,4 +275,25 @@ func TestRecallWaitsForTheDataOfFilesMadeThere(t *testing.T) {
 	if got := readFile(t, b.path("d", "f")); !bytes.Equal(got, data) {
 		t.Fatalf("another mount read %d bytes, want the %d written", len(got), len(data))
 	}
+}
+
+// stopDataServers stops the four I/O servers (SIGSTOP) until resume is
+// called or the test ends.
+func stopDataServers(t *testing.T, p *cluster.Processes) (resume func()) {
+	t.Helper()
+	var pids []int
+	for i := range 4 {
+		pid := p.PID(fmt.Sprint("data", i))
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	resume = func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	return resume
 }

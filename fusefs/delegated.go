@@ -115,8 +115,9 @@ type delegDir struct {
 	attr meta.Attr // its owner and mode, for the permission check
 	// files is what a new file there gets (kind, layout and link count:
 	// the spare IDs it takes, createhere.go); Kind 0 until the metadata
-	// server has said.
+	// server has said. key is fileKey(files), the spare IDs' key.
 	files meta.Attr
+	key   string
 }
 
 // queuedOp is an unlink, rmdir, attribute change or create answered
@@ -287,7 +288,7 @@ func (fsys *fileSystem) mkdir(ctx context.Context, parent meta.FileID, p string,
 	if d.dirs == nil {
 		d.dirs = map[meta.FileID]delegDir{}
 	}
-	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout}
+	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout, key: fileKey(ids.Layout)}
 	return a, true, nil
 }
 

@@ -435,26 +435,6 @@ func initReserved(tx *bbolt.Tx, now time.Time) (map[FileID]bool, error) {
 	return keep, nil
 }
 
-// Reserved lists the reservations, for tests and fsck's report.
-func (s *Store) Reserved() (map[FileID]FileID, error) {
-	out := map[FileID]FileID{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketReserved)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			r, err := decodeReservation(v)
-			if err != nil {
-				return err
-			}
-			out[FileID(binary.BigEndian.Uint64(k))] = r.dir
-			return nil
-		})
-	})
-	return out, err
-}
-
 // createError names a batch create's failure.
 func createError(op BatchOp, err error) error {
 	return &fs.PathError{Op: "create", Path: fmt.Sprintf("%s/%s", idPath(op.Dir), op.Name), Err: err}

@@ -2,6 +2,7 @@ package meta
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -76,7 +77,7 @@ func TestReservedCreatesApply(t *testing.T) {
 	if got.Layout.Kind != KindFile || got.Layout.Layout.Dist != dist.SimpleStripe || got.Layout.Layout.Datafiles != 3 {
 		t.Fatalf("reserved for %+v, want a file of the default layout on 3 datafiles", got.Layout)
 	}
-	reserved, err := s.Reserved()
+	reserved, err := reservedIDs(s)
 	if err != nil || len(reserved) != 5 {
 		t.Fatalf("Reserved() = %v, %v; want 5", reserved, err)
 	}
@@ -116,7 +117,7 @@ func TestReservedCreatesApply(t *testing.T) {
 	if names := okDir(t)(s.Readdir(as, "/d")); len(names) != 3 {
 		t.Fatalf("/d holds %d names after a batch applied twice, want 3", len(names))
 	}
-	if reserved, _ := s.Reserved(); len(reserved) != 0 {
+	if reserved, _ := reservedIDs(s); len(reserved) != 0 {
 		t.Fatalf("reservations left after the creates and returns: %v", reserved)
 	}
 	pooled := recordedPool(t, s)
@@ -163,7 +164,7 @@ func TestReservedCreateRefused(t *testing.T) {
 	if err != nil || !errors.Is(errs[0], syscall.EACCES) {
 		t.Fatalf("create by another user in a 0755 directory = %v, %v; want EACCES", errs, err)
 	}
-	if reserved, _ := s.Reserved(); len(reserved) != 4 {
+	if reserved, _ := reservedIDs(s); len(reserved) != 4 {
 		t.Fatalf("refused creates used reservations: %d left, want 4", len(reserved))
 	}
 	// A reservation is the mount's: it applies in another directory
@@ -241,7 +242,7 @@ func TestReservationsAcrossRestarts(t *testing.T) {
 	s.Close()
 
 	s = openAt(t, path, Options{Servers: 3, Datafiles: fd})
-	if reserved, _ := s.Reserved(); len(reserved) != 0 {
+	if reserved, _ := reservedIDs(s); len(reserved) != 0 {
 		t.Fatalf("expired reservations kept: %v", reserved)
 	}
 	if errs := s.ClaimAll(ctx); errors.Join(errs...) != nil {
@@ -298,7 +299,7 @@ func TestReservationInARestoredBackup(t *testing.T) {
 			t.Fatalf("new file got ID %d, reserved before the backup and written after it", id)
 		}
 	}
-	if reserved, _ := s.Reserved(); reserved[id] == 0 {
+	if reserved, _ := reservedIDs(s); reserved[id] == 0 {
 		t.Fatalf("the restored reservation of %d is gone before its expiry", id)
 	}
 }
@@ -328,7 +329,7 @@ func TestMkdirHeld(t *testing.T) {
 	if n := s.Delegations(); n != 1 {
 		t.Fatalf("Delegations() = %d, want 1", n)
 	}
-	reserved, _ := s.Reserved()
+	reserved, _ := reservedIDs(s)
 	for _, sl := range ids.Slots {
 		if reserved[sl.ID] != a.ID || len(fd.where(sl.ID)) != 3 {
 			t.Fatalf("ID %d: reserved for %d, datafiles on %v; want %d and 3 servers", sl.ID, reserved[sl.ID], fd.where(sl.ID), a.ID)
@@ -341,7 +342,7 @@ func TestMkdirHeld(t *testing.T) {
 	if d := okAttr(t)(s.Lookup(as, "/d")); d.Mtime <= 1 {
 		t.Errorf("the directory's mtime went back to the create's time: %d", d.Mtime)
 	}
-	reserved, _ = s.Reserved()
+	reserved, _ = reservedIDs(s)
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
@@ -356,14 +357,14 @@ func TestMkdirHeld(t *testing.T) {
 		if err != nil || given || len(ids.Slots) != 0 || a.Kind != KindDir {
 			t.Errorf("MkdirHeld, %s: %+v, given %v, %d IDs, %v; want made, not given", tc.name, a, given, len(ids.Slots), err)
 		}
-		if reserved, _ = s.Reserved(); len(reserved) != before {
+		if reserved, _ = reservedIDs(s); len(reserved) != before {
 			t.Errorf("MkdirHeld, %s: reserved %d IDs", tc.name, len(reserved)-before)
 		}
 	}
 	if _, _, _, err := s.MkdirHeld(as, "/d", 0o755, 4, 8); !errors.Is(err, syscall.EEXIST) {
 		t.Errorf("MkdirHeld of an existing name: %v, want EEXIST", err)
 	}
-	if reserved, _ := s.Reserved(); len(reserved) != 7 {
+	if reserved, _ := reservedIDs(s); len(reserved) != 7 {
 		t.Errorf("%d reservations after a refused mkdir, want the 7 left", len(reserved))
 	}
 }
@@ -409,4 +410,25 @@ func TestReserveStopsAtAnEmptyPool(t *testing.T) {
 	if n := fd.requests() - before; n > 3 {
 		t.Fatalf("Reserve sent %d requests to the I/O servers, want at most a refill's", n)
 	}
+}
+
+// reservedIDs lists the reservations recorded in meta.db: ID -> the
+// directory each was asked for.
+func reservedIDs(s *Store) (map[FileID]FileID, error) {
+	out := map[FileID]FileID{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketReserved)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			r, err := decodeReservation(v)
+			if err != nil {
+				return err
+			}
+			out[FileID(binary.BigEndian.Uint64(k))] = r.dir
+			return nil
+		})
+	})
+	return out, err
 }
