@@ -67,7 +67,7 @@ func (p Params) THeader() string { return tHeader(p.Format, p.Taxa, p.ID()) }
 
 func tHeader(f Format, taxa int, id uint64) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#NEXUS\n[ID: %d]\n", id)
+	fmt.Fprintf(&b, "#NEXUS\n[ID: %010d]\n", id)
 	if f == MB327 {
 		b.WriteString("[Param: tree]\n")
 	}
@@ -94,9 +94,9 @@ func (p Params) PHeader() string { return pHeader(p.Format, p.ID()) }
 
 func pHeader(f Format, id uint64) string {
 	if f == MB327 {
-		return fmt.Sprintf("[ID: %d]\nGen\tLnL\tLnPr\tTL\tpi(A)\tpi(C)\tpi(G)\tpi(T)\n", id)
+		return fmt.Sprintf("[ID: %010d]\nGen\tLnL\tLnPr\tTL\tpi(A)\tpi(C)\tpi(G)\tpi(T)\n", id)
 	}
-	return fmt.Sprintf("[ID: %d]\nGen\tLnL\tTL\tpi(A)\tpi(C)\tpi(G)\tpi(T)\t\n", id)
+	return fmt.Sprintf("[ID: %010d]\nGen\tLnL\tTL\tpi(A)\tpi(C)\tpi(G)\tpi(T)\t\n", id)
 }
 
 // TTrailer closes the .t file: "end;" in 3.2.7, nothing in 3.1's files

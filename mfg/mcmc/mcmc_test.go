@@ -237,6 +237,21 @@ func TestFormat327(t *testing.T) {
 	}
 }
 
+// MrBayes writes its ID as ten digits, leading zeros kept (mb 3.2.7 wrote
+// "[ID: 0689844749]" in a CI run): the headers do the same, so a file mb
+// wrote with such an ID still matches pario's header byte for byte.
+func TestIDKeepsLeadingZeros(t *testing.T) {
+	for _, f := range []Format{MB31, MB327} {
+		p := Params{Taxa: 4, FileID: 689844749, Format: f}
+		if h := p.THeader(); !strings.HasPrefix(h, "#NEXUS\n[ID: 0689844749]\n") {
+			t.Errorf("format %v: t header starts %q", f, h[:min(len(h), 30)])
+		}
+		if h := p.PHeader(); !strings.HasPrefix(h, "[ID: 0689844749]\n") {
+			t.Errorf("format %v: p header starts %q", f, h[:min(len(h), 30)])
+		}
+	}
+}
+
 // Bad parameters are refused on every rank, and nothing is written.
 func TestBadInput(t *testing.T) {
 	ok := taxa16(4, 2, 4)
