@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/internal/testbin"
@@ -112,6 +114,10 @@ func TestFullDiskIsAnErrorNotALoss(t *testing.T) {
 	if ls := run(t, cf, "ls", "/"); strings.Contains(ls, "big.dat") {
 		run(t, cf, "rm", "/big.dat")
 	}
+	// The metadata server's reaper removes the datafiles after rm has
+	// answered (docs/store.md, "Removing a file"): within 50 ms on a quiet
+	// machine, later on a loaded one (CI failed the cp below once).
+	waitFree(t, dir, 8<<20, 30*time.Second)
 	after := randomFile(t, 4<<20)
 	run(t, cf, "cp", after, "pario:/after.dat")
 	back2 := filepath.Join(t.TempDir(), "after.back")
@@ -136,5 +142,27 @@ func sameFile(t *testing.T, a, b string) {
 	}
 	if !bytes.Equal(x, y) {
 		t.Fatalf("%s and %s differ (%d and %d bytes)", a, b, len(x), len(y))
+	}
+}
+
+// waitFree waits until the file system at dir has at least want bytes
+// free, failing the test after limit.
+func waitFree(t *testing.T, dir string, want int64, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			t.Fatalf("statfs %s: %v", dir, err)
+		}
+		free := int64(st.Bavail) * st.Bsize
+		if free >= want {
+			t.Logf("%d MiB free %v after rm", free>>20, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("%v after rm, %d bytes free on %s, want %d: the removed file's datafiles are still there", limit, free, dir, want)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
