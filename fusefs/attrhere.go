@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/server/meta"
 )
 
@@ -42,10 +43,13 @@ import (
 
 // setattrLocally answers a setattr (no size) of file n, open here as of,
 // without the metadata server where it can: a chown that changes nothing
-// (noopChown), or an attribute change answered here (changeHere). It
-// reports whether it answered.
+// (noopChown), or an attribute change answered here (changeHere, and
+// dirChangeHere for a directory). It reports whether it answered.
 func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch meta.AttrChanges, out *fuse.AttrOut) (syscall.Errno, bool) {
 	fsys := n.fsys
+	if n.dir && n.dirChangeHere(ctx, ch, out) {
+		return 0, true
+	}
 	if ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && (ch.Uid != nil || ch.Gid != nil) {
 		if a, u, ok := fsys.noopChown(ctx, n.id, ch); ok {
 			fsys.attrOut(out, a, u)
@@ -161,6 +165,89 @@ func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges
 	return true
 }
 
+// dirChangeHere answers the chmod or utimes of directory n here, and
+// queues it, when the mount made n in a directory it still holds
+// (delegDir.madeIn) and holds n too: as for a file made here, no one else
+// can reach n before a recall of its parent, which applies the queue
+// first. tar x sets each directory's times, owner (as root) and mode
+// once its entries are in; each was a metadata commit. The rules are
+// changeHere's, and a sticky bit goes to the server (a sticky directory
+// is never held); a chown that changes nothing is answered as noopChown
+// answers it, with nothing queued.
+//
+// The mount does not follow n's link count and times through the creates,
+// mkdirs and removes in it, so the answer tells the kernel to keep none of
+// the attributes it gives (a timeout of 0): its next stat asks again, and
+// waits for the queue (touches).
+func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse.AttrOut) bool {
+	fsys := n.fsys
+	chown := ch.Uid != nil || ch.Gid != nil
+	if (ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil) == !chown || ch.Size != nil || ch.KillPriv || ch.Access {
+		return false // nothing, or a chown with other changes: the server's
+	}
+	gen := fsys.leaseGen()
+	name, parent := n.Parent()
+	if gen == 0 || fsys.ttl() <= 0 || parent == nil {
+		return false
+	}
+	cred, ok := meta.CredFrom(ctx)
+	if !ok || (cred.Root() && !fsys.rootIsRoot.Load()) {
+		return false
+	}
+	dir := meta.FileID(parent.StableAttr().Ino)
+	d := &fsys.deleg
+	d.mu.Lock()
+	g, held := d.dirs[n.id]
+	pg, parentHeld := d.dirs[dir]
+	if !held || g.gen != gen || g.madeIn != dir || !parentHeld || pg.gen != gen || len(d.queue) >= maxQueued {
+		d.mu.Unlock()
+		return false
+	}
+	a := g.attr
+	if a.ID != n.id || (!cred.Root() && cred.Uid != a.Uid) {
+		d.mu.Unlock()
+		return false
+	}
+	if chown {
+		d.mu.Unlock()
+		if ch.Uid != nil && *ch.Uid != a.Uid || ch.Gid != nil && *ch.Gid != a.Gid || a.Mode&0o6000 != 0 {
+			return false
+		}
+		fsys.stats.noopChowns.Add(1)
+		fsys.attrOut(out, a, client.Usage{})
+		out.AttrValid, out.AttrValidNsec = 0, 0
+		return true
+	}
+	change := meta.BatchAttrs{Atime: ch.Atime, Mtime: ch.Mtime, Ctime: time.Now().UnixNano()}
+	if ch.Mode != nil {
+		mode := *ch.Mode & 0o7777
+		if mode&syscall.S_ISVTX != 0 || (mode&syscall.S_ISGID != 0 && !cred.Root() && !cred.InGroup(a.Gid)) {
+			d.mu.Unlock()
+			return false // a sticky directory is not held; the server clears that setgid
+		}
+		a.Mode, change.Mode = mode, &mode
+	}
+	if ch.Mtime != nil {
+		a.Mtime = *ch.Mtime
+	}
+	if ch.Atime != nil {
+		a.Atime = *ch.Atime
+	}
+	a.Ctime = change.Ctime
+	d.enqueueLocked(meta.BatchOp{Dir: dir, Name: name, Self: n.id, SetAttr: &change}, cred)
+	// The creates and removes answered in n from now on are checked
+	// against the new mode.
+	g.attr = a
+	d.dirs[n.id] = g
+	d.mu.Unlock()
+	// What the mount answered for n before this (a listing page, a
+	// getattr) no longer holds.
+	fsys.ownChanged(n.id)
+	fsys.attrOut(out, a, client.Usage{})
+	out.AttrValid, out.AttrValidNsec = 0, 0
+	return true
+}
+
 // madeHere records that the file open here as of was just made by this
 // mount in directory dir: its attribute changes may be answered here
 // while the mount holds dir.
@@ -174,6 +261,13 @@ func (fsys *fileSystem) madeHere(of *openFile, dir meta.FileID) {
 // may be known elsewhere from now on.
 func (fsys *fileSystem) notMadeHere(id meta.FileID) {
 	fsys.dropMadeSize(id)
+	d := &fsys.deleg
+	d.mu.Lock()
+	if g, ok := d.dirs[id]; ok && g.madeIn != 0 {
+		g.madeIn = 0 // a directory: its chmod and utimes go to the server
+		d.dirs[id] = g
+	}
+	d.mu.Unlock()
 	if of := fsys.openFile(id); of != nil {
 		of.madeIn.Store(0)
 		// Its close may not have waited for its writes

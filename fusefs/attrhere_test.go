@@ -297,3 +297,83 @@ func TestTarsRequestsDoNotWaitForTheQueue(t *testing.T) {
 		t.Fatalf("the directory: %v, mode %v, mtime %v; want -rwxr-x---, %v", err, st.Mode().Perm(), st.ModTime(), when)
 	}
 }
+
+// TestDirectoryAttributeChangesAnsweredHere: tar sets each directory's
+// times, owner (as root, to the one it has) and mode once its entries are
+// in. For a directory the mount made in a directory it holds, those are
+// answered here and queued: the mount's next stat shows them (and the
+// link count its subdirectories make), as does another mount's, and the
+// metadata server holds them once the queue is sent. A directory made
+// where the mount holds nothing (the root), or renamed since it was made,
+// has its changes go to the server.
+func TestDirectoryAttributeChangesAnsweredHere(t *testing.T) {
+	slowBatches(t)
+	p, a, b := twoMounts(t)
+	if err := os.MkdirAll(a.path("top", "d", "s1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(a.path("top", "d", "s2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	makeLikeTar(t, a.path("top", "d", "files"), 3)
+	mtime := time.Unix(1_111_111_111, 222_333_444)
+	d := a.path("top", "d")
+	setLikeTar := func(p string, mode fs.FileMode) {
+		t.Helper()
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, os.Getuid(), os.Getgid()); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, chowns := a.Stats().SetattrsHere, a.Stats().NoopChowns
+	setLikeTar(d, 0o750)
+	if got := a.Stats().SetattrsHere - before; got != 2 {
+		t.Fatalf("%d of the directory's attribute changes answered by the mount, want 2 (utimens and chmod)", got)
+	}
+	if got := a.Stats().NoopChowns - chowns; got != 1 {
+		t.Fatalf("%d chowns to the directory's own owner answered by the mount, want 1", got)
+	}
+	if pending := a.Stats().PendingHere; pending < 2 {
+		t.Fatalf("%d operations pending here after the directory's changes, want them queued", pending)
+	}
+	for _, m := range []struct {
+		who string
+		m   *mounted
+	}{{"the mount that made it", a}, {"second mount", b}} {
+		p := m.m.path("top", "d")
+		wantAttrs(t, m.who, p, 0o750, mtime, 0)
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nlink := st.Sys().(*syscall.Stat_t).Nlink; nlink != 5 {
+			t.Fatalf("%s: %s has %d links, want 5 (its own, its entry and three subdirectories')", m.who, p, nlink)
+		}
+	}
+	got, err := dial(t, p).Lookup(context.Background(), "/top/d")
+	if err != nil || got.Mode != 0o750 || got.Mtime != mtime.UnixNano() || got.Atime != mtime.UnixNano() || got.Ctime < got.Mtime {
+		t.Fatalf("metadata server: /top/d is %+v (%v); want mode 750, mtime and atime %d", got, err, mtime.UnixNano())
+	}
+
+	// Where the mount holds nothing, or after a rename, the server answers.
+	if err := os.Mkdir(a.path("root-made"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(a.path("top", "d", "s1"), a.path("top", "d", "moved")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a.path("root-made"), a.path("top", "d", "moved")} {
+		before := a.Stats().SetattrsHere
+		setLikeTar(p, 0o700)
+		if got := a.Stats().SetattrsHere; got != before {
+			t.Fatalf("%s: %d attribute changes answered by the mount, want none", p, got-before)
+		}
+		wantAttrs(t, "the mount that made it", p, 0o700, mtime, 0)
+	}
+	wantAttrs(t, "second mount", b.path("top", "d", "moved"), 0o700, mtime, 0)
+}

@@ -118,6 +118,10 @@ type delegDir struct {
 	// server has said. key is fileKey(files), the spare IDs' key.
 	files meta.Attr
 	key   string
+	// madeIn is the held directory this mount made it in (MkdirHeld),
+	// while it keeps its name there: its chmod and utimes may then be
+	// answered here (attrhere.go). 0 otherwise.
+	madeIn meta.FileID
 }
 
 // queuedOp is an unlink, rmdir, attribute change or create answered
@@ -288,7 +292,14 @@ func (fsys *fileSystem) mkdir(ctx context.Context, parent meta.FileID, p string,
 	if d.dirs == nil {
 		d.dirs = map[meta.FileID]delegDir{}
 	}
-	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout, key: fileKey(ids.Layout)}
+	var madeIn meta.FileID
+	if p, ok := d.dirs[parent]; ok && p.gen == gen {
+		// Held since before this mkdir: delegations are given only to
+		// directories just made, so parent stays held from now until it
+		// is recalled, and no one else learns this directory before.
+		madeIn = parent
+	}
+	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout, key: fileKey(ids.Layout), madeIn: madeIn}
 	return a, true, nil
 }
 
