@@ -175,10 +175,11 @@ func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges
 // is never held); a chown that changes nothing is answered as noopChown
 // answers it, with nothing queued.
 //
-// The mount does not follow n's link count and times through the creates,
-// mkdirs and removes in it, so the answer tells the kernel to keep none of
-// the attributes it gives (a timeout of 0): its next stat asks again, and
-// waits for the queue (touches).
+// The answer gives the attributes the directory will have once the queue
+// is applied where the mount knows them all (dirtimes.go); where it does
+// not (its link count, or its times after a create in it), it tells the
+// kernel to keep none of them (a timeout of 0): the next stat asks again,
+// and waits for the queue (touches).
 func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse.AttrOut) bool {
 	fsys := n.fsys
 	chown := ch.Uid != nil || ch.Gid != nil
@@ -195,6 +196,10 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 		return false
 	}
 	dir := meta.FileID(parent.StableAttr().Ino)
+	// Before the queue's lock (names.go's is never taken under it); the
+	// kernel holds n's lock over this request and over every request
+	// that adds or removes a name in n, so the count cannot move.
+	_, changes, shapeKnown := fsys.knownShape(n.id)
 	d := &fsys.deleg
 	d.mu.Lock()
 	g, held := d.dirs[n.id]
@@ -214,8 +219,7 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 			return false
 		}
 		fsys.stats.noopChowns.Add(1)
-		fsys.attrOut(out, a, client.Usage{})
-		out.AttrValid, out.AttrValidNsec = 0, 0
+		fsys.dirAttrOut(out, n.id, a)
 		return true
 	}
 	change := meta.BatchAttrs{Atime: ch.Atime, Mtime: ch.Mtime, Ctime: time.Now().UnixNano()}
@@ -238,14 +242,30 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 	// The creates and removes answered in n from now on are checked
 	// against the new mode.
 	g.attr = a
+	if ch.Mtime != nil {
+		// Both times are the mount's now (dirtimes.go).
+		g.timesKnown, g.timesAt = shapeKnown, changes
+	}
 	d.dirs[n.id] = g
 	d.mu.Unlock()
 	// What the mount answered for n before this (a listing page, a
 	// getattr) no longer holds.
 	fsys.ownChanged(n.id)
+	fsys.dirAttrOut(out, n.id, a)
+	return true
+}
+
+// dirAttrOut answers with a, the attributes of held directory id as
+// changed here: what the mount knows of them all if it does
+// (heldDirAttrs), else a with a timeout of 0, so that the kernel keeps
+// none of them and its next stat asks again.
+func (fsys *fileSystem) dirAttrOut(out *fuse.AttrOut, id meta.FileID, a meta.Attr) {
+	if known, ok := fsys.heldDirAttrs(id); ok {
+		fsys.attrOut(out, known, client.Usage{})
+		return
+	}
 	fsys.attrOut(out, a, client.Usage{})
 	out.AttrValid, out.AttrValidNsec = 0, 0
-	return true
 }
 
 // madeHere records that the file open here as of was just made by this

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -340,6 +341,39 @@ func TestDirectoryAttributeChangesAnsweredHere(t *testing.T) {
 	}
 	if pending := a.Stats().PendingHere; pending < 2 {
 		t.Fatalf("%d operations pending here after the directory's changes, want them queued", pending)
+	}
+	// The mount knows every attribute the directory will have (its times
+	// were set after its last entry was made): its stat does not wait.
+	st, err := os.Stat(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nlink := st.Sys().(*syscall.Stat_t).Nlink; st.Mode().Perm() != 0o750 || !st.ModTime().Equal(mtime) || nlink != 5 {
+		t.Fatalf("the mount that made it stats %s as %v, %v, %d links; want 0750, %v, 5", d, st.Mode(), st.ModTime(), nlink, mtime)
+	}
+	if pending := a.Stats().PendingHere; pending < 2 {
+		t.Fatalf("the mount's stat of the directory waited for the queue (%d pending)", pending)
+	}
+	// A create after the times were set moves the directory's mtime to the
+	// metadata server's time: the next stat shows that time.
+	e := a.path("top", "e")
+	if err := os.Mkdir(e, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	setLikeTar(e, 0o750)
+	made := time.Now()
+	if err := os.WriteFile(filepath.Join(e, "late"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(e, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err = os.Stat(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nlink := st.Sys().(*syscall.Stat_t).Nlink; st.Mode().Perm() != 0o700 || st.ModTime().Before(made) || nlink != 2 {
+		t.Fatalf("after a create in it and a chmod, %s is %v, %v, %d links; want 0700, an mtime after %v, 2", e, st.Mode(), st.ModTime(), nlink, made)
 	}
 	for _, m := range []struct {
 		who string

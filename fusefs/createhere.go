@@ -133,7 +133,7 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 	}
 	d.mu.Unlock()
 
-	fsys.addedName(n.id, name)
+	fsys.addedName(n.id, name, false)
 	fsys.ownChanged(n.id)
 	child := n.newChild(ctx, a)
 	fsys.lookedUp(a.ID, start)

@@ -122,6 +122,11 @@ type delegDir struct {
 	// while it keeps its name there: its chmod and utimes may then be
 	// answered here (attrhere.go). 0 otherwise.
 	madeIn meta.FileID
+	// timesKnown: attr's mtime and ctime are the metadata server's once
+	// the queue is applied, while the directory's names have changed
+	// timesAt times since it was made (dirtimes.go).
+	timesKnown bool
+	timesAt    uint64
 }
 
 // queuedOp is an unlink, rmdir, attribute change or create answered
@@ -299,7 +304,7 @@ func (fsys *fileSystem) mkdir(ctx context.Context, parent meta.FileID, p string,
 		// is recalled, and no one else learns this directory before.
 		madeIn = parent
 	}
-	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout, key: fileKey(ids.Layout), madeIn: madeIn}
+	d.dirs[a.ID] = delegDir{gen: gen, attr: a, files: ids.Layout, key: fileKey(ids.Layout), madeIn: madeIn, timesKnown: true}
 	return a, true, nil
 }
 

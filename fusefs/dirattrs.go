@@ -86,4 +86,5 @@ func (fsys *fileSystem) forgetDirAttrs(id meta.FileID) {
 	d.mu.Lock()
 	delete(d.m, id)
 	d.mu.Unlock()
+	fsys.dirTimesMoved(id)
 }

@@ -27,7 +27,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("symlink", p, err)
 	}
-	n.fsys.addedName(n.id, name)
+	n.fsys.addedName(n.id, name, false)
 	n.fsys.ownChanged(n.id)
 	n.fsys.entry(out, a, client.Usage{})
 	return n.newChild(ctx, a), 0
@@ -52,7 +52,7 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("link", p, err)
 	}
-	n.fsys.addedName(n.id, name)
+	n.fsys.addedName(n.id, name, false)
 	n.fsys.ownChanged(n.id, tn.id)
 	var u client.Usage
 	if a.Kind == meta.KindFile {

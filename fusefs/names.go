@@ -53,16 +53,21 @@ const (
 
 // dirNames is every name of one directory, as of now.
 type dirNames struct {
-	gen   uint64 // the lease they were learnt under
-	names map[string]struct{}
-	seq   uint64 // order of making, for eviction
+	gen   uint64          // the lease they were learnt under
+	names map[string]bool // true for a directory
+	// subdirs counts the directories among names (the directory's link
+	// count is two more); changes counts the names added and removed
+	// since the mount made it (dirtimes.go).
+	subdirs int
+	changes uint64
+	seq     uint64 // order of making, for eviction
 }
 
 // knowsAbsent reports whether name is not in directory dir, as far as
 // this mount knows for certain now.
 func (fsys *fileSystem) knowsAbsent(dir meta.FileID, name string) bool {
-	return fsys.knownNames(dir, func(names map[string]struct{}) bool {
-		_, ok := names[name]
+	return fsys.knownNames(dir, func(d *dirNames) bool {
+		_, ok := d.names[name]
 		return !ok
 	})
 }
@@ -70,12 +75,12 @@ func (fsys *fileSystem) knowsAbsent(dir meta.FileID, name string) bool {
 // knowsEmpty reports whether directory dir has no names, as far as this
 // mount knows for certain now.
 func (fsys *fileSystem) knowsEmpty(dir meta.FileID) bool {
-	return fsys.knownNames(dir, func(names map[string]struct{}) bool { return len(names) == 0 })
+	return fsys.knownNames(dir, func(d *dirNames) bool { return len(d.names) == 0 })
 }
 
 // knownNames answers f about the names of directory dir, under the lock,
 // if the mount knows them all under the lease it holds now; false if not.
-func (fsys *fileSystem) knownNames(dir meta.FileID, f func(names map[string]struct{}) bool) bool {
+func (fsys *fileSystem) knownNames(dir meta.FileID, f func(d *dirNames) bool) bool {
 	if fsys.ttl() <= 0 {
 		return false
 	}
@@ -83,7 +88,7 @@ func (fsys *fileSystem) knownNames(dir meta.FileID, f func(names map[string]stru
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	d := l.names[dir]
-	return d != nil && d.gen == l.gen && f(d.names)
+	return d != nil && d.gen == l.gen && f(d)
 }
 
 // madeDir records that this mount made directory id, empty, with a
@@ -119,11 +124,12 @@ func (fsys *fileSystem) madeDir(id meta.FileID, start time.Time, gen uint64) {
 		l.forgetNamesLocked(oldest)
 	}
 	l.namesSeq++
-	l.names[id] = &dirNames{gen: gen, names: map[string]struct{}{}, seq: l.namesSeq}
+	l.names[id] = &dirNames{gen: gen, names: map[string]bool{}, seq: l.namesSeq}
 }
 
-// addedName records that this mount gave directory dir the name.
-func (fsys *fileSystem) addedName(dir meta.FileID, name string) {
+// addedName records that this mount gave directory dir the name, of a
+// directory if isDir.
+func (fsys *fileSystem) addedName(dir meta.FileID, name string, isDir bool) {
 	l := &fsys.lease
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -138,7 +144,11 @@ func (fsys *fileSystem) addedName(dir meta.FileID, name string) {
 		l.forgetNamesLocked(dir)
 		return
 	}
-	d.names[name] = struct{}{}
+	d.names[name] = isDir
+	if isDir {
+		d.subdirs++
+	}
+	d.changes++
 	l.namesTotal++
 }
 
@@ -148,8 +158,12 @@ func (fsys *fileSystem) removedName(dir meta.FileID, name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if d := l.names[dir]; d != nil {
-		if _, ok := d.names[name]; ok {
+		if isDir, ok := d.names[name]; ok {
 			delete(d.names, name)
+			if isDir {
+				d.subdirs--
+			}
+			d.changes++
 			l.namesTotal--
 		}
 	}

@@ -49,8 +49,8 @@ func TestKnowsAbsentConditions(t *testing.T) {
 				tc.setup(fsys, &start)
 			}
 			fsys.madeDir(dir, start, gen)
-			fsys.addedName(dir, "made")
-			fsys.addedName(dir, "gone")
+			fsys.addedName(dir, "made", false)
+			fsys.addedName(dir, "gone", true)
 			fsys.removedName(dir, "gone")
 			switch tc.name {
 			case "forgotten":
@@ -81,7 +81,7 @@ func TestKnownNamesBounded(t *testing.T) {
 		t.Errorf("the oldest directory made should go first")
 	}
 	for i := range maxKnownNames + 1 {
-		fsys.addedName(maxKnownDirs+10, strconv.Itoa(i))
+		fsys.addedName(maxKnownDirs+10, strconv.Itoa(i), false)
 	}
 	if fsys.knowsAbsent(maxKnownDirs+10, "x") {
 		t.Errorf("a directory past %d names is still answered for", maxKnownNames)
@@ -91,7 +91,7 @@ func TestKnownNamesBounded(t *testing.T) {
 	for id := meta.FileID(1); id <= maxKnownDirs; id++ {
 		fsys.madeDir(id, time.Now(), 1)
 		for i := range 1000 {
-			fsys.addedName(id, strconv.Itoa(i))
+			fsys.addedName(id, strconv.Itoa(i), i%2 == 0)
 		}
 		if fsys.lease.namesTotal > maxKnownTotal {
 			t.Fatalf("%d names kept, bound %d", fsys.lease.namesTotal, maxKnownTotal)
@@ -119,15 +119,54 @@ func TestKnownNamesOfAnOldLeaseLetGo(t *testing.T) {
 	for id := meta.FileID(1); id <= maxKnownTotal/maxKnownNames; id++ {
 		fsys.madeDir(id, time.Now(), 1)
 		for i := range maxKnownNames {
-			fsys.addedName(id, strconv.Itoa(i))
+			fsys.addedName(id, strconv.Itoa(i), i%2 == 0)
 		}
 	}
 	fsys.lease.gen++ // a new lease (watch)
 	const dir = meta.FileID(1000)
 	fsys.madeDir(dir, time.Now(), fsys.leaseGen())
-	fsys.addedName(dir, "made")
+	fsys.addedName(dir, "made", false)
 	if !fsys.knowsAbsent(dir, "x") {
 		t.Errorf("a directory made under the new lease is not known after its first name: the old lease's %d names still count (%d directories kept)",
 			fsys.lease.namesTotal, len(fsys.lease.names))
+	}
+}
+
+// knownShape counts a directory's subdirectories (its link count is two
+// more) and every name added or removed, while the mount knows them all.
+func TestKnownShape(t *testing.T) {
+	const dir = meta.FileID(9)
+	fsys := &fileSystem{}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = 1
+	fsys.lease.changed = map[meta.FileID]time.Time{}
+	if _, _, ok := fsys.knownShape(dir); ok {
+		t.Fatal("the shape of a directory the mount did not make is known")
+	}
+	fsys.madeDir(dir, time.Now(), 1)
+	steps := []struct {
+		do      func()
+		nlink   uint32
+		changes uint64
+	}{
+		{func() {}, 2, 0},
+		{func() { fsys.addedName(dir, "sub", true) }, 3, 1},
+		{func() { fsys.addedName(dir, "file", false) }, 3, 2},
+		{func() { fsys.addedName(dir, "sub", true) }, 3, 2}, // already there: nothing
+		{func() { fsys.addedName(dir, "sub2", true) }, 4, 3},
+		{func() { fsys.removedName(dir, "sub") }, 3, 4},
+		{func() { fsys.removedName(dir, "file") }, 3, 5},
+		{func() { fsys.removedName(dir, "absent") }, 3, 5},
+	}
+	for i, s := range steps {
+		s.do()
+		nlink, changes, ok := fsys.knownShape(dir)
+		if !ok || nlink != s.nlink || changes != s.changes {
+			t.Fatalf("step %d: knownShape = %d links, %d changes, %v; want %d, %d, true", i, nlink, changes, ok, s.nlink, s.changes)
+		}
+	}
+	fsys.forgetNames(dir)
+	if _, _, ok := fsys.knownShape(dir); ok {
+		t.Fatal("the shape is known after the names were forgotten")
 	}
 }

@@ -330,6 +330,12 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 	if n.fsys.knowsAbsent(n.id, name) {
 		return nil, syscall.ENOENT // queued unlinks included (names.go)
 	}
+	if a, ok := n.heldChildDir(name); ok {
+		// The kernel drops a directory's entry at its chmod: tar's next
+		// walk through it need not wait for the queue (dirtimes.go).
+		n.fsys.entry(out, a, client.Usage{})
+		return n.newChild(ctx, a), 0
+	}
 	ctx, cancel := n.fsys.ctxIn(ctx, n.id)
 	defer cancel()
 	p := n.child(name)
@@ -370,6 +376,11 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		return 0
 	}
 	if n.dir {
+		if a, ok := n.fsys.heldDirAttrs(n.id); ok {
+			n.fsys.stats.dirAttrsAgain.Add(1)
+			n.fsys.attrOut(out, a, client.Usage{})
+			return 0
+		}
 		if a, u, ok := n.fsys.knownDirAttrs(n.id); ok {
 			n.fsys.stats.dirAttrsAgain.Add(1)
 			n.fsys.attrOut(out, a, u)
@@ -408,9 +419,6 @@ func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
 // caller: the metadata server checks who may (chmod by the owner or root,
 // chown by root, times by the owner, or to now by a writer).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	if n.dir {
-		n.fsys.forgetDirAttrs(n.id)
-	}
 	ctx, cancel := n.fsys.ctxNoWait(ctx)
 	defer cancel()
 	p := n.path()
@@ -425,6 +433,9 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		if errno, done := n.setattrLocally(ctx, of, p, attrChanges(in, mtime, setMtime, atime, setAtime, now), out); done {
 			return errno
 		}
+	}
+	if n.dir {
+		n.fsys.forgetDirAttrs(n.id)
 	}
 	// Only the queued changes of this inode (its entries', for a
 	// directory) can change what the server answers: tar's chmod and
@@ -586,7 +597,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mkdir", p, err)
 	}
-	n.fsys.addedName(n.id, name)
+	n.fsys.addedName(n.id, name, true)
 	n.fsys.madeDir(a.ID, start, gen)
 	n.fsys.ownChanged(n.id)
 	n.fsys.learnSquash(ctx, a)
@@ -615,7 +626,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 			n.fsys.forgetNames(n.id)
 			return nil, n.fsys.errno("mknod", p, err)
 		}
-		n.fsys.addedName(n.id, name)
+		n.fsys.addedName(n.id, name, false)
 		n.fsys.ownChanged(n.id)
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
@@ -625,7 +636,7 @@ func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *f
 		n.fsys.forgetNames(n.id)
 		return nil, n.fsys.errno("mknod", p, err)
 	}
-	n.fsys.addedName(n.id, name)
+	n.fsys.addedName(n.id, name, false)
 	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.entry(out, a, client.Usage{})
@@ -678,7 +689,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if err != nil {
 		return nil, nil, 0, n.fsys.errno("create", p, err)
 	}
-	n.fsys.addedName(n.id, name)
+	n.fsys.addedName(n.id, name, false)
 	n.fsys.ownChanged(n.id)
 	a := f.Attr()
 	n.fsys.learnSquash(ctx, a)
@@ -856,6 +867,9 @@ func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbe
 	if replaced != nil {
 		replacedID = replaced.ID
 	}
+	// An empty directory replaced: nothing is answered here for it again
+	// (a file's ID is in no delegation).
+	n.fsys.undelegate(replacedID)
 	n.fsys.ownChanged(n.id, np.id, moved, replacedID)
 	if replaced != nil && keep {
 		n.fsys.dropData(ctx, to, *replaced)
