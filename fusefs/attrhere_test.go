@@ -199,8 +199,22 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 		}
 		files = append(files, f)
 	}
+	// A directory made in the held one: its changes are answered here too.
+	if err := os.Mkdir(a.path("d", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	stopMeta(t, p)
 	mtime := time.Unix(1_111_111_111, 5)
+	here := a.Stats().SetattrsHere
+	if err := os.Chtimes(a.path("d", "sub"), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(a.path("d", "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Stats().SetattrsHere - here; got != 2 {
+		t.Fatalf("%d of the directory's changes answered by the mount, want 2", got)
+	}
 	for _, f := range files {
 		if err := os.Chtimes(f.Name(), mtime, mtime); err != nil {
 			t.Fatal(err)
@@ -225,6 +239,10 @@ func TestAttributeChangesHereSurviveAMetadataServerRestart(t *testing.T) {
 		if got.Mode != 0o640 || got.Mtime != mtime.UnixNano() {
 			t.Fatalf("/d/f%02d after the restart: mode %o, mtime %d; want 640, %d", i, got.Mode, got.Mtime, mtime.UnixNano())
 		}
+	}
+	got, err := c.Lookup(context.Background(), "/d/sub")
+	if err != nil || got.Mode != 0o700 || got.Mtime != mtime.UnixNano() {
+		t.Fatalf("/d/sub after the restart: %+v (%v); want mode 700, mtime %d", got, err, mtime.UnixNano())
 	}
 }
 

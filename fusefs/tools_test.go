@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/fusefs"
 )
@@ -79,9 +82,44 @@ tar -C %[1]s -cf - . | tar -C %[2]s/tree -xpf -
 tar -C %[2]s/tree -cf %[2]s/tree.tar .
 tar -C %[3]s -xpf %[2]s/tree.tar`, src, m.Dir, back))
 	sameTree(t, src, m.path("tree"))
+	sameDirs(t, src, m.path("tree"))
 	sameTree(t, src, back)
 	if out := sh(t, fmt.Sprintf("tar -tf %s/tree.tar | wc -l", m.Dir)); strings.TrimSpace(out) == "0" {
 		t.Fatal("empty archive")
+	}
+}
+
+// sameDirs checks what tar restores of directories, and find(1) relies
+// on, beyond sameTree: each directory's modification time (to the second,
+// as tar keeps it) and link count, which the mount answers itself for
+// directories it made (dirtimes.go), and find's walk of the copy.
+func sameDirs(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		si, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		di, err := os.Stat(filepath.Join(dst, rel))
+		if err != nil {
+			return err
+		}
+		sl, dl := si.Sys().(*syscall.Stat_t).Nlink, di.Sys().(*syscall.Stat_t).Nlink
+		if rel != "." && !si.ModTime().Truncate(time.Second).Equal(di.ModTime().Truncate(time.Second)) || sl != dl {
+			t.Errorf("directory %s: mtime %v, %d links; the copy has %v, %d links", rel, si.ModTime(), sl, di.ModTime(), dl)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := "find %s -type d -printf '%%P\\n' | sort"
+	if a, b := sh(t, fmt.Sprintf(find, src)), sh(t, fmt.Sprintf(find, dst)); a != b {
+		t.Errorf("find lists the directories of the source as\n%s\nand of the copy as\n%s", a, b)
 	}
 }
 

@@ -282,3 +282,44 @@ func TestUnlinksHereCheckPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryModeAnsweredHere: a chmod of a directory the mount made in
+// a directory it holds is answered by the mount (dirChangeHere) and
+// guards the directory at once, as on a local disk: after chmod 555 its
+// owner can neither create nor remove in it, nor can the group; after
+// chmod 775 a user of its group can. The metadata server ends with the
+// last mode and the names the allowed requests left.
+func TestDirectoryModeAnsweredHere(t *testing.T) {
+	share, alice, bob, _ := makeUsers(t)
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{AllowOther: true})
+	waitLease(t, m)
+	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	top := m.Dir + "/top"
+	sh(t, "cd / && mkdir -m 0777 "+top)
+	mustAs(t, alice, fmt.Sprintf("cd %s && mkdir -m 0755 d && chgrp %d d && echo x > d/f", top, share))
+	waitReleased(t, m)
+	before := m.Stats().SetattrsHere
+	mustAs(t, alice, "chmod 555 "+top+"/d")
+	mustFailAs(t, alice, "echo y > "+top+"/d/g", "Permission denied")
+	mustFailAs(t, alice, "rm "+top+"/d/f", "Permission denied")
+	mustFailAs(t, bob, "echo y > "+top+"/d/g", "Permission denied")
+	mustAs(t, alice, "chmod 775 "+top+"/d")
+	if here := m.Stats().SetattrsHere - before; here != 2 {
+		t.Errorf("%d attribute changes answered by the mount, want the two chmods", here)
+	}
+	mustAs(t, bob, fmt.Sprintf("echo y > %[1]s/d/g && rm %[1]s/d/f", top))
+	c := dial(t, p)
+	got, err := c.Lookup(context.Background(), "/top/d")
+	if err != nil || got.Mode != 0o775 || got.Gid != share {
+		t.Fatalf("the metadata server has /top/d as %+v (%v), want mode 775, group %d", got, err, share)
+	}
+	list, err := c.Readdir(context.Background(), "/top/d")
+	if err != nil || len(list) != 1 || list[0].Name != "g" {
+		t.Fatalf("the metadata server lists /top/d as %v (%v), want only g", list, err)
+	}
+}
