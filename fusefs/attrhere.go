@@ -51,6 +51,15 @@ func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch me
 		return 0, true
 	}
 	if ch.Mode == nil && ch.Mtime == nil && ch.Atime == nil && (ch.Uid != nil || ch.Gid != nil) {
+		if a, ok := fsys.knownAttrs(of); ok && (ch.Uid == nil || *ch.Uid == a.Uid) && (ch.Gid == nil || *ch.Gid == a.Gid) {
+			// Perhaps a chown that changes nothing, whose answer needs the
+			// size: the kernel no longer reads it before a chown
+			// (HANDLE_KILLPRIV_V2, mount.go), so read it here if writes
+			// moved it, as its GETATTR did.
+			if errno, ok := fsys.freshUsage(ctx, of, p); !ok || errno != 0 {
+				return errno, errno != 0
+			}
+		}
 		if a, u, ok := fsys.noopChown(ctx, n.id, ch); ok {
 			fsys.attrOut(out, a, u)
 			return 0, true
@@ -60,18 +69,10 @@ func (n *node) setattrLocally(ctx context.Context, of *openFile, p string, ch me
 	if !n.changeHere(ctx, of, ch, false) {
 		return 0, false
 	}
-	if _, ok := fsys.current(of); !ok {
-		// The answer needs the size, which writes since it was read have
-		// moved: read it before anything is queued, so that a failure
-		// leaves nothing answered.
-		start, gen, notes := time.Now(), fsys.leaseGen(), of.notesNow()
-		a, ok := fsys.knownAttrs(of)
-		if !ok {
-			return 0, false
-		}
-		if _, errno := fsys.usage(ctx, of, a, p, start, gen, notes); errno != 0 {
-			return errno, true
-		}
+	// The answer needs the size: read it before anything is queued, so
+	// that a failure leaves nothing answered.
+	if errno, ok := fsys.freshUsage(ctx, of, p); !ok || errno != 0 {
+		return errno, errno != 0
 	}
 	if !n.changeHere(ctx, of, ch, true) {
 		return 0, false
@@ -163,6 +164,24 @@ func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges
 	// it). The lease's lock is never held while taking of.knownMu.
 	fsys.markChanged(a.ID)
 	return true
+}
+
+// freshUsage makes what the mount knows of file of, open here at p,
+// current, reading its size from the I/O servers if writes moved it since
+// it was read. It reports false when the mount is not certain of the
+// file's other attributes (nothing was read), and the errno of a read
+// that failed.
+func (fsys *fileSystem) freshUsage(ctx context.Context, of *openFile, p string) (syscall.Errno, bool) {
+	if _, ok := fsys.current(of); ok {
+		return 0, true
+	}
+	start, gen, notes := time.Now(), fsys.leaseGen(), of.notesNow()
+	a, ok := fsys.knownAttrs(of)
+	if !ok {
+		return 0, false
+	}
+	_, errno := fsys.usage(ctx, of, a, p, start, gen, notes)
+	return errno, true
 }
 
 // dirChangeHere answers the chmod or utimes of directory n here, and

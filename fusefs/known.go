@@ -11,12 +11,12 @@ import (
 // What the mount knows of a file open here, without asking the servers.
 //
 // tar x makes a small file with create, write, futimens, fchown (to the
-// owner it already has), fchmod, close; the kernel asks for the file's
-// attributes before the fchown (GETATTR: FUSE leaves clearing setuid at
-// chown to the file system only with handle_killpriv, which the mount does
-// not take). Each of those answers holds the file's attributes and size,
-// which cost a metadata request and a size request per datafile, and the
-// fchown a metadata commit, though it changes nothing but ctime.
+// owner it already has), fchmod, close. Each answer holds the file's
+// attributes and size, which cost a metadata request and a size request
+// per datafile, and the fchown a metadata commit, though it changes
+// nothing but ctime. (The kernel also asked for the attributes before
+// every chown, to find setuid bits to clear, until the mount took
+// HANDLE_KILLPRIV_V2: mount.go.)
 //
 // So the mount remembers, per open file (and per directory whose
 // attributes it just changed, dirState), the attributes and usage it last

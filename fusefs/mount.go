@@ -270,7 +270,13 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 			DisableReadDirPlus: opts.NoLease,
 			// DIRECT_IO_ALLOW_MMAP: MAP_SHARED works on a read-write
 			// descriptor that bypasses the page cache (directFor).
-			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+			// HANDLE_KILLPRIV_V2: the mount clears setuid and setgid where
+			// a local file system would (a write or truncate by all but
+			// root: killPriv and Setattr; a chown: the metadata server),
+			// so the kernel need not ask for a file's attributes before
+			// every chown to find the bits itself (tar's fchown of each
+			// file it makes).
+			ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO | fuse.CAP_DIRECT_IO_ALLOW_MMAP | fuse.CAP_HANDLE_KILLPRIV_V2,
 			// The page cache of a file is dropped at open (close-to-open),
 			// not whenever its mtime or size moves.
 			ExplicitDataCacheControl: true,

@@ -475,11 +475,14 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	// Mode, owner and times change in one request, so the server checks
 	// and applies them together (a chown's clearing of setuid included).
 	ch := attrChanges(in, mtime, setMtime, atime, setAtime, now)
+	// A truncate by all but root clears setuid and setgid: with
+	// HANDLE_KILLPRIV_V2 (mount.go) the kernel leaves that to the mount.
+	ch.KillPriv = sized && in.Valid&fuse.FATTR_KILL_SUIDGID != 0
 	if setMtime && of != nil {
 		// An explicit time wins over the one close would record.
 		of.dirty.Store(false)
 	}
-	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil) {
+	if orphan == nil && (ch.Mode != nil || ch.Uid != nil || ch.Gid != nil || ch.Mtime != nil || ch.Atime != nil || ch.KillPriv) {
 		if n.dir && of == nil {
 			of = n.fsys.dirState(n.id)
 		}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -421,5 +422,53 @@ func TestListingReadTwiceInARow(t *testing.T) {
 	}
 	if files != 20 {
 		t.Fatalf("ls -ln listed %d files, want 20:\n%s", files, out)
+	}
+}
+
+// countOp counts the FUSE requests of one kind.
+type countOp struct {
+	op string
+	n  atomic.Int64
+}
+
+func (c *countOp) FuseOp(op string, _ time.Duration, _ syscall.Errno) {
+	if op == c.op {
+		c.n.Add(1)
+	}
+}
+
+// TestChownAsksNoAttributes: the kernel sends no GETATTR before a chown
+// (the mount takes HANDLE_KILLPRIV_V2 and clears setuid bits itself), and
+// tar's fchown of a file it just wrote, to the owner it has, is still
+// answered by the mount alone.
+func TestChownAsksNoAttributes(t *testing.T) {
+	p := spawn(t)
+	getattrs := &countOp{op: "getattr"}
+	a := mount(t, p, fusefs.Options{Observer: getattrs})
+	waitLease(t, a)
+	if err := os.Mkdir(a.path("d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", "d"} { // a directory the mount holds, and one it does not
+		f, err := os.OpenFile(a.path(dir, "f"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(randomBytes(t, 5000)); err != nil {
+			t.Fatal(err)
+		}
+		before, chowns := getattrs.n.Load(), a.Stats().NoopChowns
+		if err := f.Chown(os.Getuid(), os.Getgid()); err != nil {
+			t.Fatal(err)
+		}
+		if n := getattrs.n.Load() - before; n != 0 {
+			t.Errorf("%q: %d GETATTRs for a chown", dir, n)
+		}
+		if n := a.Stats().NoopChowns - chowns; n != 1 {
+			t.Errorf("%q: %d chowns answered by the mount, want 1", dir, n)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -192,6 +192,18 @@ func TestTwoUsers(t *testing.T) {
 		t.Errorf("setuid file after bob's write: mode %s, want 777", out)
 	}
 
+	// So does a truncate by another user, and the owner's truncating open
+	// (only root keeps the bits: CAP_FSETID).
+	mustAs(t, alice, "chmod 4777 "+mp+"/tmp/tool")
+	mustAs(t, bob, "truncate -s 2 "+mp+"/tmp/tool")
+	if out := mustAs(t, alice, "stat -c '%a %s' "+mp+"/tmp/tool"); out != "777 2\n" {
+		t.Errorf("setuid file after bob's truncate: %q, want mode 777, 2 bytes", out)
+	}
+	mustAs(t, alice, fmt.Sprintf("chmod 2775 %[1]s/tmp/tool && echo '#!/bin/sh' > %[1]s/tmp/tool", mp))
+	if out := mustAs(t, alice, "stat -c %a "+mp+"/tmp/tool"); out != "775\n" {
+		t.Errorf("setgid group-executable file after its owner's truncating open: mode %s, want 775", out)
+	}
+
 	// Root gives a file away; chown clears setuid.
 	sh(t, fmt.Sprintf("cd / && chmod 4755 %[1]s/tmp/tool && chown %[2]d:%[3]d %[1]s/tmp/tool", mp, bob.uid, bob.gid))
 	if out := mustAs(t, bob, "stat -c '%U %a' "+mp+"/tmp/tool"); out != bob.name+" 755\n" {
