@@ -257,7 +257,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 		if comm.Rank() == 0 {
 			w, closeOut, sum.Layout, prepErr = createParallel(ctx, c, p, mf, servers, true)
 			if prepErr == nil && c != nil {
-				sum.Servers, sum.Reached = servers, reached(sum.Layout, p, servers)
+				sum.Servers, sum.Reached = servers, mcmc.ServersReached(p, sum.Layout, servers)
 			}
 		}
 		if err := agree(ctx, comm, prepErr); err != nil {
@@ -424,43 +424,6 @@ func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mc
 		return nil, nil, "", fmt.Errorf("mcmc: %w", err)
 	}
 	return parioList{f}, nil, f.Attr().Layout.String(), nil
-}
-
-// reached is how many of servers one generation's data reaches with the
-// file's layout: for simple_stripe the strips it fills, otherwise every
-// datafile (varstrip puts each rank's bytes on its own).
-func reached(layout string, p mcmc.Params, servers int) int {
-	l, err := dist.ParseLayout(layout)
-	if err != nil {
-		return servers
-	}
-	d, err := l.Build(servers)
-	if err != nil {
-		return servers
-	}
-	if l.Dist != dist.SimpleStripe {
-		return d.Datafiles()
-	}
-	m, err := mfg.New(p.Desc())
-	if err != nil {
-		return d.Datafiles()
-	}
-	// A generation's records are spread over the file (run-major), so
-	// count the datafiles its records touch at the first sample.
-	touched := map[int]bool{}
-	for r := range p.Runs {
-		for sec := range len(m.Desc().Sections) {
-			e, err := m.Record(r, sec, m.Samples()/2)
-			if err != nil {
-				return d.Datafiles()
-			}
-			for off := e.Off; off < e.End() && len(touched) < servers; off += d.ContiguousLength(off) {
-				df, _ := d.ToPhysical(off)
-				touched[df] = true
-			}
-		}
-	}
-	return len(touched)
 }
 
 type parioList struct{ f *client.File }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/mfg"
 )
 
@@ -83,4 +84,43 @@ func (s Summary) reportMetrics(w io.Writer, dataGen int64) error {
 		return fmt.Errorf("mcmc: report: %w", err)
 	}
 	return nil
+}
+
+// ServersReached is how many of servers one generation's records reach
+// with the file's layout (delta_iox, eq. 3.3): for simple_stripe the
+// datafiles its strips fill, otherwise every datafile (varstrip puts each
+// rank's bytes on its own). A layout that does not parse or build for
+// servers counts as all of them.
+func ServersReached(p Params, layout string, servers int) int {
+	l, err := dist.ParseLayout(layout)
+	if err != nil {
+		return servers
+	}
+	d, err := l.Build(servers)
+	if err != nil {
+		return servers
+	}
+	if l.Dist != dist.SimpleStripe {
+		return d.Datafiles()
+	}
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return d.Datafiles()
+	}
+	// A generation's records are spread over the file (run-major): count
+	// the datafiles the records of the middle sample touch.
+	touched := map[int]bool{}
+	for r := range p.Runs {
+		for sec := range len(m.Desc().Sections) {
+			e, err := m.Record(r, sec, m.Samples()/2)
+			if err != nil {
+				return d.Datafiles()
+			}
+			for off := e.Off; off < e.End() && len(touched) < servers; off += d.ContiguousLength(off) {
+				df, _ := d.ToPhysical(off)
+				touched[df] = true
+			}
+		}
+	}
+	return len(touched)
 }

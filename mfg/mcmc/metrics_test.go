@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/mfg"
 )
 
@@ -56,5 +57,57 @@ func TestSummaryMetrics(t *testing.T) {
 	// Phases that do not add up are refused, not printed as > 100%.
 	if _, err := (Summary{Compute: 1, IO: math.Inf(1)}).Metrics(1); !errors.Is(err, mfg.ErrInvalid) {
 		t.Errorf("infinite I/O time: %v", err)
+	}
+}
+
+// ServersReached counts the datafiles one generation's records touch with
+// simple_stripe (checked byte by byte here), every datafile with another
+// distribution, and all servers for a layout it cannot build.
+func TestServersReached(t *testing.T) {
+	for _, tc := range []struct {
+		runs, taxa, servers int
+		layout              string
+	}{
+		{1, 16, 4, "simple_stripe"},
+		{8, 16, 4, "simple_stripe"},
+		{8, 16, 8, "simple_stripe:strip_size=4096"},
+		{2, 64, 8, "simple_stripe:strip_size=512"},
+		{16, 16, 3, "simple_stripe:strip_size=65536"},
+	} {
+		p := Params{Runs: tc.runs, Chains: 2, Procs: 2, Taxa: tc.taxa, Gens: 100, SampleFreq: 10, SwapFreq: 1, Seed: 5, Format: MB31}
+		l, err := dist.ParseLayout(tc.layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := l.Build(tc.servers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := mustMap(t, p)
+		touched := map[int]bool{}
+		for r := range p.Runs {
+			for sec := range len(m.Desc().Sections) {
+				e, err := m.Record(r, sec, m.Samples()/2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for off := e.Off; off < e.End(); off++ {
+					df, _ := d.ToPhysical(off)
+					touched[df] = true
+				}
+			}
+		}
+		if got := ServersReached(p, tc.layout, tc.servers); got != len(touched) {
+			t.Errorf("%d runs of %d taxa, %s on %d servers: %d reached, want %d", tc.runs, tc.taxa, tc.layout, tc.servers, got, len(touched))
+		}
+	}
+	p := Params{Runs: 4, Chains: 2, Procs: 4, Taxa: 16, Gens: 10, SampleFreq: 1, SwapFreq: 1, Seed: 1, Format: MB31}
+	if got := ServersReached(p, "varstrip:strips=0:701;1:701;2:701", 5); got != 3 {
+		t.Errorf("varstrip with three strips: %d reached, want its 3 datafiles", got)
+	}
+	for _, bad := range []string{"nonsense:", "simple_stripe:servers=9"} {
+		if got := ServersReached(p, bad, 4); got != 4 {
+			t.Errorf("layout %q: %d reached, want all 4 servers", bad, got)
+		}
 	}
 }
