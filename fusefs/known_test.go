@@ -120,10 +120,7 @@ func TestRememberOnlyWhatNoChangeCrossed(t *testing.T) {
 // plusMaxAge, with no change to the file since.
 func TestRecentSizes(t *testing.T) {
 	const id = meta.FileID(11)
-	fsys := &fileSystem{}
-	fsys.lease.until = time.Now().Add(time.Minute)
-	fsys.lease.gen = 2
-	fsys.lease.changed = map[meta.FileID]time.Time{}
+	fsys := leasedFS(2)
 	r := &fsys.recent
 	u := client.Usage{Size: 42}
 

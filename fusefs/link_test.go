@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -273,12 +272,7 @@ test -L %[1]s/venv/bin/python
 func TestLinksOfTwoUsers(t *testing.T) {
 	_, alice, bob, _ := makeUsers(t)
 	p := spawn(t)
-	m := mount(t, p, fusefs.Options{AllowOther: true})
-	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := mountForUsers(t, p)
 	mp := m.Dir
 	sh(t, fmt.Sprintf("cd / && mkdir -m 1777 %s/tmp", mp))
 	out := mustAs(t, alice, fmt.Sprintf(`umask 022 && cd %[1]s/tmp && echo data > af && ln -s af al && ln af ah

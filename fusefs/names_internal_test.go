@@ -39,10 +39,7 @@ func TestKnowsAbsentConditions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			fsys := &fileSystem{}
-			fsys.lease.until = time.Now().Add(time.Minute)
-			fsys.lease.gen = 3
-			fsys.lease.changed = map[meta.FileID]time.Time{}
+			fsys := leasedFS(3)
 			start := time.Now()
 			gen := fsys.leaseGen()
 			if tc.setup != nil {
@@ -67,10 +64,7 @@ func TestKnowsAbsentConditions(t *testing.T) {
 
 // The directories and names kept are bounded.
 func TestKnownNamesBounded(t *testing.T) {
-	fsys := &fileSystem{}
-	fsys.lease.until = time.Now().Add(time.Minute)
-	fsys.lease.gen = 1
-	fsys.lease.changed = map[meta.FileID]time.Time{}
+	fsys := leasedFS(1)
 	for id := meta.FileID(1); id <= maxKnownDirs+10; id++ {
 		fsys.madeDir(id, time.Now(), 1)
 	}
@@ -111,10 +105,7 @@ func TestKnownNamesBounded(t *testing.T) {
 // metadata server restart or a lapsed lease the directories made under the
 // new one are forgotten at their first name, for as long as the mount lives.
 func TestKnownNamesOfAnOldLeaseLetGo(t *testing.T) {
-	fsys := &fileSystem{}
-	fsys.lease.until = time.Now().Add(time.Minute)
-	fsys.lease.gen = 1
-	fsys.lease.changed = map[meta.FileID]time.Time{}
+	fsys := leasedFS(1)
 	// An mdtest under lease 1 fills the bound in a few directories.
 	for id := meta.FileID(1); id <= maxKnownTotal/maxKnownNames; id++ {
 		fsys.madeDir(id, time.Now(), 1)
@@ -136,10 +127,7 @@ func TestKnownNamesOfAnOldLeaseLetGo(t *testing.T) {
 // more) and every name added or removed, while the mount knows them all.
 func TestKnownShape(t *testing.T) {
 	const dir = meta.FileID(9)
-	fsys := &fileSystem{}
-	fsys.lease.until = time.Now().Add(time.Minute)
-	fsys.lease.gen = 1
-	fsys.lease.changed = map[meta.FileID]time.Time{}
+	fsys := leasedFS(1)
 	if _, _, ok := fsys.knownShape(dir); ok {
 		t.Fatal("the shape of a directory the mount did not make is known")
 	}
@@ -169,4 +157,14 @@ func TestKnownShape(t *testing.T) {
 	if _, _, ok := fsys.knownShape(dir); ok {
 		t.Fatal("the shape is known after the names were forgotten")
 	}
+}
+
+// leasedFS is a file system that holds lease gen for the next minute,
+// with nothing changed under it.
+func leasedFS(gen uint64) *fileSystem {
+	fsys := &fileSystem{}
+	fsys.lease.until = time.Now().Add(time.Minute)
+	fsys.lease.gen = gen
+	fsys.lease.changed = map[meta.FileID]time.Time{}
+	return fsys
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
 	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/server/meta"
@@ -87,6 +88,20 @@ func adminQuiet(prog string, args ...string) {
 	}
 }
 
+// mountForUsers mounts p's store for every user (--allow-other) and lets
+// them reach the mount point through the test's temporary directories.
+func mountForUsers(t *testing.T, p *cluster.Processes) *mounted {
+	t.Helper()
+	m := mount(t, p, fusefs.Options{AllowOther: true})
+	waitLease(t, m)
+	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
 // as runs a bash script as u (its uid, gid and groups) and returns its
 // combined output.
 func as(u testUser, script string) (string, error) {
@@ -125,13 +140,7 @@ func mustFailAs(t *testing.T, u testUser, script, want string) {
 func TestTwoUsers(t *testing.T) {
 	share, alice, bob, carol := makeUsers(t)
 	p := spawn(t)
-	m := mount(t, p, fusefs.Options{AllowOther: true})
-	// The users must reach the mount point through the test's directories.
-	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := mountForUsers(t, p)
 	mp := m.Dir
 	// Root sets up a sticky scratch directory and a project directory of
 	// the shared group, as an administrator would.
@@ -244,13 +253,7 @@ func groupName(t *testing.T, gid uint32) string {
 func TestUnlinksHereCheckPermissions(t *testing.T) {
 	share, alice, bob, carol := makeUsers(t)
 	p := spawn(t)
-	m := mount(t, p, fusefs.Options{AllowOther: true})
-	waitLease(t, m)
-	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := mountForUsers(t, p)
 	mp := m.Dir
 	sh(t, fmt.Sprintf(`cd / && mkdir -m 0777 %s/top`, mp))
 	// alice makes both directories through this mount, so both are
@@ -304,13 +307,7 @@ func TestUnlinksHereCheckPermissions(t *testing.T) {
 func TestDirectoryModeAnsweredHere(t *testing.T) {
 	share, alice, bob, _ := makeUsers(t)
 	p := spawn(t)
-	m := mount(t, p, fusefs.Options{AllowOther: true})
-	waitLease(t, m)
-	for d := filepath.Dir(m.Dir); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m := mountForUsers(t, p)
 	top := m.Dir + "/top"
 	sh(t, "cd / && mkdir -m 0777 "+top)
 	mustAs(t, alice, fmt.Sprintf("cd %s && mkdir -m 0755 d && chgrp %d d && echo x > d/f", top, share))
