@@ -233,8 +233,10 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 		return false
 	}
 	if chown {
+		// A chown clears no bit of a directory's (the metadata server's
+		// chownAttr, as Linux): to its owner and group it changes nothing.
 		d.mu.Unlock()
-		if ch.Uid != nil && *ch.Uid != a.Uid || ch.Gid != nil && *ch.Gid != a.Gid || a.Mode&0o6000 != 0 {
+		if ch.Uid != nil && *ch.Uid != a.Uid || ch.Gid != nil && *ch.Gid != a.Gid {
 			return false
 		}
 		fsys.stats.noopChowns.Add(1)

@@ -393,6 +393,23 @@ func TestDirectoryAttributeChangesAnsweredHere(t *testing.T) {
 	if nlink := st.Sys().(*syscall.Stat_t).Nlink; st.Mode().Perm() != 0o700 || st.ModTime().Before(made) || nlink != 2 {
 		t.Fatalf("after a create in it and a chmod, %s is %v, %v, %d links; want 0700, an mtime after %v, 2", e, st.Mode(), st.ModTime(), nlink, made)
 	}
+	// A setgid directory's chown to its owner changes nothing either (a
+	// chown clears no bit of a directory's).
+	sg := a.path("top", "d", "s2")
+	if err := os.Chmod(sg, 0o755|fs.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	chowns = a.Stats().NoopChowns
+	if err := os.Lchown(sg, os.Getuid(), os.Getgid()); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Stats().NoopChowns - chowns; got != 1 {
+		t.Fatalf("%d chowns of a setgid directory to its own owner answered by the mount, want 1", got)
+	}
+	if st, err := os.Stat(sg); err != nil || st.Mode()&fs.ModeSetgid == 0 || st.Mode().Perm() != 0o755 {
+		t.Fatalf("after its chown, %s is %v (%v), want setgid and 0755", sg, st.Mode(), err)
+	}
+
 	for _, m := range []struct {
 		who string
 		m   *mounted
