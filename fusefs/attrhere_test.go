@@ -2,6 +2,7 @@ package fusefs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -445,4 +446,51 @@ func TestDirectoryAttributeChangesAnsweredHere(t *testing.T) {
 		wantAttrs(t, "the mount that made it", p, 0o700, mtime, 0)
 	}
 	wantAttrs(t, "second mount", b.path("top", "d", "moved"), 0o700, mtime, 0)
+}
+
+// TestDirectoryChangedHereThenElsewhere: another mount that renames or
+// removes a directory whose attributes this mount answered (and whose
+// entry the kernel dropped at the chmod) first recalls its parent, which
+// sends the changes; this mount then looks the old name up at the server
+// and finds it gone, and sees the new name with the attributes it set.
+func TestDirectoryChangedHereThenElsewhere(t *testing.T) {
+	slowBatches(t)
+	_, a, b := twoMounts(t)
+	if err := os.MkdirAll(a.path("top", "d", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mtime := time.Unix(1_222_333_444, 0)
+	if err := os.Chtimes(a.path("top", "d"), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(a.path("top", "d"), 0o705); err != nil {
+		t.Fatal(err)
+	}
+	wantAttrs(t, "the mount that made it", a.path("top", "d"), 0o705, mtime, 0)
+	if err := os.Rename(b.path("top", "d"), b.path("top", "e")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.path("top", "d")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after another mount renamed it, the old name stats as %v, want ENOENT", err)
+	}
+	for _, m := range []*mounted{a, b} {
+		wantAttrs(t, "after the rename", m.path("top", "e"), 0o705, mtime, 0)
+		st, err := os.Stat(m.path("top", "e"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nlink := st.Sys().(*syscall.Stat_t).Nlink; nlink != 3 {
+			t.Fatalf("after the rename, top/e has %d links, want 3", nlink)
+		}
+	}
+	if err := os.Remove(b.path("top", "e", "sub")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(a.path("top", "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nlink := st.Sys().(*syscall.Stat_t).Nlink; nlink != 2 {
+		t.Fatalf("after another mount removed its subdirectory, top/e has %d links here, want 2", nlink)
+	}
 }
