@@ -181,9 +181,9 @@ func (c *Client) RemoveBatch(ctx context.Context, ops []meta.BatchOp) ([]error, 
 	return resp.Errs, err
 }
 
-// Reserve reserves up to n IDs (at least one) for new files in the directory at path, which
-// the mount that ctx's credentials name holds delegated, for the owner
-// token owner (meta.Store.Reserve).
+// Reserve reserves up to n IDs (at least one) for new files in the
+// directory at path, which the mount that ctx's credentials name holds
+// delegated, for the owner token owner (meta.Store.Reserve).
 func (c *Client) Reserve(ctx context.Context, path string, owner uint64, n int) (meta.ReservedIDs, error) {
 	resp, _, err := wire.Call(ctx, c.meta, meta.OpReserve, meta.ReserveRequest{Path: path, Owner: owner, Count: n, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)}, nil, nil)
 	if err == nil && (len(resp.IDs.Slots) > n || len(resp.IDs.Slots) == 0) {

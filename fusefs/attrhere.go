@@ -281,7 +281,7 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 // (heldDirAttrs), else a with a timeout of 0, so that the kernel keeps
 // none of them and its next stat asks again.
 func (fsys *fileSystem) dirAttrOut(out *fuse.AttrOut, id meta.FileID, a meta.Attr) {
-	if known, ok := fsys.heldDirAttrs(id); ok {
+	if known, _, ok := fsys.heldDirAttrs(id); ok {
 		fsys.attrOut(out, known, client.Usage{})
 		return
 	}

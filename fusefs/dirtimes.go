@@ -44,11 +44,11 @@ func (fsys *fileSystem) knownShape(dir meta.FileID) (nlink uint32, changes uint6
 
 // heldDirAttrs returns the attributes of directory id as the metadata
 // server will hold them once the queue is applied, when the mount knows
-// them all (see above).
-func (fsys *fileSystem) heldDirAttrs(id meta.FileID) (meta.Attr, bool) {
+// them all (see above), and the directory the mount made it in.
+func (fsys *fileSystem) heldDirAttrs(id meta.FileID) (a meta.Attr, madeIn meta.FileID, ok bool) {
 	nlink, changes, ok := fsys.knownShape(id)
 	if !ok {
-		return meta.Attr{}, false
+		return meta.Attr{}, 0, false
 	}
 	gen := fsys.leaseGen()
 	d := &fsys.deleg
@@ -56,14 +56,14 @@ func (fsys *fileSystem) heldDirAttrs(id meta.FileID) (meta.Attr, bool) {
 	defer d.mu.Unlock()
 	g, held := d.dirs[id]
 	if !held || g.gen != gen || g.madeIn == 0 || !g.timesKnown || g.timesAt != changes || g.attr.ID != id || g.attr.Nlink == 0 {
-		return meta.Attr{}, false
+		return meta.Attr{}, 0, false
 	}
 	if p, ok := d.dirs[g.madeIn]; !ok || p.gen != gen {
-		return meta.Attr{}, false
+		return meta.Attr{}, 0, false
 	}
-	a := g.attr
+	a = g.attr
 	a.Nlink = nlink
-	return a, true
+	return a, g.madeIn, true
 }
 
 // dirTimesMoved records that directory id's ctime moved with a change of
@@ -88,18 +88,10 @@ func (n *node) heldChildDir(name string) (meta.Attr, bool) {
 		return meta.Attr{}, false
 	}
 	cn, ok := c.Operations().(*node)
-	if !ok || !cn.dir || !n.fsys.madeIn(cn.id, n.id) {
+	if !ok || !cn.dir {
 		return meta.Attr{}, false
 	}
-	return n.fsys.heldDirAttrs(cn.id)
-}
-
-// madeIn reports whether held directory id was made by this mount in
-// directory parent, under the name it still has there.
-func (fsys *fileSystem) madeIn(id, parent meta.FileID) bool {
-	d := &fsys.deleg
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	g, ok := d.dirs[id]
-	return ok && g.madeIn == parent
+	// Made here under the name it still has (a rename clears madeIn).
+	a, madeIn, ok := n.fsys.heldDirAttrs(cn.id)
+	return a, ok && madeIn == n.id
 }

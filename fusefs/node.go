@@ -376,7 +376,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 		return 0
 	}
 	if n.dir {
-		if a, ok := n.fsys.heldDirAttrs(n.id); ok {
+		if a, _, ok := n.fsys.heldDirAttrs(n.id); ok {
 			n.fsys.stats.dirAttrsAgain.Add(1)
 			n.fsys.attrOut(out, a, client.Usage{})
 			return 0
