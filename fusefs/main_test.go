@@ -410,8 +410,14 @@ func steadyDatafiles(t *testing.T, p *cluster.Processes) int {
 // eventually retries check until it returns nil or 10 s pass.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
+	eventuallyWithin(t, 10*time.Second, what, check)
+}
+
+// eventuallyWithin is eventually with its own limit.
+func eventuallyWithin(t *testing.T, limit time.Duration, what string, check func() error) {
+	t.Helper()
 	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if err = check(); err == nil {
 			return
 		}
