@@ -38,8 +38,10 @@ import (
 //
 // Requests that could see the server's attributes of such a file wait for
 // the queue first (ctx, ctxFor; a listing of the directory, dirStream);
-// creates in the directory do not (ctxNew). What is lost if the mount
-// dies before sending them: the changes, as with the unlinks.
+// creates in the directory do not (ctxNew). A directory's mode change
+// answered here is waited for by every request by a path through the
+// directory (node.viaPath). What is lost if the mount dies before
+// sending them: the changes, as with the unlinks.
 
 // setattrLocally answers a setattr (no size) of file n, open here as of,
 // without the metadata server where it can: a chown that changes nothing
@@ -156,7 +158,7 @@ func (n *node) changeHere(ctx context.Context, of *openFile, ch meta.AttrChanges
 		d.mu.Unlock()
 		return false
 	}
-	d.enqueueLocked(meta.BatchOp{Dir: dir, Name: name, Self: a.ID, SetAttr: &change}, cred)
+	d.enqueueLocked(queuedOp{op: meta.BatchOp{Dir: dir, Name: name, Self: a.ID, SetAttr: &change}, cred: cred})
 	d.mu.Unlock()
 	k.a = a
 	// A listing page read before this must not give the kernel the old
@@ -259,7 +261,7 @@ func (n *node) dirChangeHere(ctx context.Context, ch meta.AttrChanges, out *fuse
 		a.Atime = *ch.Atime
 	}
 	a.Ctime = change.Ctime
-	d.enqueueLocked(meta.BatchOp{Dir: dir, Name: name, Self: n.id, SetAttr: &change}, cred)
+	d.enqueueLocked(queuedOp{op: meta.BatchOp{Dir: dir, Name: name, Self: n.id, SetAttr: &change}, cred: cred, dirMode: change.Mode != nil})
 	// The creates and removes answered in n from now on are checked
 	// against the new mode.
 	g.attr = a

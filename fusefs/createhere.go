@@ -118,8 +118,8 @@ func (n *node) createHere(ctx context.Context, name string, flags, mode uint32, 
 	// Queued under the lock that a recall takes to give the directory
 	// up: either the recall's flush carries this create, or this finds
 	// the directory given up and the create goes to the server.
-	d.enqueueLocked(meta.BatchOp{Dir: n.id, Name: name, Self: a.ID, Owner: d.owner,
-		Create: &meta.BatchCreate{Mode: mode & 0o7777, Time: now}}, cred)
+	d.enqueueLocked(queuedOp{op: meta.BatchOp{Dir: n.id, Name: name, Self: a.ID, Owner: d.owner,
+		Create: &meta.BatchCreate{Mode: mode & 0o7777, Time: now}}, cred: cred})
 	// Running low: more are asked for in the background, so that no
 	// create waits for a reservation while creates keep coming.
 	if refill := len(sp.slots) < d.nextReserve/4 && !d.refilling && d.stop != nil; refill {
@@ -246,7 +246,7 @@ func (d *delegState) giveBackLocked(key string, now time.Time) {
 	}
 	delete(d.spare, key)
 	for _, s := range sp.slots {
-		d.enqueueLocked(meta.BatchOp{Self: s.ID, Unreserve: true, Owner: d.owner}, meta.Cred{})
+		d.enqueueLocked(queuedOp{op: meta.BatchOp{Self: s.ID, Unreserve: true, Owner: d.owner}})
 	}
 }
 

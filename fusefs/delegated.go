@@ -34,7 +34,9 @@ import (
 //     for those that touch its inode (ctxFor), a create for the removes
 //     (ctxNew); a listing instead leaves out the names the queue removes
 //     (withoutQueued), and waits for the attribute changes and creates
-//     in it;
+//     in it; and each request by a path waits for the mode changes of
+//     the directories on it (node.viaPath), since the server checks the
+//     caller's permission at each of them;
 //   - every request by anyone else that reaches the directory recalls the
 //     delegation: the watch loop gives it up, waits for the queue to be
 //     applied and the data of the files made there to reach the I/O
@@ -108,6 +110,10 @@ type delegState struct {
 	noMkdirHeld bool   // the metadata server has no MkdirHeld
 	creates     uint64 // operations queued that are creates
 	returns     uint64 // those that give a reserved ID back
+	// dirModes counts the queued operations marked dirMode; read
+	// without mu, so that requests need not look at the queue while
+	// there are none.
+	dirModes atomic.Int64
 }
 
 type delegDir struct {
@@ -135,6 +141,10 @@ type delegDir struct {
 type queuedOp struct {
 	op   meta.BatchOp
 	cred meta.Cred // who made it (uid, gid, groups)
+	// dirMode marks a directory's mode change: until it is applied, the
+	// metadata server judges requests by paths through the directory by
+	// the mode before it (node.ctxVia).
+	dirMode bool
 }
 
 // removes reports whether the operation removes a name.
@@ -440,16 +450,19 @@ func (n *node) removeHere(ctx context.Context, what string, op meta.BatchOp) (bo
 		d.mu.Unlock()
 		return true, fsys.errno(what, n.child(op.Name), err)
 	}
-	d.enqueueLocked(op, cred)
+	d.enqueueLocked(queuedOp{op: op, cred: cred})
 	d.mu.Unlock()
 	return true, 0
 }
 
-// enqueueLocked queues op, answered as cred, and wakes the flusher.
-func (d *delegState) enqueueLocked(op meta.BatchOp, cred meta.Cred) {
-	d.queue = append(d.queue, queuedOp{op: op, cred: cred})
+// enqueueLocked queues q and wakes the flusher.
+func (d *delegState) enqueueLocked(q queuedOp) {
+	d.queue = append(d.queue, q)
 	d.queued++
-	switch {
+	if q.dirMode {
+		d.dirModes.Add(1)
+	}
+	switch op := q.op; {
 	case op.SetAttr != nil:
 		d.setattrs++
 	case op.Create != nil:
@@ -683,6 +696,11 @@ func (fsys *fileSystem) flushLoop(ctx context.Context) {
 			fsys.log.Info("pario mount: unlinks and attribute changes answered here are applied again")
 		}
 		d.failures = 0
+		for _, q := range d.queue[:n] {
+			if q.dirMode {
+				d.dirModes.Add(-1)
+			}
+		}
 		d.queue = append(d.queue[:0:0], d.queue[n:]...)
 		d.applied += uint64(n)
 		close(d.progress)

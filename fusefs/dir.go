@@ -86,9 +86,10 @@ func (d *dirStream) fetch(ctx context.Context, cookie string) syscall.Errno {
 	// has not sent: it leaves out the names they removed (no one else
 	// changes the directory while they are queued: delegated.go). It
 	// waits for the attribute changes of its files answered here, which
-	// its attributes must show (attrhere.go), and for the creates
-	// answered here, whose names it must show (createhere.go).
-	ctx, cancel := d.fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.changesAttrsIn(d.dir.id) || q.addsTo(d.dir.id) })
+	// its attributes must show (attrhere.go), for the creates answered
+	// here, whose names it must show (createhere.go), and, as every
+	// request by a path, for the modes on its path (node.viaPath).
+	ctx, cancel := d.dir.ctxVia(ctx, func(q queuedOp) bool { return q.changesAttrsIn(d.dir.id) || q.addsTo(d.dir.id) })
 	defer cancel()
 	read, gen, batches := time.Now(), d.fsys.leaseGen(), d.fsys.changeBatches()
 	page, next, err := d.fsys.c.ReaddirPage(d.dir.itself(ctx), d.path, cookie, 0)

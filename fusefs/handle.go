@@ -441,7 +441,7 @@ var (
 func (h *handle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	// Its only metadata request is the access time's (accessed): the
 	// queued changes of other files cannot change it.
-	ctx, cancel := h.fsys.ctxFor(ctx, h.of.id)
+	ctx, cancel := h.n.ctxFor(ctx)
 	defer cancel()
 	n, done, err := 0, false, error(nil)
 	if h.direct {
@@ -499,7 +499,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 	limit := fsys.opts.WriteBehind
 	origin := fsys.writeOrigin(ctx)
 	if limit < 0 {
-		ctx, cancel := fsys.ctxFor(ctx, of.id) // an unstuff changes only this file
+		ctx, cancel := h.n.ctxFor(ctx) // an unstuff changes only this file
 		defer cancel()
 		if _, err := f.WriteAtContext(client.WithOrigin(ctx, origin), data, off); err != nil {
 			of.writes.Add(1) // part of it may have landed
@@ -566,7 +566,7 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 // file system: so that no one can plant code in a program that runs with
 // another's rights.
 func (h *handle) killPriv(ctx context.Context) syscall.Errno {
-	ctx, cancel := h.fsys.ctxFor(ctx, h.of.id)
+	ctx, cancel := h.n.ctxFor(ctx)
 	defer cancel()
 	if c, ok := meta.CredFrom(ctx); !ok || c.Root() {
 		return 0

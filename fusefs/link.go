@@ -68,7 +68,7 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 // Readlink answers the link's target, found by its ID (wherever a rename
 // put it).
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id) // by ID: this inode alone
+	ctx, cancel := n.ctxFor(ctx) // by ID: this inode alone
 	defer cancel()
 	a, err := n.fsys.c.GetByID(ctx, n.id)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -82,32 +83,66 @@ func (fsys *fileSystem) ctx(ctx context.Context) (context.Context, context.Cance
 	return fsys.ctxAfter(ctx, nil)
 }
 
-// ctxFor is ctx for a request that reads only the inode id: it waits for
-// the queued operations only up to the last that changes that inode
-// (removes it or a name in it, or changes its attributes), since the
-// others cannot change the answer.
-func (fsys *fileSystem) ctxFor(ctx context.Context, id meta.FileID) (context.Context, context.CancelFunc) {
-	return fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.touches(id) })
+// ctxFor is ctx for a request that reads only n: it waits for the
+// queued operations only up to the last that changes n (removes it or a
+// name in it, or changes its attributes), since the others cannot
+// change the answer, and for the mode changes on n's path (ctxVia).
+func (n *node) ctxFor(ctx context.Context) (context.Context, context.CancelFunc) {
+	return n.ctxVia(ctx, func(q queuedOp) bool { return q.touches(n.id) })
 }
 
-// ctxIn is ctx for a request that reads an entry of directory dir (a
-// lookup): it waits for the queued operations in dir (the entry's own
+// ctxIn is ctx for a request that reads an entry of directory n (a
+// lookup): it waits for the queued operations in n (the entry's own
 // attribute changes among them: a file answered here has its one name
 // there) and for every queued unlink and rmdir (one may be in the entry,
 // a directory whose link count and times it changes), not for the
 // attribute changes of files elsewhere.
-func (fsys *fileSystem) ctxIn(ctx context.Context, dir meta.FileID) (context.Context, context.CancelFunc) {
-	return fsys.ctxAfter(ctx, func(q queuedOp) bool { return q.op.Dir == dir || q.removes() })
+func (n *node) ctxIn(ctx context.Context) (context.Context, context.CancelFunc) {
+	return n.ctxVia(ctx, func(q queuedOp) bool { return q.op.Dir == n.id || q.removes() })
 }
 
-// ctxNew is ctx for a request that makes a new name (create, mkdir,
-// mknod): it waits for the queued unlinks and rmdirs, one of which may
-// free the name, but not for the attribute changes after them, which
-// change no name and concern files that only this mount can reach until
-// they are applied (delegated.go): tar x's next create does not wait for
-// the mode and times of the file before it.
-func (fsys *fileSystem) ctxNew(ctx context.Context) (context.Context, context.CancelFunc) {
-	return fsys.ctxAfter(ctx, queuedOp.removes)
+// ctxNew is ctx for a request that makes a new name in directory n
+// (create, mkdir, mknod): it waits for the queued unlinks and rmdirs, one
+// of which may free the name, but not for the attribute changes after
+// them, which change no name and concern files that only this mount can
+// reach until they are applied (delegated.go): tar x's next create does
+// not wait for the mode and times of the file before it.
+func (n *node) ctxNew(ctx context.Context) (context.Context, context.CancelFunc) {
+	return n.ctxVia(ctx, queuedOp.removes)
+}
+
+// ctxVia is ctx for a request by a path through n (n's own, or a name in
+// directory n) that depends on the queued operations matters picks (nil:
+// none), and on the mode changes on its path (viaPath).
+func (n *node) ctxVia(ctx context.Context, matters func(queuedOp) bool) (context.Context, context.CancelFunc) {
+	if matters = n.viaPath(matters); matters == nil {
+		return n.fsys.ctxNoWait(ctx)
+	}
+	return n.fsys.ctxAfter(ctx, matters)
+}
+
+// viaPath adds to matters (nil: none) the queued mode changes of n and
+// of the directories above it, answered here (attrhere.go): the metadata
+// server checks the caller's search permission at every directory a
+// path walks, and the last one's write permission and setgid bit, and
+// must find the modes the kernel checked against.
+func (n *node) viaPath(matters func(queuedOp) bool) func(queuedOp) bool {
+	if n.fsys.deleg.dirModes.Load() == 0 {
+		return matters
+	}
+	path := n.pathIDs()
+	return func(q queuedOp) bool {
+		return q.dirMode && slices.Contains(path, q.op.Self) || matters != nil && matters(q)
+	}
+}
+
+// pathIDs lists n and the directories above it, up to the root.
+func (n *node) pathIDs() []meta.FileID {
+	var ids []meta.FileID
+	for in := n.EmbeddedInode(); in != nil; _, in = in.Parent() {
+		ids = append(ids, meta.FileID(in.StableAttr().Ino))
+	}
+	return ids
 }
 
 // ctxAfter is ctxNoWait once the queued operations up to the last that
@@ -336,7 +371,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 		n.fsys.entry(out, a, client.Usage{})
 		return n.newChild(ctx, a), 0
 	}
-	ctx, cancel := n.fsys.ctxIn(ctx, n.id)
+	ctx, cancel := n.ctxIn(ctx)
 	defer cancel()
 	p := n.child(name)
 	asked := time.Now()
@@ -387,7 +422,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 			return 0
 		}
 	}
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
+	ctx, cancel := n.ctxFor(ctx)
 	defer cancel()
 	asked := time.Now()
 	a, u, errno := n.fsys.stat(ctx, n.id, n.path())
@@ -406,7 +441,7 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 // group and mode. With default_permissions (AllowOther) the kernel checks
 // by itself and does not ask.
 func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno {
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id) // by ID: this inode alone
+	ctx, cancel := n.ctxFor(ctx) // by ID: this inode alone
 	defer cancel()
 	_, err := n.fsys.c.Access(ctx, n.id, mask&(meta.MayRead|meta.MayWrite|meta.MayExec))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -438,10 +473,10 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		n.fsys.forgetDirAttrs(n.id)
 	}
 	// Only the queued changes of this inode (its entries', for a
-	// directory) can change what the server answers: tar's chmod and
-	// utimes of each directory it made do not wait for the attribute
-	// changes of the files it made there.
-	if err := n.fsys.flushThrough(ctx, func(q queuedOp) bool { return q.touches(n.id) }); err != nil {
+	// directory) and the modes on its path can change what the server
+	// answers: tar's chmod and utimes of each directory it made do not
+	// wait for the attribute changes of the files it made there.
+	if err := n.fsys.flushThrough(ctx, n.viaPath(func(q queuedOp) bool { return q.touches(n.id) })); err != nil {
 		return n.fsys.errno("setattr", p, err)
 	}
 	if sized {
@@ -591,7 +626,7 @@ func (n *node) OpendirHandle(ctx context.Context, _ uint32) (gofs.FileHandle, ui
 
 // Mkdir creates a directory.
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ctx, cancel := n.fsys.ctxNew(ctx)
+	ctx, cancel := n.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
@@ -615,7 +650,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 // are metadata only (the kernel serves their opens itself), with the
 // device number the kernel gives (its 32-bit encoding).
 func (n *node) Mknod(ctx context.Context, name string, mode, rdev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ctx, cancel := n.fsys.ctxNew(ctx)
+	ctx, cancel := n.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	kind, ok := kindOf(mode)
@@ -653,7 +688,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	if child, h, fuseFlags, errno, done := n.createHere(n.fsys.withCaller(ctx), name, flags, mode, out); done {
 		return child, h, fuseFlags, errno
 	}
-	ctx, cancel := n.fsys.ctxNew(ctx)
+	ctx, cancel := n.ctxNew(ctx)
 	defer cancel()
 	p := n.child(name)
 	start, gen := time.Now(), n.fsys.leaseGen()
@@ -710,7 +745,7 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	// Its metadata request (the access check, by ID) is about this file
 	// alone: the queued changes of others cannot change its answer.
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id)
+	ctx, cancel := n.ctxFor(ctx)
 	defer cancel()
 	h, fuseFlags, errno := n.open(ctx, flags)
 	if errno != 0 {

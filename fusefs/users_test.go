@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -330,5 +331,60 @@ func TestDirectoryModeAnsweredHere(t *testing.T) {
 	list, err := c.Readdir(context.Background(), "/top/d")
 	if err != nil || len(list) != 1 || list[0].Name != "g" {
 		t.Fatalf("the metadata server lists /top/d as %v (%v), want only g", list, err)
+	}
+}
+
+// TestDirectoryModeHereGovernsPathsThroughIt: while a directory's chmod
+// answered here waits in the queue, the mount's requests to the metadata
+// server by a path through that directory, which the server checks as
+// the caller at every directory the path walks, are judged by the new
+// mode, as the kernel judged them: a listing of it, and a FIFO made in
+// it (with the setgid group it now passes on), each with the chmod alone
+// in the queue. pjdfstest's open/06.t found the listing refused by the
+// mode before the chmod.
+func TestDirectoryModeHereGovernsPathsThroughIt(t *testing.T) {
+	t.Cleanup(fusefs.SetRemoveBatchDelay(time.Second))
+	share, alice, bob, carol := makeUsers(t)
+	p := spawn(t)
+	m := mountForUsers(t, p)
+	top := m.Dir + "/top"
+	sh(t, "cd / && mkdir -m 0777 "+top)
+	// touch: the mount knows d's times again (the chgrp, the server's,
+	// moved them), so the kernel keeps d's attributes from the chmod
+	// answered here on and asks nothing before it lists d.
+	mustAs(t, alice, fmt.Sprintf("cd %s && mkdir -m 0700 d && chgrp %d d && mkdir d/e && touch d", top, share))
+	waitReleased(t, m)
+	applied := func() {
+		t.Helper()
+		eventually(t, "the queue applied", func() error {
+			if n := m.Stats().PendingHere; n != 0 {
+				return fmt.Errorf("%d operations queued", n)
+			}
+			return nil
+		})
+	}
+	// Each check follows a chmod that opens d, alone in the queue.
+	open := func() {
+		t.Helper()
+		applied()
+		mustAs(t, alice, "chmod 0700 "+top+"/d")
+		applied()
+		before := m.Stats().SetattrsHere
+		mustAs(t, alice, "chmod 2775 "+top+"/d")
+		if here := m.Stats().SetattrsHere - before; here != 1 {
+			t.Fatalf("%d attribute changes answered by the mount, want the chmod", here)
+		}
+	}
+	open()
+	if out, err := as(carol, fmt.Sprintf(`python3 -c 'import os, sys; print(*os.listdir(sys.argv[1]))' %s/d`, top)); err != nil || out != "e\n" {
+		t.Errorf("carol lists d (opendir, no stat before it): %v, %q; want e", err, out)
+	}
+	open()
+	if out, err := as(bob, "mkfifo "+top+"/d/p"); err != nil {
+		t.Errorf("bob makes a FIFO in d: %v, %q", err, out)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(top+"/d/p", &st); err != nil || st.Gid != share {
+		t.Errorf("d/p: group %d (%v), want d's group %d (setgid)", st.Gid, err, share)
 	}
 }

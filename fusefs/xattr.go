@@ -59,7 +59,7 @@ func (n *node) Getxattr(ctx context.Context, name string, dest []byte) (uint32, 
 	if name != XattrLayout && name != XattrServers {
 		return 0, syscall.ENODATA
 	}
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id) // by ID: this inode alone
+	ctx, cancel := n.ctxFor(ctx) // by ID: this inode alone
 	defer cancel()
 	a, errno := n.attr(ctx)
 	if errno != 0 {
@@ -77,7 +77,7 @@ func (n *node) Getxattr(ctx context.Context, name string, dest []byte) (uint32, 
 
 // Listxattr names the attributes the entry has.
 func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	ctx, cancel := n.fsys.ctxFor(ctx, n.id) // by ID: this inode alone
+	ctx, cancel := n.ctxFor(ctx) // by ID: this inode alone
 	defer cancel()
 	a, errno := n.attr(ctx)
 	if errno != 0 {
