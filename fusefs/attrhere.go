@@ -38,10 +38,12 @@ import (
 //
 // Requests that could see the server's attributes of such a file wait for
 // the queue first (ctx, ctxFor; a listing of the directory, dirStream);
-// creates in the directory do not (ctxNew). A directory's mode change
-// answered here is waited for by every request by a path through the
-// directory (node.viaPath). What is lost if the mount dies before
-// sending them: the changes, as with the unlinks.
+// creates in the directory do not (ctxNew). A directory's own changes
+// answered here are waited for by a name made in it on the server
+// (ctxNew: the name moves the times past those set), and its mode
+// change by every request by a path through it (node.viaPath). What is
+// lost if the mount dies before sending them: the changes, as with the
+// unlinks.
 
 // setattrLocally answers a setattr (no size) of file n, open here as of,
 // without the metadata server where it can: a chown that changes nothing

@@ -494,3 +494,63 @@ func TestDirectoryChangedHereThenElsewhere(t *testing.T) {
 		t.Fatalf("after another mount removed its subdirectory, top/e has %d links here, want 2", nlink)
 	}
 }
+
+// TestNameAddedAfterTimesSetHere: a name the metadata server adds to a
+// directory (mkdir, mknod) after the directory's utimens answered here
+// moves its times past the ones set, as on a local disk: the server's
+// request waits for the queued utimens instead of being overwritten by
+// it when the queue is applied.
+func TestNameAddedAfterTimesSetHere(t *testing.T) {
+	slowBatches(t)
+	p := spawn(t)
+	m := mount(t, p, fusefs.Options{})
+	waitLease(t, m)
+	set := time.Unix(1_000_000_000, 0)
+	for _, add := range []struct {
+		what string
+		do   func(dir string) error
+	}{
+		{"mkdir", func(dir string) error { return os.Mkdir(filepath.Join(dir, "sub"), 0o755) }},
+		{"mkfifo", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644) }},
+	} {
+		// A top directory per case: the metadata server's lookup below
+		// recalls it from the mount.
+		dir := m.path(add.what, "d")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := m.Stats().SetattrsHere
+		if err := os.Chtimes(dir, set, set); err != nil {
+			t.Fatal(err)
+		}
+		if here := m.Stats().SetattrsHere - before; here != 1 {
+			t.Fatalf("%s: %d attribute changes answered by the mount, want the utimens", add.what, here)
+		}
+		start := time.Now().Add(-time.Second)
+		if err := add.do(dir); err != nil {
+			t.Fatalf("%s: %v", add.what, err)
+		}
+		for _, st := range []struct {
+			who string
+			at  string
+		}{{"this mount", dir}, {"the metadata server", "/" + add.what + "/d"}} {
+			var mtime time.Time
+			if st.who == "this mount" {
+				fi, err := os.Stat(st.at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mtime = fi.ModTime()
+			} else {
+				a, err := dial(t, p).Lookup(context.Background(), st.at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mtime = time.Unix(0, a.Mtime)
+			}
+			if mtime.Before(start) {
+				t.Errorf("after %s in it, %s has the directory's mtime %v, want the %s's (after %v)", add.what, st.who, mtime, add.what, start)
+			}
+		}
+	}
+}

@@ -103,12 +103,13 @@ func (n *node) ctxIn(ctx context.Context) (context.Context, context.CancelFunc) 
 
 // ctxNew is ctx for a request that makes a new name in directory n
 // (create, mkdir, mknod): it waits for the queued unlinks and rmdirs, one
-// of which may free the name, but not for the attribute changes after
-// them, which change no name and concern files that only this mount can
-// reach until they are applied (delegated.go): tar x's next create does
-// not wait for the mode and times of the file before it.
+// of which may free the name, and for n's own attribute changes, whose
+// times the new name must move past, but not for the attribute changes
+// of other files, which change no name and concern files that only this
+// mount can reach until they are applied (delegated.go): tar x's next
+// create does not wait for the mode and times of the file before it.
 func (n *node) ctxNew(ctx context.Context) (context.Context, context.CancelFunc) {
-	return n.ctxVia(ctx, queuedOp.removes)
+	return n.ctxVia(ctx, func(q queuedOp) bool { return q.removes() || q.op.SetAttr != nil && q.op.Self == n.id })
 }
 
 // ctxVia is ctx for a request by a path through n (n's own, or a name in
