@@ -55,6 +55,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
       --strip-size 1m --stripe-count 10
 
   # set the advised layout on a pario directory (needs a running cluster)
+  pario mkdir /runs
   pario advise --dims 1024x1024 --type double --ranks 4 --strip-size 64k \
       --stripe-count 4 --apply /runs`,
 		Args: cobra.NoArgs,

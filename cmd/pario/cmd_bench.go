@@ -92,9 +92,9 @@ otherwise -N n starts n local rank processes. Options follow IOR
 take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 
   pario bench                                        # the default run
-  pario bench -a POSIX -N 4 -b 64m -t 1m -o /scratch/ior.dat -e
+  pario bench -a POSIX -N 4 -b 64m -t 1m -o /tmp/ior.dat -e   # -o: a path on the file system to measure
   pario bench -a PARIO -N 8 -b 4m -t 1m -s 16 --pario.strip-size 1m -o pario:/ior.dat
-  pario bench -a POSIX -N 4 -F -C --reorder-shift 1 -W -o /tmp/t -O summaryFormat=JSON
+  pario bench -a POSIX -N 4 -F -C --reorder-shift 1 -w -r -W -o /tmp/t -O summaryFormat=JSON
   mpirun -np 16 pario bench -a POSIX -b 1g -t 4m -o /lustre/ior.dat
   pario bench --analyze -N 10 -b 4m -t 1m --pario.strip-size 1m --pario.servers 10 --link-rate 117e6`,
 		Args: cobra.NoArgs,
@@ -112,7 +112,7 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 	f.IntVarP(&o.NumTasks, "num-tasks", "N", 0, "numTasks: ranks; without mpirun/srun, pario starts this many local rank processes (default 1)")
 	f.StringVarP(&o.TestFile, "test-file", "o", o.TestFile, "testFile: path (pario:/path for -a PARIO); with -F, rank r uses PATH.%08d")
 	f.BoolVarP(&o.Write, "write", "w", false, "writeFile: timed write phase")
-	f.BoolVarP(&o.Read, "read", "r", false, "readFile: timed read phase (neither -w nor -r: both)")
+	f.BoolVarP(&o.Read, "read", "r", false, "readFile: timed read phase (none of -w, -r, -W, -R: -w -r)")
 	f.BoolVarP(&o.CheckWrite, "check-write", "W", false, "checkWrite: read back and verify after writing (untimed)")
 	f.BoolVarP(&o.CheckRead, "check-read", "R", false, "checkRead: read again and verify after the read phase (untimed)")
 	f.BoolVarP(&o.KeepFile, "keep-file", "k", false, "keepFile: do not remove the test file(s)")
@@ -407,7 +407,7 @@ strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
 run on its own embedded cluster. A progress bar shows on a terminal.
 
   pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
-  pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /scratch/ior.dat -b 256m -t 1m -e`,
+  pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /tmp/ior.dat -b 64m -t 1m -e`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var params []sweep.Param
 			for _, v := range vary {

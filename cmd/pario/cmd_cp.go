@@ -39,9 +39,10 @@ Chunks move in parallel (--workers), the copy is synced to disk on the
 I/O servers (or locally) before cp returns, and a progress bar shows on a
 terminal. A new store file takes --layout, --hint, or its directory's default.
 
+  pario mkdir /runs
   pario cp big.dat pario:/runs/big.dat
-  pario cp --layout simple_stripe:strip_size=1m big.dat pario:/runs/
-  pario cp --hint 'varstrip_dist:string:strips=0:200000;1:4000000' out.dat pario:/out.dat
+  pario cp --layout simple_stripe:strip_size=1m big.dat pario:/runs/big-1m.dat
+  pario cp --hint 'varstrip_dist:string:strips=0:200000;1:4000000' big.dat pario:/runs/big-var.dat
   pario cp pario:/runs/big.dat ./copy.dat`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

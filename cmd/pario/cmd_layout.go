@@ -74,6 +74,7 @@ func newLayoutSetCommand() *cobra.Command {
 		Short: "Set the layout of a directory (inherited by new files) or of an empty file",
 		Long: `Set a layout from its text form, or build one with lfs-style flags.
 
+  pario mkdir -p /runs/out
   pario layout set /runs simple_stripe:strip_size=1m
   pario layout set /runs -c 2 -S 4m          # like lfs setstripe -c 2 -S 4m
   pario layout set /runs/out varstrip:strips="0:200000;1:4000000"

@@ -43,6 +43,7 @@ it mounts the cluster of the cluster file (--cluster, $PARIO_CLUSTER, or the
 one 'pario up' wrote); with --embedded it starts a cluster in this process
 first (data under --dir, or a temporary directory removed on exit).
 
+  mkdir -p /mnt/pario
   pario mount /mnt/pario &                    # the running cluster
   pario mount --embedded /mnt/pario &         # a throwaway cluster of 4 I/O servers
   cp big.dat /mnt/pario/ && pario umount /mnt/pario
@@ -51,6 +52,7 @@ Consistency is close-to-open: what one mount closed, another sees at open.
 Layouts are extended attributes:
 
   getfattr -n user.pario.layout /mnt/pario/big.dat
+  mkdir /mnt/pario/runs
   setfattr -n user.pario.layout -v simple_stripe:strip_size=1m /mnt/pario/runs
 
 Files keep their owner, group and mode, and the metadata server checks every

@@ -70,7 +70,7 @@ last is the link itself (ls shows it, rm removes it, mv renames it; cp refuses
 to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 
   pario ls /
-  pario ls -l pario:/runs`,
+  pario ls -l pario:/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"/"}

@@ -473,13 +473,17 @@ func newSecretCommand() *cobra.Command {
 		Use:   "secret FILE",
 		Short: "Write a new random shared secret for a cluster file",
 		Long: `Write a fresh random 256-bit secret (hex) to FILE, readable by its owner only
-(mode 0600). It refuses to overwrite an existing file. Copy FILE to every host
+(mode 0600), making FILE's directory (mode 0700) if it is missing. It
+refuses to overwrite an existing file. Copy FILE to every host
 of the cluster, keeping it 0600: servers and clients refuse a secret file
 that others may read, and secrets under 128 bits or visibly not random.
 
   pario secret /etc/pario/secret`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if err := os.MkdirAll(filepath.Dir(args[0]), 0o700); err != nil {
+				return fmt.Errorf("write secret: %w", err)
+			}
 			if _, err := cluster.WriteSecret(args[0]); err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ keeping every result in a database so that no set is evaluated twice.
   pario tune model --size 100             # optimal stripe count of a 100 GB file
   pario tune simulate --size 100 --n 40   # check the model by simulation
   pario tune search --size 10g            # best (count, strip, transfer) for 10 GiB
-  pario tune search --size 10g --apply /runs   # ...and set it on a pario directory
+  pario mkdir /runs && pario tune search --size 10g --apply /runs   # ...and set it on a pario directory
 
 Every command takes the system's parameters: --lambda (background requests
 per second at one storage target), --gamma (their service rate per second;
@@ -331,7 +331,7 @@ database answers and new evaluations).
   pario tune search                                  # all methods, 10 GiB
   pario tune search --size 100g --method genetic,swarm
   pario tune search --objective sim --stripe-count 1:64 --plot figs
-  pario tune search --size 1g --stripe-count 1:4 --apply /runs
+  pario mkdir -p /runs && pario tune search --size 1g --stripe-count 1:4 --apply /runs
   pario tune search --objective bench --size 64m --strip-size 64k:4m --transfer-size 64k:4m --budget 20
   pario tune search --objective farm --farm-in q.fa --farm-annotations io.ann --farm-n 16 --farm-group 1:16 -- hmmscan --tblout /dev/stdout Pfam.hmm -
 

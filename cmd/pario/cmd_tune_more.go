@@ -42,9 +42,9 @@ Logs (--format auto tells them apart by the header; '-' reads stdin):
          a job's numbered steps are its blocks (else its batch step, else
          its allocation), each arriving at Start, served End - Start
 
-  pario tune estimate jobs.csv
+  pario tune estimate tune/estimate/testdata/figure2.csv   # the paper's figure 2, in a checkout
   sacct -P -a -S 2010-06-01 -E 2010-07-01 -o JobID,Start,End | pario tune estimate -
-  pario tune estimate --simultaneous 1 jobs.csv   # arrivals within 1 s are one
+  pario tune estimate --simultaneous 1 jobs.csv   # your job log; arrivals within 1 s are one
 
 docs/tune.md describes both formats.`,
 		Args: func(_ *cobra.Command, args []string) error {

@@ -32,6 +32,13 @@ func TestSecretCommand(t *testing.T) {
 	if out, err := runErr("", "secret", p); err == nil || !strings.Contains(out, "exists") {
 		t.Fatalf("pario secret over an existing file: %v %q", err, out)
 	}
+	// Into a directory that does not exist yet, as in its --help
+	// (/etc/pario/secret on a new host): made, for the owner alone.
+	nested := filepath.Join(dir, "etc", "pario", "secret")
+	run(t, "", "secret", nested)
+	if st, err := os.Stat(filepath.Dir(nested)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("pario secret %s: its directory %v %v, want mode 0700", nested, st, err)
+	}
 	if err := os.Chmod(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
