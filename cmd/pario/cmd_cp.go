@@ -37,7 +37,8 @@ func newCpCommand() *cobra.Command {
 		Long: `Copy one file. Paths in the store start with "pario:"; others are local.
 Chunks move in parallel (--workers), the copy is synced to disk on the
 I/O servers (or locally) before cp returns, and a progress bar shows on a
-terminal. A new store file takes --layout, --hint, or its directory's default.
+terminal. A new store file takes --layout, --hint, or its directory's default;
+an existing one is overwritten and keeps its layout (cp warns if you gave one).
 
   pario mkdir /runs
   pario cp big.dat pario:/runs/big.dat
@@ -183,6 +184,10 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		// itself, under any spelling of its path, would empty it.
 		if sf, ok := in.(*client.File); ok && err == nil && a.ID == sf.Attr().ID {
 			return 0, fmt.Errorf("cp: %s and %s are the same file", src, dst)
+		}
+		if err == nil && (!opts.Layout.IsZero() || len(opts.Hints) > 0) {
+			// As os.Create: the bytes are replaced, the file is not.
+			fmt.Fprintf(os.Stderr, "pario cp: pario:%s exists and keeps its layout %s: --layout and --hint choose a new file's (pario rm it first to change it)\n", p, a.Layout)
 		}
 		f, err := c.Create(ctx, p, opts)
 		if err != nil {

@@ -80,6 +80,18 @@ func TestSmallCLIDefects(t *testing.T) {
 		}
 	})
 
+	t.Run("cp --layout onto an existing file", func(t *testing.T) {
+		// The copy replaces the bytes, not the layout: cp says so.
+		cmd := exec.Command(parioBin, "--cluster", cf, "cp", "-q", "--layout", "simple_stripe:strip_size=1m", src, "pario:/d/f")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "keeps its layout") {
+			t.Fatalf("cp --layout onto /d/f: %v %q; want a warning that it keeps its layout", err, out)
+		}
+		if got := run(t, cf, "layout", "get", "/d/f"); strings.Contains(got, "strip_size=1048576") {
+			t.Fatalf("/d/f took the layout: %s", got)
+		}
+	})
+
 	t.Run("rm goes on", func(t *testing.T) {
 		run(t, cf, "mkdir", "/r", "/r/full")
 		run(t, cf, "cp", "-q", src, "pario:/r/a")
