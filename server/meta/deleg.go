@@ -148,7 +148,9 @@ func (s *Store) Delegations() int {
 // withRecalls runs fn, and again after recalling the delegation it ran
 // into, until it runs into none. Each recall waits at most for the
 // holder's lease; a directory delegated again meanwhile (by the same
-// empty-directory rule, so rarely) is recalled again.
+// empty-directory rule, so rarely) is recalled again. fn must start
+// afresh each time: what it gathered from a run that ran into a recall
+// is of a transaction that did not finish.
 func (s *Store) withRecalls(ctx context.Context, fn func() error) error {
 	for {
 		err := fn()

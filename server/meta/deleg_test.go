@@ -119,6 +119,33 @@ func TestRecallWaitsForTheHolder(t *testing.T) {
 	}
 }
 
+// TestListingThroughARecall: a listing that reaches a delegated
+// directory among its entries recalls it and reads again, and lists each
+// name once. The entries read before the recall were listed twice (a
+// differential test through two mounts found it: fusefs
+// TestAgainstALocalDisk).
+func TestListingThroughARecall(t *testing.T) {
+	ctx := context.Background()
+	s, w, _ := holder(t)
+	as := asMount(ctx, w.Watcher, 0)
+	okAttr(t)(s.Mknod(as, "/a", KindFIFO, 0o644, 0))
+	okAttr(t)(s.Mknod(as, "/z", KindFIFO, 0o644, 0))
+	page, next, err := s.ReaddirPage(WithCred(ctx, Cred{Uid: 5, Gid: 5}), "/", "", 0)
+	if err != nil || next != "" {
+		t.Fatalf("ReaddirPage(/) = %v, %q, %v", page, next, err)
+	}
+	var names []string
+	for _, e := range page {
+		names = append(names, e.Name)
+	}
+	if !slices.Equal(names, []string{"a", "d", "z"}) {
+		t.Fatalf("another client lists / as %v, want [a d z]", names)
+	}
+	if st := s.LeaseStats(); st.Recalls != 1 {
+		t.Fatalf("LeaseStats() = %+v, want the listing to have recalled /d", st)
+	}
+}
+
 func TestRecallFromASilentHolderEndsWithItsLease(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := holder(t)

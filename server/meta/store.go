@@ -993,6 +993,8 @@ func (s *Store) ReaddirPage(ctx context.Context, path, cookie string, limit int)
 	var out []DirEntry
 	var next string
 	err := s.view(ctx, "readdir", path, func(t *txn, comps []string) error {
+		// A recall of an entry reruns this (withRecalls): from the start.
+		out, next = nil, ""
 		if len(cookie) > MaxNameLen {
 			return fmt.Errorf("cookie of %d bytes is not a name: %w", len(cookie), syscall.EINVAL)
 		}
