@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"go.etcd.io/bbolt"
 )
@@ -177,6 +178,7 @@ func (c *committer) run(group []*mutation) {
 		}
 	}()
 	var failures []*mutation
+	roomMade := false
 	for {
 		failed := -1
 		var txid uint64
@@ -199,6 +201,16 @@ func (c *committer) run(group []*mutation) {
 				continue
 			}
 			err = nil
+		}
+		if errors.Is(err, syscall.ENOSPC) && !roomMade && c.dur != nil {
+			// A full disk: the pages the commits since the last
+			// checkpoint left are pinned by its anchor (durable.go)
+			// and the file grew instead of reusing them; a checkpoint
+			// frees them for this commit.
+			roomMade = true
+			if c.dur.checkpoint() == nil {
+				continue
+			}
 		}
 		if err == nil && len(group) > 0 && c.dur != nil {
 			c.dur.afterCommit(txid, size)
