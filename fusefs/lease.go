@@ -426,6 +426,7 @@ func (fsys *fileSystem) invalidate(changes []meta.Change) {
 func (fsys *fileSystem) dropName(c meta.Change) {
 	l := &fsys.lease
 	l.srv.EntryNotify(uint64(c.Parent), c.Name)
+	fsys.dropAlias(c.Parent, c.Name, c.ID)
 	l.mu.Lock()
 	if l.guard[c.ID]--; l.guard[c.ID] <= 0 {
 		delete(l.guard, c.ID)

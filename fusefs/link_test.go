@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/fusefs"
 )
@@ -290,4 +291,43 @@ stat -c '%%U %%a %%h' al af`, mp))
 		t.Errorf("bob follows alice's link and makes and removes his own: %q", got)
 	}
 	mustAs(t, alice, fmt.Sprintf("rm %[1]s/tmp/al %[1]s/tmp/af && cat %[1]s/tmp/ah", mp))
+}
+
+// TestLinkRemovedElsewhere: another mount removes one name of a file
+// with two; this mount, which knew both, goes on using the file by the
+// other. Requests about an inode go by a path of go-fuse's tree, which
+// kept the name removed elsewhere after the kernel dropped it: a
+// truncate, chmod or utimes through the remaining name failed with
+// ENOENT (TestAgainstALocalDisk found it).
+func TestLinkRemovedElsewhere(t *testing.T) {
+	_, a, b := twoMounts(t)
+	if err := os.WriteFile(a.path("f"), []byte("data"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a.path("f"), a.path("g")); err != nil {
+		t.Fatal(err)
+	}
+	// b learns both names, g last (go-fuse names the file by the newest).
+	for _, name := range []string{"f", "g"} {
+		if _, err := os.Stat(b.path(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(a.path("g")); err != nil {
+		t.Fatal(err)
+	}
+	when := time.Unix(1_234_567_890, 0)
+	for what, do := range map[string]func() error{
+		"truncate": func() error { return os.Truncate(b.path("f"), 2) },
+		"chmod":    func() error { return os.Chmod(b.path("f"), 0o600) },
+		"utimes":   func() error { return os.Chtimes(b.path("f"), when, when) },
+	} {
+		if err := do(); err != nil {
+			t.Errorf("%s of f through the other mount after g went: %v", what, err)
+		}
+	}
+	st, err := os.Stat(a.path("f"))
+	if err != nil || st.Size() != 2 || st.Mode().Perm() != 0o600 || !st.ModTime().Equal(when) {
+		t.Fatalf("f as the first mount sees it: %v %v; want 2 bytes, mode 600, mtime %v", st, err, when)
+	}
 }

@@ -54,6 +54,10 @@ type fileSystem struct {
 	recent   recentSizes
 	listings recentListings
 	made     madeSizes // sizes of files made here, after their last close
+	// dirNodes holds the directories of the kernel's tree by ID, those
+	// children were added to (newChild), so that a name removed
+	// elsewhere leaves the tree too (dropAlias).
+	dirNodes sync.Map // meta.FileID -> *gofs.Inode
 	// dirAttrs holds the attributes last answered for directories
 	// (dirattrs.go).
 	dirAttrs dirAttrs
@@ -220,7 +224,48 @@ func (n *node) itself(ctx context.Context) context.Context {
 // newChild returns the inode for an entry; the kernel tree reuses an
 // existing one with the same FileID.
 func (n *node) newChild(ctx context.Context, a meta.Attr) *gofs.Inode {
+	// n, which a request came to, is the kernel's; the child returned may
+	// not be (go-fuse keeps the inode it knows for the ID).
+	if in := n.EmbeddedInode(); n.dir {
+		if v, ok := n.fsys.dirNodes.Load(n.id); !ok || v != in {
+			n.fsys.dirNodes.Store(n.id, in)
+		}
+	}
 	return n.NewInode(ctx, &node{fsys: n.fsys, id: a.ID, dir: a.Kind == meta.KindDir}, gofs.StableAttr{Mode: typeBits(a.Kind), Ino: uint64(a.ID), Gen: 1})
+}
+
+// OnForget drops a directory the kernel forgot from dirNodes.
+func (n *node) OnForget() {
+	if n.dir {
+		n.fsys.dirNodes.CompareAndDelete(n.id, n.EmbeddedInode())
+	}
+}
+
+// dropAlias takes name out of directory parent in the kernel's tree
+// where it still names file id there, after another client removed or
+// renamed it. The kernel drops the name itself (EntryNotify), but keeps
+// the inode while another name of it is in use, and requests about the
+// inode go by a path of the tree's (node.path): a file with several
+// links would keep being named by the one gone, and its truncate, chmod
+// or utimes fail with ENOENT. A file's only name stays, so that its path
+// stays what it was (its requests fail as before, ESTALE or ENOENT,
+// instead of naming no directory at all).
+func (fsys *fileSystem) dropAlias(parent meta.FileID, name string, id meta.FileID) {
+	var dir *gofs.Inode
+	if v, ok := fsys.dirNodes.Load(parent); ok {
+		dir = v.(*gofs.Inode)
+	}
+	if dir == nil {
+		return
+	}
+	ch := dir.GetChild(name)
+	if ch == nil || ch.IsDir() || ch.StableAttr().Ino != uint64(id) {
+		return
+	}
+	dir.RmChild(name)
+	if _, other := ch.Parent(); other == nil {
+		dir.AddChild(name, ch, false)
+	}
 }
 
 // The file type bits (S_IFMT) of each kind, and back.
