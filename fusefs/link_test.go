@@ -317,13 +317,16 @@ func TestLinkRemovedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	when := time.Unix(1_234_567_890, 0)
-	for what, do := range map[string]func() error{
-		"truncate": func() error { return os.Truncate(b.path("f"), 2) },
-		"chmod":    func() error { return os.Chmod(b.path("f"), 0o600) },
-		"utimes":   func() error { return os.Chtimes(b.path("f"), when, when) },
+	for _, op := range []struct {
+		what string
+		do   func() error
+	}{
+		{"truncate", func() error { return os.Truncate(b.path("f"), 2) }},
+		{"chmod", func() error { return os.Chmod(b.path("f"), 0o600) }},
+		{"utimes", func() error { return os.Chtimes(b.path("f"), when, when) }}, // last: a truncate moves mtime
 	} {
-		if err := do(); err != nil {
-			t.Errorf("%s of f through the other mount after g went: %v", what, err)
+		if err := op.do(); err != nil {
+			t.Errorf("%s of f through the other mount after g went: %v", op.what, err)
 		}
 	}
 	st, err := os.Stat(a.path("f"))
