@@ -313,3 +313,42 @@ func TestHungServerTimesOut(t *testing.T) {
 		t.Errorf("no log naming data1:\n%s", logs)
 	}
 }
+
+// TestShrunkElsewhereReadsToTheNewEnd: a file another mount truncated
+// reads to its new end here, not to the end the kernel held from before.
+// The lease's invalidation drops the attributes but leaves the kernel's
+// size, which a read within it does not ask for again; the short reads
+// of the kernel's read-ahead then raced to set the size, and the reader
+// got zeros past the end (16384 or 72000 bytes of a file of 15182).
+// With AUTO_INVAL_DATA the kernel asks for the attributes at the first
+// read after they were dropped. TestAgainstALocalDisk found it; these are
+// the steps it was shrunk to (a file made in a directory the first mount
+// holds, reached by the second through a symbolic link, and read with
+// O_NONBLOCK, as a reader that may meet FIFOs opens: its read-ahead is
+// what raced).
+func TestShrunkElsewhereReadsToTheNewEnd(t *testing.T) {
+	_, a, b := twoMounts(t)
+	data := randomBytes(t, 127787)
+	for round := range 3 {
+		dir := fmt.Sprint("d", round)
+		if err := os.Mkdir(a.path(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("f", a.path(dir, "link")); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, a.path(dir, "f"), data)
+		// Through the link: ENOTDIR, after the lookups that give the
+		// second mount's kernel the file's size.
+		if err := syscall.Mkfifo(b.path(dir, "link", "fifo"), 0o644); !errors.Is(err, syscall.ENOTDIR) {
+			t.Fatalf("mkfifo under a link to a file: %v, want ENOTDIR", err)
+		}
+		if err := os.Truncate(a.path(dir, "link"), 15182); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readNonblock(b.path(dir, "link"))
+		if err != nil || !bytes.Equal(got, data[:15182]) {
+			t.Fatalf("round %d: read through the other mount after the truncate to 15182: %d bytes (%v)", round, len(got), err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -109,15 +110,22 @@ func differentialSeeds(def uint64) uint64 {
 
 // expectedRace reports whether err is one a local disk gives for the
 // operations of differ when others change the tree meanwhile (what was
-// there is gone, or there, or of another kind), or ESTALE from a read or
-// write of a file the other mount removed after it was opened here
-// (docs/mount.md, "Unlink of an open file").
+// there is gone, or there, or of another kind; ENXIO: a FIFO opened for
+// writing with no reader), or ESTALE from an open, read or write of a
+// file the other mount changed or removed meanwhile (docs/mount.md,
+// "Unlink of an open file"; an open whose retry after a fresh lookup
+// found it changed again).
 func expectedRace(op string, err error) bool {
 	if errors.Is(err, syscall.ESTALE) {
-		return strings.HasPrefix(op, "read ") || strings.HasPrefix(op, "write ")
+		for _, io := range []string{"read ", "write ", "append ", "rewrite "} {
+			if strings.HasPrefix(op, io) {
+				return true
+			}
+		}
+		return false
 	}
 	for _, e := range []syscall.Errno{syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.EISDIR,
-		syscall.ENOTDIR, syscall.EINVAL, syscall.EPERM, syscall.ELOOP, syscall.EXDEV} {
+		syscall.ENOTDIR, syscall.EINVAL, syscall.EPERM, syscall.ELOOP, syscall.EXDEV, syscall.ENXIO} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -134,6 +142,9 @@ type differ struct {
 }
 
 func (d *differ) recent() string {
+	if os.Getenv("PARIO_DIFFERENTIAL_LOG") == "all" {
+		return strings.Join(d.log, "\n")
+	}
 	return strings.Join(d.log[max(0, len(d.log)-40):], "\n")
 }
 
@@ -190,7 +201,7 @@ func (d *differ) step() error {
 // root, with what two trees must agree on in its outcome.
 func (d *differ) pick() (op string, do func(root string) (string, error)) {
 	p, q := d.name(), d.name()
-	switch k := d.rng.IntN(15); k {
+	switch k := d.rng.IntN(18); k {
 	case 0, 1:
 		data := d.data()
 		op = fmt.Sprintf("create %s (%d bytes)", p, len(data))
@@ -206,13 +217,38 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 		data, off := d.data(), d.rng.Int64N(200000)
 		op = fmt.Sprintf("write %s (%d bytes at %d)", p, len(data), off)
 		do = func(root string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY, 0)
+			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return "", err
 			}
 			_, err = f.WriteAt(data, off)
 			return "", errors.Join(err, f.Close())
 		}
+	case 15:
+		data := d.data()
+		op = fmt.Sprintf("append %s (%d bytes)", p, len(data))
+		do = func(root string) (string, error) {
+			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return "", err
+			}
+			_, err = f.Write(data)
+			return "", errors.Join(err, f.Close())
+		}
+	case 16:
+		data := d.data()
+		op = fmt.Sprintf("rewrite %s (O_TRUNC, %d bytes)", p, len(data))
+		do = func(root string) (string, error) {
+			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK, 0)
+			if err != nil {
+				return "", err
+			}
+			_, err = f.Write(data)
+			return "", errors.Join(err, f.Close())
+		}
+	case 17:
+		op = "mkfifo " + p
+		do = func(root string) (string, error) { return "", syscall.Mkfifo(filepath.Join(root, p), 0o644) }
 	case 3:
 		size := d.rng.Int64N(150000)
 		op = fmt.Sprintf("truncate %s %d", p, size)
@@ -220,7 +256,7 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 	case 4, 5:
 		op = "read " + p
 		do = func(root string) (string, error) {
-			b, err := os.ReadFile(filepath.Join(root, p))
+			b, err := readNonblock(filepath.Join(root, p))
 			return fmt.Sprintf("%d bytes, %x", len(b), sha256.Sum256(b)), err
 		}
 	case 6:
@@ -288,6 +324,18 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 		}
 	}
 	return op, do
+}
+
+// readNonblock reads a whole file; a FIFO opens without waiting for a
+// writer (O_NONBLOCK) and reads as empty, on either tree, where
+// os.ReadFile would wait for ever.
+func readNonblock(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // lstatText is what two trees must agree on about a path: its type,
