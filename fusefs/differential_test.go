@@ -205,47 +205,19 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 	case 0, 1:
 		data := d.data()
 		op = fmt.Sprintf("create %s (%d bytes)", p, len(data))
-		do = func(root string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err != nil {
-				return "", err
-			}
-			_, err = f.Write(data)
-			return "", errors.Join(err, f.Close())
-		}
+		do = writeOp(p, os.O_CREATE|os.O_EXCL, data, -1)
 	case 2:
 		data, off := d.data(), d.rng.Int64N(200000)
 		op = fmt.Sprintf("write %s (%d bytes at %d)", p, len(data), off)
-		do = func(root string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return "", err
-			}
-			_, err = f.WriteAt(data, off)
-			return "", errors.Join(err, f.Close())
-		}
+		do = writeOp(p, 0, data, off)
 	case 15:
 		data := d.data()
 		op = fmt.Sprintf("append %s (%d bytes)", p, len(data))
-		do = func(root string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return "", err
-			}
-			_, err = f.Write(data)
-			return "", errors.Join(err, f.Close())
-		}
+		do = writeOp(p, os.O_APPEND, data, -1)
 	case 16:
 		data := d.data()
 		op = fmt.Sprintf("rewrite %s (O_TRUNC, %d bytes)", p, len(data))
-		do = func(root string) (string, error) {
-			f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|os.O_TRUNC|syscall.O_NONBLOCK, 0)
-			if err != nil {
-				return "", err
-			}
-			_, err = f.Write(data)
-			return "", errors.Join(err, f.Close())
-		}
+		do = writeOp(p, os.O_TRUNC, data, -1)
 	case 17:
 		op = "mkfifo " + p
 		do = func(root string) (string, error) { return "", syscall.Mkfifo(filepath.Join(root, p), 0o644) }
@@ -324,6 +296,24 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 		}
 	}
 	return op, do
+}
+
+// writeOp is an operation that opens p write-only with flags (and
+// O_NONBLOCK: a FIFO without a reader fails at once, ENXIO, on either
+// tree), writes data at off (-1: where the descriptor is) and closes it.
+func writeOp(p string, flags int, data []byte, off int64) func(root string) (string, error) {
+	return func(root string) (string, error) {
+		f, err := os.OpenFile(filepath.Join(root, p), os.O_WRONLY|syscall.O_NONBLOCK|flags, 0o644)
+		if err != nil {
+			return "", err
+		}
+		if off >= 0 {
+			_, err = f.WriteAt(data, off)
+		} else {
+			_, err = f.Write(data)
+		}
+		return "", errors.Join(err, f.Close())
+	}
 }
 
 // readNonblock reads a whole file; a FIFO opens without waiting for a

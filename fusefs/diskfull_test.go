@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"syscall"
 	"testing"
 
@@ -20,18 +19,7 @@ import (
 // files.
 func TestFullDiskThroughTheMount(t *testing.T) {
 	need(t, "mount", "umount")
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	dir := testenv.Tmpfs(t, "24m")
 	m := mount(t, spawnIn(t, dir), fusefs.Options{})
 
 	keep := randomBytes(t, 4<<20)

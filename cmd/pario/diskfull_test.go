@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -23,27 +22,15 @@ import (
 // keep serving; removing the partial file frees the space, and the store
 // takes new files and passes fsck.
 func TestFullDiskIsAnErrorNotALoss(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "mounting a small tmpfs needs root")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "mount tmpfs: %v: %s", err, out)
-	}
+	dir := testenv.Tmpfs(t, "24m")
 	logs := &testbin.LockedBuffer{}
 	p, err := cluster.SpawnProcesses(context.Background(), cluster.ProcessConfig{
 		Binary: parioBin, Dir: dir, DataServers: 4, Output: logs,
 	})
 	if err != nil {
-		exec.Command("umount", dir).Run()
 		t.Fatalf("spawn cluster: %v\n%s", err, logs.String())
 	}
 	// Cleanups run last first: the servers stop before the unmount.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
 	t.Cleanup(func() { p.Close() })
 	t.Cleanup(func() {
 		if t.Failed() {

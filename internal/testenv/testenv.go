@@ -8,6 +8,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"testing"
 )
 
@@ -26,4 +27,25 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 		return
 	}
 	t.Skip(msg)
+}
+
+// Tmpfs mounts a tmpfs of size (mount(8)'s size=, e.g. "24m") on a new
+// temporary directory and returns it: a small disk to fill. It needs
+// root (SkipOrFail otherwise). The unmount is a cleanup registered first,
+// so it runs after the test's own, which stop what uses the disk.
+func Tmpfs(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		SkipOrFail(t, "mounting a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		SkipOrFail(t, "mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
 }

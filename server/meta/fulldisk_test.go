@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,9 +21,6 @@ import (
 // in CI). A commit that finds the disk full now checkpoints and tries
 // again.
 func TestRemovesOnAFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		testenv.SkipOrFail(t, "mounting a small tmpfs needs root")
-	}
 	// With a commit synced each time, as a control, freed pages are used
 	// again at once.
 	for _, mode := range []struct {
@@ -36,15 +32,7 @@ func TestRemovesOnAFullDisk(t *testing.T) {
 }
 
 func removesOnAFullDisk(t *testing.T, interval time.Duration) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		testenv.SkipOrFail(t, "mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	dir := testenv.Tmpfs(t, "16m")
 	s, err := Open(filepath.Join(dir, "meta.db"), Options{Servers: 1, SyncInterval: interval})
 	if err != nil {
 		t.Fatal(err)
