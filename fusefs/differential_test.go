@@ -113,7 +113,8 @@ func differentialSeeds(def uint64) uint64 {
 // expectedRace reports whether err is one a local disk gives for the
 // operations of differ when others change the tree meanwhile (what was
 // there is gone, or there, or of another kind; ENXIO: a FIFO opened for
-// writing with no reader), or ESTALE from an open, read or write of a
+// writing with no reader; ESPIPE: a write at an offset into a FIFO made
+// meanwhile), or ESTALE from an open, read or write of a
 // file the other mount changed or removed meanwhile (docs/mount.md,
 // "Unlink of an open file"; an open whose retry after a fresh lookup
 // found it changed again).
@@ -127,7 +128,7 @@ func expectedRace(op string, err error) bool {
 		return false
 	}
 	for _, e := range []syscall.Errno{syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.EISDIR,
-		syscall.ENOTDIR, syscall.EINVAL, syscall.EPERM, syscall.ELOOP, syscall.EXDEV, syscall.ENXIO} {
+		syscall.ENOTDIR, syscall.EINVAL, syscall.EPERM, syscall.ELOOP, syscall.EXDEV, syscall.ENXIO, syscall.ESPIPE} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -277,6 +278,11 @@ func (d *differ) pick() (op string, do func(root string) (string, error)) {
 			}
 			// Chtimes follows a symbolic link: the target's times.
 			target, err := filepath.EvalSymlinks(path)
+			if errno := syscall.Errno(0); err != nil && !errors.As(err, &errno) {
+				// A loop made meanwhile: EvalSymlinks says so without
+				// an errno.
+				return "", fmt.Errorf("%w: %v", syscall.ELOOP, err)
+			}
 			if err != nil {
 				return "", err
 			}
