@@ -146,6 +146,32 @@ func TestListingThroughARecall(t *testing.T) {
 	}
 }
 
+// TestRenameThroughARecall: another client's rename from one delegated
+// directory into another recalls both and renames. Rename ran its
+// transaction without withRecalls, so the recall's error reached the
+// caller (EIO through a mount: "directory N is delegated to mount M";
+// fusefs TestTwoMountsAtOnceAgree found it).
+func TestRenameThroughARecall(t *testing.T) {
+	ctx := context.Background()
+	s, w, _ := holder(t)
+	as := asMount(ctx, w.Watcher, 0)
+	okAttr(t)(s.Mknod(as, "/d/f", KindFIFO, 0o644, 0))
+	okAttr(t)(s.Mkdir(as, "/e", 0o755))
+	if _, given, err := s.Delegate(as, "/e"); err != nil || !given {
+		t.Fatalf("Delegate(/e) = %v, %v", given, err)
+	}
+	other := WithCred(ctx, Cred{Uid: 0, Gid: 0})
+	if _, err := s.Rename(other, "/d/f", "/e/f"); err != nil {
+		t.Fatalf("rename from the delegated /d into the delegated /e by another client: %v", err)
+	}
+	if _, err := s.Lookup(other, "/e/f"); err != nil {
+		t.Fatalf("/e/f after the rename: %v", err)
+	}
+	if n := s.Delegations(); n != 0 {
+		t.Fatalf("Delegations() = %d after the rename, want 0: both were recalled", n)
+	}
+}
+
 func TestRecallFromASilentHolderEndsWithItsLease(t *testing.T) {
 	ctx := context.Background()
 	s, _, _ := holder(t)

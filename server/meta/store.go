@@ -1128,7 +1128,9 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 	if len(newc) == 0 {
 		return nil, wrapErr(op, newpath, fmt.Errorf("cannot replace the root directory: %w", syscall.EINVAL))
 	}
-	err = s.mutate(ctx, func(t *txn) error {
+	// Run again after a recall of a directory it reaches (withRecalls):
+	// it starts afresh.
+	rename := func(t *txn) error {
 		replaced = nil
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
@@ -1208,7 +1210,8 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 			return err
 		}
 		return t.touchDir(&newParent, now)
-	})
+	}
+	err = s.withRecalls(ctx, func() error { return s.mutate(ctx, rename) })
 	if err != nil {
 		return nil, wrapErr(op, oldpath, err)
 	}
