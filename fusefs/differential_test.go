@@ -317,6 +317,21 @@ func writeOp(p string, flags int, data []byte, off int64) func(root string) (str
 	}
 }
 
+// treePaths lists the tree under root, root itself first, relative to it
+// and in lexical order.
+func treePaths(root string) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		paths = append(paths, rel)
+		return nil
+	})
+	return paths, err
+}
+
 // readNonblock reads a whole file; a FIFO opens without waiting for a
 // writer (O_NONBLOCK) and reads as empty, on either tree, where
 // os.ReadFile would wait for ever.
@@ -370,30 +385,14 @@ func listNames(dir string) ([]string, error) {
 	return names, nil
 }
 
-// sameTreeAs compares two trees: names, lstatText (times of files, not of
-// directories, whose times move with every name) and file contents.
+// sameTreeAs compares two trees: names, lstatText (no times: a
+// directory's move with every name) and file contents.
 func sameTreeAs(want, got string) error {
-	var paths []string
-	err := filepath.WalkDir(want, func(path string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(want, path)
-		paths = append(paths, rel)
-		return nil
-	})
+	paths, err := treePaths(want)
 	if err != nil {
 		return err
 	}
-	var gotPaths []string
-	err = filepath.WalkDir(got, func(path string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(got, path)
-		gotPaths = append(gotPaths, rel)
-		return nil
-	})
+	gotPaths, err := treePaths(got)
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func (c *committer) run(group []*mutation) {
 		}
 	}()
 	var failures []*mutation
-	roomMade := false
+	checkpointed := false
 	for {
 		failed := -1
 		var txid uint64
@@ -202,12 +202,12 @@ func (c *committer) run(group []*mutation) {
 			}
 			err = nil
 		}
-		if errors.Is(err, syscall.ENOSPC) && !roomMade && c.dur != nil {
+		if errors.Is(err, syscall.ENOSPC) && !checkpointed && c.dur != nil {
 			// A full disk: the pages the commits since the last
 			// checkpoint left are pinned by its anchor (durable.go)
 			// and the file grew instead of reusing them; a checkpoint
 			// frees them for this commit.
-			roomMade = true
+			checkpointed = true
 			if c.dur.checkpoint() == nil {
 				continue
 			}
