@@ -677,6 +677,8 @@ func (r *AutoReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s from %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, c.EncodeAt.Seconds(), units.FormatBytes(int64(c.X)))
 		case c.Encoded:
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s), f %.3f s, x %s\n", c.Name, c.G, orDash(c.GFrom), c.F, units.FormatBytes(int64(c.X)))
+		case c.EncodeAt > 0:
+			fmt.Fprintf(&b, "  %-8s g %.3f s (%s): encode from %.3f s stopped, the send ended first\n", c.Name, c.G, orDash(c.GFrom), c.EncodeAt.Seconds())
 		default:
 			fmt.Fprintf(&b, "  %-8s g %.3f s (%s): not encoded, it could not win even encoded in no time into no bytes\n", c.Name, c.G, orDash(c.GFrom))
 		}

@@ -3,6 +3,7 @@ package medic_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -398,5 +399,62 @@ func TestAutoSendReusesThePlansConnection(t *testing.T) {
 	// The session is used once: closing it after the send is harmless.
 	if err := p.Session.Close(); err != nil {
 		t.Errorf("close after the send: %v", err)
+	}
+}
+
+// stuckEncodePlugin states a fast regeneration, so that send --auto
+// prices it as a winner over a slow link, and its encode never finishes
+// before it is cancelled.
+type stuckEncodePlugin struct{}
+
+func (stuckEncodePlugin) Name() string       { return "stuckencode-test" }
+func (stuckEncodePlugin) RegenRate() float64 { return 1e9 }
+
+func (stuckEncodePlugin) Encode(ctx context.Context, _ medic.Source, _ io.Writer) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Minute):
+		return errors.New("stuckencode-test: not cancelled within a minute")
+	}
+}
+
+func (stuckEncodePlugin) Decode(context.Context, io.Reader, io.Writer, medic.Env) error {
+	return errors.New("stuckencode-test: never sent")
+}
+
+func init() { medic.Register(stuckEncodePlugin{}) }
+
+// A plugin whose encode began beside the send and was stopped when the
+// send ended is reported as such, not as one that "could not win" (what
+// the report said of it before).
+func TestAutoReportsAnEncodeTheSendOutran(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "out.txt", report(2000))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
+		Plugins:  []string{"stuckencode-test"},
+		Encode:   medic.EncodeOptions{Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key, Name: "out.txt"},
+		SpoolDir: t.TempDir(),
+		// Given as slow, so that the plugin is encoded from the start;
+		// the loopback link is fast, so zstd's send ends first.
+		Link: cost.Link{B: 10e3, RTT: 0.001},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Chosen != "zstd" {
+		t.Fatalf("sent with %s, want zstd", rep.Chosen)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if !strings.Contains(text, "stuckencode-test") || !strings.Contains(text, "stopped, the send ended first") || strings.Contains(text, "could not win") {
+		t.Errorf("the report does not say the plugin's encode was stopped by the send's end:\n%s", text)
 	}
 }
