@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pario/pario/units"
 	"github.com/pario/pario/wire"
 )
 
@@ -357,10 +358,25 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	ackEvery := max(min(window/4, min(max(every, MinAck), ProgressAck)), 1)
 	checkEvery := max(window/4, 1)
 	lastAck, lastCheck := off, off
+	// stagingFailed answers a staging area that could not take the
+	// container's bytes. One that is full cannot take the rest of this
+	// container either, and what it holds of it kept the disk full for
+	// every other transfer (a small send after it failed too): the part
+	// is dropped, and the answer says so.
+	stagingFailed := func(op uint8, err error) error {
+		if diskFull(err) {
+			n := st.off
+			st.remove()
+			return c.failAndClose(op, fmt.Errorf("staging area %s is full (%w): the %s staged of this container were dropped; free space there and send again",
+				s.cfg.StagingDir, errnoOf(err), units.FormatBytes(n)))
+		}
+		_ = st.checkpoint()
+		return c.failAndClose(op, fmt.Errorf("staging area %s: %w", s.cfg.StagingDir, err))
+	}
 	ack := func() error {
 		if st.off-lastCheck >= checkEvery || st.off == size {
 			if err := st.checkpoint(); err != nil {
-				return err
+				return stagingFailed(opData.Code, err)
 			}
 			lastCheck = st.off
 		}
@@ -370,7 +386,11 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			_ = st.checkpoint() // keep what arrived for a resume
+			// Keep what arrived for a resume, unless the disk is too full
+			// to: then the part would only keep it full.
+			if diskFull(st.checkpoint()) {
+				st.remove()
+			}
 			if corruptFrame(err) {
 				return c.failAndClose(opData.Code, fmt.Errorf("%w: the frame after byte %d of %d failed its check (%w); "+
 					"the receiver keeps the %d bytes before it: send again to resume", ErrTransit, st.off, size, err, st.off))
@@ -388,7 +408,7 @@ func (c *srvConn) transfer(f wire.Frame) error {
 				return c.failAndClose(opData.Code, fmt.Errorf("data at offset %d, expected %d (of %d)", r.Offset, st.off, size))
 			}
 			if err := st.write(f.Data); err != nil {
-				return c.fail(opData.Code, err)
+				return stagingFailed(opData.Code, err)
 			}
 			if st.off-lastAck >= ackEvery || st.off == size {
 				if err := ack(); err != nil {
@@ -397,7 +417,7 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			}
 		case opDone.Code:
 			if err := st.checkpoint(); err != nil {
-				return c.fail(opDone.Code, err)
+				return stagingFailed(opDone.Code, err)
 			}
 			if st.off != size {
 				return c.fail(opDone.Code, fmt.Errorf("done after %d of %d bytes", st.off, size))

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // staged is a container being received into the staging directory:
@@ -114,6 +116,22 @@ func (s *staged) checkpoint() error {
 func (s *staged) received() []byte { return s.h.Sum(nil) }
 
 func (s *staged) close() { s.f.Close() }
+
+// diskFull reports whether err is a full disk or quota: what a staging
+// area that cannot take more bytes answers.
+func diskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// errnoOf is the system's error inside err (no space left on device,
+// say), or err itself: for a message that names the file once.
+func errnoOf(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
+}
 
 // remove drops the staged container.
 func (s *staged) remove() {

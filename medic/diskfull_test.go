@@ -1,0 +1,127 @@
+package medic_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pario/pario/internal/testenv"
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/medictest"
+)
+
+// incompressible is n bytes that neither zstd nor anything else shrinks.
+func incompressible(seed uint64, n int) []byte {
+	b := make([]byte, n)
+	r := rand.New(rand.NewPCG(seed, seed))
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// growTmpfs gives the tmpfs at dir more room, as an operator frees space.
+func growTmpfs(t *testing.T, dir, size string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-o", "remount,size="+size, dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount %s: %v: %s", dir, err, out)
+	}
+}
+
+// leftovers lists what is in dir besides the names given.
+func leftovers(t *testing.T, dir string, keep ...string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if !strings.Contains(strings.Join(keep, "\x00")+"\x00", e.Name()+"\x00") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// A receiver whose store fills while it regenerates: the sender is told
+// so, naming the disk, nothing half-written stays in the store, the
+// receiver goes on serving, and once there is room the same send
+// completes.
+func TestReceiverStoreFills(t *testing.T) {
+	s := &site{key: medictest.Key(t), dest: testenv.Tmpfs(t, "4m"), staging: t.TempDir()}
+	startServer(t, s, nil, nil)
+	data := incompressible(1, 6<<20)
+	p := writeFile(t, "big.bin", data)
+	_, err := sendFile(t, s, p, "raw", medic.SendOptions{})
+	if err == nil {
+		t.Fatal("a 6 MiB output was stored on a 4 MiB disk")
+	}
+	if !strings.Contains(err.Error(), "no space left on device") {
+		t.Errorf("the sender's error does not say the receiver's disk is full: %v", err)
+	}
+	t.Logf("the sender's error: %v", err)
+	if left := leftovers(t, s.dest); len(left) > 0 {
+		t.Errorf("the full store keeps %v after the failed send", left)
+	}
+
+	small := writeFile(t, "small.txt", report(100))
+	if _, err := sendFile(t, s, small, "zstd", medic.SendOptions{}); err != nil {
+		t.Fatalf("after the failure the receiver does not serve a small send: %v", err)
+	}
+
+	growTmpfs(t, s.dest, "16m")
+	if _, err := sendFile(t, s, p, "raw", medic.SendOptions{}); err != nil {
+		t.Fatalf("with room again the send fails: %v", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(s.dest, "big.bin"))
+	if !bytes.Equal(got, data) {
+		t.Fatalf("stored %d bytes, not the %d sent", len(got), len(data))
+	}
+	if left := leftovers(t, s.dest, "big.bin", "small.txt"); len(left) > 0 {
+		t.Errorf("the store keeps %v besides the outputs", left)
+	}
+}
+
+// A receiver whose staging area fills while the container arrives: the
+// sender is told so, the receiver drops what it staged of it (a partial
+// container on a full disk would keep it full), and serves on; once
+// there is room the send completes.
+func TestReceiverStagingFills(t *testing.T) {
+	s := &site{key: medictest.Key(t), dest: t.TempDir(), staging: testenv.Tmpfs(t, "4m")}
+	startServer(t, s, nil, nil)
+	data := incompressible(2, 6<<20)
+	p := writeFile(t, "big.bin", data)
+	_, err := sendFile(t, s, p, "raw", medic.SendOptions{})
+	if err == nil {
+		t.Fatal("a 6 MiB container was staged on a 4 MiB disk")
+	}
+	if !strings.Contains(err.Error(), "no space left on device") {
+		t.Errorf("the sender's error does not say the receiver's disk is full: %v", err)
+	}
+	t.Logf("the sender's error: %v", err)
+	if left := leftovers(t, s.dest); len(left) > 0 {
+		t.Errorf("the store keeps %v after the failed send", left)
+	}
+
+	small := writeFile(t, "small.txt", report(100))
+	if _, err := sendFile(t, s, small, "zstd", medic.SendOptions{}); err != nil {
+		t.Fatalf("after the failure the receiver does not serve a small send: %v", err)
+	}
+
+	growTmpfs(t, s.staging, "16m")
+	if _, err := sendFile(t, s, p, "raw", medic.SendOptions{}); err != nil {
+		t.Fatalf("with room again the send fails: %v", err)
+	}
+	got, _ := os.ReadFile(filepath.Join(s.dest, "big.bin"))
+	if !bytes.Equal(got, data) {
+		t.Fatalf("stored %d bytes, not the %d sent", len(got), len(data))
+	}
+	if left := leftovers(t, s.staging); len(left) > 0 {
+		t.Errorf("the staging area keeps %v after the sends completed", left)
+	}
+}
