@@ -2,6 +2,7 @@ package medic_test
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -123,5 +124,44 @@ func TestReceiverStagingFills(t *testing.T) {
 	}
 	if left := leftovers(t, s.staging); len(left) > 0 {
 		t.Errorf("the staging area keeps %v after the sends completed", left)
+	}
+}
+
+// A sender whose spool fills while it encodes: the error names the
+// spool, no partial container stays in it, and with room the send goes.
+func TestSenderSpoolFills(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	data := incompressible(3, 6<<20)
+	p := writeFile(t, "big.bin", data)
+	spool := testenv.Tmpfs(t, "4m")
+	send := func() error {
+		_, err := medic.SendFile(context.Background(), p, medic.SendFileOptions{
+			Encode:   medic.EncodeOptions{Plugin: "raw", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+			Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+			SpoolDir: spool,
+		})
+		return err
+	}
+	err := send()
+	if err == nil {
+		t.Fatal("a 6 MiB container was spooled on a 4 MiB disk")
+	}
+	t.Logf("the sender's error: %v", err)
+	if !strings.Contains(err.Error(), "no space left on device") || !strings.Contains(err.Error(), spool) {
+		t.Errorf("the error does not say the spool %s is full: %v", spool, err)
+	}
+	if left := leftovers(t, spool); len(left) > 0 {
+		t.Errorf("the spool keeps %v after the failed encode", left)
+	}
+	if left := leftovers(t, s.dest); len(left) > 0 {
+		t.Errorf("the receiver stored %v", left)
+	}
+	growTmpfs(t, spool, "16m")
+	if err := send(); err != nil {
+		t.Fatalf("with room again the send fails: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(s.dest, "big.bin")); !bytes.Equal(got, data) {
+		t.Fatalf("stored %d bytes, not the %d sent", len(got), len(data))
 	}
 }
