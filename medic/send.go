@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pario/pario/wire"
@@ -43,6 +44,12 @@ type SendOptions struct {
 	// HandshakeTimeout bounds TLS and authentication (default
 	// wire.HandshakeTimeout).
 	HandshakeTimeout time.Duration
+	// StallTimeout ends a send once the receiver has acknowledged
+	// nothing for this long while bytes it has not acknowledged are on
+	// their way, or the offer is unanswered (default DefaultStallTimeout):
+	// a link that stopped carrying anything, or a receiver that stopped.
+	// The regeneration after the last byte is not bounded by it.
+	StallTimeout time.Duration
 	// Dial replaces net.Dialer for tests.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// Session, when set, is an authenticated connection to Addr (a plan's,
@@ -273,6 +280,15 @@ func (c *sclient) answer(op wire.OpInfo, resp wire.Decoder, acks func(int64)) er
 	}
 }
 
+// DefaultStallTimeout is SendOptions.StallTimeout's default. The receiver
+// acknowledges at least every 32 KiB (ProgressAck), so a link carrying
+// 300 bytes a second or more acknowledges well within it.
+const DefaultStallTimeout = 2 * time.Minute
+
+// ErrStalled is the error of a send whose receiver stopped acknowledging
+// (SendOptions.StallTimeout).
+var ErrStalled = errors.New("the receiver stopped acknowledging")
+
 // ContainerID is the SHA-256 of a container file: its transfer id.
 func ContainerID(path string) (int64, [32]byte, error) { return FileDigest(path) }
 
@@ -310,15 +326,32 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	defer c.nc.Close()
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
+	stall := o.StallTimeout
+	if stall <= 0 {
+		stall = DefaultStallTimeout
+	}
+	var stalled atomic.Bool
+	// failed is the error of a send cut short after acked of its bytes
+	// reached the receiver.
+	failed := func(err error, acked int64) error {
+		if stalled.Load() || errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("%w: it acknowledged nothing for %v with bytes on their way, after %d of %d "+
+				"(the link stopped carrying data, or the receiver stopped); nothing was stored, the receiver keeps the part it got: send again to resume",
+				ErrStalled, stall, acked, size)
+		}
+		return lost(ctx, err, acked, size)
+	}
 
 	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window), AckEvery: uint32(AckEvery(size))}
+	_ = c.nc.SetDeadline(time.Now().Add(stall))
 	if err := writeFrame(c.nc, opOffer.OpInfo, 0, offer); err != nil {
-		return nil, lost(ctx, err, 0, size)
+		return nil, failed(err, 0)
 	}
 	var offered offerResponse
 	if err := c.answer(opOffer.OpInfo, &offered, nil); err != nil {
-		return nil, lost(ctx, err, 0, size)
+		return nil, failed(err, 0)
 	}
+	_ = c.nc.SetDeadline(time.Time{})
 	off := offered.Offset
 	rep.Resumed = off
 	// The receiver acknowledges every AckEvery(size) bytes (asked in the
@@ -338,6 +371,11 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		rdErr  error
 		result *doneResponse
 		tAcked time.Time // when the receiver held the whole container
+		// progressAt is when the receiver last acknowledged, or when
+		// bytes went out with none outstanding: the stall watchdog
+		// counts from it.
+		progressAt = time.Now()
+		sent       = off
 	)
 	go func() {
 		var done doneResponse
@@ -346,6 +384,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 			if n > acked {
 				acked = n
 			}
+			progressAt = time.Now()
 			if n == size && tAcked.IsZero() {
 				tAcked = time.Now()
 			}
@@ -371,8 +410,32 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		// limit.
 		chunk = min(chunk, max(4096, int(o.RateLimit/50)))
 	}
+	// The watchdog: a receiver that acknowledges nothing for stall with
+	// bytes outstanding is given up on. Closing the connection ends both
+	// the writes and the reader.
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		tick := time.NewTicker(min(stall/4, time.Second))
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchDone:
+				return
+			case <-tick.C:
+			}
+			mu.Lock()
+			waiting := sent > acked && result == nil && rdErr == nil && time.Since(progressAt) >= stall
+			mu.Unlock()
+			if waiting {
+				stalled.Store(true)
+				c.nc.Close()
+				return
+			}
+		}
+	}()
+
 	buf := make([]byte, chunk)
-	sent := off
 	tStart := time.Now()
 	var wErr error
 	bw := bufio.NewWriterSize(c.nc, 2*chunk)
@@ -395,7 +458,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		re := rdErr
 		mu.Unlock()
 		if re != nil {
-			return nil, lost(ctx, re, acked, size)
+			return nil, failed(re, acked)
 		}
 		if wErr != nil {
 			break
@@ -409,7 +472,12 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 			wErr = err
 			break
 		}
+		mu.Lock()
+		if sent == acked {
+			progressAt = time.Now() // nothing was outstanding until now
+		}
 		sent += int64(n)
+		mu.Unlock()
 		if o.RateLimit > 0 {
 			if err := bw.Flush(); err != nil {
 				wErr = err
@@ -457,10 +525,10 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		if errors.As(re, &remote) {
 			return rep, re // what this attempt cost goes with the receiver's answer
 		}
-		return nil, lost(ctx, re, a, size)
+		return nil, failed(re, a)
 	}
 	if wErr != nil {
-		return nil, lost(ctx, wErr, a, size)
+		return nil, failed(wErr, a)
 	}
 	rep.Result = res.Result
 	return rep, nil

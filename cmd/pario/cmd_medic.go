@@ -209,7 +209,7 @@ type sendFlags struct {
 	params, resources                                                      []string
 	auto, all, useTLS, quiet, planFirst                                    bool
 	window                                                                 int64
-	rtt                                                                    time.Duration
+	rtt, stall                                                             time.Duration
 	appTime                                                                float64
 }
 
@@ -385,6 +385,7 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	f.Var(units.RateFlag(&sf.bwlimit), "bwlimit", "cap the sending rate, bytes/s, decimal: 10m = 10MB/s = 10e6; or 80Mbit/s")
 	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
 	f.StringVar(&sf.fallback, "fallback", "zstd", "plugin to send with when the receiver cannot regenerate the output (none: fail instead)")
+	f.DurationVar(&sf.stall, "stall-timeout", medic.DefaultStallTimeout, "give up (resumably) when the receiver acknowledges nothing for this long with bytes on their way")
 	f.BoolVarP(&sf.quiet, "quiet", "q", false, "no progress bar")
 }
 
@@ -525,7 +526,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		link = cost.Link{B: sf.bandwidth, RTT: sf.rtt.Seconds()}
 	}
 	so := medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), RateLimit: rate,
-		Buffer: cost.SocketBuffer(link.B, link.RTT), Session: session}
+		Buffer: cost.SocketBuffer(link.B, link.RTT), Session: session, StallTimeout: sf.stall}
 	if !sf.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		so.Progress = func(done, total int64) {
 			if bar == nil {
@@ -573,7 +574,7 @@ func runSendAuto(ctx context.Context, sf *sendFlags, path, addr string, key []by
 	}
 	rep, err := medic.SendAuto(ctx, path, medic.AutoOptions{
 		Plugins: sf.candidates(), Encode: eo,
-		Send:     medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window)},
+		Send:     medic.SendOptions{Addr: addr, Key: key, TLS: tc, Name: sf.as, Window: int(sf.window), StallTimeout: sf.stall},
 		SpoolDir: spool, Links: linkCache(spool), Fallback: fallback,
 		Link: cost.Link{B: sf.bandwidth, RTT: sf.rtt.Seconds(), RoundTrip: medic.RoundTrips},
 	})

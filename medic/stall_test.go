@@ -1,0 +1,57 @@
+package medic_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/medictest"
+)
+
+// A link that stops carrying anything mid-send (a firewall that drops a
+// long connection's packets, a receiver host gone without a reset): the
+// sender gives up once the receiver has acknowledged nothing for
+// StallTimeout with bytes outstanding, says so, and says the part sent
+// can be resumed. Before, it waited on its window for as long as the
+// kernel kept the connection (about 15 minutes of retransmissions), and
+// here, where the proxy keeps it up, for ever.
+func TestSendGivesUpOnAStalledLink(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	path := writeFile(t, "big.bin", incompressible(4, 4<<20))
+	proxy := startProxy(t, "stall", s.addr)
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":500}}`)); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		// Nothing passes any more, and the connection stays open.
+		_, _ = proxy.Toxics.AddToxicJson(strings.NewReader(
+			`{"name":"blackhole","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := medic.SendFile(ctx, path, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "raw", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: proxy.Listen, Key: s.key, StallTimeout: 2 * time.Second},
+		SpoolDir: t.TempDir(),
+	})
+	took := time.Since(start)
+	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
+	if err == nil {
+		t.Fatal("a send over a link that stopped carrying anything succeeded")
+	}
+	if errors.Is(err, context.DeadlineExceeded) || took > 10*time.Second {
+		t.Fatalf("the sender waited %v on a link that stalled 0.5 s in, with a 2 s stall timeout", took)
+	}
+	for _, want := range []string{"acknowledged nothing for 2s", "send again to resume"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q: %v", want, err)
+		}
+	}
+}
