@@ -209,6 +209,9 @@ func (c *sclient) handshake(key []byte, wantRates bool) error {
 	if f.Op != opHello.Code {
 		return fmt.Errorf("expected hello, got op 0x%02x", f.Op)
 	}
+	if f.Flags&wire.FlagError != 0 {
+		return fmt.Errorf("the receiver refused the connection: %w", decodeErr(f.Args))
+	}
 	var hello helloRequest
 	if err := hello.Decode(wire.NewDec(f.Args)); err != nil {
 		return err

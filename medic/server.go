@@ -43,8 +43,30 @@ type ServerConfig struct {
 	// HandshakeTimeout bounds TLS and authentication (default
 	// wire.HandshakeTimeout).
 	HandshakeTimeout time.Duration
-	Logger           *slog.Logger
+	// MaxConns and MaxConnsPerPeer bound the connections held at once,
+	// in all and from one host (defaults DefaultMaxConns and
+	// DefaultMaxConnsPerPeer): past them a connection is refused with
+	// the reason, so that connections opened without the key cannot use
+	// up the receiver's descriptors and memory.
+	MaxConns, MaxConnsPerPeer int
+	Logger                    *slog.Logger
 }
+
+// Defaults of ServerConfig's connection limits. A sender holds one
+// connection per send (two while send --auto switches); a site with many
+// senders behind one address (a NAT) may need more per peer.
+const (
+	DefaultMaxConns        = 1024
+	DefaultMaxConnsPerPeer = 64
+)
+
+// preAuthBuffer is the read buffer of a connection until it has
+// authenticated: the handshake's frames are small (maxPreAuthFrame), and
+// a connection opened without the key must cost the receiver little.
+const preAuthBuffer = 4 << 10
+
+// connBuffer is the read buffer of an authenticated connection.
+const connBuffer = 512 << 10
 
 // Server is the storage-site daemon: it accepts containers, verifies
 // them, regenerates the outputs with their plugins, checks the
@@ -59,8 +81,12 @@ type Server struct {
 	active map[string]bool
 	lns    []net.Listener
 	conns  map[net.Conn]bool
+	peers  map[string]int // connections held per host
 	closed bool
-	wg     sync.WaitGroup
+	// Warnings about connections that anyone can cause (no key needed),
+	// a few per interval each.
+	warnAccept, warnRefused, warnHandshake *wire.LogLimiter
+	wg                                     sync.WaitGroup
 	// regens is the record of regenerations the rates op answers with.
 	regens regenLog
 	// speed is the latest SpeedProbe, which the rates op answers with
@@ -97,9 +123,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxConnsPerPeer <= 0 {
+		cfg.MaxConnsPerPeer = DefaultMaxConnsPerPeer
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
-	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}}
+	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}, peers: map[string]int{},
+		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one
 	return s, nil
 }
@@ -117,24 +150,42 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.lns = append(s.lns, ln)
 	s.mu.Unlock()
+	var delay time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
-			if closed {
+			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(50 * time.Millisecond)
-				continue
+			if !wire.TemporaryAcceptError(err) {
+				return err
 			}
-			return err
+			// Descriptors free up as connections end (unauthenticated ones
+			// within the handshake timeout): wait and accept again.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.warnAccept.Warn(s.cfg.Logger, "medic: accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
+			time.Sleep(delay)
+			continue
 		}
+		delay = 0
+		host := wire.PeerHost(c.RemoteAddr())
 		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		if why := s.admit(host); why != nil {
+			s.mu.Unlock()
+			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
+			go refuse(c, why)
+			continue
+		}
 		s.conns[c] = true
+		s.peers[host]++
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
@@ -142,9 +193,33 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.handle(c)
 			s.mu.Lock()
 			delete(s.conns, c)
+			if s.peers[host]--; s.peers[host] <= 0 {
+				delete(s.peers, host)
+			}
 			s.mu.Unlock()
 		}()
 	}
+}
+
+// admit says why a new connection from host must be refused, or nil.
+// Called with s.mu held.
+func (s *Server) admit(host string) error {
+	if len(s.conns) >= s.cfg.MaxConns {
+		return fmt.Errorf("receiver %s holds %d connections, its limit", s.cfg.Name, len(s.conns))
+	}
+	if n := s.peers[host]; n >= s.cfg.MaxConnsPerPeer {
+		return fmt.Errorf("receiver %s holds %d connections from %s, its limit per host", s.cfg.Name, n, host)
+	}
+	return nil
+}
+
+// refuse tells a peer why it is not served, in place of the hello (a
+// sender prints it), and closes the connection. Over TLS the reason goes
+// only after a handshake, which is bounded by a short deadline.
+func refuse(c net.Conn, why error) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(wire.AppendFrame(nil, opHello.Code, wire.FlagError, 0, encodeErr(why), nil))
 }
 
 // Close stops the listeners and drops the connections.
@@ -206,11 +281,14 @@ func (c *srvConn) read(limit uint32) (wire.Frame, error) {
 
 func (s *Server) handle(nc net.Conn) {
 	defer nc.Close()
-	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, 512<<10), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
+	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, preAuthBuffer), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
 	if err := c.handshake(); err != nil {
-		c.log.Warn("medic: handshake failed", "err", err)
+		s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
 		return
 	}
+	// Authenticated: a buffer for data frames, over what the small one
+	// already holds.
+	c.br = bufio.NewReaderSize(c.br, connBuffer)
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {

@@ -60,11 +60,11 @@ func frameDeadline(fixed time.Duration, rate int64, n int) time.Time {
 	return time.Now().Add(fixed + time.Duration(int64(n)*int64(time.Second)/rate))
 }
 
-// temporaryAcceptError reports whether Accept failed for a reason that
+// TemporaryAcceptError reports whether Accept failed for a reason that
 // goes away by itself (out of descriptors or buffers, a connection reset
 // before it was accepted): the server backs off and accepts again, as
 // net/http does, instead of stopping for good.
-func temporaryAcceptError(err error) bool {
+func TemporaryAcceptError(err error) bool {
 	for _, e := range []syscall.Errno{
 		syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
 		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EAGAIN, syscall.EINTR,
@@ -78,9 +78,9 @@ func temporaryAcceptError(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// peerHost is the address part of a remote address: connections are
+// PeerHost is the address part of a remote address: connections are
 // counted per host, whatever their source port.
-func peerHost(a net.Addr) string {
+func PeerHost(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		return ta.IP.String()
 	}
@@ -91,10 +91,10 @@ func peerHost(a net.Addr) string {
 	return s
 }
 
-// logLimiter lets a few warnings of one kind through per interval and
+// LogLimiter lets a few warnings of one kind through per interval and
 // counts the others, so that a flood of bad connections (which needs no
 // secret) cannot flood the server's log or slow it down writing it.
-type logLimiter struct {
+type LogLimiter struct {
 	every time.Duration
 	burst int
 
@@ -104,11 +104,12 @@ type logLimiter struct {
 	suppressed int
 }
 
-func newLogLimiter() *logLimiter { return &logLimiter{every: 10 * time.Second, burst: 5} }
+// NewLogLimiter lets five warnings through every ten seconds.
+func NewLogLimiter() *LogLimiter { return &LogLimiter{every: 10 * time.Second, burst: 5} }
 
-// warn logs msg unless too many warnings went out in this interval. The
+// Warn logs msg unless too many warnings went out in this interval. The
 // first warning of a new interval says how many were left out.
-func (l *logLimiter) warn(log *slog.Logger, msg string, args ...any) {
+func (l *LogLimiter) Warn(log *slog.Logger, msg string, args ...any) {
 	l.mu.Lock()
 	now := time.Now()
 	if now.Sub(l.start) >= l.every {

@@ -105,7 +105,7 @@ type Server struct {
 	// One limiter per kind of warning a peer can cause without the secret
 	// (or with it, by misbehaving), so that a flood is logged only a few
 	// times per interval.
-	warnAccept, warnRefused, warnHandshake, warnFrame *logLimiter
+	warnAccept, warnRefused, warnHandshake, warnFrame *LogLimiter
 
 	// quit ends when Close is called; it cancels every connection's
 	// context, so that nothing (a reader waiting for memory, a handler
@@ -153,7 +153,7 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget - sealing), sealing: NewBudget(sealing),
 		quit: quit, stop: stop,
 		log:        opts.Logger.With("server", opts.Name),
-		warnAccept: newLogLimiter(), warnRefused: newLogLimiter(), warnHandshake: newLogLimiter(), warnFrame: newLogLimiter(),
+		warnAccept: NewLogLimiter(), warnRefused: NewLogLimiter(), warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
 		conns: map[net.Conn]struct{}{}, peers: map[string]int{}, lns: map[net.Listener]struct{}{},
 	}
 	if opts.Observer != nil {
@@ -187,14 +187,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil || s.quit.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			if !temporaryAcceptError(err) {
+			if !TemporaryAcceptError(err) {
 				return fmt.Errorf("wire: accept on %s: %w", ln.Addr(), err)
 			}
 			// Descriptors free up as connections end (unauthenticated ones
 			// within the handshake timeout), so wait and try again.
 			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
 			s.observeError(ErrKindAccept)
-			s.warnAccept.warn(s.log, "accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
+			s.warnAccept.Warn(s.log, "accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
 			t := time.NewTimer(delay)
 			select {
 			case <-t.C:
@@ -205,7 +205,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		host := peerHost(nc.RemoteAddr())
+		host := PeerHost(nc.RemoteAddr())
 		s.mu.Lock()
 		if s.quit.Err() != nil {
 			// Close ran between Accept and here.
@@ -216,7 +216,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if refusal := s.admit(host); refusal != nil {
 			s.observeRefused()
 			s.mu.Unlock()
-			s.warnRefused.warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", refusal)
+			s.warnRefused.Warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", refusal)
 			refuse(nc, refusal)
 			continue
 		}
@@ -286,7 +286,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout)
 	if err != nil {
 		s.observeHandshake(err)
-		s.warnHandshake.warn(s.log, "handshake failed", "peer", peer, "err", err)
+		s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -348,7 +348,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		if err != nil {
 			s.observeTimeout(err)
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				s.warnFrame.warn(s.log, "client does not read its answers, closing connection", "peer", peer, "err", err)
+				s.warnFrame.Warn(s.log, "client does not read its answers, closing connection", "peer", peer, "err", err)
 			}
 			// The reader may still hold requests it has buffered: cancel,
 			// so that it serves none of them for a client now gone.
@@ -361,7 +361,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	// telling the client why so that its error says so.
 	badFrame := func(err error) {
 		s.observeError(ErrKindFrameAuth)
-		s.warnFrame.warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
+		s.warnFrame.Warn(s.log, "frame authentication failed, closing connection", "peer", peer, "err", err)
 		var hb [HeaderSize]byte
 		args := encodeError(fmt.Errorf("server %s: request from %s: %w: %w", s.opts.Name, peer, err, syscall.EBADMSG))
 		h := Header{Op: opGoodbye, Flags: FlagResponse | FlagError, ArgLen: uint32(len(args))}
@@ -396,14 +396,14 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			}
 			// The lengths cannot be trusted, so the stream is lost.
 			s.observeError(ErrKindFrame)
-			s.warnFrame.warn(s.log, "bad frame header, closing connection", "peer", peer, "err", err)
+			s.warnFrame.Warn(s.log, "bad frame header, closing connection", "peer", peer, "err", err)
 			return
 		}
 		if h.Flags&FlagResponse != 0 || h.Op >= opHello {
 			// A client sends requests of its service's operations only;
 			// anything else means it is confused or hostile.
 			s.observeError(ErrKindFrame)
-			s.warnFrame.warn(s.log, "protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
+			s.warnFrame.Warn(s.log, "protocol violation, closing connection", "peer", peer, "op", h.Op, "flags", h.Flags)
 			return
 		}
 		// The memory the request holds until it is answered: its sections
@@ -446,7 +446,7 @@ func (s *Server) readBody(nc net.Conn, br *bufio.Reader, recv *half, h Header, a
 	}
 	s.observeTimeout(err)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		s.warnFrame.warn(s.log, "request frame did not arrive in time, closing connection", "peer", nc.RemoteAddr().String(), "op", h.Op, "bytes", h.ArgLen+h.DataLen)
+		s.warnFrame.Warn(s.log, "request frame did not arrive in time, closing connection", "peer", nc.RemoteAddr().String(), "op", h.Op, "bytes", h.ArgLen+h.DataLen)
 	}
 	_ = nc.SetReadDeadline(time.Time{})
 	return err

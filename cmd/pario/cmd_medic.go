@@ -102,6 +102,7 @@ func newMedicServeCommand() *cobra.Command {
 	var (
 		listen, keyFile, dir, to, staging, cert, keyPEM string
 		resources                                       []string
+		maxConns, maxPerPeer                            int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --key FILE (--dir DIR | --to pario:/DIR) [--listen ADDR]",
@@ -169,7 +170,8 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 				}
 				tc = &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS13}
 			}
-			srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: store, StagingDir: staging, Resources: res, TLS: tc, Logger: newLogger()})
+			srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: store, StagingDir: staging, Resources: res, TLS: tc, Logger: newLogger(),
+				MaxConns: maxConns, MaxConnsPerPeer: maxPerPeer})
 			if err != nil {
 				return err
 			}
@@ -199,6 +201,8 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 	f.StringArrayVar(&resources, "resource", nil, "local resource for plugins, KEY=VALUE (repeatable)")
 	f.StringVar(&cert, "tls-cert", "", "TLS certificate (PEM)")
 	f.StringVar(&keyPEM, "tls-key", "", "TLS private key (PEM)")
+	f.IntVar(&maxConns, "max-conns", medic.DefaultMaxConns, "connections held at once; more are refused with the reason")
+	f.IntVar(&maxPerPeer, "max-conns-per-peer", medic.DefaultMaxConnsPerPeer, "connections one host may hold at once (raise it for many senders behind one NAT)")
 	return cmd
 }
 

@@ -1,0 +1,155 @@
+package medic_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/medic"
+	"github.com/pario/pario/medic/medictest"
+)
+
+// heapInUse is the heap in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
+}
+
+// Connections that never authenticate (no key needed to open them) cost
+// the receiver little memory each, and an honest sender is served beside
+// them. Before, each took a 512 KiB read buffer at accept: 60 of them
+// held 30 MiB, 2,000 a gigabyte.
+func TestReceiverFloodWithoutTheKey(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	before := heapInUse()
+	var flood []net.Conn
+	defer func() {
+		for _, c := range flood {
+			c.Close()
+		}
+	}()
+	const n = 60 // under the per-host cap: all of them are held open
+	for range n {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flood = append(flood, c)
+	}
+	// Each is accepted and sent the hello; none answers it.
+	for _, c := range flood {
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("a flood connection was not greeted: %v", err)
+		}
+	}
+	grew := int64(heapInUse()) - int64(before)
+	t.Logf("%d unauthenticated connections: heap %+d KiB", n, grew>>10)
+	if grew > 8<<20 {
+		t.Errorf("%d unauthenticated connections took %d MiB of the receiver's heap", n, grew>>20)
+	}
+	p := writeFile(t, "out.txt", report(200))
+	start := time.Now()
+	if _, err := sendFile(t, s, p, "zstd", medic.SendOptions{}); err != nil {
+		t.Fatalf("an honest send beside the flood: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("an honest send beside the flood took %v", took)
+	}
+}
+
+// More connections from one host than the receiver admits are refused
+// at once, with a reason the sender prints, not held.
+func TestReceiverRefusesPastItsPerHostLimit(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range 64 {
+		c, err := net.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	time.Sleep(200 * time.Millisecond) // all of them accepted
+	p := writeFile(t, "out.txt", report(200))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := medic.SendFile(ctx, p, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+		SpoolDir: t.TempDir(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "limit per host") {
+		t.Fatalf("a connection past the per-host limit: %v, want a refusal naming the limit", err)
+	}
+	for _, c := range held[:8] {
+		c.Close()
+	}
+	held = held[8:]
+	time.Sleep(200 * time.Millisecond)
+	if _, err := sendFile(t, s, p, "zstd", medic.SendOptions{}); err != nil {
+		t.Fatalf("a send once connections were closed: %v", err)
+	}
+}
+
+// A receiver out of file descriptors goes on accepting once they free up
+// (it backs off, as net/http does), where its Serve used to return on the
+// first EMFILE, so that `pario medic serve` exited and an embedding
+// program's receiver stopped accepting.
+func TestReceiverSurvivesRunningOutOfDescriptors(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	low := old
+	low.Cur = uint64(len(fds) + 16)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low); err != nil {
+		t.Fatal(err)
+	}
+	var flood []net.Conn
+	for range 64 {
+		c, err := net.DialTimeout("tcp", s.addr, time.Second)
+		if err != nil {
+			continue // out of descriptors here too
+		}
+		flood = append(flood, c)
+	}
+	time.Sleep(300 * time.Millisecond) // the receiver's accepts meet EMFILE
+	for _, c := range flood {
+		c.Close()
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "out.txt", report(200))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	_, err = medic.SendFile(ctx, p, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+		SpoolDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatalf("a send once descriptors were free again: %v", err)
+	}
+}
