@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/medic"
@@ -163,5 +164,66 @@ func TestSenderSpoolFills(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(s.dest, "big.bin")); !bytes.Equal(got, data) {
 		t.Fatalf("stored %d bytes, not the %d sent", len(got), len(data))
+	}
+}
+
+// Staged parts no send has touched for StagingTTL are removed when the
+// receiver starts (and every so often after); younger ones are kept for
+// a resumption. Before, they stayed until removed by hand, and every send
+// --auto that switched plugins left one.
+func TestStagedPartsExpire(t *testing.T) {
+	staging := t.TempDir()
+	old, young := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	for _, n := range []string{old + ".part", old + ".sum", young + ".part", young + ".sum"} {
+		if err := os.WriteFile(filepath.Join(staging, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-8 * 24 * time.Hour)
+	for _, n := range []string{old + ".part", old + ".sum"} {
+		if err := os.Chtimes(filepath.Join(staging, n), long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &site{key: medictest.Key(t), dest: t.TempDir(), staging: staging}
+	startServer(t, s, nil, nil)
+	if left := leftovers(t, staging, young+".part", young+".sum"); len(left) > 0 {
+		t.Errorf("the receiver kept %v, untouched for 8 days", left)
+	}
+	if _, err := os.Stat(filepath.Join(staging, young+".part")); err != nil {
+		t.Errorf("the receiver removed a part touched just now: %v", err)
+	}
+}
+
+// A send cut before its first byte leaves no part at the receiver: there
+// is nothing to resume.
+func TestSendCutBeforeItsDataLeavesNoPart(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	p := writeFile(t, "out.txt", report(20000))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := medic.SendFile(ctx, p, medic.SendFileOptions{
+		Encode: medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send: medic.SendOptions{Addr: s.addr, Key: s.key, Progress: func(done, total int64) {
+			if done == 0 {
+				// The offer is answered: stop before the first frame.
+				cancel()
+				time.Sleep(100 * time.Millisecond)
+			}
+		}},
+		SpoolDir: t.TempDir(),
+	})
+	if err == nil {
+		t.Fatal("the send was not cut")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		left := leftovers(t, s.staging)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the receiver keeps %v of a send cut before its data", left)
+		}
 	}
 }

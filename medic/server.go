@@ -49,8 +49,17 @@ type ServerConfig struct {
 	// the reason, so that connections opened without the key cannot use
 	// up the receiver's descriptors and memory.
 	MaxConns, MaxConnsPerPeer int
-	Logger                    *slog.Logger
+	// StagingTTL is how long a staged part no transfer touches is kept
+	// for a resumption (default DefaultStagingTTL; negative: for ever).
+	StagingTTL time.Duration
+	Logger     *slog.Logger
 }
+
+// DefaultStagingTTL is ServerConfig.StagingTTL's default. A part is
+// staged for a send that may resume it; a send --auto that switches
+// plugins abandons the part of the send it left, and a sender that gave
+// up never comes back, so parts are not kept for ever.
+const DefaultStagingTTL = 7 * 24 * time.Hour
 
 // Defaults of ServerConfig's connection limits. A sender holds one
 // connection per send (two while send --auto switches); a site with many
@@ -123,6 +132,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.StagingTTL == 0 {
+		cfg.StagingTTL = DefaultStagingTTL
+	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
@@ -134,6 +146,23 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}, peers: map[string]int{},
 		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one
+	if cfg.StagingTTL > 0 {
+		s.expireStaged()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			t := time.NewTicker(min(cfg.StagingTTL/4, time.Hour))
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					s.expireStaged()
+				}
+			}
+		}()
+	}
 	return s, nil
 }
 
@@ -464,9 +493,10 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	for {
 		f, err := c.read(wire.MaxArgLen + maxDataFrame)
 		if err != nil {
-			// Keep what arrived for a resume, unless the disk is too full
-			// to: then the part would only keep it full.
-			if diskFull(st.checkpoint()) {
+			// Keep what arrived for a resume, unless nothing did (a send
+			// --auto that switched before its first byte) or the disk is
+			// too full to: then the part would only keep it full.
+			if diskFull(st.checkpoint()) || st.off == 0 {
 				st.remove()
 			}
 			if corruptFrame(err) {

@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // staged is a container being received into the staging directory:
@@ -138,4 +141,46 @@ func (s *staged) remove() {
 	s.f.Close()
 	os.Remove(s.part)
 	os.Remove(s.sum)
+}
+
+// expireStaged removes the staged parts (ID.part and ID.sum) that no
+// transfer has touched for StagingTTL and that no connection is
+// receiving now, logging each.
+func (s *Server) expireStaged() {
+	es, err := os.ReadDir(s.cfg.StagingDir)
+	if err != nil {
+		s.cfg.Logger.Warn("medic: cannot look for expired staged parts", "dir", s.cfg.StagingDir, "err", err)
+		return
+	}
+	for _, e := range es {
+		idh, ok := strings.CutSuffix(e.Name(), ".part")
+		if !ok || e.IsDir() {
+			continue
+		}
+		part := filepath.Join(s.cfg.StagingDir, e.Name())
+		sum := filepath.Join(s.cfg.StagingDir, idh+".sum")
+		newest := time.Time{}
+		for _, p := range []string{part, sum} {
+			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
+		if time.Since(newest) < s.cfg.StagingTTL {
+			continue
+		}
+		// Under the lock a transfer takes before it opens its part.
+		s.mu.Lock()
+		if s.active[idh] {
+			s.mu.Unlock()
+			continue
+		}
+		err := os.Remove(part)
+		_ = os.Remove(sum)
+		s.mu.Unlock()
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.cfg.Logger.Warn("medic: cannot remove an expired staged part", "path", part, "err", err)
+			continue
+		}
+		s.cfg.Logger.Info("medic: removed a staged part no send resumed", "path", part, "untouched_since", newest.Format(time.RFC3339))
+	}
 }
