@@ -227,3 +227,40 @@ func TestSendCutBeforeItsDataLeavesNoPart(t *testing.T) {
 		}
 	}
 }
+
+// The sender's spool keeps a container for a resumption, but not for
+// ever: a send removes containers older than SpoolTTL (left by sends that
+// failed and were never tried again), and nothing else there.
+func TestOldSpooledContainersExpire(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	spool := t.TempDir()
+	old, young, other := "0123456789abcdef0123456789abcdef.medic", "fedcba9876543210fedcba9876543210.medic", "notes.txt"
+	for _, n := range []string{old, young, other} {
+		if err := os.WriteFile(filepath.Join(spool, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-medic.SpoolTTL - time.Hour)
+	for _, n := range []string{old, other} {
+		if err := os.Chtimes(filepath.Join(spool, n), long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := writeFile(t, "out.txt", report(100))
+	if _, err := medic.SendFile(context.Background(), p, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+		SpoolDir: spool,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if left := leftovers(t, spool, young, other); len(left) > 0 {
+		t.Errorf("the spool keeps %v, older than SpoolTTL", left)
+	}
+	for _, n := range []string{young, other} {
+		if _, err := os.Stat(filepath.Join(spool, n)); err != nil {
+			t.Errorf("the send removed %s: %v", n, err)
+		}
+	}
+}

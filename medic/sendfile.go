@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -75,6 +76,7 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (rep *FileRep
 	if err := os.MkdirAll(o.SpoolDir, 0o700); err != nil {
 		return nil, err
 	}
+	expireSpool(o.SpoolDir, SpoolTTL)
 	if o.Send.Name == "" {
 		o.Send.Name = filepath.Base(path)
 	}
@@ -120,4 +122,28 @@ func checkSpool(path string, key []byte) (Header, error) {
 		return Header{}, fmt.Errorf("spooled container %s: %w", path, err)
 	}
 	return h, nil
+}
+
+// SpoolTTL is how long a spooled container that no send used is kept for
+// a resumption: a send that failed and was never tried again leaves its
+// container in the spool, which would otherwise grow for ever.
+const SpoolTTL = DefaultStagingTTL
+
+// expireSpool removes the containers (NAME.medic) and cut-short encodes
+// (.encode-*) in dir older than ttl: a resumption after that encodes
+// afresh. Nothing else in dir is touched.
+func expireSpool(dir string, ttl time.Duration) {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		n := e.Name()
+		if !e.Type().IsRegular() || !(strings.HasSuffix(n, ".medic") || strings.HasPrefix(n, ".encode-")) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) >= ttl {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
 }
