@@ -49,11 +49,21 @@ type ServerConfig struct {
 	// the reason, so that connections opened without the key cannot use
 	// up the receiver's descriptors and memory.
 	MaxConns, MaxConnsPerPeer int
+	// MaxRegens is how many regenerations run at once (default
+	// DefaultMaxRegens); the others wait their turn.
+	MaxRegens int
 	// StagingTTL is how long a staged part no transfer touches is kept
 	// for a resumption (default DefaultStagingTTL; negative: for ever).
 	StagingTTL time.Duration
 	Logger     *slog.Logger
 }
+
+// DefaultMaxRegens is ServerConfig.MaxRegens's default. A regeneration
+// may run a search on every CPU (blast runs blast.workers searches at
+// once, the CPUs by default), so a site receiving from many senders at
+// once would otherwise run as many searches as they sent outputs, each
+// with its own memory.
+const DefaultMaxRegens = 2
 
 // DefaultStagingTTL is ServerConfig.StagingTTL's default. A part is
 // staged for a send that may resume it; a send --auto that switches
@@ -96,6 +106,8 @@ type Server struct {
 	// a few per interval each.
 	warnAccept, warnRefused, warnHandshake *wire.LogLimiter
 	wg                                     sync.WaitGroup
+	// regenSlots holds a token per regeneration running (MaxRegens).
+	regenSlots chan struct{}
 	// regens is the record of regenerations the rates op answers with.
 	regens regenLog
 	// speed is the latest SpeedProbe, which the rates op answers with
@@ -132,6 +144,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.MaxRegens <= 0 {
+		cfg.MaxRegens = DefaultMaxRegens
+	}
 	if cfg.StagingTTL == 0 {
 		cfg.StagingTTL = DefaultStagingTTL
 	}
@@ -144,6 +159,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
 	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}, peers: map[string]int{},
+		regenSlots: make(chan struct{}, cfg.MaxRegens),
 		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one
 	if cfg.StagingTTL > 0 {
@@ -601,8 +617,17 @@ func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err er
 	if _, err := pf.Seek(0, io.SeekStart); err != nil {
 		return res, err
 	}
-	t1 := time.Now()
 	ctx := c.s.ctx
+	// Regenerations take their turn (MaxRegens at once). A receiver
+	// shutting down keeps the container for the next one.
+	select {
+	case c.s.regenSlots <- struct{}{}:
+	case <-ctx.Done():
+		keep = true
+		return res, ctx.Err()
+	}
+	defer func() { <-c.s.regenSlots }()
+	t1 := time.Now()
 	// The work directory first, so that the temporary output is noted in
 	// it before anything is written: whatever happens to this receiver,
 	// the next one can remove both (workdir.go).

@@ -102,7 +102,7 @@ func newMedicServeCommand() *cobra.Command {
 	var (
 		listen, keyFile, dir, to, staging, cert, keyPEM string
 		resources                                       []string
-		maxConns, maxPerPeer                            int
+		maxConns, maxPerPeer, maxRegens                 int
 		stagingTTL                                      time.Duration
 	)
 	cmd := &cobra.Command{
@@ -172,7 +172,7 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 				tc = &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS13}
 			}
 			srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: store, StagingDir: staging, Resources: res, TLS: tc, Logger: newLogger(),
-				MaxConns: maxConns, MaxConnsPerPeer: maxPerPeer, StagingTTL: stagingTTL})
+				MaxConns: maxConns, MaxConnsPerPeer: maxPerPeer, StagingTTL: stagingTTL, MaxRegens: maxRegens})
 			if err != nil {
 				return err
 			}
@@ -202,6 +202,7 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 	f.StringArrayVar(&resources, "resource", nil, "local resource for plugins, KEY=VALUE (repeatable)")
 	f.StringVar(&cert, "tls-cert", "", "TLS certificate (PEM)")
 	f.StringVar(&keyPEM, "tls-key", "", "TLS private key (PEM)")
+	f.IntVar(&maxRegens, "max-regens", medic.DefaultMaxRegens, "regenerations run at once; outputs arriving meanwhile wait their turn (each may search on every CPU)")
 	f.DurationVar(&stagingTTL, "staging-ttl", medic.DefaultStagingTTL, "remove staged parts no send has touched for this long (-1s: keep them)")
 	f.IntVar(&maxConns, "max-conns", medic.DefaultMaxConns, "connections held at once; more are refused with the reason")
 	f.IntVar(&maxPerPeer, "max-conns-per-peer", medic.DefaultMaxConnsPerPeer, "connections one host may hold at once (raise it for many senders behind one NAT)")
