@@ -316,7 +316,7 @@ func (co *coordinator) handleOp(c *conn, r request) response {
 		}
 		base := s.value
 		if _, err := s.file.WriteAt(r.Data, base); err != nil {
-			return response{Err: fmt.Sprintf("parent: place segment %d (%d bytes) at offset %d: %v", r.Index, len(r.Data), base, err)}
+			return co.failLocked(s, fmt.Sprintf("parent: place segment %d (%d bytes) at offset %d: %v", r.Index, len(r.Data), base, err))
 		}
 		s.value += int64(len(r.Data))
 		s.turns['p']++
@@ -331,11 +331,23 @@ func (co *coordinator) handleOp(c *conn, r request) response {
 			return response{}
 		}
 		if err := s.ownerWrite(r.Data, r.Off); err != nil {
-			return response{Err: err.Error()}
+			return response{Err: err.Error()} // this write only: the next may go where this one could not
 		}
 		return response{}
 	}
 	return response{Err: fmt.Sprintf("unknown op %d", r.Op)}
+}
+
+// failLocked fails s for every rank, as an abort does, and answers why: a
+// segment the parent could not place (a full disk, say) leaves a hole no
+// later turn fills, and the places after it would wait for it for ever.
+// Called with co.mu held.
+func (co *coordinator) failLocked(s *stream, why string) response {
+	if s.failed == "" {
+		s.failed = why
+	}
+	co.changedLocked()
+	return response{Err: why}
 }
 
 // handed is what Next has handed out of stream id so far.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/template/annot"
 	"github.com/pario/pario/template/seg"
@@ -466,5 +467,45 @@ func TestWindow(t *testing.T) {
 		if gn != wn || !bytes.Equal(got[:gn], want[:wn]) || (gerr == nil) != (werr == nil) {
 			t.Fatalf("ReadAt(%d bytes, %d): got %d, %v; the file gives %d, %v", n, off, gn, gerr, wn, werr)
 		}
+	}
+}
+
+// An output disk that fills mid-run ends the run with the disk's error on
+// every rank, and leaves neither the output nor its temporary file. Before,
+// the ordered write's later segments waited for a turn that the failed one
+// never passed on, and the farm hung (its ranks waited for each other).
+func TestOutputDiskFills(t *testing.T) {
+	input := filepath.Join(t.TempDir(), "q.fa")
+	if err := os.WriteFile(input, fasta(40000), 0o644); err != nil { // about 3 MB
+		t.Fatal(err)
+	}
+	for _, outLine := range []string{"out NEWSPAPER rc wo b farm=0", "out NEWSPAPER rc wc b farm=0", "out LOG rc wc b farm=0"} {
+		t.Run(outLine, func(t *testing.T) {
+			dir := testenv.Tmpfs(t, "1m")
+			out := filepath.Join(dir, "hits.txt")
+			done := make(chan []error, 1)
+			go func() {
+				_, errs := farmRun{n: 3, annotations: "in NEWSPAPER ro wo b farm=FASTA\n" + outLine, argv: []string{"cat"}, block: 64 << 10}.run(t, input, out)
+				done <- errs
+			}()
+			var errs []error
+			select {
+			case errs = <-done:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the farm did not end in 60 s with its output disk full")
+			}
+			if errs[0] == nil || !strings.Contains(errs[0].Error(), "no space left on device") {
+				t.Fatalf("rank 0: %v, want the disk's error", errs[0])
+			}
+			for r, err := range errs[1:] {
+				if err == nil {
+					t.Errorf("rank %d succeeded", r+1)
+				}
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the output's name exists after the failed run: %v", err)
+			}
+			noTemps(t, dir)
+		})
 	}
 }
