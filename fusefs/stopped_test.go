@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/fusefs"
 )
 
@@ -19,20 +20,7 @@ import (
 // What it knew of the directory (every name, a delegation of its
 // unlinks) ended with the lease, whether or not it has heard so yet.
 func TestStoppedHolderComesBack(t *testing.T) {
-	need(t, "rm")
-	t.Setenv("PARIO_LEASE", "3s")
-	p := spawn(t)
-	dir := t.TempDir()
-	cmd, out, _ := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount", "--metrics", "127.0.0.1:0")
-	waitMountLease(t, out)
-	files := makeFiles(t, filepath.Join(dir, "d"), 4)
-	// Let the creates the mount answered reach the server.
-	if f, err := os.Open(filepath.Join(dir, "d")); err == nil {
-		_ = f.Sync()
-		f.Close()
-	}
-
-	pid := cmd.Process.Pid
+	p, dir, pid, files := holderMount(t, 4)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +85,7 @@ func TestStoppedHolderComesBack(t *testing.T) {
 // woken mount's queue is applied, but only to the file it removed: the
 // new file keeps the name, and both mounts agree on it.
 func TestStoppedHolderQueueMeetsAChangedName(t *testing.T) {
-	need(t, "rm")
-	t.Setenv("PARIO_LEASE", "3s")
-	p := spawn(t)
-	dir := t.TempDir()
-	cmd, out, _ := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount", "--metrics", "127.0.0.1:0")
-	waitMountLease(t, out)
-	files := makeFiles(t, filepath.Join(dir, "d"), 2)
-	if f, err := os.Open(filepath.Join(dir, "d")); err == nil {
-		_ = f.Sync()
-		f.Close()
-	}
-	pid := cmd.Process.Pid
+	p, dir, pid, files := holderMount(t, 2)
 	// Stopped at once: the queue sends within 10 ms, so the unlink is
 	// almost always still in it.
 	if err := os.Remove(files[0]); err != nil {
@@ -152,4 +129,24 @@ func TestStoppedHolderQueueMeetsAChangedName(t *testing.T) {
 	if string(gotA) != string(gotB) || (errA == nil) != (errB == nil) {
 		t.Errorf("the mounts disagree on d/f000: woken %q (%v), other %q (%v)", gotA, errA, gotB, errB)
 	}
+}
+
+// holderMount starts a cluster whose leases last 3 s and a pario mount
+// process of it at dir, which makes the directory d with n files (and so
+// holds it) and applies what it queued. It returns the mount's PID.
+func holderMount(t *testing.T, n int) (p *cluster.Processes, dir string, pid int, files []string) {
+	t.Helper()
+	need(t, "rm")
+	t.Setenv("PARIO_LEASE", "3s")
+	p = spawn(t)
+	dir = t.TempDir()
+	cmd, out, _ := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount", "--metrics", "127.0.0.1:0")
+	waitMountLease(t, out)
+	files = makeFiles(t, filepath.Join(dir, "d"), n)
+	// Let the creates the mount answered reach the server.
+	if f, err := os.Open(filepath.Join(dir, "d")); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+	return p, dir, cmd.Process.Pid, files
 }
