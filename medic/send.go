@@ -419,7 +419,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	go func() {
-		tick := time.NewTicker(min(stall/4, time.Second))
+		tick := time.NewTicker(max(min(stall/4, time.Second), time.Millisecond))
 		defer tick.Stop()
 		for {
 			select {

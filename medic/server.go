@@ -167,7 +167,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			t := time.NewTicker(min(cfg.StagingTTL/4, time.Hour))
+			t := time.NewTicker(max(min(cfg.StagingTTL/4, time.Hour), time.Second))
 			defer t.Stop()
 			for {
 				select {

@@ -129,6 +129,14 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 			if (dir == "") == (to == "") {
 				return usageError{errors.New("give exactly one of --dir DIR and --to pario:/DIR")}
 			}
+			for _, l := range []struct {
+				flag string
+				v    int
+			}{{"--max-conns", maxConns}, {"--max-conns-per-peer", maxPerPeer}, {"--max-regens", maxRegens}} {
+				if l.v < 1 {
+					return usageError{fmt.Errorf("%s %d: want at least 1", l.flag, l.v)}
+				}
+			}
 			res, err := parseKV("resource", resources)
 			if err != nil {
 				return err
@@ -449,6 +457,9 @@ Plugin parameters go in --param, e.g. for blast:
   --param query=q.fa --param db=/data/nr --param program=blastp`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.stall <= 0 {
+				return usageError{fmt.Errorf("--stall-timeout %v: want a positive duration", sf.stall)}
+			}
 			return runSend(cmd.Context(), sf, args[0], args[1])
 		},
 	}
