@@ -141,6 +141,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"up", "--servers", "-1"},
 		{"mount", "--embedded", "--servers", "0", t.TempDir()},
 		{"bench", "--servers", "0"},
+		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-regens", "0"},
+		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-conns-per-peer", "-1"},
+		{"medic", "send", "--key", "k", "--stall-timeout", "0s", "f", "127.0.0.1:1"},
 	}
 	for _, args := range cases {
 		out, code := exitCode(t, args...)
