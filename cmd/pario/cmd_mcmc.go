@@ -165,6 +165,8 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 		err = fmt.Errorf("--node-cpus %d: want at least 1", mf.nodeCPUs)
 	case !(mf.baseline >= 0) || mf.baseline > 1e9:
 		err = fmt.Errorf("--baseline %v: want seconds >= 0", mf.baseline)
+	case mf.chainWork < 0:
+		err = fmt.Errorf("--chain-work %v: want a duration >= 0", mf.chainWork)
 	}
 	return
 }
