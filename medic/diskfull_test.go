@@ -168,19 +168,19 @@ func TestSenderSpoolFills(t *testing.T) {
 }
 
 // Staged parts no send has touched for StagingTTL are removed when the
-// receiver starts (and every so often after); younger ones are kept for
-// a resumption. Before, they stayed until removed by hand, and every send
+// receiver starts (and every so often after), and so is a saved state
+// whose part is gone; younger ones are kept for a resumption. Before, they stayed until removed by hand, and every send
 // --auto that switched plugins left one.
 func TestStagedPartsExpire(t *testing.T) {
 	staging := t.TempDir()
-	old, young := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	for _, n := range []string{old + ".part", old + ".sum", young + ".part", young + ".sum"} {
+	old, young, orphan := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
+	for _, n := range []string{old + ".part", old + ".sum", young + ".part", young + ".sum", orphan + ".sum"} {
 		if err := os.WriteFile(filepath.Join(staging, n), []byte("x"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	long := time.Now().Add(-8 * 24 * time.Hour)
-	for _, n := range []string{old + ".part", old + ".sum"} {
+	for _, n := range []string{old + ".part", old + ".sum", orphan + ".sum"} {
 		if err := os.Chtimes(filepath.Join(staging, n), long, long); err != nil {
 			t.Fatal(err)
 		}

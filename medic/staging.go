@@ -152,12 +152,17 @@ func (s *Server) expireStaged() {
 		s.cfg.Logger.Warn("medic: cannot look for expired staged parts", "dir", s.cfg.StagingDir, "err", err)
 		return
 	}
+	seen := map[string]bool{}
 	for _, e := range es {
 		idh, ok := strings.CutSuffix(e.Name(), ".part")
-		if !ok || e.IsDir() {
+		if !ok {
+			idh, ok = strings.CutSuffix(e.Name(), ".sum") // one whose part is gone
+		}
+		if !ok || e.IsDir() || seen[idh] {
 			continue
 		}
-		part := filepath.Join(s.cfg.StagingDir, e.Name())
+		seen[idh] = true
+		part := filepath.Join(s.cfg.StagingDir, idh+".part")
 		sum := filepath.Join(s.cfg.StagingDir, idh+".sum")
 		newest := time.Time{}
 		for _, p := range []string{part, sum} {
@@ -174,10 +179,14 @@ func (s *Server) expireStaged() {
 			s.mu.Unlock()
 			continue
 		}
-		err := os.Remove(part)
-		_ = os.Remove(sum)
+		var errs []error
+		for _, p := range []string{part, sum} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
 		s.mu.Unlock()
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := errors.Join(errs...); err != nil {
 			s.cfg.Logger.Warn("medic: cannot remove an expired staged part", "path", part, "err", err)
 			continue
 		}

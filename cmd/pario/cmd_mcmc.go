@@ -127,6 +127,19 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 	}
 	defer comm.Close()
 	sum, err := mcmcRank(ctx, comm, p, mode, lambda, auto, mf)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, SIGTERM): say so once, not as the
+		// collective call each rank was in; pario's launcher says it for
+		// its ranks.
+		if info.Launcher == rank.LauncherPario {
+			return exitStatus{code: 130}
+		}
+		msg := "mcmc: interrupted"
+		if mode != mcmc.IONone {
+			msg += "; " + mf.out + " is incomplete"
+		}
+		return exitStatus{code: 130, msg: msg}
+	}
 	if err != nil {
 		return err
 	}
@@ -184,6 +197,9 @@ func launchMcmc(ctx context.Context, n int) error {
 		return fmt.Sprintf("[rank %d] ", r)
 	}}
 	err = rank.Launch(ctx, n, append([]string{self}, os.Args[1:]...), opts)
+	if err != nil && ctx.Err() != nil {
+		return exitStatus{code: 130, msg: "mcmc: interrupted"}
+	}
 	var le *rank.LaunchError
 	if errors.As(err, &le) {
 		return fmt.Errorf("mcmc: %d of %d ranks failed (their messages are above)", len(le.Failed), n)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/internal/testenv"
 )
@@ -183,5 +185,36 @@ func TestMcmcMpirun(t *testing.T) {
 	}
 	if !bytes.Equal(got, concatFiles(t, filepath.Join(dir, "s"), 6)) {
 		t.Error("the MFG file written under mpirun is not the serial files end to end")
+	}
+}
+
+// An interrupted pario mcmc (Ctrl-C) says so once and exits 130, local
+// ranks included, rather than each rank printing the collective call it
+// was in ("AllreduceFloat64(Max): context canceled").
+func TestMcmcInterrupted(t *testing.T) {
+	for _, np := range []string{"1", "2"} {
+		t.Run("np "+np, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "x.out")
+			cmd := exec.Command(parioBin, "mcmc", "--np", np, "--gens", "1000000000", "-o", out)
+			cmd.Env = append(os.Environ(), "PARIO_HOME="+t.TempDir(), "PARIO_CLUSTER=")
+			var buf bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Errorf("interrupted: %v, want exit status 130\n%s", err, buf.String())
+			}
+			msg := buf.String()
+			if strings.Count(msg, "interrupted") != 1 || strings.Contains(msg, "context canceled") {
+				t.Errorf("interrupted, it printed:\n%s\nwant one line saying so", msg)
+			}
+		})
 	}
 }
