@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func leftovers(t *testing.T, dir string, keep ...string) []string {
 	}
 	var out []string
 	for _, e := range es {
-		if !strings.Contains(strings.Join(keep, "\x00")+"\x00", e.Name()+"\x00") {
+		if !slices.Contains(keep, e.Name()) {
 			out = append(out, e.Name())
 		}
 	}

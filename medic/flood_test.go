@@ -77,7 +77,7 @@ func TestReceiverRefusesPastItsPerHostLimit(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for range 64 {
+	for range medic.DefaultMaxConnsPerPeer {
 		c, err := net.Dial("tcp", s.addr)
 		if err != nil {
 			t.Fatal(err)
