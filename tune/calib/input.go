@@ -69,6 +69,13 @@ func ReadFile(path string, def Layout) ([]Point, error) {
 	if err != nil {
 		return nil, &InputError{File: path, Err: err}
 	}
+	return Parse(path, b, def)
+}
+
+// Parse reads measured points from the contents b of the results file at
+// path, as ReadFile does; path names the file in errors and may carry the
+// layout in its name.
+func Parse(path string, b []byte, def Layout) ([]Point, error) {
 	trimmed := bytes.TrimSpace(b)
 	if len(trimmed) == 0 {
 		return nil, &InputError{File: path, Err: errors.New("empty file")}
@@ -249,15 +256,16 @@ func parseCSV(path string, b []byte) ([]Point, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
-		where := fmt.Sprintf("line %d", line)
 		if err != nil {
+			// FieldPos panics after an error: the line is the error's.
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				where = fmt.Sprintf("line %d", pe.Line)
+				return nil, &InputError{File: path, Where: fmt.Sprintf("line %d", pe.Line), Err: pe.Err}
 			}
-			return nil, &InputError{File: path, Where: where, Err: err}
+			return nil, &InputError{File: path, Err: err}
 		}
+		line, _ := r.FieldPos(0)
+		where := fmt.Sprintf("line %d", line)
 		var pt Point
 		pt.Source = path
 		for i, dst := range []*int64{&pt.Strip, &pt.Transfer, nil, &pt.Size} {

@@ -2,6 +2,7 @@ package calib
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,4 +130,44 @@ func TestGridRuns(t *testing.T) {
 			t.Errorf("args %q lack %q", joined, want)
 		}
 	}
+}
+
+// FuzzParse feeds results files of any shape to the reader: it must never
+// panic, a refusal must be an *InputError naming the file, and every point
+// it accepts must be one the fit can use (positive strip, transfer,
+// targets and size; positive, finite times).
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"points.csv", "pario-bench.json", "ior-strip1m-ost1.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(name, b)
+	}
+	f.Add("x.csv", []byte("strip,transfer,servers,size,seconds\n0,0,1,0,1\n"))
+	f.Add("strip1m.json", []byte(`{"tests":[{"Parameters":{"transferSize":-1,"blockSize":9223372036854775807,"segmentCount":9223372036854775807},"Options":{"tasks":3},"Results":[{"access":"write","totalTime":1e-300,"bwMiB":1e308}]}]}`))
+	f.Add("r.json", []byte(`{"tests":[{"Options":{"backend":{"layout":"simple_stripe:strip_size=0,num_datafiles=-2"}}}]}`))
+	f.Fuzz(func(t *testing.T, name string, b []byte) {
+		pts, err := Parse(name, b, Layout{})
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.File != name {
+				t.Fatalf("error %v (%T) does not name the file %q", err, err, name)
+			}
+			return
+		}
+		if len(pts) == 0 {
+			t.Fatal("no points and no error")
+		}
+		for i, p := range pts {
+			if p.Strip <= 0 || p.Transfer <= 0 || p.Targets <= 0 || p.Size <= 0 || len(p.Times) == 0 {
+				t.Fatalf("point %d accepted with strip %d, transfer %d, targets %d, size %d, %d times", i, p.Strip, p.Transfer, p.Targets, p.Size, len(p.Times))
+			}
+			for _, s := range p.Times {
+				if !(s > 0) || math.IsInf(s, 0) {
+					t.Fatalf("point %d accepted with time %v", i, s)
+				}
+			}
+		}
+	})
 }
