@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pario/pario/wire"
 )
 
 // Config adjusts Join. The zero value detects everything from the
@@ -149,7 +151,45 @@ func (c *Comm) where() string {
 	if c.info.Rendezvous == "" {
 		return "the inherited listener"
 	}
+	if c.info.RendezvousFrom == "" {
+		return c.info.Rendezvous
+	}
 	return fmt.Sprintf("%s (from %s)", c.info.Rendezvous, c.info.RendezvousFrom)
+}
+
+// refusals keeps what rank 0 refused at the rendezvous for its error
+// message: a few of each kind and a count of the rest, so that a port
+// scanner's thousand connections do not bury the rank that came with the
+// wrong job id.
+type refusals struct {
+	ranks, strangers []string // refused hellos; connections that sent none
+	more             int
+}
+
+const refusalsShown = 4
+
+func (r *refusals) add(reason string, fromRank bool) {
+	list := &r.strangers
+	if fromRank {
+		list = &r.ranks
+	}
+	if len(*list) < refusalsShown {
+		*list = append(*list, reason)
+		return
+	}
+	r.more++
+}
+
+func (r *refusals) String() string {
+	all := append(append([]string(nil), r.ranks...), r.strangers...)
+	if len(all) == 0 {
+		return ""
+	}
+	s := "; refused: " + strings.Join(all, "; ")
+	if r.more > 0 {
+		s += fmt.Sprintf(" (and %d more refused)", r.more)
+	}
+	return s
 }
 
 // serve is rank 0's side of the rendezvous.
@@ -160,7 +200,7 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 		links    = make([]*link, size)
 		joined   int
 		decided  bool
-		rejected []string
+		rejected refusals
 		all      = make(chan struct{})
 	)
 	handshake := func(conn net.Conn) {
@@ -182,7 +222,7 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			rejected = append(rejected, fmt.Sprintf("a connection from %s: %v", conn.RemoteAddr(), err))
+			rejected.add(fmt.Sprintf("a connection from %s: %v", conn.RemoteAddr(), err), false)
 			conn.Close()
 			return
 		}
@@ -203,7 +243,7 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 				h.rank, links[h.rank].host, links[h.rank].pid, h.host, h.pid)
 		}
 		if reason != "" {
-			rejected = append(rejected, reason)
+			rejected.add(reason, true)
 			writeFrame(conn, rejectMsg(reason))
 			conn.Close()
 			return
@@ -217,11 +257,20 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 	acceptDone := make(chan struct{})
 	go func() {
 		defer close(acceptDone)
+		var backoff time.Duration
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
-				return
+				if !wire.TemporaryAcceptError(err) {
+					return // closed: the rendezvous is over
+				}
+				// Out of descriptors or memory: the ranks still to come
+				// may find them free again (net/http backs off alike).
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
 			}
+			backoff = 0
 			go handshake(conn)
 		}
 	}()
@@ -256,9 +305,7 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 		}
 		msg := fmt.Sprintf("rank 0 (%s:%d): rendezvous at %s: %d of %d ranks joined (%v); missing ranks %s",
 			c.host, c.pid, c.where(), joined+1, size, err, ranges(missing))
-		if len(rejected) > 0 {
-			msg += "; refused: " + strings.Join(rejected, "; ")
-		}
+		msg += rejected.String()
 		for _, l := range links {
 			if l != nil {
 				l.conn.SetDeadline(time.Now().Add(time.Second))
