@@ -164,18 +164,17 @@ func (s *Server) expireStaged() {
 		seen[idh] = true
 		part := filepath.Join(s.cfg.StagingDir, idh+".part")
 		sum := filepath.Join(s.cfg.StagingDir, idh+".sum")
+		// Under the lock a transfer takes before it opens its part, so
+		// that one resumed and cut since the look above is not taken
+		// for untouched.
+		s.mu.Lock()
 		newest := time.Time{}
 		for _, p := range []string{part, sum} {
 			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(newest) {
 				newest = fi.ModTime()
 			}
 		}
-		if time.Since(newest) < s.cfg.StagingTTL {
-			continue
-		}
-		// Under the lock a transfer takes before it opens its part.
-		s.mu.Lock()
-		if s.active[idh] {
+		if s.active[idh] || time.Since(newest) < s.cfg.StagingTTL {
 			s.mu.Unlock()
 			continue
 		}
