@@ -166,7 +166,7 @@ func Check(o Options, tasks int, drv backend.Driver) error {
 	}
 	p := o.Pattern(tasks, 1)
 	params := backend.Params{Tasks: tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
-		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: p.FileSize()}
+		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, Strided: o.Strided, FileSize: p.FileSize()}
 	return drv.Validate(params)
 }
 

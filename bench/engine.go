@@ -230,7 +230,7 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 	}
 	params := backend.Params{
 		Rank: r.rank, Tasks: r.tasks, FilePerProc: o.FilePerProc, TransferSize: o.TransferSize, BlockSize: o.BlockSize,
-		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, FileSize: r.p.FileSize(),
+		Segments: o.Segments, FsyncPerWrite: o.FsyncPerWrite, Random: o.RandomOffset, Strided: o.Strided, FileSize: r.p.FileSize(),
 	}
 	if verr == nil {
 		if verr = r.drv.Validate(params); verr != nil {
@@ -781,9 +781,36 @@ func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mod
 	mark, nextMark := 0, Mark(0, planned)
 	var n int64
 	var err error
+	// A --strided run moves every call through ExtentsIO where the back
+	// end has it: one call of its API per transfer, however many ranges.
+	xio, _ := f.(backend.ExtentsIO)
+	if !o.Strided {
+		xio = nil
+	}
+	var ext []backend.Extent
+	extents := func(t pattern.Transfer) []backend.Extent {
+		ext = ext[:0]
+		for _, e := range t.Pieces() {
+			ext = append(ext, backend.Extent{Offset: e.Offset, Length: e.Length})
+		}
+		return ext
+	}
 	do := func(t pattern.Transfer) {
-		switch mode {
-		case modeWrite:
+		switch {
+		case mode == modeWrite && xio != nil:
+			pos := 0
+			for _, e := range t.Pieces() {
+				StampTransfer(r.wbuf[pos:pos+int(e.Length)], e.Offset, owner, sigRep)
+				pos += int(e.Length)
+			}
+			if err = xio.WriteExtents(r.wbuf[:pos], extents(t)); err != nil {
+				err = fmt.Errorf("write %d bytes in %d ranges from offset %d: %w", t.Length, len(ext), t.Offset, err)
+				return
+			}
+			if o.FsyncPerWrite {
+				err = f.Sync(ctx)
+			}
+		case mode == modeWrite:
 			pos := 0
 			for _, e := range t.Pieces() {
 				buf := r.wbuf[pos : pos+int(e.Length)]
@@ -798,17 +825,29 @@ func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mod
 				err = f.Sync(ctx)
 			}
 		default:
+			if xio != nil {
+				if rerr := xio.ReadExtents(r.rbuf[:t.Length], extents(t)); rerr != nil {
+					if rerr == io.EOF {
+						err = fmt.Errorf("read %d bytes in %d ranges from offset %d: the end of the file came first", t.Length, len(ext), t.Offset)
+					} else {
+						err = fmt.Errorf("read %d bytes in %d ranges from offset %d: %w", t.Length, len(ext), t.Offset, rerr)
+					}
+					return
+				}
+			}
 			pos := 0
 			for _, e := range t.Pieces() {
 				buf := r.rbuf[pos : pos+int(e.Length)]
-				m, rerr := f.ReadAt(buf, e.Offset)
-				if rerr != nil && (rerr != io.EOF || m < len(buf)) {
-					if rerr == io.EOF {
-						err = fmt.Errorf("read at offset %d: %d of %d bytes before the end of the file", e.Offset, m, e.Length)
-					} else {
-						err = fmt.Errorf("read %d bytes at offset %d: %w", e.Length, e.Offset, rerr)
+				if xio == nil {
+					m, rerr := f.ReadAt(buf, e.Offset)
+					if rerr != nil && (rerr != io.EOF || m < len(buf)) {
+						if rerr == io.EOF {
+							err = fmt.Errorf("read at offset %d: %d of %d bytes before the end of the file", e.Offset, m, e.Length)
+						} else {
+							err = fmt.Errorf("read %d bytes at offset %d: %w", e.Length, e.Offset, rerr)
+						}
+						return
 					}
-					return
 				}
 				if mode == modeVerify {
 					want := r.wbuf[pos : pos+int(e.Length)]

@@ -41,6 +41,9 @@ type Params struct {
 	Segments      int64
 	FsyncPerWrite bool // -Y: the engine calls Sync after every write
 	Random        bool // -z: offsets are not sequential
+	// Strided is --strided: a call may cover several ranges of the file
+	// (see ExtentsIO).
+	Strided bool
 
 	// FileSize is the size each file has after a complete write phase
 	// (data start offset included): what MMAP maps.
@@ -117,6 +120,24 @@ type NoData interface {
 // the benchmark's header (a layout, O_DIRECT): key/value pairs in order.
 type Describer interface {
 	Describe() [][2]string
+}
+
+// Extent is one range of a file: Length bytes at Offset.
+type Extent struct{ Offset, Length int64 }
+
+// ExtentsIO is implemented by back ends whose API can move a call that
+// covers several ranges of the file (--strided) as one call: a hyperslab
+// selection for HDF5, a file view for MPI-IO, as the HDF5 thesis' own
+// benchmarks did for transfers larger than a block. In a --strided run the
+// engine then makes every call, contiguous or not, through it, so that
+// ranks calling a collective API make the same calls; other back ends get
+// one WriteAt or ReadAt per range (a back end with it says so in its
+// Describe). p holds the ranges' bytes in order
+// (len(p) is the sum of their lengths). A read that finds the end of the
+// data before the last range's end returns io.EOF.
+type ExtentsIO interface {
+	WriteExtents(p []byte, ext []Extent) error
+	ReadExtents(p []byte, ext []Extent) error
 }
 
 // FSInfo is a file system's capacity, for the header's "FS" line.

@@ -140,6 +140,39 @@ static const char *pario_h5_io(pario_h5 *h, int write, void *buf, long long off,
 	return "";
 }
 
+// pario_h5_io_extents moves n ranges of a 1-D /data (offs[i], lens[i], in
+// order) in one H5Dwrite or H5Dread: a regular hyperslab (count n, stride,
+// block) when the ranges have one length and one stride, as a strided
+// benchmark's blocks do, else the union of one hyperslab a range.
+static const char *pario_h5_io_extents(pario_h5 *h, int write, void *buf, const long long *offs, const long long *lens, int n) {
+	hsize_t total = 0;
+	int regular = 1;
+	for (int i = 0; i < n; i++) {
+		total += (hsize_t)lens[i];
+		if (i > 0 && (lens[i] != lens[0] || (i > 1 && offs[i] - offs[i-1] != offs[1] - offs[0]))) regular = 0;
+	}
+	if (h->fspace < 0 && (h->fspace = H5Dget_space(h->dset)) < 0) return "H5Dget_space";
+	if (regular && n > 1) {
+		hsize_t start = (hsize_t)offs[0], stride = (hsize_t)(offs[1] - offs[0]), count = (hsize_t)n, block = (hsize_t)lens[0];
+		if (H5Sselect_hyperslab(h->fspace, H5S_SELECT_SET, &start, &stride, &count, &block) < 0) return "H5Sselect_hyperslab";
+	} else {
+		if (H5Sselect_none(h->fspace) < 0) return "H5Sselect_none";
+		for (int i = 0; i < n; i++) {
+			hsize_t start = (hsize_t)offs[i], count = (hsize_t)lens[i];
+			if (H5Sselect_hyperslab(h->fspace, H5S_SELECT_OR, &start, NULL, &count, NULL) < 0) return "H5Sselect_hyperslab(OR)";
+		}
+	}
+	if (h->mspace < 0 || h->mnd != 1 || h->mcount[0] != total) {
+		if (h->mspace >= 0) H5Sclose(h->mspace);
+		if ((h->mspace = H5Screate_simple(1, &total, NULL)) < 0) return "H5Screate_simple";
+		h->mnd = 1; h->mcount[0] = total; h->mcount[1] = 0;
+	}
+	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf)
+	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf);
+	if (rc < 0) return write ? "H5Dwrite" : "H5Dread";
+	return "";
+}
+
 // pario_h5_extent reads /data's length with the serial driver (the file
 // is closed by then): the size a benchmark file "has".
 static const char *pario_h5_extent(const char *name, unsigned long long *n) {
@@ -418,7 +451,15 @@ func (b *Backend) Describe() [][2]string {
 	if b.d.Collective {
 		mode = "collective"
 	}
-	return [][2]string{{"HDF5 layout", layout}, {"HDF5 I/O", mode}, {"HDF5 alignment", fmt.Sprint(max(b.d.Alignment, 1))}}
+	d := [][2]string{{"HDF5 layout", layout}, {"HDF5 I/O", mode}, {"HDF5 alignment", fmt.Sprint(max(b.d.Alignment, 1))}}
+	if b.p.Strided {
+		calls := "one H5Dwrite / H5Dread of a hyperslab per transfer"
+		if b.d.DimY > 0 {
+			calls = "one H5Dwrite / H5Dread per block (2-D)"
+		}
+		d = append(d, [2]string{"HDF5 strided calls", calls})
+	}
+	return d
 }
 
 // File is an open HDF5 file; offsets are the benchmark's file offsets,
@@ -484,6 +525,76 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 	}
 	return len(p), nil
 }
+
+// ioExtents is io for a --strided call: one H5Dwrite or H5Dread of the
+// ranges' union in a 1-D dataset; in a 2-D one, whose hyperslabs are
+// rows, one call a range.
+func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
+	if f.b.d.DimY > 0 || len(ext) == 1 {
+		pos := 0
+		for _, e := range ext {
+			if _, err := f.io(write, p[pos:pos+int(e.Length)], e.Offset); err != nil {
+				return err
+			}
+			pos += int(e.Length)
+		}
+		return nil
+	}
+	if err := f.ctx.Err(); err != nil {
+		return err
+	}
+	offs := make([]C.longlong, len(ext))
+	lens := make([]C.longlong, len(ext))
+	var total, end int64
+	for i, e := range ext {
+		off := e.Offset - f.start
+		if off < 0 {
+			return fmt.Errorf("hdf5: %s: offset %d is before the dataset", f.name, e.Offset)
+		}
+		offs[i], lens[i] = C.longlong(off), C.longlong(e.Length)
+		total += e.Length
+		end = max(end, off+e.Length)
+	}
+	if total != int64(len(p)) {
+		return fmt.Errorf("hdf5: %s: %d bytes for ranges of %d", f.name, len(p), total)
+	}
+	var step *C.char
+	var err error
+	mpi.Do(func() {
+		if write && f.b.d.Unlimited {
+			var ext uint64
+			if ext, err = mpi.MaxUint64(uint64(end), f.self); err != nil {
+				return
+			}
+			if ext > uint64(f.h.extent) {
+				if step = C.pario_h5_extend(&f.h, C.ulonglong(ext)); C.GoString(step) != "" {
+					return
+				}
+			}
+		}
+		if !write && end > int64(f.h.extent) {
+			err = io.EOF
+			return
+		}
+		step = C.pario_h5_io_extents(&f.h, cbool(write), unsafe.Pointer(&p[0]), &offs[0], &lens[0], C.int(len(ext)))
+	})
+	if err != nil {
+		if err == io.EOF {
+			return err
+		}
+		return fmt.Errorf("hdf5: %s: %w", f.name, err)
+	}
+	if s := C.GoString(step); s != "" {
+		return fmt.Errorf("hdf5: %s: %s of %d ranges (%d bytes from %d) failed", f.name, s, len(ext), total, ext[0].Offset)
+	}
+	return nil
+}
+
+// WriteExtents implements backend.ExtentsIO.
+func (f *File) WriteExtents(p []byte, ext []backend.Extent) error { return f.ioExtents(true, p, ext) }
+
+// ReadExtents implements backend.ExtentsIO.
+func (f *File) ReadExtents(p []byte, ext []backend.Extent) error { return f.ioExtents(false, p, ext) }
 
 // WriteAt implements io.WriterAt.
 func (f *File) WriteAt(p []byte, off int64) (int, error) { return f.io(true, p, off) }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,7 +61,14 @@ const (
 // pario bench under mpirun and returns its path.
 func mpirunBench(t *testing.T, args ...string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "test.dat")
+	path, _ := mpirunBenchOut(t, args...)
+	return path
+}
+
+// mpirunBenchOut is mpirunBench that also returns what pario bench printed.
+func mpirunBenchOut(t *testing.T, args ...string) (path, out string) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "test.dat")
 	full := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(ranks), parioBin, "bench",
 		"-b", strconv.Itoa(block), "-t", strconv.Itoa(transfer), "-s", strconv.Itoa(segments), "-w", "-r", "-W", "-R", "-k", "-o", path}, args...)
 	cmd := exec.Command("mpirun", full...)
@@ -72,7 +80,7 @@ func mpirunBench(t *testing.T, args ...string) string {
 	if strings.Contains(stdout.String()+stderr.String(), "WARNING") {
 		t.Errorf("warnings:\n%s\n%s", stdout.String(), stderr.String())
 	}
-	return path
+	return path, stdout.String()
 }
 
 func run(t *testing.T, name string, args ...string) string {
@@ -87,6 +95,12 @@ func run(t *testing.T, name string, args ...string) string {
 // checkData checks the benchmark's stamps in the bytes of the dataset:
 // one per 4 KiB, naming the offset and the rank that owns it.
 func checkData(t *testing.T, data []byte) {
+	t.Helper()
+	checkBlocks(t, data, block, dataSize)
+}
+
+// checkBlocks is checkData for blocks of another size.
+func checkBlocks(t *testing.T, data []byte, block, dataSize int) {
 	t.Helper()
 	if len(data) != dataSize {
 		t.Fatalf("dataset holds %d bytes, want %d", len(data), dataSize)
@@ -146,6 +160,50 @@ func TestMPIIO(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkData(t, b)
+		})
+	}
+}
+
+// --strided: a transfer of several blocks is one call of the API (one
+// hyperslab; one file view), as the thesis' own benchmarks for its
+// figures 4.10 and 4.13; the file holds the same bytes as IOR's pattern,
+// and the header says how the calls were made.
+func TestStridedCalls(t *testing.T) {
+	need(t, "mpirun", "h5dump")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		header string
+	}{
+		{"HDF5 independent, two blocks a call", []string{"-a", "HDF5", "--strided", "-t", "128k"}, "one H5Dwrite / H5Dread of a hyperslab per transfer"},
+		{"HDF5 collective, four blocks a call", []string{"-a", "HDF5", "-c", "--strided", "-t", "256k"}, "one H5Dwrite / H5Dread of a hyperslab per transfer"},
+		{"HDF5 collective, unlimited", []string{"-a", "HDF5", "-c", "--hdf5.unlimited", "--hdf5.chunksize", "32k", "--strided", "-t", "128k"}, "of a hyperslab per transfer"},
+		{"HDF5 2-D rows", []string{"-a", "HDF5", "--hdf5.dimy", "16k", "--strided", "-t", "128k"}, "one H5Dwrite / H5Dread per block (2-D)"},
+		// Calls across block boundaries: 48k blocks in 64k calls, ranges
+		// of 48k and 16k, then 32k and 32k (a union of hyperslabs).
+		{"HDF5 collective, calls across blocks", []string{"-a", "HDF5", "-c", "--strided", "-b", "48k", "-t", "64k"}, "of a hyperslab per transfer"},
+		{"MPIIO independent", []string{"-a", "MPIIO", "--strided", "-t", "128k"}, "a file view (MPI_File_set_view, collective) and one call per transfer"},
+		{"MPIIO collective, calls across blocks", []string{"-a", "MPIIO", "-c", "--strided", "-b", "48k", "-t", "64k"}, "a file view"},
+		{"MPIIO collective", []string{"-a", "MPIIO", "-c", "--strided", "-t", "256k"}, "a file view"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path, out := mpirunBenchOut(t, tc.args...)
+			contains(t, "pario bench", out, tc.header)
+			b := block
+			if slices.Contains(tc.args, "48k") {
+				b = 48 << 10
+			}
+			data := dumpData
+			if tc.args[1] == "MPIIO" {
+				data = func(t *testing.T, path string) []byte {
+					b, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				}
+			}
+			checkBlocks(t, data(t, path), b, ranks*b*segments)
 		})
 	}
 }
