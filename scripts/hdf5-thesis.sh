@@ -20,6 +20,9 @@
 #   extendible an extendible dataset, HDF5 vs NetCDF-4 -> docs/hdf5-extendible.csv
 #   transfers  transfer sizes -T, 4 ranks of -B bytes   -> docs/hdf5-transfers.csv
 #   twod       the disjoint pattern in a 2-D dataset    -> docs/hdf5-twod.csv
+#   bigt       the 1-OST and 2-OST patterns with a transfer of one block
+#              against transfers of -K blocks in one call (figures 4.10,
+#              4.13)                                   -> docs/hdf5-bigt.csv
 #
 # Each configuration runs REPS times, configurations alternating within a
 # repetition (the machine is shared); the CSV holds every run, and
@@ -40,7 +43,7 @@
 #
 #   scripts/hdf5-thesis.sh [-s stages] [-n ranks] [-r reps] [-R rate] [-D seek] [-L revoke]
 #                          [-S strip] [-m layers] [-I layer] [-T transfers] [-B bytes]
-#                          [-p patterns] [-P strips]
+#                          [-p patterns] [-P strips] [-K blocks]
 #   scripts/hdf5-thesis.sh -s patterns -r 3          # one stage
 #   scripts/hdf5-thesis.sh -s findings -m romio-nocb # the thesis' collective only
 #
@@ -53,6 +56,14 @@
 # the disjoint pattern the first touches of a datafile, which take extent
 # locks from the neighbouring ranks, are a few of each rank's writes there,
 # as in the thesis' runs of gigabytes per rank).
+#
+# The bigt stage runs the patterns of -p that are 1-OST or 2-OST (default
+# both), -P strips per rank, first in transfers of one block as IOR makes
+# them, then in transfers of -K blocks (default 40) made with --strided:
+# one call of the API per transfer (one hyperslab for HDF5, a file view
+# for MPI-IO), as the thesis' own benchmarks for its 512 MiB transfers
+# over 1-2 MiB blocks (IOR refuses t > b); MPI-IO independent, HDF5
+# independent and collective.
 #
 # Defaults: the first four stages, 10 ranks, 3 repetitions, 4MB/s per server (40MB/s
 # for the ten: below what this machine's mount does unthrottled), a 10ms
@@ -68,8 +79,8 @@ cd "$(dirname "$0")/.."
 
 stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms revoke=65ms strip=256k
 patterns="1-OST disjoint 2-OST 5-OST 10-OST" perpattern=400
-layers="ompio romio-cb romio-nocb" indep=ompio transfers="128k 512k 1m 2m 8m" perrank=8m
-while getopts s:n:r:R:D:L:S:m:I:T:B:p:P: opt; do
+layers="ompio romio-cb romio-nocb" indep=ompio transfers="128k 512k 1m 2m 8m" perrank=8m bigblocks=40
+while getopts s:n:r:R:D:L:S:m:I:T:B:p:P:K: opt; do
 	case $opt in
 	s) stages=$OPTARG ;;
 	n) ranks=$OPTARG ;;
@@ -84,7 +95,8 @@ while getopts s:n:r:R:D:L:S:m:I:T:B:p:P: opt; do
 	B) perrank=$OPTARG ;;
 	p) patterns=$OPTARG ;;
 	P) perpattern=$OPTARG ;;
-	*) sed -n '2,65p' "$0" >&2; exit 2 ;;
+	K) bigblocks=$OPTARG ;;
+	*) sed -n '2,76p' "$0" >&2; exit 2 ;;
 	esac
 done
 for l in $layers $indep; do
@@ -99,6 +111,10 @@ for p in $patterns; do
 	*) echo "hdf5-thesis: unknown pattern $p (1-OST, disjoint, 2-OST, 5-OST, 10-OST)" >&2; exit 2 ;;
 	esac
 done
+if ! [[ $bigblocks =~ ^[1-9][0-9]*$ ]] || [ $(((perpattern / 2) % bigblocks)) != 0 ]; then
+	echo "hdf5-thesis: -K $bigblocks: want a count of blocks that divides half of -P ($perpattern strips per rank)" >&2
+	exit 2
+fi
 if ! [[ $perpattern =~ ^[1-9][0-9]*0$ ]]; then
 	echo "hdf5-thesis: -P $perpattern: want a positive multiple of 10 strips per rank" >&2
 	exit 2
@@ -332,6 +348,37 @@ extendible() {
 	for rep in $(seq "$reps"); do
 		coll extendible HDF5 -a HDF5 -c --hdf5.nofill --hdf5.unlimited --hdf5.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
 		coll extendible NC4 -a NC4 -c --nc4.nofill --nc4.unlimited --nc4.chunksize "$strip" -b "$strip" -t "$strip" -s 20 -w -e
+	done
+}
+
+# Figures 4.10 and 4.13: the 1-OST and 2-OST patterns (a block of one and
+# of two strips), -P strips per rank, in transfers of one block (IOR's
+# calls, no --strided) and of -K blocks (--strided: one call each).
+bigt() {
+	local s=$strip k=$perpattern p b segs t config
+	local -A api=(
+		[MPIIO-ind]="-a MPIIO"
+		[HDF5-ind]="-a HDF5 --hdf5.nofill --hdf5.setalignment $strip"
+	)
+	for rep in $(seq "$reps"); do
+		for p in $patterns; do
+			case $p in
+			1-OST) b=$(bytes "$s") ;;
+			2-OST) b=$((2 * $(bytes "$s"))) ;;
+			*) continue ;;
+			esac
+			segs=$((k * $(bytes "$s") / b))
+			for t in "$b" "$((b * bigblocks))"; do
+				local strided=()
+				[ "$t" = "$b" ] || strided=(--strided)
+				config="$p/t=$((t / b))b"
+				for a in MPIIO-ind HDF5-ind; do
+					# shellcheck disable=SC2086
+					run bigt "$a/$config" ${api[$a]} "${strided[@]}" -b "$b" -t "$t" -s "$segs" -w -r -e
+				done
+				coll bigt "HDF5-coll/$config" -a HDF5 -c --hdf5.nofill --hdf5.setalignment "$s" "${strided[@]}" -b "$b" -t "$t" -s "$segs" -w -r -e
+			done
+		done
 	done
 }
 
