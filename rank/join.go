@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/pario/pario/wire"
 )
 
 // Config adjusts Join. The zero value detects everything from the
@@ -261,11 +259,13 @@ func (c *Comm) serve(ctx context.Context, ln net.Listener, deadline time.Time, t
 		for {
 			conn, err := ln.Accept()
 			if err != nil {
-				if !wire.TemporaryAcceptError(err) {
-					return // closed: the rendezvous is over
+				if errors.Is(err, net.ErrClosed) {
+					return // the rendezvous is over
 				}
-				// Out of descriptors or memory: the ranks still to come
-				// may find them free again (net/http backs off alike).
+				// Out of descriptors or memory, or a connection gone
+				// before it was accepted: the ranks still to come may
+				// find things better (net/http backs off alike). The
+				// deadline closes the listener whatever the error.
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 				time.Sleep(backoff)
 				continue
