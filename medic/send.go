@@ -285,8 +285,26 @@ func (c *sclient) answer(op wire.OpInfo, resp wire.Decoder, acks func(int64)) er
 
 // DefaultStallTimeout is SendOptions.StallTimeout's default. The receiver
 // acknowledges at least every 32 KiB (ProgressAck), so a link carrying
-// 300 bytes a second or more acknowledges well within it.
+// 1 kB/s or more acknowledges within a quarter of it; a send held to a
+// lower RateLimit asks for acknowledgements more often (ackEvery).
 const DefaultStallTimeout = 2 * time.Minute
+
+// ackEvery is the acknowledgement interval a send of size bytes asks for:
+// AckEvery(size), or less when the sender's own rate limit would take a
+// quarter of the stall timeout or more to send it, so that the watchdog
+// never blames the link for the limit. A limit too low for even MinAck
+// within half the stall timeout is refused.
+func ackEvery(size int64, rateLimit float64, stall time.Duration) (int64, error) {
+	every := AckEvery(size)
+	if rateLimit <= 0 {
+		return every, nil
+	}
+	if float64(MinAck)/rateLimit >= stall.Seconds()/2 {
+		return 0, fmt.Errorf("medic: a rate limit of %.0f bytes/s takes %.0f s to carry one acknowledgement's %d bytes, more than half the stall timeout (%v): raise the limit or the stall timeout",
+			rateLimit, float64(MinAck)/rateLimit, MinAck, stall)
+	}
+	return max(MinAck, min(every, int64(rateLimit*stall.Seconds()/4))), nil
+}
 
 // ErrStalled is the error of a send whose receiver stopped acknowledging
 // (SendOptions.StallTimeout).
@@ -345,7 +363,13 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 		return lost(ctx, err, acked, size)
 	}
 
-	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window), AckEvery: uint32(AckEvery(size))}
+	// The receiver acknowledges every `every` bytes (asked in the offer,
+	// before the offset is known); frames are no larger, so that it can.
+	every, err := ackEvery(size, o.RateLimit, stall)
+	if err != nil {
+		return nil, err
+	}
+	offer := offerRequest{ID: id[:], Size: size, Name: o.Name, Window: uint32(o.Window), AckEvery: uint32(every)}
 	_ = c.nc.SetDeadline(time.Now().Add(stall))
 	if err := writeFrame(c.nc, opOffer.OpInfo, 0, offer); err != nil {
 		return nil, failed(err, 0)
@@ -357,10 +381,6 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	_ = c.nc.SetDeadline(time.Time{})
 	off := offered.Offset
 	rep.Resumed = off
-	// The receiver acknowledges every AckEvery(size) bytes (asked in the
-	// offer, before the offset was known); frames are no larger, so that
-	// it can.
-	every := AckEvery(size)
 	rep.Connect = time.Since(t0)
 	if o.Progress != nil {
 		o.Progress(off, size)
@@ -429,10 +449,14 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 			}
 			mu.Lock()
 			waiting := sent > acked && result == nil && rdErr == nil && time.Since(progressAt) >= stall
-			mu.Unlock()
 			if waiting {
+				// Closed under mu: an answer arriving now is not taken
+				// between the decision and the close.
 				stalled.Store(true)
 				c.nc.Close()
+			}
+			mu.Unlock()
+			if waiting {
 				return
 			}
 		}

@@ -88,6 +88,10 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (rep *FileRep
 	rep = &FileReport{Plugin: o.Encode.Plugin}
 	if h, err := checkSpool(spool, o.Encode.Key); err == nil && h.Digest == dg {
 		rep.Header, rep.Reused = h, true
+		// Used now: SpoolTTL counts from here, as the receiver's
+		// staging TTL counts from this send's resumption.
+		now := time.Now()
+		_ = os.Chtimes(spool, now, now)
 	} else {
 		t0 := time.Now()
 		h, err := encodeFile(ctx, path, o.Encode, o.SpoolDir, spool)
@@ -125,7 +129,7 @@ func checkSpool(path string, key []byte) (Header, error) {
 }
 
 // SpoolTTL is how long a spooled container that no send used is kept for
-// a resumption: a send that failed and was never tried again leaves its
+// a resumption (counted from the last send that used it): a send that failed and was never tried again leaves its
 // container in the spool, which would otherwise grow for ever.
 const SpoolTTL = DefaultStagingTTL
 

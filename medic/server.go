@@ -108,6 +108,9 @@ type Server struct {
 	wg                                     sync.WaitGroup
 	// regenSlots holds a token per regeneration running (MaxRegens).
 	regenSlots chan struct{}
+	// refusing holds a token per refusal under way over TLS, where the
+	// reason goes only after a handshake (maxRefusing).
+	refusing chan struct{}
 	// regens is the record of regenerations the rates op answers with.
 	regens regenLog
 	// speed is the latest SpeedProbe, which the rates op answers with
@@ -159,7 +162,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
 	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}, peers: map[string]int{},
-		regenSlots: make(chan struct{}, cfg.MaxRegens),
+		regenSlots: make(chan struct{}, cfg.MaxRegens), refusing: make(chan struct{}, maxRefusing),
 		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one
 	if cfg.StagingTTL > 0 {
@@ -224,9 +227,21 @@ func (s *Server) Serve(ln net.Listener) error {
 			return nil
 		}
 		if why := s.admit(host); why != nil {
+			aside := s.cfg.TLS != nil && s.takeRefusalLocked()
 			s.mu.Unlock()
 			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
-			go refuse(c, why)
+			switch {
+			case s.cfg.TLS == nil:
+				refuse(c, why, refuseTimeout) // one small write on a fresh connection
+			case aside:
+				go func() {
+					defer s.wg.Done()
+					defer func() { <-s.refusing }()
+					refuse(c, why, s.cfg.HandshakeTimeout)
+				}()
+			default:
+				c.Close() // maxRefusing handshakes under way: no reason given
+			}
 			continue
 		}
 		s.conns[c] = true
@@ -258,12 +273,34 @@ func (s *Server) admit(host string) error {
 	return nil
 }
 
+// Refusals: without TLS the reason is one small write, made in the accept
+// loop within refuseTimeout; over TLS it goes only after a handshake, so
+// it is made aside, at most maxRefusing at once (past that, connections
+// are closed without a reason: a peer flooding the receiver cannot hold
+// more goroutines and descriptors than that beyond MaxConns).
+const (
+	refuseTimeout = 100 * time.Millisecond
+	maxRefusing   = 32
+)
+
+// takeRefusalLocked takes a token for a refusal made aside and counts it
+// in wg (Close waits for it). Called with s.mu held, so that Close's
+// wait cannot begin between the check of closed and the Add.
+func (s *Server) takeRefusalLocked() bool {
+	select {
+	case s.refusing <- struct{}{}:
+		s.wg.Add(1)
+		return true
+	default:
+		return false
+	}
+}
+
 // refuse tells a peer why it is not served, in place of the hello (a
-// sender prints it), and closes the connection. Over TLS the reason goes
-// only after a handshake, which is bounded by a short deadline.
-func refuse(c net.Conn, why error) {
+// sender prints it), and closes the connection.
+func refuse(c net.Conn, why error, timeout time.Duration) {
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(time.Second))
+	_ = c.SetDeadline(time.Now().Add(timeout))
 	_, _ = c.Write(wire.AppendFrame(nil, opHello.Code, wire.FlagError, 0, encodeErr(why), nil))
 }
 
@@ -385,7 +422,9 @@ func (c *srvConn) handshake() error {
 		return err
 	}
 	if len(a.Nonce) != nonceLen || !hmac.Equal(a.Proof, authProof(c.s.cfg.Key, "client", sn, a.Nonce)) {
-		_ = c.fail(opAuth.Code, ErrAuth)
+		// Answered without c.fail's log line: anyone can cause this, and
+		// handle's rate-limited warning says it.
+		_, _ = c.nc.Write(wire.AppendFrame(nil, opAuth.Code, wire.FlagResponse|wire.FlagError, 0, encodeErr(ErrAuth), nil))
 		return ErrAuth
 	}
 	return c.reply(opAuth.OpInfo, authResponse{Proof: authProof(c.s.cfg.Key, "server", sn, a.Nonce)})
@@ -587,7 +626,10 @@ func (c *srvConn) transfer(f wire.Frame) error {
 func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err error) {
 	keep := false
 	defer func() {
-		if err == nil || !keep {
+		// A receiver shutting down keeps the container whatever failed
+		// (a store whose calls take the context fails them): the next
+		// one regenerates it.
+		if err == nil || !(keep || c.s.ctx.Err() != nil) {
 			st.remove()
 		}
 	}()
@@ -623,10 +665,12 @@ func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err er
 	select {
 	case c.s.regenSlots <- struct{}{}:
 	case <-ctx.Done():
-		keep = true
 		return res, ctx.Err()
 	}
 	defer func() { <-c.s.regenSlots }()
+	if err := ctx.Err(); err != nil {
+		return res, err // a free slot and shutdown at once: select chose either
+	}
 	t1 := time.Now()
 	// The work directory first, so that the temporary output is noted in
 	// it before anything is written: whatever happens to this receiver,
@@ -651,9 +695,9 @@ func (c *srvConn) finish(st *staged, id []byte, name string) (res Result, err er
 	}
 	if err != nil {
 		out.Abort()
-		// Keep the staged container when the site can be fixed, or when the
-		// receiver is shutting down (the next one regenerates it).
-		keep = errors.Is(err, ErrMissing) || c.s.ctx.Err() != nil
+		// Keep the staged container when the site can be fixed (and on
+		// shutdown, above).
+		keep = errors.Is(err, ErrMissing)
 		return res, err
 	}
 	res.Decode = time.Since(t1)
