@@ -137,6 +137,9 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 					return usageError{fmt.Errorf("%s %d: want at least 1", l.flag, l.v)}
 				}
 			}
+			if stagingTTL == 0 {
+				return usageError{errors.New("--staging-ttl 0 would remove every staged part at once: give a duration, or -1s to keep them")}
+			}
 			res, err := parseKV("resource", resources)
 			if err != nil {
 				return err

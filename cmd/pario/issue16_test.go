@@ -143,6 +143,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"bench", "--servers", "0"},
 		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-regens", "0"},
 		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-conns-per-peer", "-1"},
+		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--staging-ttl", "0s"},
 		{"medic", "send", "--key", "k", "--stall-timeout", "0s", "f", "127.0.0.1:1"},
 		{"mcmc", "--io", "none", "--chain-work", "-1s"},
 	}
