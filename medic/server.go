@@ -551,12 +551,19 @@ func (c *srvConn) transfer(f wire.Frame) error {
 			// Keep what arrived for a resume, unless nothing did (a send
 			// --auto that switched before its first byte) or the disk is
 			// too full to: then the part would only keep it full.
-			if diskFull(st.checkpoint()) || st.off == 0 {
+			full := diskFull(st.checkpoint())
+			if full || st.off == 0 {
 				st.remove()
 			}
+			if full {
+				c.log.Warn("medic: staging area full: a cut transfer's part was dropped", "dir", s.cfg.StagingDir, "bytes", st.off)
+			}
 			if corruptFrame(err) {
-				return c.failAndClose(opData.Code, fmt.Errorf("%w: the frame after byte %d of %d failed its check (%w); "+
-					"the receiver keeps the %d bytes before it: send again to resume", ErrTransit, st.off, size, err, st.off))
+				kept := fmt.Sprintf("the receiver keeps the %d bytes before it: send again to resume", st.off)
+				if full {
+					kept = fmt.Sprintf("the receiver's staging area %s is full, so the %d bytes before it were dropped: free space there and send again", s.cfg.StagingDir, st.off)
+				}
+				return c.failAndClose(opData.Code, fmt.Errorf("%w: the frame after byte %d of %d failed its check (%w); %s", ErrTransit, st.off, size, err, kept))
 			}
 			return err
 		}
