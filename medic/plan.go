@@ -272,7 +272,7 @@ func (p *Plan) robust(T float64, ests []cost.Estimate, b float64, rtt time.Durat
 // a probe of ProbeTime measures it.
 func (p *Plan) measureLink(ctx context.Context, c *sclient, req PlanRequest, ests []cost.Estimate) error {
 	enough := func(b float64, rtt time.Duration) bool { return p.robust(req.AppTime, ests, b, rtt) }
-	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20)
+	b, rtt, rough, err := c.measure(enough, ProbeTime, 256<<20, req.Measure.stall())
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -347,10 +347,7 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 	defer c.nc.Close()
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
-	stall := o.StallTimeout
-	if stall <= 0 {
-		stall = DefaultStallTimeout
-	}
+	stall := o.stall()
 	var stalled atomic.Bool
 	// failed is the error of a send cut short after acked of its bytes
 	// reached the receiver.
@@ -614,15 +611,35 @@ func MeasureLink(ctx context.Context, o SendOptions, enough func(bw float64, rtt
 	defer c.nc.Close()
 	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	defer stop()
-	bw, rtt, roughOnly, err = c.measure(enough, dur, maxBytes)
+	bw, rtt, roughOnly, err = c.measure(enough, dur, maxBytes, o.stall())
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
 	return bw, rtt, roughOnly, err
 }
 
-func (c *sclient) measure(enough func(float64, time.Duration) bool, dur time.Duration, maxBytes int64) (bw float64, rtt time.Duration, roughOnly bool, err error) {
+// stall is StallTimeout or its default.
+func (o *SendOptions) stall() time.Duration {
+	if o.StallTimeout > 0 {
+		return o.StallTimeout
+	}
+	return DefaultStallTimeout
+}
+
+// measure probes the link. Every write, and every answer it waits for,
+// must come within stall, or it gives up with ErrStalled. (A probe's
+// answer waits for the bytes queued on the way, at most a round's budget:
+// a few seconds' worth at the rough rate, or the socket buffers'.)
+func (c *sclient) measure(enough func(float64, time.Duration) bool, dur time.Duration, maxBytes int64, stall time.Duration) (bw float64, rtt time.Duration, roughOnly bool, err error) {
+	defer func() {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			err = fmt.Errorf("%w: measuring the link, the receiver took in or answered nothing for %v (the link stopped carrying data, or the receiver stopped)", ErrStalled, stall)
+		}
+	}()
+	progress := func() { _ = c.nc.SetDeadline(time.Now().Add(stall)) }
+	defer c.nc.SetDeadline(time.Time{})
 	t := time.Now()
+	progress()
 	if err := writeFrame(c.nc, opPing.OpInfo, 0, pingRequest{}); err != nil {
 		return 0, 0, false, err
 	}
@@ -643,11 +660,13 @@ func (c *sclient) measure(enough func(float64, time.Duration) bool, dur time.Dur
 		var sent int64
 		t0 := time.Now()
 		for sent == 0 || sent < n && (d <= 0 || time.Since(t0) < d) {
+			progress()
 			if _, err := c.nc.Write(frame); err != nil {
 				return 0, 0, err
 			}
 			sent += int64(len(buf))
 		}
+		progress()
 		if err := writeFrame(c.nc, opProbeEnd.OpInfo, 0, probeEndRequest{}); err != nil {
 			return 0, 0, err
 		}

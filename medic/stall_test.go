@@ -55,3 +55,33 @@ func TestSendGivesUpOnAStalledLink(t *testing.T) {
 		}
 	}
 }
+
+// Measuring the link (send --plan-first, plan --measure) over a link that
+// stops carrying data gives up after StallTimeout too (before, it waited
+// until the caller's context ended: for ever from the command line).
+func TestMeasureGivesUpOnAStalledLink(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	startServer(t, s, nil, nil)
+	proxy := startProxy(t, "stall", s.addr)
+	if _, err := proxy.Toxics.AddToxicJson(strings.NewReader(
+		`{"name":"bw","type":"bandwidth","stream":"upstream","attributes":{"rate":200}}`)); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, _ = proxy.Toxics.AddToxicJson(strings.NewReader(
+			`{"name":"blackhole","type":"timeout","stream":"upstream","attributes":{"timeout":0}}`))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, _, err := medic.MeasureBandwidth(ctx, medic.SendOptions{Addr: proxy.Listen, Key: s.key, StallTimeout: 2 * time.Second}, 5*time.Second, 0)
+	took := time.Since(start)
+	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || took > 10*time.Second {
+		t.Fatalf("measuring a link that stalled 0.3 s in, with a 2 s stall timeout: %v after %v", err, took)
+	}
+	if !errors.Is(err, medic.ErrStalled) || !strings.Contains(err.Error(), "measuring the link") {
+		t.Errorf("the error does not say the measurement stalled: %v", err)
+	}
+}

@@ -403,7 +403,7 @@ func addSendFlags(cmd *cobra.Command, sf *sendFlags, plan bool) {
 	f.Var(units.RateFlag(&sf.bwlimit), "bwlimit", "cap the sending rate, bytes/s, decimal: 10m = 10MB/s = 10e6; or 80Mbit/s")
 	f.StringVar(&sf.spool, "spool", "", "keep encoded containers here until stored (default $XDG_CACHE_HOME/pario/medic)")
 	f.StringVar(&sf.fallback, "fallback", "zstd", "plugin to send with when the receiver cannot regenerate the output (none: fail instead)")
-	f.DurationVar(&sf.stall, "stall-timeout", medic.DefaultStallTimeout, "give up (resumably) when the receiver acknowledges nothing for this long with bytes on their way")
+	f.DurationVar(&sf.stall, "stall-timeout", medic.DefaultStallTimeout, "give up (resumably) when the receiver acknowledges nothing for this long with bytes on their way, or answers no probe while measuring the link")
 	f.BoolVarP(&sf.quiet, "quiet", "q", false, "no progress bar")
 }
 
