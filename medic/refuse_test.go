@@ -37,19 +37,8 @@ func (h countHandler) WithGroup(string) slog.Handler      { return h }
 // cannot hold goroutines and descriptors past the limits (before the fix:
 // one per connection, for up to a second each).
 func TestTLSRefusalsAreBounded(t *testing.T) {
-	key := medictest.Key(t)
 	tc, _ := selfSigned(t)
-	srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: medic.DirStore(t.TempDir()), StagingDir: t.TempDir(),
-		TLS: tc, MaxConns: 4, MaxConnsPerPeer: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Close()
+	_, addr := serveConfig(t, medic.ServerConfig{Key: medictest.Key(t), TLS: tc, MaxConns: 4, MaxConnsPerPeer: 4})
 	var conns []net.Conn
 	defer func() {
 		for _, c := range conns {
@@ -57,7 +46,7 @@ func TestTLSRefusalsAreBounded(t *testing.T) {
 		}
 	}()
 	dial := func() {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,23 +73,12 @@ func TestTLSRefusalsAreBounded(t *testing.T) {
 // at a time (the handshake's LogLimiter), not a line each: anyone can
 // open them.
 func TestWrongKeysAreLoggedAFewAtATime(t *testing.T) {
-	key := medictest.Key(t)
 	var n atomic.Int64
-	srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: medic.DirStore(t.TempDir()), StagingDir: t.TempDir(),
-		Logger: slog.New(countHandler{msg: "medic:", n: &n})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	defer srv.Close()
+	_, addr := serveConfig(t, medic.ServerConfig{Key: medictest.Key(t), Logger: slog.New(countHandler{msg: "medic:", n: &n})})
 	wrong := medictest.Key(t)
 	const tries = 40
 	for range tries {
-		_, err := medic.Ping(context.Background(), medic.SendOptions{Addr: ln.Addr().String(), Key: wrong})
+		_, err := medic.Ping(context.Background(), medic.SendOptions{Addr: addr, Key: wrong})
 		if !errors.Is(err, medic.ErrAuth) {
 			t.Fatalf("ping with the wrong key: %v", err)
 		}

@@ -100,7 +100,21 @@ func startServer(t *testing.T, s *site, res map[string]string, tc *tls.Config) {
 	if s.dest == "" {
 		s.dest, s.staging = t.TempDir(), t.TempDir()
 	}
-	srv, err := medic.NewServer(medic.ServerConfig{Key: s.key, Store: medic.DirStore(s.dest), StagingDir: s.staging, Resources: res, TLS: tc})
+	s.srv, s.addr = serveConfig(t, medic.ServerConfig{Key: s.key, Store: medic.DirStore(s.dest), StagingDir: s.staging, Resources: res, TLS: tc})
+}
+
+// serveConfig starts a receiver with cfg on a loopback port (a store and
+// a staging area of their own where cfg has none), closed at the test's
+// end.
+func serveConfig(t *testing.T, cfg medic.ServerConfig) (*medic.Server, string) {
+	t.Helper()
+	if cfg.Store == nil {
+		cfg.Store = medic.DirStore(t.TempDir())
+	}
+	if cfg.StagingDir == "" {
+		cfg.StagingDir = t.TempDir()
+	}
+	srv, err := medic.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +122,9 @@ func startServer(t *testing.T, s *site, res map[string]string, tc *tls.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.addr, s.srv = ln.Addr().String(), srv
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
+	return srv, ln.Addr().String()
 }
 
 func writeFile(t *testing.T, name string, data []byte) string {

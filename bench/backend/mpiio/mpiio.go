@@ -166,14 +166,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	chints := C.CString(strings.ReplaceAll(b.d.Hints, ",", "\n"))
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
-	self := C.int(0)
-	if b.p.FilePerProc {
-		self = 1
-	}
-	c := C.int(0)
-	if create {
-		c = 1
-	}
+	self, c := cbool(b.p.FilePerProc), cbool(create)
 	var rc C.int
 	mpi.Do(func() { rc = C.pario_mpiio_open(&f.fh, cname, c, self, chints) })
 	if rc != C.MPI_SUCCESS {
@@ -237,13 +230,7 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	w, c := C.int(0), C.int(0)
-	if write {
-		w = 1
-	}
-	if f.coll {
-		c = 1
-	}
+	w, c := cbool(write), cbool(f.coll)
 	var rc C.int
 	var done C.longlong
 	mpi.Do(func() {
@@ -288,13 +275,7 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 	case total == 0:
 		return nil
 	}
-	w, c := C.int(0), C.int(0)
-	if write {
-		w = 1
-	}
-	if f.coll {
-		c = 1
-	}
+	w, c := cbool(write), cbool(f.coll)
 	var rc C.int
 	var done C.longlong
 	var step *C.char
@@ -311,6 +292,13 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 		return io.EOF
 	}
 	return nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // WriteExtents implements backend.ExtentsIO.
