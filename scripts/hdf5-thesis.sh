@@ -37,6 +37,10 @@
 #               romio_cb_read=enable); one aggregator, as all ranks share a node
 #   romio-nocb  ROMIO with two-phase off (romio_cb_write=romio_cb_read=
 #               disable): what the thesis ran
+#   romio-nods  ROMIO with two-phase and data sieving off (romio_ds_write=
+#               romio_ds_read=disable too): a rank's non-contiguous call
+#               is then its pieces, where data sieving reads, patches and
+#               writes back the whole span under a lock
 #
 # The hints go to ROMIO through a hints file (ROMIO_HINTS). Independent
 # configurations run under -I (default ompio, as the runs before -m).
@@ -96,13 +100,13 @@ while getopts s:n:r:R:D:L:S:m:I:T:B:p:P:K: opt; do
 	p) patterns=$OPTARG ;;
 	P) perpattern=$OPTARG ;;
 	K) bigblocks=$OPTARG ;;
-	*) sed -n '2,76p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,80p' "$0" >&2; exit 2 ;;
 	esac
 done
 for l in $layers $indep; do
 	case $l in
-	ompio | romio-cb | romio-nocb) ;;
-	*) echo "hdf5-thesis: unknown MPI-IO layer $l (ompio, romio-cb, romio-nocb)" >&2; exit 2 ;;
+	ompio | romio-cb | romio-nocb | romio-nods) ;;
+	*) echo "hdf5-thesis: unknown MPI-IO layer $l (ompio, romio-cb, romio-nocb, romio-nods)" >&2; exit 2 ;;
 	esac
 done
 for p in $patterns; do
@@ -167,6 +171,7 @@ dir=$mnt/thesis
 date=$(date -u +%Y-%m-%dT%H:%MZ)
 printf 'romio_cb_write enable\nromio_cb_read enable\n' >"$work/hints-cb"
 printf 'romio_cb_write disable\nromio_cb_read disable\n' >"$work/hints-nocb"
+printf 'romio_cb_write disable\nromio_cb_read disable\nromio_ds_write disable\nromio_ds_read disable\n' >"$work/hints-nods"
 
 # mpiargs LAYER: mpirun's arguments that select an MPI-IO layer.
 mpiargs() {
@@ -174,6 +179,7 @@ mpiargs() {
 	ompio) echo "--mca io ompio" ;;
 	romio-cb) echo "--mca io romio321 -x ROMIO_HINTS=$work/hints-cb" ;;
 	romio-nocb) echo "--mca io romio321 -x ROMIO_HINTS=$work/hints-nocb" ;;
+	romio-nods) echo "--mca io romio321 -x ROMIO_HINTS=$work/hints-nods" ;;
 	esac
 }
 layer=$indep
