@@ -128,9 +128,10 @@ func checkSpool(path string, key []byte) (Header, error) {
 	return h, nil
 }
 
-// SpoolTTL is how long a spooled container that no send used is kept for
-// a resumption (counted from the last send that used it): a send that failed and was never tried again leaves its
-// container in the spool, which would otherwise grow for ever.
+// SpoolTTL is how long a spooled container is kept for a resumption,
+// counted from the last send that used it: a send that failed and was
+// never tried again leaves its container in the spool, which would
+// otherwise grow for ever.
 const SpoolTTL = DefaultStagingTTL
 
 // expireSpool removes the containers (NAME.medic) and cut-short encodes

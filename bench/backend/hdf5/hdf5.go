@@ -562,12 +562,12 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 	var err error
 	mpi.Do(func() {
 		if write && f.b.d.Unlimited {
-			var ext uint64
-			if ext, err = mpi.MaxUint64(uint64(end), f.self); err != nil {
+			var grown uint64
+			if grown, err = mpi.MaxUint64(uint64(end), f.self); err != nil {
 				return
 			}
-			if ext > uint64(f.h.extent) {
-				if step = C.pario_h5_extend(&f.h, C.ulonglong(ext)); C.GoString(step) != "" {
+			if grown > uint64(f.h.extent) {
+				if step = C.pario_h5_extend(&f.h, C.ulonglong(grown)); C.GoString(step) != "" {
 					return
 				}
 			}
