@@ -106,6 +106,12 @@ func TestReceiverStagingFills(t *testing.T) {
 	if !strings.Contains(err.Error(), "no space left on device") {
 		t.Errorf("the sender's error does not say the receiver's disk is full: %v", err)
 	}
+	// Refused at the offer, from the staging area's free space: no byte
+	// is sent that could not be kept (before, 4 MiB went over the link
+	// and were dropped).
+	if !strings.Contains(err.Error(), "this container needs 6.0 MiB more") {
+		t.Errorf("the sender's error does not say the container was refused before its bytes were sent: %v", err)
+	}
 	t.Logf("the sender's error: %v", err)
 	if left := leftovers(t, s.dest); len(left) > 0 {
 		t.Errorf("the store keeps %v after the failed send", left)

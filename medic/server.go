@@ -501,6 +501,14 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	}
 	defer st.close()
 	off := st.off
+	if err := roomFor(s.cfg.StagingDir, size-off); err != nil {
+		// Refused before a byte is sent that could not be kept; a part
+		// already staged stays for when there is room.
+		if off == 0 {
+			st.remove()
+		}
+		return c.fail(opOffer.Code, err)
+	}
 	if off > 0 {
 		c.log.Info("medic: resuming", "offset", off, "size", size)
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/pario/pario/units"
 )
 
 // staged is a container being received into the staging directory:
@@ -124,6 +126,25 @@ func (s *staged) close() { s.f.Close() }
 // area that cannot take more bytes answers.
 func diskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// roomFor says whether the file system of dir has need bytes free for an
+// unprivileged writer (with a margin for the checkpoints' files), or why
+// not; a file system that cannot tell is taken to have room. Transfers
+// under way may still take the room (the check reserves nothing): the
+// writes' ENOSPC then answers, as before.
+func roomFor(dir string, need int64) error {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil || fs.Bsize <= 0 {
+		return nil
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	const margin = 64 << 10
+	if need+margin <= free {
+		return nil
+	}
+	return fmt.Errorf("staging area %s is full (%w): %s free, this container needs %s more; free space there and send again",
+		dir, syscall.ENOSPC, units.FormatBytes(free), units.FormatBytes(need))
 }
 
 // errnoOf is the system's error inside err (no space left on device,
