@@ -33,3 +33,35 @@ func TestApplyDirectives(t *testing.T) {
 		t.Errorf("-T -1: %v", err)
 	}
 }
+
+// FuzzDirectives: any -O string is applied or refused with an error, and
+// options that apply and validate give a pattern whose sizes and memory
+// check compute without a panic.
+func FuzzDirectives(f *testing.F) {
+	for _, s := range []string{
+		"blockSize=4m,transferSize=1m,segmentCount=3",
+		"transferSize=0", "blockSize=9223372036854775807,segmentCount=9223372036854775807",
+		"randomOffset=1,filePerProc=1,reorderTasks=1,taskPerNodeOffset=-3",
+		"summaryFormat=JSON,summaryFile=/dev/null # x", "numTasks=-1", "api=POSIX,deadlineForStonewalling=5,stoneWallingWearOut=1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o := DefaultOptions()
+		if err := o.ApplyDirectives(s); err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		if err := o.Validate(4); err != nil {
+			return
+		}
+		p := o.Pattern(4, 1)
+		if p.Validate() != nil {
+			return
+		}
+		_ = p.FileSize()
+		_ = CheckMemory(o, 4, 1<<30)
+	})
+}
