@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/pario/pario/internal/golden"
 	"math"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pario/pario/internal/golden"
 	"github.com/pario/pario/tune/model"
 )
 
@@ -353,4 +353,24 @@ func TestRecommendNoIdleTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseRequest: the flags of `pario tune search`, whatever they say,
+// give a request or an error, and an accepted request has a space with
+// points and a method to search it.
+func FuzzParseRequest(f *testing.F) {
+	f.Add("all", int64(10<<30), "model", 0.15, "1:160", "1m:256m", "1m:256m", "", "")
+	f.Add("sa,ga", int64(1), "sim", 40.0, "3", "64k", "1k:2k", "4", "1:8")
+	f.Add("exhaustive", int64(1<<40), "bench", 1e300, "1:9223372036854775807", "1:1", "0:0", "0", "-1:-5")
+	f.Fuzz(func(t *testing.T, methods string, size int64, objective string, budget float64, count, strip, xfer, files, procs string) {
+		a := Args{Methods: methods, Size: size, Objective: objective, Budget: budget,
+			StripeCount: count, StripSize: strip, TransferSize: xfer, Files: files, ProcsPerFile: procs}
+		req, err := ParseRequest(a)
+		if err != nil {
+			return
+		}
+		if req.Space == nil || req.Space.Size() <= 0 || len(req.Methods) == 0 || req.Budget <= 0 {
+			t.Fatalf("accepted %+v: space %v, %d methods, budget %d", a, req.Space, len(req.Methods), req.Budget)
+		}
+	})
 }
