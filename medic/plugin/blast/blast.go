@@ -106,6 +106,25 @@ func checkOptions(options []string) error {
 	return nil
 }
 
+// threadOptions set how many threads a search uses: the compute site's
+// choice, recorded with the options, which the storage site does not
+// replay (blast.workers decides its parallelism: each of its searches is
+// one thread, so that the workers fill its cores and no more).
+var threadOptions = map[string]bool{"-num_threads": true, "-mt_mode": true}
+
+// withoutThreads is options less the thread options and their values.
+func withoutThreads(options []string) []string {
+	var out []string
+	for i := 0; i < len(options); i++ {
+		if threadOptions[options[i]] {
+			i++ // its value
+			continue
+		}
+		out = append(out, options[i])
+	}
+	return out
+}
+
 var dbtypes = map[string]string{
 	"blastp": "prot", "blastx": "prot", "blastn": "nucl", "tblastn": "nucl", "tblastx": "nucl",
 }
@@ -588,7 +607,7 @@ func (r *regeneration) blast(ctx context.Context, name, query string, only []str
 		}
 		args = append(args, "-seqidlist", list)
 	}
-	args = append(args, m.Options...)
+	args = append(args, withoutThreads(m.Options)...)
 	if _, _, err := run(ctx, r.bin, m.Program, args...); err != nil {
 		return nil, err
 	}

@@ -217,6 +217,11 @@ func roundTrip(t *testing.T, dir, db, replica, outfmt string, tSearch time.Durat
 		t.Fatal(err)
 	}
 	src := medic.Source{Path: out, Params: map[string]string{"program": "blastp", "query": "q.fa", "db": "orig", "outfmt": outfmt}, Dir: dir}
+	if outfmt == "6" {
+		// The compute site's threads: recorded, and not the storage
+		// site's to use (its workers decide).
+		src.Params["options"] = "-num_threads 2"
+	}
 	var metaBuf bytes.Buffer
 	t0 := time.Now()
 	if err := (Plugin{}).Encode(ctx, src, &metaBuf); err != nil {
@@ -247,12 +252,25 @@ func roundTrip(t *testing.T, dir, db, replica, outfmt string, tSearch time.Durat
 	}
 
 	env := medic.Env{Resources: map[string]string{"blast.db": replica, "blast.workers": "3"}, TempDir: t.TempDir()}
+	var argLog string
+	if outfmt == "6" {
+		env.Resources["blast.bin"], argLog = loggingBLAST(t)
+	}
 	var got bytes.Buffer
 	t0 = time.Now()
 	if err := (Plugin{}).Decode(ctx, bytes.NewReader(metaBuf.Bytes()), &got, env); err != nil {
 		t.Fatal(err)
 	}
 	tDec := time.Since(t0)
+	if argLog != "" {
+		b, err := os.ReadFile(argLog)
+		if err != nil || !strings.Contains(string(b), "-query") {
+			t.Fatalf("no blastp call logged: %v %q", err, b)
+		}
+		if strings.Contains(string(b), "-num_threads") {
+			t.Errorf("the storage site ran blastp with the compute site's -num_threads:\n%s", b)
+		}
+	}
 	if !bytes.Equal(got.Bytes(), orig) {
 		t.Fatalf("regenerated output differs from the original (%d vs %d bytes)", got.Len(), len(orig))
 	}
@@ -362,4 +380,30 @@ func TestBlastQueryWithoutHits(t *testing.T) {
 	if len(lists) != 2 || restricted != 1 {
 		t.Fatalf("%d chunk lists, %d of them restricted to no sequence; want 2 and 1", len(lists), restricted)
 	}
+}
+
+// loggingBLAST is a blast.bin directory whose blastp logs its arguments
+// (a line a call) to the returned file and runs the real one; the other
+// BLAST+ programs are the real ones.
+func loggingBLAST(t *testing.T) (dir, log string) {
+	t.Helper()
+	dir, log = t.TempDir(), filepath.Join(t.TempDir(), "blastp.args")
+	real, err := exec.LookPath("blastp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %s\nexec %s \"$@\"\n", log, real)
+	if err := os.WriteFile(filepath.Join(dir, "blastp"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"blastdbcmd", "makeblastdb"} {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, log
 }

@@ -65,7 +65,9 @@
 //	                 -subject, -gilist, -seqidlist, -negative_seqidlist,
 //	                 -taxids, -taxidlist, ..., -import/-export_search_strategy)
 //	                 are refused, and -evalue and -max_target_seqs have
-//	                 their own keys; Decode checks the same list
+//	                 their own keys; Decode checks the same list, and
+//	                 leaves out -num_threads and -mt_mode (the storage
+//	                 site's blast.workers decide its parallelism)
 //	bin              directory holding the BLAST+ programs at the compute
 //	                 site (default: $PATH)
 //

@@ -77,3 +77,16 @@ func TestParams(t *testing.T) {
 		t.Errorf("missing query: %v", err)
 	}
 }
+
+func TestWithoutThreads(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"-seg no -num_threads 8 -mt_mode 1 -comp_based_stats 0", "-seg no -comp_based_stats 0"},
+		{"-num_threads", ""},
+		{"-word_size 3", "-word_size 3"},
+		{"", ""},
+	} {
+		if got := strings.Join(withoutThreads(strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("withoutThreads(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
