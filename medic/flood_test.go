@@ -2,6 +2,7 @@ package medic_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"runtime"
@@ -90,11 +91,11 @@ func TestReceiverRefusesPastItsPerHostLimit(t *testing.T) {
 	defer cancel()
 	_, err := medic.SendFile(ctx, p, medic.SendFileOptions{
 		Encode:   medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: s.key},
-		Send:     medic.SendOptions{Addr: s.addr, Key: s.key},
+		Send:     medic.SendOptions{Addr: s.addr, Key: s.key, StallTimeout: time.Second},
 		SpoolDir: t.TempDir(),
 	})
-	if err == nil || !strings.Contains(err.Error(), "limit per host") {
-		t.Fatalf("a connection past the per-host limit: %v, want a refusal naming the limit", err)
+	if err == nil || !strings.Contains(err.Error(), "limit per host") || !errors.Is(err, medic.ErrBusy) {
+		t.Fatalf("a connection past the per-host limit for longer than the stall timeout: %v, want a refusal naming the limit", err)
 	}
 	for _, c := range held[:8] {
 		c.Close()
@@ -158,5 +159,42 @@ func TestReceiverSurvivesRunningOutOfDescriptors(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("a send once descriptors were free again: %v", err)
+	}
+}
+
+// A sender refused because the receiver is at its connection limits
+// (ErrBusy) dials again, backing off, until a connection frees up (within
+// its stall timeout): a job whose ranks all send at once gets through.
+// Before, the send failed at the first refusal.
+func TestBusyReceiverIsDialledAgain(t *testing.T) {
+	key := medictest.Key(t)
+	_, addr := serveConfig(t, medic.ServerConfig{Key: key, MaxConnsPerPeer: 2})
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	time.Sleep(200 * time.Millisecond) // both accepted
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	p := writeFile(t, "out.txt", report(200))
+	start := time.Now()
+	_, err := medic.SendFile(context.Background(), p, medic.SendFileOptions{
+		Encode:   medic.EncodeOptions{Plugin: "zstd", Cipher: medic.CipherXChaCha20Poly1305, Key: key},
+		Send:     medic.SendOptions{Addr: addr, Key: key, StallTimeout: 10 * time.Second},
+		SpoolDir: t.TempDir(),
+	})
+	if err != nil {
+		t.Fatalf("a send to a receiver busy for 0.7 s: %v", err)
+	}
+	if took := time.Since(start); took < 600*time.Millisecond {
+		t.Errorf("the send took %v: the receiver was not busy when it came (the test proves nothing)", took)
 	}
 }

@@ -62,7 +62,13 @@ const (
 	kindAuth      = 3
 	kindDigest    = 4 // the plugin could not reproduce the output
 	kindTransit   = 5 // bytes changed between sender and receiver
+	kindBusy      = 6 // at a connection limit: try again
 )
+
+// ErrBusy is a receiver's refusal of a connection past its connection
+// limits (--max-conns, --max-conns-per-peer): a sender dials again for
+// a while (Send, Ping and the link's measurement do).
+var ErrBusy = errors.New("the receiver is busy")
 
 // ErrAuth is a failed authentication: the two sides' key files differ.
 var ErrAuth = errors.New("medic: authentication failed (sender and receiver use different key files?)")
@@ -94,7 +100,7 @@ type RemoteError struct {
 func (e *RemoteError) Error() string { return "receiver: " + e.Msg }
 
 // Is lets errors.Is match ErrMissing, ErrIntegrity (which includes
-// ErrDigest and ErrTransit), ErrDigest, ErrTransit and ErrAuth.
+// ErrDigest and ErrTransit), ErrDigest, ErrTransit, ErrAuth and ErrBusy.
 func (e *RemoteError) Is(target error) bool {
 	switch target {
 	case ErrMissing:
@@ -107,6 +113,8 @@ func (e *RemoteError) Is(target error) bool {
 		return e.kind == kindTransit
 	case ErrAuth:
 		return e.kind == kindAuth
+	case ErrBusy:
+		return e.kind == kindBusy
 	}
 	return false
 }
@@ -124,6 +132,8 @@ func errKind(err error) uint8 {
 		return kindIntegrity
 	case errors.Is(err, ErrAuth):
 		return kindAuth
+	case errors.Is(err, ErrBusy):
+		return kindBusy
 	}
 	return kindOther
 }

@@ -116,8 +116,32 @@ type sclient struct {
 }
 
 func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
-	c, _, err := dialOnce(ctx, o, false)
+	c, _, err := dialBusy(ctx, o, false)
 	return c, err
+}
+
+// dialBusy is dialOnce, dialling again while the receiver refuses for
+// being at its connection limits (ErrBusy: other senders hold them; they
+// end), backing off from 50 ms to 5 s, for up to the stall timeout.
+func dialBusy(ctx context.Context, o *SendOptions, wantRates bool) (*sclient, *Rates, error) {
+	start, wait := time.Now(), 50*time.Millisecond
+	for {
+		c, r, err := dialOnce(ctx, o, wantRates)
+		if err == nil || !errors.Is(err, ErrBusy) {
+			return c, r, err
+		}
+		if time.Since(start)+wait > o.stall() {
+			return nil, nil, fmt.Errorf("%w (dialled again for %v)", err, time.Since(start).Round(time.Millisecond))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }
 
 // dialRates connects and authenticates, and asks for the receiver's
@@ -126,11 +150,11 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 // the rates op drops that connection: dialRates then dials again without
 // asking, and returns nil rates and why (ratesErr).
 func dialRates(ctx context.Context, o *SendOptions) (c *sclient, r *Rates, ratesErr, err error) {
-	c, r, err = dialOnce(ctx, o, true)
+	c, r, err = dialBusy(ctx, o, true)
 	if err == nil || !errors.Is(err, errNoRates) {
 		return c, r, nil, err
 	}
-	c, _, err2 := dialOnce(ctx, o, false)
+	c, _, err2 := dialBusy(ctx, o, false)
 	return c, nil, err, err2
 }
 

@@ -265,10 +265,10 @@ func (s *Server) Serve(ln net.Listener) error {
 // Called with s.mu held.
 func (s *Server) admit(host string) error {
 	if len(s.conns) >= s.cfg.MaxConns {
-		return fmt.Errorf("receiver %s holds %d connections, its limit", s.cfg.Name, len(s.conns))
+		return fmt.Errorf("%w: receiver %s holds %d connections, its limit", ErrBusy, s.cfg.Name, len(s.conns))
 	}
 	if n := s.peers[host]; n >= s.cfg.MaxConnsPerPeer {
-		return fmt.Errorf("receiver %s holds %d connections from %s, its limit per host", s.cfg.Name, n, host)
+		return fmt.Errorf("%w: receiver %s holds %d connections from %s, its limit per host", ErrBusy, s.cfg.Name, n, host)
 	}
 	return nil
 }
