@@ -866,6 +866,7 @@ func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mod
 	}
 	total := r.p.Count(r.rank, ph)
 	stonewall := o.Deadline > 0 && mode != modeVerify
+	together, _ := r.be.(backend.StopTogether)
 	for n < planned && total > 0 {
 		// Transfers already done are skipped when wrapping around (wear-out).
 		skip, i := n%total, int64(0)
@@ -894,9 +895,18 @@ func (r *runner) loop(ctx context.Context, f backend.File, ph pattern.Phase, mod
 					return err
 				}
 			}
-			if stonewall && time.Now().After(deadline) {
-				stopped = true
-				break
+			if stonewall {
+				hit := time.Now().After(deadline)
+				if together != nil {
+					var serr error
+					if hit, serr = together.StopTogether(hit); serr != nil {
+						return serr
+					}
+				}
+				if hit {
+					stopped = true
+					break
+				}
 			}
 			if n == planned {
 				break

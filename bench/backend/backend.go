@@ -140,6 +140,18 @@ type ExtentsIO interface {
 	ReadExtents(p []byte, ext []Extent) error
 }
 
+// StopTogether is implemented by back ends whose data calls may be
+// collective (every rank must make as many: MPI-IO and HDF5 with -c, a
+// file view, an extendible dataset). With a stonewalling deadline (-D)
+// the engine asks it after each transfer whether to stop, passing whether
+// this rank's clock says so; it answers for all ranks alike when the
+// calls are collective (as IOR broadcasts rank 0's decision), else hit:
+// ranks stopping on their own clocks would leave the others waiting in a
+// collective call for ever.
+type StopTogether interface {
+	StopTogether(hit bool) (bool, error)
+}
+
 // FSInfo is a file system's capacity, for the header's "FS" line.
 type FSInfo struct {
 	Total, Free   int64 // bytes

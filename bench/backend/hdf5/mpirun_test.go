@@ -4,6 +4,7 @@ package hdf5_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pario/pario/bench"
 	"github.com/pario/pario/internal/testenv"
@@ -366,6 +368,34 @@ func TestAdviseFile(t *testing.T) {
 		out, err := exec.Command(parioBin, append([]string{"advise"}, tc.args...)...).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("pario advise %s: %v, %q; want an error containing %q", strings.Join(tc.args, " "), err, out, tc.want)
+		}
+	}
+}
+
+// A stonewalling deadline (-D) with collective calls: the ranks stop
+// after the same transfer (they agree after each one, as IOR broadcasts
+// its decision), where ranks stopping on their own clocks left the others
+// in a collective call for ever (4 of 10 runs hung before).
+func TestStonewallWithCollectiveCalls(t *testing.T) {
+	need(t, "mpirun")
+	for _, args := range [][]string{
+		{"-a", "HDF5", "-c", "-t", "16k"},
+		{"-a", "MPIIO", "--strided", "-t", "32k"},
+	} {
+		for i := range 3 {
+			path := filepath.Join(t.TempDir(), "sw.dat")
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			full := append([]string{"--allow-run-as-root", "--oversubscribe", "-np", strconv.Itoa(ranks), parioBin, "bench",
+				"-D", "1", "-b", "512m", "-w", "-o", path}, args...)
+			out, err := exec.CommandContext(ctx, "mpirun", full...).CombinedOutput()
+			hung := ctx.Err() != nil
+			cancel()
+			if hung {
+				t.Fatalf("run %d of %s hung past 60 s with a 1 s deadline:\n%s", i, strings.Join(args, " "), out)
+			}
+			if err != nil || !strings.Contains(string(out), "\nwrite ") {
+				t.Fatalf("run %d of %s: %v\n%s", i, strings.Join(args, " "), err, out)
+			}
 		}
 	}
 }

@@ -178,3 +178,20 @@ func Check(rank, tasks int) error {
 	}
 	return nil
 }
+
+// StopTogether is how ranks making collective calls agree to stop at a
+// stonewalling deadline: all stop once any has hit it (MPI_Allreduce of
+// the flag; microseconds, where pario's own collectives compete with
+// MPI's busy polling). With self nothing is shared: hit as it is.
+func StopTogether(hit, self bool) (bool, error) {
+	if self {
+		return hit, nil
+	}
+	var v uint64
+	if hit {
+		v = 1
+	}
+	var err error
+	Do(func() { v, err = MaxUint64(v, false) })
+	return v == 1, err
+}

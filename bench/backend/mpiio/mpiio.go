@@ -202,6 +202,14 @@ func (b *Backend) Size(_ context.Context, name string) (int64, error) {
 // Close implements backend.Backend.
 func (b *Backend) Close() error { return mpi.Close() }
 
+// StopTogether implements backend.StopTogether.
+func (b *Backend) StopTogether(hit bool) (bool, error) {
+	if !(b.d.Collective || b.p.Strided) {
+		return hit, nil
+	}
+	return mpi.StopTogether(hit, b.p.FilePerProc)
+}
+
 // Describe implements backend.Describer.
 func (b *Backend) Describe() [][2]string {
 	mode := "independent"
