@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pario/pario/rank"
 	"github.com/pario/pario/template/annot"
 )
 
@@ -38,28 +37,15 @@ func TestPhotocopyBlockOwnerWriteFails(t *testing.T) {
 	}
 	ended := make(chan struct{})
 	errs := make([]error, 3)
-	err := rank.RunLocal(testCtx(t), 3, func(ctx context.Context, c *rank.Comm) error {
-		g, err := NewGroup(ctx, c)
-		if err != nil {
-			return err
+	full := func(r int, f *os.File) File {
+		if r == 0 {
+			return fullFile{f, 1000}
 		}
-		osf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-		if err != nil {
-			return err
-		}
-		defer osf.Close()
-		var f File = osf
-		if c.Rank() == 0 {
-			f = fullFile{osf, 1000}
-		}
-		if err := ownerFailRank(ctx, g, a, f, ended, errs); err != nil {
-			return err
-		}
-		return g.Close(ctx) // rank 0, the owner, serves until everyone is done
-	})
-	if err != nil {
-		t.Fatal(err)
+		return f
 	}
+	runRanksWrapped(t, 3, path, full, func(ctx context.Context, g *Group, f File) error {
+		return ownerFailRank(ctx, g, a, f, ended, errs)
+	})
 	if errs[1] == nil || !strings.Contains(errs[1].Error(), "no space left on device") {
 		t.Errorf("End of a block the owner could not write: %v, want the owner's ENOSPC", errs[1])
 	}

@@ -67,6 +67,17 @@ func (f recFile) ReadAt(p []byte, off int64) (int, error) {
 // and TCP), each with a Group and its own handle on the file at path.
 func runRanks(t *testing.T, n int, path string, rec *recorder, body func(ctx context.Context, g *Group, f File) error) {
 	t.Helper()
+	var wrap func(int, *os.File) File
+	if rec != nil {
+		wrap = func(r int, f *os.File) File { return recFile{f, rec, r} }
+	}
+	runRanksWrapped(t, n, path, wrap, body)
+}
+
+// runRanksWrapped is runRanks with each rank's file made by wrap (nil: the
+// file itself).
+func runRanksWrapped(t *testing.T, n int, path string, wrap func(rank int, f *os.File) File, body func(ctx context.Context, g *Group, f File) error) {
+	t.Helper()
 	err := rank.RunLocal(testCtx(t), n, func(ctx context.Context, c *rank.Comm) error {
 		g, err := NewGroup(ctx, c)
 		if err != nil {
@@ -78,8 +89,8 @@ func runRanks(t *testing.T, n int, path string, rec *recorder, body func(ctx con
 		}
 		defer osf.Close()
 		var f File = osf
-		if rec != nil {
-			f = recFile{osf, rec, c.Rank()}
+		if wrap != nil {
+			f = wrap(c.Rank(), osf)
 		}
 		if err := body(ctx, g, f); err != nil {
 			return err
