@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -55,16 +54,7 @@ func init() { medic.Register(turnsPlugin{}) }
 func TestRegenerationsTakeTurns(t *testing.T) {
 	key := medictest.Key(t)
 	dest := t.TempDir()
-	srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: medic.DirStore(dest), StagingDir: t.TempDir(), MaxRegens: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	_, addr := serveConfig(t, medic.ServerConfig{Key: key, Store: medic.DirStore(dest), MaxRegens: 2})
 	turnsMost.Store(0)
 	const senders = 5
 	var wg sync.WaitGroup
@@ -76,7 +66,7 @@ func TestRegenerationsTakeTurns(t *testing.T) {
 			defer wg.Done()
 			_, err := medic.SendFile(context.Background(), p, medic.SendFileOptions{
 				Encode:   medic.EncodeOptions{Plugin: "turns-test", Cipher: medic.CipherXChaCha20Poly1305, Key: key},
-				Send:     medic.SendOptions{Addr: ln.Addr().String(), Key: key},
+				Send:     medic.SendOptions{Addr: addr, Key: key},
 				SpoolDir: t.TempDir(),
 			})
 			errs <- err

@@ -498,15 +498,8 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 	short := false // a read across the end of /data: what is there, then io.EOF
 	mpi.Do(func() {
 		if write && f.b.d.Unlimited {
-			// The ranks agree on the new length: MPI_MAX over 64 bits.
-			var ext uint64
-			if ext, err = mpi.MaxUint64(uint64(off+n), f.self); err != nil {
+			if step, err = f.grow(off + n); err != nil || C.GoString(step) != "" {
 				return
-			}
-			if ext > uint64(f.h.extent) {
-				if step = C.pario_h5_extend(&f.h, C.ulonglong(ext)); C.GoString(step) != "" {
-					return
-				}
 			}
 		}
 		if !write {
@@ -532,6 +525,18 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 		return int(n), io.EOF
 	}
 	return len(p), nil
+}
+
+// grow extends an extendible /data to hold end elements, or what another
+// rank needs: the ranks agree on the new length (MPI_MAX over 64 bits,
+// collective). It returns the HDF5 step that failed, as io does. Call it
+// from inside mpi.Do.
+func (f *File) grow(end int64) (*C.char, error) {
+	ext, err := mpi.MaxUint64(uint64(end), f.self)
+	if err != nil || ext <= uint64(f.h.extent) {
+		return nil, err
+	}
+	return C.pario_h5_extend(&f.h, C.ulonglong(ext)), nil
 }
 
 // ioExtents is io for a --strided call: one H5Dwrite or H5Dread of the
@@ -570,14 +575,8 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 	var err error
 	mpi.Do(func() {
 		if write && f.b.d.Unlimited {
-			var grown uint64
-			if grown, err = mpi.MaxUint64(uint64(end), f.self); err != nil {
+			if step, err = f.grow(end); err != nil || C.GoString(step) != "" {
 				return
-			}
-			if grown > uint64(f.h.extent) {
-				if step = C.pario_h5_extend(&f.h, C.ulonglong(grown)); C.GoString(step) != "" {
-					return
-				}
 			}
 		}
 		if !write && end > int64(f.h.extent) {
