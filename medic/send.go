@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"sync"
@@ -122,7 +123,8 @@ func dial(ctx context.Context, o *SendOptions) (*sclient, error) {
 
 // dialBusy is dialOnce, dialling again while the receiver refuses for
 // being at its connection limits (ErrBusy: other senders hold them; they
-// end), backing off from 50 ms to 5 s, for up to the stall timeout.
+// end), backing off from 50 ms to 5 s (each wait jittered), for up to
+// the stall timeout.
 func dialBusy(ctx context.Context, o *SendOptions, wantRates bool) (*sclient, *Rates, error) {
 	start, wait := time.Now(), 50*time.Millisecond
 	for {
@@ -133,7 +135,9 @@ func dialBusy(ctx context.Context, o *SendOptions, wantRates bool) (*sclient, *R
 		if time.Since(start)+wait > o.stall() {
 			return nil, nil, fmt.Errorf("%w (dialled again for %v)", err, time.Since(start).Round(time.Millisecond))
 		}
-		t := time.NewTimer(wait)
+		// Jittered: senders refused together do not all come back at
+		// the same moment.
+		t := time.NewTimer(wait/2 + mrand.N(wait/2+1))
 		select {
 		case <-ctx.Done():
 			t.Stop()
