@@ -13,6 +13,7 @@ import (
 
 	"github.com/pario/pario/medic"
 	"github.com/pario/pario/medic/medictest"
+	"github.com/pario/pario/wire/floodtest"
 )
 
 // heapInUse is the heap in use after a collection.
@@ -196,5 +197,28 @@ func TestBusyReceiverIsDialledAgain(t *testing.T) {
 	}
 	if took := time.Since(start); took < 600*time.Millisecond {
 		t.Errorf("the send took %v: the receiver was not busy when it came (the test proves nothing)", took)
+	}
+}
+
+// A flood of connections that never authenticate, from more hosts than the
+// receiver has places for and opened again as fast as they are closed,
+// does not keep an honest sender out: its handshake takes the place of
+// the flood's oldest (wire.Gate). Before, the flood held every place and
+// the sender was refused as busy until its stall timeout.
+func TestReceiverFloodFromManyHosts(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	s.srv, s.addr = serveConfig(t, medic.ServerConfig{Key: s.key, MaxConns: 16, MaxConnsPerPeer: 4, Store: medic.DirStore(t.TempDir())})
+	flood := floodtest.Start(s.addr, 8, 4)
+	defer flood.Stop()
+	for deadline := time.Now().Add(10 * time.Second); flood.Opened() < 64; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the flood opened %d connections in 10 s", flood.Opened())
+		}
+	}
+	p := writeFile(t, "out.txt", report(200))
+	for i := range 3 {
+		if _, err := sendFile(t, s, p, "zstd", medic.SendOptions{StallTimeout: 3 * time.Second}); err != nil {
+			t.Fatalf("honest send %d beside the flood (%d flood connections opened): %v", i, flood.Opened(), err)
+		}
 	}
 }

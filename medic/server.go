@@ -47,7 +47,12 @@ type ServerConfig struct {
 	// in all and from one host (defaults DefaultMaxConns and
 	// DefaultMaxConnsPerPeer): past them a connection is refused with
 	// the reason, so that connections opened without the key cannot use
-	// up the receiver's descriptors and memory.
+	// up the receiver's descriptors and memory. At most a quarter of
+	// MaxConns may be in their handshake at once: past that a new
+	// connection takes the place of the oldest unauthenticated one from
+	// the network holding the most, and a network whose connections keep
+	// being evicted is refused for a while (wire.Gate), so that
+	// a flood without the key cannot keep honest senders out.
 	MaxConns, MaxConnsPerPeer int
 	// MaxRegens is how many regenerations run at once (default
 	// DefaultMaxRegens); the others wait their turn.
@@ -99,13 +104,12 @@ type Server struct {
 	mu     sync.Mutex
 	active map[string]bool
 	lns    []net.Listener
-	conns  map[net.Conn]bool
-	peers  map[string]int // connections held per host
+	gate   *wire.Gate
 	closed bool
 	// Warnings about connections that anyone can cause (no key needed),
 	// a few per interval each.
-	warnAccept, warnRefused, warnHandshake *wire.LogLimiter
-	wg                                     sync.WaitGroup
+	warnAccept, warnRefused, warnEvicted, warnHandshake *wire.LogLimiter
+	wg                                                  sync.WaitGroup
 	// regenSlots holds a token per regeneration running (MaxRegens).
 	regenSlots chan struct{}
 	// refusing holds a token per refusal under way over TLS, where the
@@ -161,9 +165,10 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
-	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{}, conns: map[net.Conn]bool{}, peers: map[string]int{},
+	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{},
+		gate:       wire.NewGate(cfg.MaxConns, cfg.MaxConnsPerPeer, wire.DefaultMaxUnauthenticated(cfg.MaxConns)),
 		regenSlots: make(chan struct{}, cfg.MaxRegens), refusing: make(chan struct{}, maxRefusing),
-		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
+		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnEvicted: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one
 	if cfg.StagingTTL > 0 {
 		s.expireStaged()
@@ -219,14 +224,21 @@ func (s *Server) Serve(ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		host := wire.PeerHost(c.RemoteAddr())
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
 			c.Close()
 			return nil
 		}
-		if why := s.admit(host); why != nil {
+		evicted := s.gate.Stats().Evicted
+		pass, refusal, open := s.gate.Admit(c)
+		if !open {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		if refusal != nil {
+			why := fmt.Errorf("%w: %s", ErrBusy, refusal.Reason("receiver "+s.cfg.Name))
 			aside := s.cfg.TLS != nil && s.takeRefusalLocked()
 			s.mu.Unlock()
 			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
@@ -244,33 +256,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			continue
 		}
-		s.conns[c] = true
-		s.peers[host]++
+		if s.gate.Stats().Evicted > evicted {
+			s.warnEvicted.Warn(s.cfg.Logger, "medic: unauthenticated connection evicted to admit another", "peer", c.RemoteAddr().String())
+		}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			s.handle(c)
-			s.mu.Lock()
-			delete(s.conns, c)
-			if s.peers[host]--; s.peers[host] <= 0 {
-				delete(s.peers, host)
-			}
-			s.mu.Unlock()
+			defer pass.Done()
+			s.handle(c, pass)
 		}()
 	}
-}
-
-// admit says why a new connection from host must be refused, or nil.
-// Called with s.mu held.
-func (s *Server) admit(host string) error {
-	if len(s.conns) >= s.cfg.MaxConns {
-		return fmt.Errorf("%w: receiver %s holds %d connections, its limit", ErrBusy, s.cfg.Name, len(s.conns))
-	}
-	if n := s.peers[host]; n >= s.cfg.MaxConnsPerPeer {
-		return fmt.Errorf("%w: receiver %s holds %d connections from %s, its limit per host", ErrBusy, s.cfg.Name, n, host)
-	}
-	return nil
 }
 
 // Refusals: without TLS the reason is one small write, made in the accept
@@ -312,9 +308,7 @@ func (s *Server) Close() error {
 	for _, l := range s.lns {
 		l.Close()
 	}
-	for c := range s.conns {
-		c.Close()
-	}
+	s.gate.Close()
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
@@ -361,10 +355,10 @@ func (c *srvConn) read(limit uint32) (wire.Frame, error) {
 	return readFrame(c.br, limit)
 }
 
-func (s *Server) handle(nc net.Conn) {
+func (s *Server) handle(nc net.Conn, pass *wire.Pass) {
 	defer nc.Close()
 	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, preAuthBuffer), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
-	if err := c.handshake(); err != nil {
+	if err := c.handshake(pass); err != nil {
 		s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
 		return
 	}
@@ -400,7 +394,7 @@ func (s *Server) handle(nc net.Conn) {
 	}
 }
 
-func (c *srvConn) handshake() error {
+func (c *srvConn) handshake(pass *wire.Pass) error {
 	_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.HandshakeTimeout))
 	defer c.nc.SetDeadline(time.Time{})
 	sn := make([]byte, nonceLen)
@@ -426,6 +420,11 @@ func (c *srvConn) handshake() error {
 		// handle's rate-limited warning says it.
 		_, _ = c.nc.Write(wire.AppendFrame(nil, opAuth.Code, wire.FlagResponse|wire.FlagError, 0, encodeErr(ErrAuth), nil))
 		return ErrAuth
+	}
+	// Out of the unauthenticated pool before the sender hears it is in,
+	// so that nothing evicts it after.
+	if !pass.Authenticated() {
+		return errors.New("evicted before it authenticated: too many connections were in their handshake")
 	}
 	return c.reply(opAuth.OpInfo, authResponse{Proof: authProof(c.s.cfg.Key, "server", sn, a.Nonce)})
 }

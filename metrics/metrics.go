@@ -155,8 +155,7 @@ type ServerObserver struct {
 	service, server string
 	ops             *opTable
 	inFlight, conns prometheus.Gauge
-	refusedConns    prometheus.Counter
-	refusedPeer     prometheus.Counter
+	refused         map[string]prometheus.Counter // by reason
 	kinds           map[string]prometheus.Counter // the wire's error kinds
 }
 
@@ -166,13 +165,15 @@ type ServerObserver struct {
 func (r *Registry) ObserveServer(service, server string, ops wire.OpTable) wire.ServerObserver {
 	o := &ServerObserver{
 		r: r, service: service, server: server,
-		inFlight:     r.inFlight.WithLabelValues(service, server),
-		conns:        r.conns.WithLabelValues(service, server),
-		refusedConns: r.refused.WithLabelValues(service, server, wire.RefusedMaxConns),
-		refusedPeer:  r.refused.WithLabelValues(service, server, wire.RefusedMaxConnsPerPeer),
-		kinds:        map[string]prometheus.Counter{},
+		inFlight: r.inFlight.WithLabelValues(service, server),
+		conns:    r.conns.WithLabelValues(service, server),
+		refused:  map[string]prometheus.Counter{},
+		kinds:    map[string]prometheus.Counter{},
 	}
-	for _, k := range []string{wire.ErrKindAccept, wire.ErrKindAuth, wire.ErrKindHandshake, wire.ErrKindFrame, wire.ErrKindFrameAuth, wire.ErrKindCRC, wire.ErrKindTimeout} {
+	for _, reason := range []string{wire.RefusedMaxConns, wire.RefusedMaxConnsPerPeer, wire.RefusedPenalized} {
+		o.refused[reason] = r.refused.WithLabelValues(service, server, reason)
+	}
+	for _, k := range []string{wire.ErrKindAccept, wire.ErrKindAuth, wire.ErrKindHandshake, wire.ErrKindFrame, wire.ErrKindFrameAuth, wire.ErrKindCRC, wire.ErrKindTimeout, wire.ErrKindEvicted} {
 		o.kinds[k] = r.errs.WithLabelValues(service, server, k)
 	}
 	o.ops = newOpTable(ops, func(op string) *opSeries {
@@ -196,11 +197,11 @@ func (o *ServerObserver) ConnAccepted() { o.conns.Inc() }
 func (o *ServerObserver) ConnClosed()   { o.conns.Dec() }
 
 func (o *ServerObserver) ConnRefused(reason string) {
-	if reason == wire.RefusedMaxConns {
-		o.refusedConns.Inc()
-	} else {
-		o.refusedPeer.Inc()
+	if c, ok := o.refused[reason]; ok {
+		c.Inc()
+		return
 	}
+	o.r.refused.WithLabelValues(o.service, o.server, reason).Inc()
 }
 
 func (o *ServerObserver) RequestStarted(uint8) { o.inFlight.Inc() }

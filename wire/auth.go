@@ -45,6 +45,10 @@ const protocolVersion = 8
 // It is a variable so that tests can shorten it.
 var HandshakeTimeout = 10 * time.Second
 
+// errEvicted ends the handshake of a connection whose place went to
+// another (Gate) before it authenticated.
+var errEvicted = errors.New("connection evicted before it authenticated: too many connections were in their handshake")
+
 // ErrAuth reports a failed authentication (wrong or missing secret).
 var ErrAuth = errors.New("authentication failed (wrong shared secret?)")
 
@@ -100,7 +104,7 @@ func writeFrame(w io.Writer, op, flags uint8, reqID uint64, args []byte) error {
 //
 // It returns the connection's session: keys derived from the secret and
 // both nonces, so that they differ for every connection.
-func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, timeout time.Duration) (*session, error) {
+func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, timeout time.Duration, admitted func() bool) (*session, error) {
 	_ = nc.SetDeadline(time.Now().Add(timeout))
 	defer nc.SetDeadline(time.Time{})
 	sn := make([]byte, nonceSize)
@@ -142,6 +146,11 @@ func serverHandshake(nc net.Conn, name string, secret []byte, mode Protection, t
 	sess, err := newSession(secret, sn, cn, mode, false)
 	if err != nil {
 		return nil, err
+	}
+	// The connection leaves the unauthenticated pool before the client
+	// hears that it is in, so that nothing evicts it after.
+	if admitted != nil && !admitted() {
+		return nil, errEvicted
 	}
 	var r Enc
 	r.Blob(proof(secret, "server", mode, sn, cn))

@@ -252,7 +252,9 @@ func FuzzServerConn(f *testing.F) {
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			s.serveConn(context.Background(), srv)
+			pass, _, _ := s.gate.Admit(srv)
+			defer pass.Done()
+			s.serveConn(context.Background(), srv, pass)
 		}()
 		_, sess, err := clientHandshake(cli, "fuzz", testSecret, ProtectAEAD)
 		if err != nil {

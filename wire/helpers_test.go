@@ -241,7 +241,7 @@ func fakeServer(t testing.TB, serve func(nc net.Conn)) string {
 			go func() {
 				defer wg.Done()
 				defer nc.Close()
-				sess, err := serverHandshake(nc, "fake", testSecret, ProtectAEAD, HandshakeTimeout)
+				sess, err := serverHandshake(nc, "fake", testSecret, ProtectAEAD, HandshakeTimeout, nil)
 				if err != nil {
 					return
 				}

@@ -207,11 +207,7 @@ func (sizedHandler) AnswerSize(op uint8, args []byte) int64 {
 	return int64(NewDec(args).U64("n"))
 }
 
-func (s *testServer) connCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
+func (s *testServer) connCount() int { return s.gate.Stats().Conns }
 
 // Answers that a client asks for and never reads count against the memory
 // budget: two such clients pipelining 16 MiB reads get one answer each

@@ -17,8 +17,8 @@ type ServerObserver interface {
 	// ConnAccepted and ConnClosed bracket every connection served.
 	ConnAccepted()
 	ConnClosed()
-	// ConnRefused counts a connection turned away at a cap: reason is
-	// RefusedMaxConns or RefusedMaxConnsPerPeer.
+	// ConnRefused counts a connection turned away: reason is
+	// RefusedMaxConns, RefusedMaxConnsPerPeer or RefusedPenalized.
 	ConnRefused(reason string)
 	// RequestStarted and RequestDone bracket one request's handler: in is
 	// its argument and data bytes, out its answer's (0 for an error
@@ -34,6 +34,7 @@ type ServerObserver interface {
 const (
 	RefusedMaxConns        = "max-conns"
 	RefusedMaxConnsPerPeer = "max-conns-per-peer"
+	RefusedPenalized       = "penalized" // a network whose connections kept failing to authenticate (Gate)
 )
 
 // Kinds of ServerObserver.Error.
@@ -45,6 +46,7 @@ const (
 	ErrKindFrameAuth = "frame_auth" // a frame that failed authentication (tampered, replayed, dropped)
 	ErrKindCRC       = "crc"        // a request whose payload checksum failed (not counted since protocol version 3: tags check the payload)
 	ErrKindTimeout   = "timeout"    // a frame that did not arrive or leave in time
+	ErrKindEvicted   = "evicted"    // an unauthenticated connection closed to admit another (MaxUnauthenticated)
 )
 
 // The helpers below keep the observer's calls in server.go to one line
@@ -74,15 +76,17 @@ func (s *Server) observeHandshake(err error) {
 	}
 }
 
-// observeRefused counts a refused connection; called with s.mu held, right
-// after admit refused it, so the reason is read from the same state.
-func (s *Server) observeRefused() {
+// observeRefused counts a connection the gate refused.
+func (s *Server) observeRefused(r *Refusal) {
 	if s.opts.Observer == nil {
 		return
 	}
-	reason := RefusedMaxConnsPerPeer
-	if len(s.conns) >= s.opts.MaxConns {
-		reason = RefusedMaxConns
+	reason := RefusedMaxConns
+	switch {
+	case r.Penalized != "":
+		reason = RefusedPenalized
+	case r.PerHost():
+		reason = RefusedMaxConnsPerPeer
 	}
 	s.opts.Observer.ConnRefused(reason)
 }

@@ -365,7 +365,7 @@ func sessionPair(t testing.TB, mode Protection) (client, server *session) {
 	done := make(chan error, 1)
 	go func() {
 		var err error
-		server, err = serverHandshake(b, "pair", testSecret, mode, time.Second)
+		server, err = serverHandshake(b, "pair", testSecret, mode, time.Second, nil)
 		done <- err
 	}()
 	_, client, err := clientHandshake(a, "pair", testSecret, mode)

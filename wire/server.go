@@ -75,6 +75,12 @@ type ServerOptions struct {
 	// A connection over a cap is told why and closed.
 	MaxConns        int
 	MaxConnsPerPeer int
+	// MaxUnauthenticated caps the connections in their handshake at once
+	// (default a quarter of MaxConns): past it, a new connection takes
+	// the place of the oldest unauthenticated one from the network that
+	// holds the most (see Gate), so that a flood without the secret
+	// cannot keep honest clients out.
+	MaxUnauthenticated int
 	// HandshakeTimeout is how long a new connection has to authenticate
 	// (default HandshakeTimeout, 10 s).
 	HandshakeTimeout time.Duration
@@ -105,7 +111,7 @@ type Server struct {
 	// One limiter per kind of warning a peer can cause without the secret
 	// (or with it, by misbehaving), so that a flood is logged only a few
 	// times per interval.
-	warnAccept, warnRefused, warnHandshake, warnFrame *LogLimiter
+	warnAccept, warnRefused, warnEvicted, warnHandshake, warnFrame *LogLimiter
 
 	// quit ends when Close is called; it cancels every connection's
 	// context, so that nothing (a reader waiting for memory, a handler
@@ -113,11 +119,10 @@ type Server struct {
 	quit context.Context
 	stop context.CancelFunc
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	peers map[string]int // connections per peer host
-	lns   map[net.Listener]struct{}
-	wg    sync.WaitGroup
+	gate *Gate
+	mu   sync.Mutex
+	lns  map[net.Listener]struct{}
+	wg   sync.WaitGroup
 }
 
 // NewServer returns a server for h.
@@ -134,6 +139,9 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 	if opts.MaxConnsPerPeer <= 0 {
 		// One host never takes every place, whatever the descriptor limit.
 		opts.MaxConnsPerPeer = max(1, min(DefaultMaxConnsPerPeer, opts.MaxConns/2))
+	}
+	if opts.MaxUnauthenticated <= 0 {
+		opts.MaxUnauthenticated = DefaultMaxUnauthenticated(opts.MaxConns)
 	}
 	if opts.HandshakeTimeout <= 0 {
 		opts.HandshakeTimeout = HandshakeTimeout
@@ -153,8 +161,9 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget - sealing), sealing: NewBudget(sealing),
 		quit: quit, stop: stop,
 		log:        opts.Logger.With("server", opts.Name),
-		warnAccept: NewLogLimiter(), warnRefused: NewLogLimiter(), warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
-		conns: map[net.Conn]struct{}{}, peers: map[string]int{}, lns: map[net.Listener]struct{}{},
+		warnAccept: NewLogLimiter(), warnRefused: NewLogLimiter(), warnEvicted: NewLogLimiter(), warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
+		gate: NewGate(opts.MaxConns, opts.MaxConnsPerPeer, opts.MaxUnauthenticated),
+		lns:  map[net.Listener]struct{}{},
 	}
 	if opts.Observer != nil {
 		opts.Observer.Budget(s.memoryUsage)
@@ -205,7 +214,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		delay = 0
-		host := PeerHost(nc.RemoteAddr())
 		s.mu.Lock()
 		if s.quit.Err() != nil {
 			// Close ran between Accept and here.
@@ -213,42 +221,41 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			nc.Close()
 			return nil
 		}
-		if refusal := s.admit(host); refusal != nil {
-			s.observeRefused()
+		evicted := s.gate.Stats().Evicted
+		pass, refusal, open := s.gate.Admit(nc)
+		if !open {
 			s.mu.Unlock()
-			s.warnRefused.Warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", refusal)
-			refuse(nc, refusal)
+			nc.Close()
+			return nil
+		}
+		if refusal != nil {
+			s.mu.Unlock()
+			why := s.refusal(refusal)
+			s.observeRefused(refusal)
+			s.warnRefused.Warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", why)
+			refuse(nc, why)
 			continue
 		}
-		s.conns[nc] = struct{}{}
-		s.peers[host]++
+		if s.gate.Stats().Evicted > evicted {
+			s.observeError(ErrKindEvicted)
+			s.warnEvicted.Warn(s.log, "unauthenticated connection evicted to admit another", "peer", nc.RemoteAddr().String(),
+				"max_unauthenticated", s.opts.MaxUnauthenticated)
+		}
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
+			defer pass.Done()
 			s.observeConn(true)
-			s.serveConn(ctx, nc)
+			s.serveConn(ctx, nc, pass)
 			s.observeConn(false)
-			s.mu.Lock()
-			delete(s.conns, nc)
-			if s.peers[host]--; s.peers[host] <= 0 {
-				delete(s.peers, host)
-			}
-			s.mu.Unlock()
 		}()
 	}
 }
 
-// admit says why a new connection from host must be refused, or nil.
-// Called with s.mu held.
-func (s *Server) admit(host string) error {
-	if len(s.conns) >= s.opts.MaxConns {
-		return fmt.Errorf("server %s has %d connections, its limit: %w", s.opts.Name, len(s.conns), syscall.EAGAIN)
-	}
-	if n := s.peers[host]; n >= s.opts.MaxConnsPerPeer {
-		return fmt.Errorf("server %s has %d connections from %s, its limit per host (max-conns-per-peer): %w", s.opts.Name, n, host, syscall.EAGAIN)
-	}
-	return nil
+// refusal says why a connection was refused, for its peer.
+func (s *Server) refusal(r *Refusal) error {
+	return fmt.Errorf("server %s: %w", r.Reason(s.opts.Name), syscall.EAGAIN)
 }
 
 // refuse tells the peer why it is not served, in place of the hello frame
@@ -269,21 +276,19 @@ func (s *Server) Close() error {
 	for ln := range s.lns {
 		ln.Close()
 	}
-	for nc := range s.conns {
-		nc.Close()
-	}
+	s.gate.Close()
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
 }
 
-func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+func (s *Server) serveConn(ctx context.Context, nc net.Conn, pass *Pass) {
 	defer nc.Close()
 	peer := nc.RemoteAddr().String()
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout)
+	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout, pass.Authenticated)
 	if err != nil {
 		s.observeHandshake(err)
 		s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)

@@ -85,7 +85,7 @@ var rules = []rule{
 var everywhere = []string{"units"}
 
 // testHelpers are imported by tests only, never by the code they test.
-var testHelpers = []string{"internal/testbin", "internal/testenv", "internal/golden", "bench/backend/backendtest", "medic/medictest", "wire/optest", "metrics/metricstest"}
+var testHelpers = []string{"internal/testbin", "internal/testenv", "internal/golden", "bench/backend/backendtest", "medic/medictest", "wire/optest", "wire/floodtest", "metrics/metricstest"}
 
 // neverImported are the programs and the test-only packages: nothing
 // imports them, not even a test. What a program has that others need

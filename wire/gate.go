@@ -1,0 +1,319 @@
+package wire
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// Gate admits a server's connections. It caps them in all and per peer
+// host, as a server must, and it keeps connections that have not yet
+// authenticated, which anyone can open, from taking the places honest
+// peers need:
+//
+//   - At most MaxUnauthenticated connections may be in their handshake at
+//     once. Past that, or when the server is full, a new connection takes
+//     the place of the oldest unauthenticated one from the network that
+//     holds the most of them, as sshd's MaxStartups drops early. A flood
+//     without the secret, from one host or from thousands, so mostly
+//     evicts itself, and an honest handshake, which takes a round trip,
+//     gets through beside it.
+//   - A network whose connections keep being evicted (penaltyStrikes of
+//     them, each within penaltyWindow of the one before) has its new
+//     connections refused for penaltyFor, as OpenSSH's PerSourcePenalties
+//     do: a flood churning its connections faster than honest handshakes
+//     complete would otherwise evict those too. Only evictions count:
+//     a connection that ends by itself, or with a wrong secret, held its
+//     place without keeping anyone out.
+//   - Authenticated connections are never evicted; past MaxConns or
+//     MaxConnsPerPeer of them a new connection is refused with a reason.
+//
+// Unauthenticated connections are grouped by network for eviction (an
+// IPv4 address, an IPv6 /64, which one host can fill with addresses), and
+// counted per address against MaxConnsPerPeer, so that the hosts of a
+// cluster sharing one IPv6 prefix are not one peer.
+type Gate struct {
+	maxConns, maxPerPeer, maxUnauth int
+
+	mu      sync.Mutex
+	closed  bool
+	conns   map[*Pass]struct{}
+	peers   map[string]int     // connections per peer address
+	unauth  map[string][]*Pass // unauthenticated, per network, oldest first
+	nUnauth int
+	evicted int64
+	strikes map[string]*strikes // per network
+	now     func() time.Time    // time.Now; tests move it
+}
+
+// Penalties of networks whose connections keep being evicted.
+const (
+	penaltyStrikes = 8
+	penaltyWindow  = 10 * time.Second
+	penaltyFor     = 10 * time.Second
+	// maxStruck bounds the networks whose strikes are remembered; past
+	// it, new ones are not tracked (the unauthenticated cap still holds).
+	maxStruck = 4096
+)
+
+// strikes are a network's recent connections that were evicted.
+type strikes struct {
+	n           int
+	last, until time.Time
+}
+
+// Pass is one admitted connection's place in its Gate.
+type Pass struct {
+	g       *Gate
+	nc      net.Conn
+	host    string // PeerHost
+	network string // what unauthenticated connections are grouped by
+	since   time.Time
+	authed  bool
+	gone    bool // evicted or done: its place is free
+}
+
+// Refusal says why a connection was not admitted: the cap it met, and
+// for a per-host cap the host; or, with Penalized, that its network
+// is refused until Until.
+type Refusal struct {
+	Conns, Limit int
+	Host         string // set for the per-host cap
+	Penalized    string // the network, for a penalty
+	Until        time.Time
+}
+
+// PerHost reports whether the per-host cap refused the connection.
+func (r *Refusal) PerHost() bool { return r.Host != "" }
+
+// Reason says why the connection was refused, naming server (which the
+// caller's error wraps with its kind of busy).
+func (r *Refusal) Reason(server string) string {
+	switch {
+	case r.Penalized != "":
+		return fmt.Sprintf("%s refuses connections from %s for %.0f s: %d of them were evicted before they authenticated (a flood of connections that never do)",
+			server, r.Penalized, time.Until(r.Until).Seconds(), penaltyStrikes)
+	case r.PerHost():
+		return fmt.Sprintf("%s has %d connections from %s, its limit per host", server, r.Conns, r.Host)
+	default:
+		return fmt.Sprintf("%s has %d connections, its limit", server, r.Conns)
+	}
+}
+
+// NewGate returns a gate with the given caps: maxConns connections in all,
+// maxPerPeer from one address, maxUnauth of them unauthenticated (each at
+// least 1).
+func NewGate(maxConns, maxPerPeer, maxUnauth int) *Gate {
+	return &Gate{
+		maxConns: max(1, maxConns), maxPerPeer: max(1, maxPerPeer), maxUnauth: max(1, maxUnauth),
+		conns: make(map[*Pass]struct{}), peers: make(map[string]int), unauth: make(map[string][]*Pass),
+		strikes: make(map[string]*strikes), now: time.Now,
+	}
+}
+
+// DefaultMaxUnauthenticated is the share of a server's connections that may
+// be in their handshake at once when none is configured: a quarter.
+func DefaultMaxUnauthenticated(maxConns int) int { return max(1, maxConns/4) }
+
+// Admit gives nc a place, evicting an unauthenticated connection if need
+// be, or returns the reason it is refused; open is false once the gate
+// is closed (the caller closes nc and stops). An evicted connection is
+// closed here: its owner sees its handshake fail.
+func (g *Gate) Admit(nc net.Conn) (p *Pass, refused *Refusal, open bool) {
+	host, network := PeerHost(nc.RemoteAddr()), peerNetwork(nc.RemoteAddr())
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil, nil, false
+	}
+	now := g.now()
+	if st := g.strikes[network]; st != nil && now.Before(st.until) {
+		g.mu.Unlock()
+		return nil, &Refusal{Penalized: network, Until: st.until}, true
+	}
+	fromHost := g.peers[host]
+	var victim *Pass
+	if fromHost < g.maxPerPeer && g.nUnauth > 0 && (g.nUnauth >= g.maxUnauth || len(g.conns) >= g.maxConns) {
+		victim = g.evictLocked()
+	}
+	if n := len(g.conns); n >= g.maxConns {
+		g.mu.Unlock()
+		return nil, &Refusal{Conns: n, Limit: g.maxConns}, true
+	}
+	if fromHost >= g.maxPerPeer {
+		g.mu.Unlock()
+		return nil, &Refusal{Conns: fromHost, Limit: g.maxPerPeer, Host: host}, true
+	}
+	p = &Pass{g: g, nc: nc, host: host, network: network, since: now}
+	g.conns[p] = struct{}{}
+	g.peers[host]++
+	g.unauth[p.network] = append(g.unauth[p.network], p)
+	g.nUnauth++
+	g.mu.Unlock()
+	if victim != nil {
+		closeRaw(victim.nc)
+	}
+	return p, nil, true
+}
+
+// evictLocked frees the place of the oldest unauthenticated connection of
+// the network holding the most of them, and returns it for closing.
+func (g *Gate) evictLocked() *Pass {
+	var worst string
+	for network, ps := range g.unauth {
+		if n, w := len(ps), len(g.unauth[worst]); n > w || (n == w && ps[0].since.Before(g.unauth[worst][0].since)) {
+			worst = network
+		}
+	}
+	victim := g.unauth[worst][0]
+	g.releaseLocked(victim)
+	g.strikeLocked(victim.network)
+	g.evicted++
+	return victim
+}
+
+// releaseLocked frees p's place.
+func (g *Gate) releaseLocked(p *Pass) {
+	if p.gone {
+		return
+	}
+	p.gone = true
+	delete(g.conns, p)
+	if g.peers[p.host]--; g.peers[p.host] <= 0 {
+		delete(g.peers, p.host)
+	}
+	if !p.authed {
+		g.dropUnauthLocked(p)
+	}
+}
+
+// strikeLocked counts an evicted connection of network, and refuses the
+// network's connections for penaltyFor at the
+// penaltyStrikes-th in a row.
+func (g *Gate) strikeLocked(network string) {
+	now := g.now()
+	st := g.strikes[network]
+	if st == nil {
+		if len(g.strikes) >= maxStruck {
+			for n, s := range g.strikes {
+				if now.Sub(s.last) > penaltyWindow && now.After(s.until) {
+					delete(g.strikes, n)
+				}
+			}
+			if len(g.strikes) >= maxStruck {
+				return
+			}
+		}
+		st = &strikes{}
+		g.strikes[network] = st
+	}
+	if now.Sub(st.last) > penaltyWindow {
+		st.n = 0
+	}
+	st.n++
+	st.last = now
+	if st.n >= penaltyStrikes {
+		st.n = 0
+		st.until = now.Add(penaltyFor)
+	}
+}
+
+// dropUnauthLocked takes p out of the unauthenticated pool.
+func (g *Gate) dropUnauthLocked(p *Pass) {
+	ps := g.unauth[p.network]
+	for i, q := range ps {
+		if q == p {
+			ps = append(ps[:i], ps[i+1:]...)
+			break
+		}
+	}
+	if len(ps) == 0 {
+		delete(g.unauth, p.network)
+	} else {
+		g.unauth[p.network] = ps
+	}
+	g.nUnauth--
+}
+
+// Authenticated moves p out of the unauthenticated pool, where it could
+// be evicted, before the server tells its peer that it is in. It reports
+// false if p was evicted (or the gate closed) first.
+func (p *Pass) Authenticated() bool {
+	g := p.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if p.gone || p.authed {
+		return !p.gone
+	}
+	g.dropUnauthLocked(p)
+	p.authed = true
+	return true
+}
+
+// Done frees p's place once its connection has ended.
+func (p *Pass) Done() {
+	p.g.mu.Lock()
+	p.g.releaseLocked(p)
+	p.g.mu.Unlock()
+}
+
+// Close closes every admitted connection and admits no more.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	g.closed = true
+	var ncs []net.Conn
+	for p := range g.conns {
+		ncs = append(ncs, p.nc)
+	}
+	g.mu.Unlock()
+	for _, nc := range ncs {
+		nc.Close()
+	}
+}
+
+// GateStats is what a Gate holds now.
+type GateStats struct {
+	Conns, Unauthenticated int
+	Evicted                int64 // unauthenticated connections evicted so far
+}
+
+// Stats reports what g holds now.
+func (g *Gate) Stats() GateStats {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return GateStats{Conns: len(g.conns), Unauthenticated: g.nUnauth, Evicted: g.evicted}
+}
+
+// peerNetwork is the network unauthenticated connections are grouped by:
+// an IPv4 address, or an IPv6 /64 (one host may hold a whole /64).
+func peerNetwork(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return PeerHost(a)
+	}
+	ip, ok := netip.AddrFromSlice(ta.IP)
+	if !ok {
+		return PeerHost(a)
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	pfx, err := ip.Prefix(64)
+	if err != nil {
+		return ip.String()
+	}
+	return pfx.String()
+}
+
+// closeRaw closes nc's TCP connection under any TLS layer, so that
+// closing an evicted connection never waits to send a TLS alert to a
+// peer that does not read.
+func closeRaw(nc net.Conn) {
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn()
+	}
+	nc.Close()
+}

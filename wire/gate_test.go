@@ -1,0 +1,231 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/wire/floodtest"
+)
+
+// addrConn is a connection from a chosen address that records its close.
+type addrConn struct {
+	net.Conn // nil: only the methods below are used
+	remote   net.Addr
+	closed   atomic.Bool
+}
+
+func (c *addrConn) RemoteAddr() net.Addr { return c.remote }
+func (c *addrConn) Close() error         { c.closed.Store(true); return nil }
+
+func connFrom(ip string) *addrConn {
+	return &addrConn{remote: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}}
+}
+
+func admit(t *testing.T, g *Gate, c net.Conn) *Pass {
+	t.Helper()
+	p, r, open := g.Admit(c)
+	if !open || r != nil {
+		t.Fatalf("connection from %v not admitted: refusal %+v, open %v", c.RemoteAddr(), r, open)
+	}
+	return p
+}
+
+// Past its unauthenticated cap the gate evicts the oldest unauthenticated
+// connection of the network holding the most, never an authenticated one.
+func TestGateEvictsTheFloodersOldest(t *testing.T) {
+	g := NewGate(100, 100, 4)
+	honest := connFrom("10.0.0.1")
+	hp := admit(t, g, honest)
+	var flood []*addrConn
+	for range 3 {
+		c := connFrom("10.0.0.66")
+		admit(t, g, c)
+		flood = append(flood, c)
+	}
+	// The cap (4) is reached: the next one, from anywhere, evicts the
+	// flooder's oldest, not the honest host's one connection.
+	next := connFrom("10.0.0.2")
+	admit(t, g, next)
+	if !flood[0].closed.Load() || flood[1].closed.Load() || honest.closed.Load() {
+		t.Fatalf("evicted: flood %v %v, honest %v; want the flood's oldest alone", flood[0].closed.Load(), flood[1].closed.Load(), honest.closed.Load())
+	}
+	if !hp.Authenticated() {
+		t.Fatal("the honest connection lost its place")
+	}
+	// Authenticated, it is never evicted, however many come.
+	for i := range 20 {
+		admit(t, g, connFrom(fmt.Sprintf("10.0.1.%d", i)))
+	}
+	if honest.closed.Load() {
+		t.Fatal("an authenticated connection was evicted")
+	}
+	st := g.Stats()
+	if st.Unauthenticated != 4 || st.Evicted != 1+19 {
+		t.Fatalf("stats %+v, want 4 unauthenticated and 20 evicted", st)
+	}
+}
+
+// An evicted connection cannot authenticate after, and its place is free
+// at once, counted once however its owner ends it.
+func TestGateEvictedCannotAuthenticate(t *testing.T) {
+	g := NewGate(2, 2, 2)
+	a := admit(t, g, connFrom("10.0.0.1"))
+	admit(t, g, connFrom("10.0.0.2"))
+	admit(t, g, connFrom("10.0.0.3")) // evicts a, the oldest of equals
+	if a.Authenticated() {
+		t.Fatal("an evicted connection authenticated")
+	}
+	a.Done()
+	a.Done()
+	if st := g.Stats(); st.Conns != 2 || st.Unauthenticated != 2 {
+		t.Fatalf("stats %+v, want 2 connections, both unauthenticated", st)
+	}
+}
+
+// With every place held by authenticated connections, a new one is
+// refused with the server's cap; from a host at its own cap, with the
+// host's.
+func TestGateRefusesAtItsCaps(t *testing.T) {
+	g := NewGate(4, 2, 4)
+	for _, ip := range []string{"10.0.0.1", "10.0.0.1", "10.0.0.2"} {
+		if p := admit(t, g, connFrom(ip)); !p.Authenticated() {
+			t.Fatal("not authenticated")
+		}
+	}
+	_, r, _ := g.Admit(connFrom("10.0.0.1"))
+	if r == nil || !r.PerHost() || r.Host != "10.0.0.1" || r.Conns != 2 || r.Limit != 2 {
+		t.Fatalf("refusal %+v, want the per-host cap of 10.0.0.1", r)
+	}
+	admit(t, g, connFrom("10.0.0.3")).Authenticated()
+	_, r, _ = g.Admit(connFrom("10.0.0.4"))
+	if r == nil || r.PerHost() || r.Conns != 4 || r.Limit != 4 {
+		t.Fatalf("refusal %+v, want the server's cap", r)
+	}
+	g.Close()
+	if _, _, open := g.Admit(connFrom("10.0.0.4")); open {
+		t.Fatal("a closed gate admitted a connection")
+	}
+}
+
+// One host holding a whole IPv6 /64 is one network for eviction, however
+// many addresses it uses, while each address is its own peer.
+func TestGateGroupsIPv6By64(t *testing.T) {
+	g := NewGate(100, 100, 4)
+	var flood []*addrConn
+	for i := range 3 {
+		c := connFrom(fmt.Sprintf("2001:db8:1:2::%x", i+1))
+		admit(t, g, c)
+		flood = append(flood, c)
+	}
+	other := connFrom("2001:db8:1:3::1")
+	admit(t, g, other)
+	admit(t, g, connFrom("2001:db8:1:3::2"))
+	if !flood[0].closed.Load() || other.closed.Load() {
+		t.Fatal("the eviction did not take the /64 holding the most")
+	}
+	for _, tc := range []struct{ ip, want string }{
+		{"192.0.2.7", "192.0.2.7"},
+		{"::ffff:192.0.2.7", "192.0.2.7"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
+		{"::1", "::/64"},
+	} {
+		if got := peerNetwork(&net.TCPAddr{IP: net.ParseIP(tc.ip)}); got != tc.want {
+			t.Errorf("peerNetwork(%s) = %s, want %s", tc.ip, got, tc.want)
+		}
+	}
+}
+
+// Concurrent admissions, authentications and ends keep the counts right
+// (run with -race).
+func TestGateConcurrent(t *testing.T) {
+	g := NewGate(64, 64, 8)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				p, r, _ := g.Admit(connFrom(fmt.Sprintf("10.0.%d.%d", w, i%7)))
+				if r != nil {
+					continue
+				}
+				if i%3 == 0 {
+					p.Authenticated()
+				}
+				p.Done()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := g.Stats(); st.Conns != 0 || st.Unauthenticated != 0 {
+		t.Fatalf("after every connection ended: %+v", st)
+	}
+}
+
+// A flood of connections that never authenticate, from more hosts than
+// the server has places for and re-opened as fast as they are closed,
+// does not keep an honest client out: it gets in, and is served, beside
+// it. Before the gate, the flood held every place and the client was
+// refused ("has 16 connections, its limit").
+func TestFloodFromManyHostsWithoutTheSecret(t *testing.T) {
+	s := startServer(t, newTestHandler(), ServerOptions{MaxConns: 16, MaxConnsPerPeer: 4, HandshakeTimeout: 5 * time.Second})
+	flood := floodtest.Start(s.Addr, 8, 4)
+	defer flood.Stop()
+	waitFor(t, "the flood to be under way", func() bool { return flood.Opened() >= 64 })
+	ctx := context.Background()
+	for i := range 5 {
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := Dial(cctx, s.Addr, "test server", testSecret)
+		if err != nil {
+			ccancel()
+			t.Fatalf("honest client %d beside the flood (%d flood connections opened): %v", i, flood.Opened(), err)
+		}
+		if _, _, err := c.Call(cctx, opEcho, []byte("hi"), nil, nil); err != nil {
+			t.Fatalf("honest call %d beside the flood: %v", i, err)
+		}
+		c.Close()
+		ccancel()
+	}
+	if st := s.gate.Stats(); st.Unauthenticated > 4 || st.Evicted == 0 {
+		t.Fatalf("gate %+v: want at most 4 unauthenticated and some evicted", st)
+	}
+}
+
+// A network whose connections keep being evicted is refused for a while,
+// with a reason; connections that end by themselves are no strike, and
+// evictions further apart than the window do not add up.
+func TestGatePenalizesEvictedNetworks(t *testing.T) {
+	g := NewGate(100, 100, 1)
+	now := time.Unix(1e9, 0)
+	g.now = func() time.Time { return now }
+	flood := func() { admit(t, g, connFrom("10.0.0.9")) } // evicts the one before
+	for range 3 * penaltyStrikes {
+		admit(t, g, connFrom("10.0.0.8")).Done() // ended in its handshake: no strike
+	}
+	flood()
+	for range penaltyStrikes - 1 {
+		flood()
+	}
+	// Spread out: the window forgets them.
+	now = now.Add(penaltyWindow + time.Second)
+	for range penaltyStrikes {
+		flood()
+	}
+	_, r, _ := g.Admit(connFrom("10.0.0.9"))
+	if r == nil || r.Penalized != "10.0.0.9" || !r.Until.Equal(now.Add(penaltyFor)) {
+		t.Fatalf("after %d evictions in a row: refusal %+v, want a penalty", penaltyStrikes, r)
+	}
+	if msg := r.Reason("meta"); !strings.Contains(msg, "meta refuses connections from 10.0.0.9") || !strings.Contains(msg, "evicted") {
+		t.Fatalf("reason %q", msg)
+	}
+	// Others are not held back, and the penalty ends.
+	admit(t, g, connFrom("10.0.0.8"))
+	now = now.Add(penaltyFor)
+	admit(t, g, connFrom("10.0.0.9"))
+}
