@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/dist"
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
@@ -25,15 +24,8 @@ import (
 type mcmcFlags struct {
 	p          mcmc.Params
 	format     string
-	io         string
-	lambda     string
-	layout     string
-	out        string
+	opt        mcmc.Options
 	rendezvous string
-	nodes      int           // emulated nodes (0: none)
-	nodeCPUs   int           // CPUs per emulated node
-	baseline   float64       // the serial version's seconds
-	chainWork  time.Duration // Output.ChainWork
 }
 
 func newMcmcCommand() *cobra.Command {
@@ -77,15 +69,15 @@ into the .t/.p files; pario mcmc matrix writes an input matrix.
 	f.IntVar(&mf.p.Procs, "np", mf.p.Procs, "processes (ranks); at most runs x chains (under mpirun/srun: the launcher's count)")
 	f.Int64Var(&mf.p.SwapFreq, "swapfreq", mf.p.SwapFreq, "generations between heat swap attempts")
 	f.Uint64Var(&mf.p.Seed, "seed", mf.p.Seed, "seed of the swaps and lines (the same seed gives the same files)")
-	f.StringVar(&mf.io, "io", "mfg", "output: serial, mfg or none")
-	f.StringVarP(&mf.out, "output", "o", "mcmc.out", "serial: base of the .t/.p files; mfg: the parallel file (pario:/path or a POSIX path)")
-	f.StringVar(&mf.lambda, "lambda", "1", "generations of lines kept in memory and written at once (mfg), or auto")
-	f.StringVar(&mf.layout, "layout", "", "distribution of a pario parallel file: varstrip (strips computed), or a layout such as simple_stripe:strip_size=1k (default: the directory's)")
+	f.StringVar(&mf.opt.IO, "io", "mfg", "output: serial, mfg or none")
+	f.StringVarP(&mf.opt.Out, "output", "o", "mcmc.out", "serial: base of the .t/.p files; mfg: the parallel file (pario:/path or a POSIX path)")
+	f.StringVar(&mf.opt.Lambda, "lambda", "1", "generations of lines kept in memory and written at once (mfg), or auto")
+	f.StringVar(&mf.opt.Layout, "layout", "", "distribution of a pario parallel file: varstrip (strips computed), or a layout such as simple_stripe:strip_size=1k (default: the directory's)")
 	f.StringVar(&mf.rendezvous, "rendezvous", "", "rank 0's address host[:port] under mpirun/srun (default: from the environment)")
-	f.IntVar(&mf.nodes, "nodes", 0, "emulated cluster: ranks on this many nodes, in blocks, node i's I/O server being server i (its link at the cluster file's net-rate-local, varstrip's strips on it); 0: no nodes")
-	f.IntVar(&mf.nodeCPUs, "node-cpus", 2, "emulated cluster: CPUs per node; ranks beyond them share them (compute phases stretched), and efficiency counts nodes x node-cpus")
-	f.DurationVar(&mf.chainWork, "chain-work", 0, "emulated compute per chain per generation (e.g. 2ms), spent asleep and stretched by --node-cpus: a real chain's likelihood costs time, the simulated one almost none")
-	f.Float64Var(&mf.baseline, "baseline", 0, "seconds of the serial version of the same run (pario mcmc --io serial's time): report speedup, efficiency and Delta_perf against it")
+	f.IntVar(&mf.opt.Nodes, "nodes", 0, "emulated cluster: ranks on this many nodes, in blocks, node i's I/O server being server i (its link at the cluster file's net-rate-local, varstrip's strips on it); 0: no nodes")
+	f.IntVar(&mf.opt.NodeCPUs, "node-cpus", 2, "emulated cluster: CPUs per node; ranks beyond them share them (compute phases stretched), and efficiency counts nodes x node-cpus")
+	f.DurationVar(&mf.opt.ChainWork, "chain-work", 0, "emulated compute per chain per generation (e.g. 2ms), spent asleep and stretched by --node-cpus: a real chain's likelihood costs time, the simulated one almost none")
+	f.Float64Var(&mf.opt.Baseline, "baseline", 0, "seconds of the serial version of the same run (pario mcmc --io serial's time): report speedup, efficiency and Delta_perf against it")
 	cmd.AddCommand(newMcmcSplitCommand(), newMcmcMatrixCommand())
 	return cmd
 }
@@ -119,7 +111,10 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		return usageError{fmt.Errorf("--np %d but the launcher started %d ranks: drop --np or launch %d", p.Procs, info.Size, p.Procs)}
 	}
 	if !under && p.Procs > 1 {
-		return launchMcmc(ctx, p.Procs)
+		if err := mf.checkNodes(ctx); err != nil {
+			return err
+		}
+		return launchMcmc(ctx, p.Procs, mf.incomplete(mode))
 	}
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: mf.rendezvous})
 	if err != nil {
@@ -134,11 +129,7 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if info.Launcher == rank.LauncherPario {
 			return exitStatus{code: 130}
 		}
-		msg := "mcmc: interrupted"
-		if mode != mcmc.IONone {
-			msg += "; " + mf.out + " is incomplete"
-		}
-		return exitStatus{code: 130, msg: msg}
+		return exitStatus{code: 130, msg: "mcmc: interrupted" + mf.incomplete(mode)}
 	}
 	if err != nil {
 		return err
@@ -149,7 +140,7 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 	return nil
 }
 
-// parse checks the flags: nothing is written with bad ones.
+// parse checks the flags: nothing is launched or written with bad ones.
 func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bool, err error) {
 	p = mf.p
 	if p.Format, err = mcmc.ParseFormat(mf.format); err != nil {
@@ -158,34 +149,42 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 	if err = p.Validate(); err != nil {
 		return
 	}
-	if mode, err = mcmc.ParseIO(mf.io); err != nil {
-		return
-	}
-	if mf.lambda == "auto" {
-		auto = true
-	} else if lambda, err = strconv.ParseInt(mf.lambda, 10, 64); err != nil || lambda < 1 {
-		err = fmt.Errorf("--lambda %q: want a whole number >= 1 or auto", mf.lambda)
-		return
-	}
-	if mf.layout != "" && (mode != mcmc.IOMFG || !isStorePath(mf.out)) {
-		err = fmt.Errorf("--layout is for --io mfg into a pario file (-o pario:/path)")
-		return
-	}
-	switch {
-	case mf.nodes < 0 || mf.nodes > p.Procs:
-		err = fmt.Errorf("--nodes %d: want 0 (none) to --np (%d)", mf.nodes, p.Procs)
-	case mf.nodeCPUs < 1:
-		err = fmt.Errorf("--node-cpus %d: want at least 1", mf.nodeCPUs)
-	case !(mf.baseline >= 0) || mf.baseline > 1e9:
-		err = fmt.Errorf("--baseline %v: want seconds >= 0", mf.baseline)
-	case mf.chainWork < 0:
-		err = fmt.Errorf("--chain-work %v: want a duration >= 0", mf.chainWork)
-	}
-	return
+	mf.opt.InPario = isStorePath(mf.opt.Out)
+	c, err := mf.opt.Check(p)
+	return p, c.Mode, c.Lambda, c.Auto, err
 }
 
-// launchMcmc starts n local rank processes of this command.
-func launchMcmc(ctx context.Context, n int) error {
+// incomplete says what an interrupted or failed run left of its output.
+func (mf *mcmcFlags) incomplete(mode mcmc.IO) string {
+	switch mode {
+	case mcmc.IOMFG:
+		return "; " + mf.opt.Out + " is incomplete"
+	case mcmc.IOSerial:
+		return "; no output written" // its files are renamed into place at the end
+	}
+	return ""
+}
+
+// checkNodes checks --nodes against the cluster's I/O servers, one per
+// node, before any rank starts (each rank would say it otherwise).
+func (mf *mcmcFlags) checkNodes(ctx context.Context) error {
+	if mf.opt.Nodes == 0 || mf.opt.IO != mcmc.IOMFG.String() || !mf.opt.InPario {
+		return nil
+	}
+	c, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if n := len(c.Servers()); mf.opt.Nodes > n {
+		return usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.opt.Nodes, n)}
+	}
+	return nil
+}
+
+// launchMcmc starts n local rank processes of this command; incomplete
+// says what an interrupted run leaves.
+func launchMcmc(ctx context.Context, n int, incomplete string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("mcmc: find this program to start %d ranks: %w", n, err)
@@ -198,11 +197,20 @@ func launchMcmc(ctx context.Context, n int) error {
 	}}
 	err = rank.Launch(ctx, n, append([]string{self}, os.Args[1:]...), opts)
 	if err != nil && ctx.Err() != nil {
-		return exitStatus{code: 130, msg: "mcmc: interrupted"}
+		return exitStatus{code: 130, msg: "mcmc: interrupted" + incomplete}
 	}
 	var le *rank.LaunchError
 	if errors.As(err, &le) {
-		return fmt.Errorf("mcmc: %d of %d ranks failed (their messages are above)", len(le.Failed), n)
+		// A rank interrupted on its own (a signal to its process alone)
+		// exits 130 without a word, as every rank does on Ctrl-C: say
+		// which, since the others then fail in their collective calls.
+		for _, f := range le.Failed {
+			var ee *exec.ExitError
+			if errors.As(f.Err, &ee) && ee.ExitCode() == 130 {
+				return exitStatus{code: 130, msg: fmt.Sprintf("mcmc: rank %d was interrupted%s", f.Rank, incomplete)}
+			}
+		}
+		return fmt.Errorf("mcmc: %d of %d ranks failed (their messages are above)%s", len(le.Failed), n, incomplete)
 	}
 	return err
 }
@@ -214,23 +222,23 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	var c *client.Client
 	servers := 1
 	node, share := -1, 0.0
-	if mf.nodes > 0 {
-		node = mcmc.NodeOfRank(comm.Rank(), p.Procs, mf.nodes)
-		share = mcmc.CPUShare(mf.nodeCPUs, mcmc.RanksOnNode(node, p.Procs, mf.nodes))
-		sum.CPUs = mf.nodes * mf.nodeCPUs
+	if mf.opt.Nodes > 0 {
+		node = mcmc.NodeOfRank(comm.Rank(), p.Procs, mf.opt.Nodes)
+		share = mcmc.CPUShare(mf.opt.NodeCPUs, mcmc.RanksOnNode(node, p.Procs, mf.opt.Nodes))
+		sum.CPUs = mf.opt.Nodes * mf.opt.NodeCPUs
 	}
-	if mode == mcmc.IOMFG && isStorePath(mf.out) {
+	if mode == mcmc.IOMFG && isStorePath(mf.opt.Out) {
 		var err error
 		if c, err = connectFrom(ctx, node); err != nil {
 			return sum, err
 		}
 		defer c.Close()
 		servers = len(c.Servers())
-		if mf.nodes > servers {
-			return sum, usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.nodes, servers)}
+		if mf.opt.Nodes > servers {
+			return sum, usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.opt.Nodes, servers)}
 		}
 	}
-	sum.Baseline, sum.Servers, sum.Reached = mf.baseline, 1, 1
+	sum.Baseline, sum.Servers, sum.Reached = mf.opt.Baseline, 1, 1
 	// Eq. 6.1 on this node, the smallest limit over all ranks.
 	limit, err := lambdaLimit(p, comm)
 	if err != nil {
@@ -246,13 +254,14 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	if sum.Lambda, err = p.Lambda(lambda, auto, servers, limit, false); err != nil {
 		return sum, usageError{err}
 	}
-	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.chainWork}
+	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.opt.ChainWork}
 	var closeOut func() error
+	var staged stagedFiles // the serial files, renamed into place at the end
 	switch mode {
 	case mcmc.IOSerial:
-		sum.Target = mf.out
-		out.Base, out.Create = mf.out, createBuffered
-		if mf.nodes > 0 {
+		sum.Target = mf.opt.Out
+		out.Base, out.Create = mf.opt.Out, staged.create
+		if mf.opt.Nodes > 0 {
 			// The serial files are on node 0's disk: the emulated one.
 			cf, err := loadClusterFile(ctx)
 			if err != nil {
@@ -260,7 +269,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 			}
 			disk := throttle.New(cf.Emulation.DiskRate, 0)
 			out.Create = func(name string) (io.WriteCloser, error) {
-				w, err := createBuffered(name)
+				w, err := staged.create(name)
 				if err != nil {
 					return nil, err
 				}
@@ -268,7 +277,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 			}
 		}
 	case mcmc.IOMFG:
-		sum.Target = mf.out
+		sum.Target = mf.opt.Out
 		// Rank 0 creates the file; the others open it once it has.
 		var w mcmc.ListWriter
 		var prepErr error
@@ -293,7 +302,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	if closeOut != nil {
 		err = errors.Join(err, closeOut())
 	}
-	if err != nil {
+	if err = staged.finish(err); err != nil {
 		return sum, err
 	}
 	secs, err := comm.AllreduceFloat64(ctx, time.Since(began).Seconds(), rank.Max)
@@ -385,123 +394,6 @@ func meminfo() (total, avail int64, err error) {
 	return total, avail, nil
 }
 
-// createParallel creates (rank 0) or opens the parallel file.
-func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mcmcFlags, servers int, create bool) (mcmc.ListWriter, func() error, string, error) {
-	if !isStorePath(mf.out) {
-		flags := os.O_WRONLY
-		if create {
-			flags |= os.O_CREATE | os.O_TRUNC
-		}
-		f, err := os.OpenFile(mf.out, flags, 0o644)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("mcmc: %w", err)
-		}
-		return posixList{f}, f.Close, "", nil
-	}
-	path := storePath(mf.out)
-	if !create {
-		f, err := c.Open(ctx, path)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("mcmc: %w", err)
-		}
-		return parioList{f}, nil, "", nil
-	}
-	var opts client.CreateOptions
-	opts.Mode = client.DefaultFileMode
-	switch {
-	case mf.layout == "varstrip":
-		m, err := mfg.New(p.Desc())
-		if err != nil {
-			return nil, nil, "", err
-		}
-		strips, placement, err := mfg.Strips(m, p.Config(), mfg.RoundRobin(p.Procs, servers))
-		if err != nil {
-			return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
-		}
-		opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
-		if mf.nodes > 0 {
-			// Each rank's bytes on the server of its own node.
-			serverOf := make([]int, p.Procs)
-			for k := range serverOf {
-				serverOf[k] = mcmc.NodeOfRank(k, p.Procs, mf.nodes)
-			}
-			if strips, placement, err = mfg.Strips(m, p.Config(), serverOf); err != nil {
-				return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
-			}
-			opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement), Servers: dist.FormatServers(placement)}
-		}
-	case mf.layout != "":
-		l, err := dist.ParseLayout(mf.layout)
-		if err != nil {
-			return nil, nil, "", usageError{fmt.Errorf("--layout: %w", err)}
-		}
-		opts.Layout = l
-	}
-	f, err := c.Create(ctx, path, opts)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("mcmc: %w", err)
-	}
-	return parioList{f}, nil, f.Attr().Layout.String(), nil
-}
-
-type parioList struct{ f *client.File }
-
-func (w parioList) WriteList(ctx context.Context, exts []mfg.Extent, p []byte) error {
-	spans := make([]client.Span, len(exts))
-	for i, e := range exts {
-		spans[i] = client.Span{Off: e.Off, Len: e.Len}
-	}
-	return w.f.WriteList(ctx, spans, p)
-}
-
-// posixList writes a view with one pwrite per extent.
-type posixList struct{ f *os.File }
-
-func (w posixList) WriteList(_ context.Context, exts []mfg.Extent, p []byte) error {
-	for _, e := range exts {
-		if _, err := w.f.WriteAt(p[:e.Len], e.Off); err != nil {
-			return err
-		}
-		p = p[e.Len:]
-	}
-	return nil
-}
-
-// bufferedFile is a serial output file written through stdio-like
-// buffering, as MrBayes' fprintf.
-type bufferedFile struct {
-	*bufio.Writer
-	f *os.File
-}
-
-func (b bufferedFile) Close() error {
-	return errors.Join(b.Flush(), b.f.Close())
-}
-
-// throttledFile writes through an emulated disk.
-type throttledFile struct {
-	ctx  context.Context
-	w    io.WriteCloser
-	disk *throttle.Bucket
-}
-
-func (t throttledFile) Write(p []byte) (int, error) {
-	if err := t.disk.Wait(t.ctx, int64(len(p))); err != nil {
-		return 0, err
-	}
-	return t.w.Write(p)
-}
-
-func (t throttledFile) Close() error { return t.w.Close() }
-
-func createBuffered(name string) (io.WriteCloser, error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	return bufferedFile{bufio.NewWriter(f), f}, nil
-}
-
 func newMcmcSplitCommand() *cobra.Command {
 	p := mcmc.Params{Runs: 2, Taxa: 16, Gens: 100, SampleFreq: 1, SwapFreq: 1}
 	var format, out string
@@ -559,7 +451,8 @@ func splitMcmc(ctx context.Context, p mcmc.Params, src, out string) error {
 		}
 		r, size = f, st.Size()
 	}
-	if err := mcmc.Split(p, r, size, out, createBuffered); err != nil {
+	var staged stagedFiles
+	if err := staged.finish(mcmc.Split(p, r, size, out, staged.create)); err != nil {
 		if errors.Is(err, mcmc.ErrInvalid) {
 			return fmt.Errorf("mcmc split %s: %w", src, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,6 +130,33 @@ func TestMcmcBadInput(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "x*")); len(m) > 0 {
 		t.Errorf("bad input wrote %v", m)
 	}
+	// Usage errors found before any rank starts: exit status 2, said once
+	// (not once per rank), nothing written.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcmc", "-o", ""}, "-o is empty"},
+		{[]string{"mcmc", "--io", "serial", "-o", ""}, "-o is empty"},
+		{[]string{"mcmc", "--io", "serial", "-o", "pario:/lay"}, "--io serial writes local files"},
+		{[]string{"mcmc", "--np", "2", "--nodes", "2", "--node-cpus", "4611686018427387904", "-o", filepath.Join(dir, "y")}, "--node-cpus"},
+		{[]string{"mcmc", "--baseline", "1e-320", "-o", filepath.Join(dir, "y")}, "--baseline"},
+		{[]string{"mcmc", "--baseline", "1e308", "-o", filepath.Join(dir, "y")}, "seconds from"},
+		{[]string{"mcmc", "--runs", "3", "--chains", "4", "--np", "2", "--layout", "varstrip", "-o", "pario:/y"}, "--layout varstrip"},
+		{[]string{"mcmc", "--runs", "8", "--chains", "1", "--np", "8", "--nodes", "8", "--layout", "varstrip", "-o", "pario:/y"}, "the cluster has 4 I/O servers"},
+	} {
+		out, err := runErr(cf, tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || strings.Count(out, tc.want) != 1 {
+			t.Errorf("pario %q: %v %q, want exit status 2 and one line saying %q", tc.args, err, out, tc.want)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*y*")); len(m) > 0 {
+		t.Errorf("bad input wrote %v", m)
+	}
+	if _, err := runErr(cf, "stat", "/y"); err == nil {
+		t.Error("a refused run created pario:/y")
+	}
 	if _, err := runErr(cf, "stat", "/x"); err == nil {
 		t.Error("a refused varstrip created pario:/x")
 	}
@@ -217,4 +245,110 @@ func TestMcmcInterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A serial run or a split that fills the disk, or is interrupted, leaves
+// no .t/.p file under its final name (before, a split on a full disk left
+// a 448 KiB .run1.t and an empty .run1.p, though its help promises that no
+// output is written), and an older output under those names stays whole.
+func TestMcmcOutputsAllOrNothing(t *testing.T) {
+	cf := up(t)
+	src := filepath.Join(t.TempDir(), "big.mfg")
+	shape := []string{"--runs", "2", "--taxa", "64", "--gens", "2000"}
+	run(t, cf, append([]string{"mcmc", "-o", src}, shape...)...)
+	full := testenv.Tmpfs(t, "256k")
+	old := filepath.Join(full, "sp.run1.t")
+	if err := os.WriteFile(old, []byte("an older, complete output"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runErr(cf, append([]string{"mcmc", "split", src, "-o", filepath.Join(full, "sp")}, shape...)...)
+	if err == nil || !strings.Contains(out, "no space left on device") {
+		t.Fatalf("split onto a 256 KiB disk: %v\n%s", err, out)
+	}
+	out, err = runErr(cf, append([]string{"mcmc", "--io", "serial", "-o", filepath.Join(full, "ser")}, shape...)...)
+	if err == nil || !strings.Contains(out, "no space left on device") {
+		t.Fatalf("serial run onto a 256 KiB disk: %v\n%s", err, out)
+	}
+	left, _ := os.ReadDir(full)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "sp.run1.t" {
+		t.Errorf("after the failures the disk holds %v, want the older output alone", names)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "an older, complete output" {
+		t.Errorf("the older output became %q", b)
+	}
+
+	// Interrupted, a serial run says so and leaves nothing.
+	dir := t.TempDir()
+	cmd := exec.Command(parioBin, "--cluster", cf, "mcmc", "--io", "serial", "--gens", "1000000000", "-o", filepath.Join(dir, "int"))
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if !strings.Contains(buf.String(), "interrupted; no output written") {
+		t.Errorf("interrupted serial run printed %q", buf.String())
+	}
+	if m, _ := os.ReadDir(dir); len(m) > 0 {
+		t.Errorf("an interrupted serial run left %d files", len(m))
+	}
+}
+
+// One rank interrupted on its own (a signal to its process alone): the
+// run exits 130 naming that rank, where before it said only that a rank
+// failed, "its messages above", with no message above.
+func TestMcmcOneRankInterrupted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.out")
+	cmd := exec.Command(parioBin, "mcmc", "--np", "2", "--gens", "1000000000", "-o", out)
+	cmd.Env = append(os.Environ(), "PARIO_HOME="+t.TempDir(), "PARIO_CLUSTER=")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var ranks []int
+	for deadline := time.Now().Add(10 * time.Second); len(ranks) < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the launcher started %d rank processes", len(ranks))
+		}
+		ranks = childPids(cmd.Process.Pid)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := syscall.Kill(ranks[1], syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "was interrupted; "+out+" is incomplete") {
+		t.Errorf("one rank interrupted: %v\n%s\nwant exit status 130 and the rank named", err, buf.String())
+	}
+}
+
+// childPids lists the processes whose parent is pid, by /proc.
+func childPids(pid int) []int {
+	var kids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after ')'.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, n)
+		}
+	}
+	return kids
 }

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/pario/pario/client"
+	"github.com/pario/pario/dist"
+	"github.com/pario/pario/mfg"
+	"github.com/pario/pario/mfg/mcmc"
+	"github.com/pario/pario/wire/throttle"
+)
+
+// The outputs of pario mcmc and pario mcmc split: the parallel file
+// (--io mfg), and MrBayes' .t/.p files (--io serial, split), written under
+// temporary names and renamed into place once complete.
+
+// createParallel creates (rank 0) or opens the parallel file.
+func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mcmcFlags, servers int, create bool) (mcmc.ListWriter, func() error, string, error) {
+	if !isStorePath(mf.opt.Out) {
+		flags := os.O_WRONLY
+		if create {
+			flags |= os.O_CREATE | os.O_TRUNC
+		}
+		f, err := os.OpenFile(mf.opt.Out, flags, 0o644)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("mcmc: %w", err)
+		}
+		return posixList{f}, f.Close, "", nil
+	}
+	path := storePath(mf.opt.Out)
+	if !create {
+		f, err := c.Open(ctx, path)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("mcmc: %w", err)
+		}
+		return parioList{f}, nil, "", nil
+	}
+	var opts client.CreateOptions
+	opts.Mode = client.DefaultFileMode
+	switch {
+	case mf.opt.Layout == "varstrip":
+		m, err := mfg.New(p.Desc())
+		if err != nil {
+			return nil, nil, "", err
+		}
+		strips, placement, err := mfg.Strips(m, p.Config(), mfg.RoundRobin(p.Procs, servers))
+		if err != nil {
+			return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
+		}
+		opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
+		if mf.opt.Nodes > 0 {
+			// Each rank's bytes on the server of its own node.
+			serverOf := make([]int, p.Procs)
+			for k := range serverOf {
+				serverOf[k] = mcmc.NodeOfRank(k, p.Procs, mf.opt.Nodes)
+			}
+			if strips, placement, err = mfg.Strips(m, p.Config(), serverOf); err != nil {
+				return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
+			}
+			opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement), Servers: dist.FormatServers(placement)}
+		}
+	case mf.opt.Layout != "":
+		l, err := dist.ParseLayout(mf.opt.Layout)
+		if err != nil {
+			return nil, nil, "", usageError{fmt.Errorf("--layout: %w", err)}
+		}
+		opts.Layout = l
+	}
+	f, err := c.Create(ctx, path, opts)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("mcmc: %w", err)
+	}
+	return parioList{f}, nil, f.Attr().Layout.String(), nil
+}
+
+type parioList struct{ f *client.File }
+
+func (w parioList) WriteList(ctx context.Context, exts []mfg.Extent, p []byte) error {
+	spans := make([]client.Span, len(exts))
+	for i, e := range exts {
+		spans[i] = client.Span{Off: e.Off, Len: e.Len}
+	}
+	return w.f.WriteList(ctx, spans, p)
+}
+
+// posixList writes a view with one pwrite per extent.
+type posixList struct{ f *os.File }
+
+func (w posixList) WriteList(_ context.Context, exts []mfg.Extent, p []byte) error {
+	for _, e := range exts {
+		if _, err := w.f.WriteAt(p[:e.Len], e.Off); err != nil {
+			return err
+		}
+		p = p[e.Len:]
+	}
+	return nil
+}
+
+// bufferedFile is a serial output file written through stdio-like
+// buffering, as MrBayes' fprintf.
+type bufferedFile struct {
+	*bufio.Writer
+	f *os.File
+}
+
+func (b bufferedFile) Close() error {
+	return errors.Join(b.Flush(), b.f.Close())
+}
+
+// throttledFile writes through an emulated disk.
+type throttledFile struct {
+	ctx  context.Context
+	w    io.WriteCloser
+	disk *throttle.Bucket
+}
+
+func (t throttledFile) Write(p []byte) (int, error) {
+	if err := t.disk.Wait(t.ctx, int64(len(p))); err != nil {
+		return 0, err
+	}
+	return t.w.Write(p)
+}
+
+func (t throttledFile) Close() error { return t.w.Close() }
+
+// stagedFiles creates each output under a temporary name beside its own
+// and renames them all into place once everything is written (commit), or
+// removes them (abort): a run or split that fails, fills the disk or is
+// interrupted leaves no partial .t/.p files under the names a reader of
+// MrBayes' output would take for a finished run, and an older complete
+// output under those names stays as it was.
+type stagedFiles struct {
+	mu   sync.Mutex
+	made []stagedFile
+}
+
+type stagedFile struct{ tmp, final string }
+
+// create opens a temporary file for name, buffered as MrBayes' fprintf.
+func (s *stagedFiles) create(name string) (io.WriteCloser, error) {
+	var f *os.File
+	var err error
+	for range 10 {
+		suffix := make([]byte, 6)
+		_, _ = rand.Read(suffix)
+		tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+"."+hex.EncodeToString(suffix)+".tmp")
+		// Mode 0666 less the umask, as os.Create's: CreateTemp's 0600
+		// would change what the outputs have always been.
+		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.made = append(s.made, stagedFile{f.Name(), name})
+	s.mu.Unlock()
+	return bufferedFile{bufio.NewWriter(f), f}, nil
+}
+
+// commit renames every file into place (they are closed by then).
+func (s *stagedFiles) commit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.made {
+		if err := os.Rename(m.tmp, m.final); err != nil {
+			for _, rest := range s.made[i:] {
+				os.Remove(rest.tmp)
+			}
+			return fmt.Errorf("mcmc: output %s: %w", m.final, err)
+		}
+	}
+	s.made = nil
+	return nil
+}
+
+// abort removes the temporary files.
+func (s *stagedFiles) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.made {
+		os.Remove(m.tmp)
+	}
+	s.made = nil
+}
+
+// finish commits the files if err is nil, and removes them otherwise.
+func (s *stagedFiles) finish(err error) error {
+	if err != nil {
+		s.abort()
+		return err
+	}
+	return s.commit()
+}
