@@ -47,12 +47,13 @@ type ServerConfig struct {
 	// in all and from one host (defaults DefaultMaxConns and
 	// DefaultMaxConnsPerPeer): past them a connection is refused with
 	// the reason, so that connections opened without the key cannot use
-	// up the receiver's descriptors and memory. At most a quarter of
-	// MaxConns may be in their handshake at once: past that a new
-	// connection takes the place of the oldest unauthenticated one from
-	// the network holding the most, and a network whose connections keep
-	// being evicted is refused for a while (wire.Gate), so that
-	// a flood without the key cannot keep honest senders out.
+	// up the receiver's descriptors and memory. Past a quarter of
+	// MaxConns in their handshake, a new connection takes the place of
+	// the oldest unauthenticated one (older than a fifth of
+	// HandshakeTimeout) from the network holding the most, and a network
+	// whose connections keep being evicted is refused for a while
+	// (wire.Gate), so that a flood without the key cannot keep honest
+	// senders out.
 	MaxConns, MaxConnsPerPeer int
 	// MaxRegens is how many regenerations run at once (default
 	// DefaultMaxRegens); the others wait their turn.
@@ -166,7 +167,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	removeStale(ctx, cfg.StagingDir, cfg.Store, cfg.Logger)
 	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{},
-		gate:       wire.NewGate(cfg.MaxConns, cfg.MaxConnsPerPeer, wire.DefaultMaxUnauthenticated(cfg.MaxConns)),
+		gate:       wire.NewGate(cfg.MaxConns, cfg.MaxConnsPerPeer, wire.DefaultMaxUnauthenticated(cfg.MaxConns), wire.EvictableAfter(cfg.HandshakeTimeout)),
 		regenSlots: make(chan struct{}, cfg.MaxRegens), refusing: make(chan struct{}, maxRefusing),
 		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnEvicted: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
 	s.speedNow() // the first probe, in the background: no rates op waits for one

@@ -13,13 +13,15 @@ import (
 // authenticated, which anyone can open, from taking the places honest
 // peers need:
 //
-//   - At most MaxUnauthenticated connections may be in their handshake at
-//     once. Past that, or when the server is full, a new connection takes
-//     the place of the oldest unauthenticated one from the network that
-//     holds the most of them, as sshd's MaxStartups drops early. A flood
-//     without the secret, from one host or from thousands, so mostly
-//     evicts itself, and an honest handshake, which takes a round trip,
-//     gets through beside it.
+//   - Past MaxUnauthenticated connections in their handshake, or when the
+//     server is full, a new connection takes the place of the oldest
+//     unauthenticated one from the network that holds the most of them,
+//     as sshd's MaxStartups drops early, among those older than minAge: a
+//     handshake under way, which takes a few round trips, is never cut
+//     (a burst of honest clients, a job's ranks connecting at once, meets
+//     the caps alone, as before), while a connection that has sat there
+//     longer is most likely one that never authenticates. A flood without
+//     the secret so mostly evicts itself, and honest clients get in.
 //   - A network whose connections keep being evicted (penaltyStrikes of
 //     them, each within penaltyWindow of the one before) has its new
 //     connections refused for penaltyFor, as OpenSSH's PerSourcePenalties
@@ -36,6 +38,7 @@ import (
 // cluster sharing one IPv6 prefix are not one peer.
 type Gate struct {
 	maxConns, maxPerPeer, maxUnauth int
+	minAge                          time.Duration
 
 	mu      sync.Mutex
 	closed  bool
@@ -104,14 +107,20 @@ func (r *Refusal) Reason(server string) string {
 
 // NewGate returns a gate with the given caps: maxConns connections in all,
 // maxPerPeer from one address, maxUnauth of them unauthenticated (each at
-// least 1).
-func NewGate(maxConns, maxPerPeer, maxUnauth int) *Gate {
+// least 1), which may be evicted once older than minAge (see
+// EvictableAfter).
+func NewGate(maxConns, maxPerPeer, maxUnauth int, minAge time.Duration) *Gate {
 	return &Gate{
-		maxConns: max(1, maxConns), maxPerPeer: max(1, maxPerPeer), maxUnauth: max(1, maxUnauth),
+		maxConns: max(1, maxConns), maxPerPeer: max(1, maxPerPeer), maxUnauth: max(1, maxUnauth), minAge: minAge,
 		conns: make(map[*Pass]struct{}), peers: make(map[string]int), unauth: make(map[string][]*Pass),
 		strikes: make(map[string]*strikes), now: time.Now,
 	}
 }
+
+// EvictableAfter is how long an unauthenticated connection is safe from
+// eviction, for a handshake deadline: a fifth of it (2 s of the default
+// 10 s), several round trips of a long link.
+func EvictableAfter(handshake time.Duration) time.Duration { return handshake / 5 }
 
 // DefaultMaxUnauthenticated is the share of a server's connections that may
 // be in their handshake at once when none is configured: a quarter.
@@ -136,7 +145,7 @@ func (g *Gate) Admit(nc net.Conn) (p *Pass, refused *Refusal, open bool) {
 	fromHost := g.peers[host]
 	var victim *Pass
 	if fromHost < g.maxPerPeer && g.nUnauth > 0 && (g.nUnauth >= g.maxUnauth || len(g.conns) >= g.maxConns) {
-		victim = g.evictLocked()
+		victim = g.evictLocked(now, len(g.unauth[network]))
 	}
 	if n := len(g.conns); n >= g.maxConns {
 		g.mu.Unlock()
@@ -159,15 +168,26 @@ func (g *Gate) Admit(nc net.Conn) (p *Pass, refused *Refusal, open bool) {
 }
 
 // evictLocked frees the place of the oldest unauthenticated connection of
-// the network holding the most of them, and returns it for closing.
-func (g *Gate) evictLocked() *Pass {
-	var worst string
-	for network, ps := range g.unauth {
-		if n, w := len(ps), len(g.unauth[worst]); n > w || (n == w && ps[0].since.Before(g.unauth[worst][0].since)) {
-			worst = network
+// the network holding the most of them, among connections older than
+// minAge and networks holding more than the newcomer's (held) does, and
+// returns it for closing (nil if there is none). A network so never
+// evicts its own connections to make room for more of them: a flood from
+// a few hosts cannot churn its places, and they go to newcomers from
+// other networks as soon as they are old enough.
+func (g *Gate) evictLocked(now time.Time, held int) *Pass {
+	var worst []*Pass
+	for _, ps := range g.unauth {
+		if now.Sub(ps[0].since) < g.minAge || len(ps) <= held {
+			continue // its oldest is a handshake still under way, or it holds no more than the newcomer's network
+		}
+		if len(ps) > len(worst) || (len(ps) == len(worst) && ps[0].since.Before(worst[0].since)) {
+			worst = ps
 		}
 	}
-	victim := g.unauth[worst][0]
+	if worst == nil {
+		return nil
+	}
+	victim := worst[0]
 	g.releaseLocked(victim)
 	g.strikeLocked(victim.network)
 	g.evicted++

@@ -75,11 +75,11 @@ type ServerOptions struct {
 	// A connection over a cap is told why and closed.
 	MaxConns        int
 	MaxConnsPerPeer int
-	// MaxUnauthenticated caps the connections in their handshake at once
-	// (default a quarter of MaxConns): past it, a new connection takes
-	// the place of the oldest unauthenticated one from the network that
-	// holds the most (see Gate), so that a flood without the secret
-	// cannot keep honest clients out.
+	// MaxUnauthenticated is how many connections may be in their
+	// handshake (default a quarter of MaxConns) before a new one takes
+	// the place of the oldest unauthenticated one, older than a fifth of
+	// HandshakeTimeout, from the network that holds the most (see Gate),
+	// so that a flood without the secret cannot keep honest clients out.
 	MaxUnauthenticated int
 	// HandshakeTimeout is how long a new connection has to authenticate
 	// (default HandshakeTimeout, 10 s).
@@ -162,7 +162,7 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		quit: quit, stop: stop,
 		log:        opts.Logger.With("server", opts.Name),
 		warnAccept: NewLogLimiter(), warnRefused: NewLogLimiter(), warnEvicted: NewLogLimiter(), warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
-		gate: NewGate(opts.MaxConns, opts.MaxConnsPerPeer, opts.MaxUnauthenticated),
+		gate: NewGate(opts.MaxConns, opts.MaxConnsPerPeer, opts.MaxUnauthenticated, EvictableAfter(opts.HandshakeTimeout)),
 		lns:  map[net.Listener]struct{}{},
 	}
 	if opts.Observer != nil {
