@@ -231,15 +231,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			c.Close()
 			return nil
 		}
-		evicted := s.gate.Stats().Evicted
-		pass, refusal, open := s.gate.Admit(c)
-		if !open {
+		a := s.gate.Admit(c)
+		if a.Closed {
 			s.mu.Unlock()
 			c.Close()
 			return nil
 		}
-		if refusal != nil {
-			why := fmt.Errorf("%w: %s", ErrBusy, refusal.Reason("receiver "+s.cfg.Name))
+		if a.Evicted != nil {
+			s.warnEvicted.Warn(s.cfg.Logger, "medic: unauthenticated connection evicted to admit another", "evicted", a.Evicted.RemoteAddr().String(), "peer", c.RemoteAddr().String())
+		}
+		if a.Refused != nil {
+			why := fmt.Errorf("%w: %s", ErrBusy, a.Refused.Reason("receiver "+s.cfg.Name))
 			aside := s.cfg.TLS != nil && s.takeRefusalLocked()
 			s.mu.Unlock()
 			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
@@ -257,9 +259,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			continue
 		}
-		if s.gate.Stats().Evicted > evicted {
-			s.warnEvicted.Warn(s.cfg.Logger, "medic: unauthenticated connection evicted to admit another", "peer", c.RemoteAddr().String())
-		}
+		pass := a.Pass
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {

@@ -252,7 +252,7 @@ func FuzzServerConn(f *testing.F) {
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			pass, _, _ := s.gate.Admit(srv)
+			pass := s.gate.Admit(srv).Pass
 			defer pass.Done()
 			s.serveConn(context.Background(), srv, pass)
 		}()

@@ -126,45 +126,61 @@ func EvictableAfter(handshake time.Duration) time.Duration { return handshake / 
 // be in their handshake at once when none is configured: a quarter.
 func DefaultMaxUnauthenticated(maxConns int) int { return max(1, maxConns/4) }
 
+// Admission is what Admit made of a connection.
+type Admission struct {
+	Pass    *Pass    // its place, if admitted
+	Refused *Refusal // why not, if refused
+	Closed  bool     // the gate is closed: the caller closes the connection and stops
+	// Evicted is the unauthenticated connection whose place it took, if
+	// any, already closed (its owner sees its handshake fail).
+	Evicted net.Conn
+}
+
 // Admit gives nc a place, evicting an unauthenticated connection if need
-// be, or returns the reason it is refused; open is false once the gate
-// is closed (the caller closes nc and stops). An evicted connection is
-// closed here: its owner sees its handshake fail.
-func (g *Gate) Admit(nc net.Conn) (p *Pass, refused *Refusal, open bool) {
+// be, or says why it is refused.
+func (g *Gate) Admit(nc net.Conn) Admission {
+	a := g.admit(nc)
+	if a.Evicted != nil {
+		closeRaw(a.Evicted)
+	}
+	return a
+}
+
+func (g *Gate) admit(nc net.Conn) Admission {
 	host, network := PeerHost(nc.RemoteAddr()), peerNetwork(nc.RemoteAddr())
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	if g.closed {
-		g.mu.Unlock()
-		return nil, nil, false
+		return Admission{Closed: true}
 	}
 	now := g.now()
 	if st := g.strikes[network]; st != nil && now.Before(st.until) {
-		g.mu.Unlock()
-		return nil, &Refusal{Penalized: network, Until: st.until}, true
+		return Admission{Refused: &Refusal{Penalized: network, Until: st.until}}
 	}
 	fromHost := g.peers[host]
-	var victim *Pass
-	if fromHost < g.maxPerPeer && g.nUnauth > 0 && (g.nUnauth >= g.maxUnauth || len(g.conns) >= g.maxConns) {
-		victim = g.evictLocked(now, len(g.unauth[network]))
+	if fromHost >= g.maxPerPeer {
+		if n := len(g.conns); n >= g.maxConns {
+			return Admission{Refused: &Refusal{Conns: n, Limit: g.maxConns}}
+		}
+		return Admission{Refused: &Refusal{Conns: fromHost, Limit: g.maxPerPeer, Host: host}}
+	}
+	var a Admission
+	if g.nUnauth > 0 && (g.nUnauth >= g.maxUnauth || len(g.conns) >= g.maxConns) {
+		if victim := g.evictLocked(now, len(g.unauth[network])); victim != nil {
+			a.Evicted = victim.nc
+		}
 	}
 	if n := len(g.conns); n >= g.maxConns {
-		g.mu.Unlock()
-		return nil, &Refusal{Conns: n, Limit: g.maxConns}, true
+		a.Refused = &Refusal{Conns: n, Limit: g.maxConns}
+		return a
 	}
-	if fromHost >= g.maxPerPeer {
-		g.mu.Unlock()
-		return nil, &Refusal{Conns: fromHost, Limit: g.maxPerPeer, Host: host}, true
-	}
-	p = &Pass{g: g, nc: nc, host: host, network: network, since: now}
+	p := &Pass{g: g, nc: nc, host: host, network: network, since: now}
 	g.conns[p] = struct{}{}
 	g.peers[host]++
 	g.unauth[p.network] = append(g.unauth[p.network], p)
 	g.nUnauth++
-	g.mu.Unlock()
-	if victim != nil {
-		closeRaw(victim.nc)
-	}
-	return p, nil, true
+	a.Pass = p
+	return a
 }
 
 // evictLocked frees the place of the oldest unauthenticated connection of

@@ -29,12 +29,15 @@ func connFrom(ip string) *addrConn {
 
 func admit(t *testing.T, g *Gate, c net.Conn) *Pass {
 	t.Helper()
-	p, r, open := g.Admit(c)
-	if !open || r != nil {
-		t.Fatalf("connection from %v not admitted: refusal %+v, open %v", c.RemoteAddr(), r, open)
+	a := g.Admit(c)
+	if a.Pass == nil {
+		t.Fatalf("connection from %v not admitted: %+v", c.RemoteAddr(), a)
 	}
-	return p
+	return a.Pass
 }
+
+// refusal is why g refuses c (nil if admitted).
+func refusal(g *Gate, c net.Conn) *Refusal { return g.Admit(c).Refused }
 
 // Past its unauthenticated cap the gate evicts the oldest unauthenticated
 // connection of the network holding the most, never an authenticated one.
@@ -98,17 +101,17 @@ func TestGateRefusesAtItsCaps(t *testing.T) {
 			t.Fatal("not authenticated")
 		}
 	}
-	_, r, _ := g.Admit(connFrom("10.0.0.1"))
+	r := refusal(g, connFrom("10.0.0.1"))
 	if r == nil || !r.PerHost() || r.Host != "10.0.0.1" || r.Conns != 2 || r.Limit != 2 {
 		t.Fatalf("refusal %+v, want the per-host cap of 10.0.0.1", r)
 	}
 	admit(t, g, connFrom("10.0.0.3")).Authenticated()
-	_, r, _ = g.Admit(connFrom("10.0.0.4"))
+	r = refusal(g, connFrom("10.0.0.4"))
 	if r == nil || r.PerHost() || r.Conns != 4 || r.Limit != 4 {
 		t.Fatalf("refusal %+v, want the server's cap", r)
 	}
 	g.Close()
-	if _, _, open := g.Admit(connFrom("10.0.0.4")); open {
+	if !g.Admit(connFrom("10.0.0.4")).Closed {
 		t.Fatal("a closed gate admitted a connection")
 	}
 }
@@ -151,8 +154,8 @@ func TestGateConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 500 {
-				p, r, _ := g.Admit(connFrom(fmt.Sprintf("10.0.%d.%d", w, i%7)))
-				if r != nil {
+				p := g.Admit(connFrom(fmt.Sprintf("10.0.%d.%d", w, i%7))).Pass
+				if p == nil {
 					continue
 				}
 				if i%3 == 0 {
@@ -237,7 +240,7 @@ func TestGatePenalizesEvictedNetworks(t *testing.T) {
 	for range penaltyStrikes {
 		evictNine()
 	}
-	_, r, _ := g.Admit(connFrom("10.0.0.9"))
+	r := refusal(g, connFrom("10.0.0.9"))
 	if r == nil || r.Penalized != "10.0.0.9" || !r.Until.Equal(now.Add(penaltyFor)) {
 		t.Fatalf("after %d evictions in a row: refusal %+v, want a penalty", penaltyStrikes, r)
 	}
@@ -264,7 +267,7 @@ func TestGateSparesYoungHandshakes(t *testing.T) {
 		burst = append(burst, c)
 	}
 	// Full, every one young: the next is refused, none evicted.
-	if _, r, _ := g.Admit(connFrom("10.0.0.6")); r == nil || r.PerHost() {
+	if r := refusal(g, connFrom("10.0.0.6")); r == nil || r.PerHost() {
 		t.Fatalf("refusal %+v, want the server's cap", r)
 	}
 	for i, c := range burst {
@@ -292,7 +295,7 @@ func TestGateFloodDoesNotChurnItsOwnPlaces(t *testing.T) {
 	if a.closed.Load() || b.closed.Load() {
 		t.Fatal("a network evicted its own connection")
 	}
-	if _, r, _ := g.Admit(connFrom("10.0.0.9")); r == nil {
+	if r := refusal(g, connFrom("10.0.0.9")); r == nil {
 		t.Fatal("a fourth connection past the server's cap of 3 was admitted")
 	}
 	admit(t, g, connFrom("10.0.0.1"))

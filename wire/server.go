@@ -221,26 +221,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			nc.Close()
 			return nil
 		}
-		evicted := s.gate.Stats().Evicted
-		pass, refusal, open := s.gate.Admit(nc)
-		if !open {
+		a := s.gate.Admit(nc)
+		if a.Closed {
 			s.mu.Unlock()
 			nc.Close()
 			return nil
 		}
-		if refusal != nil {
+		if a.Evicted != nil {
+			s.observeError(ErrKindEvicted)
+			s.warnEvicted.Warn(s.log, "unauthenticated connection evicted to admit another", "evicted", a.Evicted.RemoteAddr().String(),
+				"peer", nc.RemoteAddr().String())
+		}
+		if a.Refused != nil {
 			s.mu.Unlock()
-			why := s.refusal(refusal)
-			s.observeRefused(refusal)
+			why := s.refusal(a.Refused)
+			s.observeRefused(a.Refused)
 			s.warnRefused.Warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", why)
 			refuse(nc, why)
 			continue
 		}
-		if s.gate.Stats().Evicted > evicted {
-			s.observeError(ErrKindEvicted)
-			s.warnEvicted.Warn(s.log, "unauthenticated connection evicted to admit another", "peer", nc.RemoteAddr().String(),
-				"max_unauthenticated", s.opts.MaxUnauthenticated)
-		}
+		pass := a.Pass
 		s.wg.Add(1)
 		s.mu.Unlock()
 		go func() {
