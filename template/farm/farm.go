@@ -361,6 +361,22 @@ func OutputName(out string, groups, g int) string {
 	return out + "." + strconv.Itoa(g)
 }
 
+// Groups is how many groups ranks ranks make in groups of group (0: one
+// group of all), and the size of each but maybe the last. A group larger
+// than the ranks is one group of them all: group comes from the command
+// line, and the sum ranks+group-1 of a ceiling division would overflow for
+// a group near the int's maximum.
+func Groups(ranks, group int) (groups, size int) {
+	if group <= 0 || group >= ranks {
+		return 1, max(ranks, 1)
+	}
+	groups = ranks / group
+	if ranks%group != 0 {
+		groups++
+	}
+	return groups, group
+}
+
 // Run runs the farm; it is collective over cfg.Comm.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	world := cfg.Comm
@@ -383,11 +399,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer in.Close()
 
-	groups, gsize := 1, world.Size()
-	if cfg.Group > 0 {
-		gsize = cfg.Group
-		groups = (world.Size() + gsize - 1) / gsize
-	}
+	groups, gsize := Groups(world.Size(), cfg.Group)
 	// Level one of a newspaper of newspapers: one part per group, cut by
 	// world rank 0 at record boundaries.
 	var bounds []byte

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -507,5 +508,39 @@ func TestOutputDiskFills(t *testing.T) {
 			}
 			noTemps(t, dir)
 		})
+	}
+}
+
+// A group of more ranks than there are is one group of them all. Before,
+// --group 9223372036854775807 overflowed the count of groups (ranks +
+// group - 1 wrapped negative), which made zero groups and a panic (index
+// out of range) on every rank.
+func TestGroupLargerThanRanks(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(30), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"tr", "a-z", "A-Z"}
+	out := filepath.Join(dir, "hits")
+	res := farmRun{n: 3, annotations: ordered, argv: argv, group: math.MaxInt}.mustRun(t, input, out)
+	if !slices.Equal(res.Outputs, []string{out + ".0"}) {
+		t.Fatalf("outputs %v, want one, %s.0", res.Outputs, out)
+	}
+	if got, want := concat(t, res.Outputs), sequential(t, argv, input); !bytes.Equal(got, want) {
+		t.Fatalf("output differs from the sequential run:\ngot  %.300q\nwant %.300q", got, want)
+	}
+}
+
+// TestGroups: the count of groups without overflow, near the int's maximum
+// too.
+func TestGroups(t *testing.T) {
+	for _, tc := range []struct{ ranks, group, groups, size int }{
+		{4, 0, 1, 4}, {4, 1, 4, 1}, {4, 3, 2, 3}, {4, 4, 1, 4}, {4, 5, 1, 4},
+		{4, math.MaxInt, 1, 4}, {math.MaxInt, math.MaxInt - 1, 2, math.MaxInt - 1}, {1, math.MaxInt, 1, 1},
+	} {
+		if g, s := Groups(tc.ranks, tc.group); g != tc.groups || s != tc.size {
+			t.Errorf("Groups(%d, %d) = %d groups of %d, want %d of %d", tc.ranks, tc.group, g, s, tc.groups, tc.size)
+		}
 	}
 }
