@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ import (
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/template"
 	"github.com/pario/pario/template/annot"
+	// The docking example's record formats (BSize, BLen), which
+	// docs/templates.md lists among the segmentation functions, are
+	// farmable input too.
+	_ "github.com/pario/pario/template/dock"
 	"github.com/pario/pario/template/seg"
 	"github.com/pario/pario/units"
 )
@@ -150,7 +155,7 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		if a, ok := af.Lookup(stream, Function); ok {
 			return a, nil
 		}
-		return annot.Annotation{}, fmt.Errorf("farm: %s: no line for stream %q in function %q or %q (e.g. `%s NEWSPAPER ro wo b %s=FASTA`)", af.Name, stream, fn, Function, stream, Function)
+		return annot.Annotation{}, fmt.Errorf("farm: %s: no line for stream %q in function %q or %q (e.g. `%s`)", af.Name, stream, fn, Function, exampleLine[stream])
 	}
 	if in, err = find(InStream); err != nil {
 		return in, out, err
@@ -165,7 +170,14 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		return in, out, at(in, "the input is cut into segments: use NEWSPAPER or REPORT")
 	}
 	if in.Unknown() {
-		return in, out, at(in, "the parent must find the input's segments: name a segmentation function (%s) or a constant size, not 0", strings.Join(seg.Names(), ", "))
+		return in, out, at(in, "the parent must find the input's segments: name a segmentation function (%s) or a constant size, not 0", strings.Join(SegNames(), ", "))
+	}
+	// Checked here, where the CLI calls it before any rank starts: the
+	// parent looks the function up only once the ranks have met.
+	if in.SegFunc != "" {
+		if _, err := seg.Lookup(in.SegFunc); err != nil {
+			return in, out, at(in, "no segmentation function %q: use one of %s, or a constant size like 4k", in.SegFunc, strings.Join(SegNames(), ", "))
+		}
 	}
 	switch {
 	case out.Template == annot.Newspaper && out.Unknown():
@@ -178,6 +190,22 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		return in, out, at(out, "the output can be a NEWSPAPER of unknown extent (=0) or a LOG, not a %s", out.Template)
 	}
 	return in, out, nil
+}
+
+// exampleLine is a line farm takes for each stream, for the message when
+// one is missing.
+var exampleLine = map[string]string{
+	InStream:  InStream + " NEWSPAPER ro wo b " + Function + "=FASTA",
+	OutStream: OutStream + " NEWSPAPER rc wo b " + Function + "=0",
+}
+
+// groupedPrefix starts the names Run registers for grouped records: they
+// are its own, not for annotation lines.
+const groupedPrefix = "farm:"
+
+// SegNames are the segmentation functions an input line may name.
+func SegNames() []string {
+	return slices.DeleteFunc(seg.Names(), func(n string) bool { return strings.HasPrefix(n, groupedPrefix) })
 }
 
 // grouped makes segments of at least block bytes out of fn's records.
@@ -262,7 +290,7 @@ func groupedAnnotation(a annot.Annotation, block int64) (annot.Annotation, error
 	if err != nil {
 		return a, err
 	}
-	name = fmt.Sprintf("farm:%s*%d", name, block)
+	name = fmt.Sprintf("%s%s*%d", groupedPrefix, name, block)
 	if _, err := seg.Lookup(name); err != nil {
 		// Another run in this process may register it between the two
 		// calls; the function is the same either way.

@@ -3,6 +3,7 @@ package farm
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -307,6 +309,11 @@ func TestFailingSegment(t *testing.T) {
 }
 
 func TestStreams(t *testing.T) {
+	// A grouped function Run registers in this process is its own, not one
+	// for the messages to suggest.
+	if _, err := groupedAnnotation(parse(t, ordered).Lines[0], 7); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		src, argv0, want string
 	}{
@@ -320,6 +327,13 @@ func TestStreams(t *testing.T) {
 		{"in NEWSPAPER ro wo b farm=FASTA\nout NEWSPAPER rc wo b farm=64", "tr", "io.ann:2: out NEWSPAPER rc wo b farm=64: a command's output has no size"},
 		{"in NEWSPAPER ro wo b farm=FASTA\nout LOG rc wo b farm=0", "tr", "an ordered or relaxed log"},
 		{"in NEWSPAPER ro wo b farm=FASTA\nout MEETING rc wo b farm=0", "tr", "not a MEETING"},
+		// An unknown function is refused here, where the CLI asks before
+		// any rank starts, naming the line and what is registered.
+		{"in NEWSPAPER ro wo b farm=Nope\nout NEWSPAPER rc wo b farm=0", "tr", `io.ann:1: in NEWSPAPER ro wo b farm=Nope: no segmentation function "Nope": use one of BLen, BSize, CEDESize, FASTA, LenPrefix32, Lines, or`},
+		{"\nin REPORT ro wo b farm=fasta\nout NEWSPAPER rc wo b farm=0", "tr", `io.ann:2: in REPORT ro wo b farm=fasta: no segmentation function "fasta"`},
+		// The docking example's functions, which the docs list.
+		{"in NEWSPAPER ro wo b farm=BSize\nout NEWSPAPER rc wo b farm=0", "tr", ""},
+		{"in NEWSPAPER ro wo b farm=BLen\nout NEWSPAPER rc wo b farm=0", "tr", ""},
 	} {
 		_, _, err := Streams(parse(t, tc.src), []string{tc.argv0})
 		if tc.want == "" && err != nil {
@@ -327,6 +341,20 @@ func TestStreams(t *testing.T) {
 		}
 		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%q: error %v, want one saying %q", tc.src, err, tc.want)
+		}
+	}
+	// The line suggested for a missing stream is one farm takes.
+	for _, src := range []string{"in NEWSPAPER ro wo b farm=Lines", "out NEWSPAPER rc wc b farm=0"} {
+		_, _, err := Streams(parse(t, src), []string{"tr"})
+		if err == nil {
+			t.Fatalf("%q: no error for the missing stream", src)
+		}
+		hint := regexp.MustCompile("e.g. `([^`]*)`").FindStringSubmatch(err.Error())
+		if hint == nil {
+			t.Fatalf("%q: %v suggests no line", src, err)
+		}
+		if _, _, err := Streams(parse(t, src+"\n"+hint[1]), []string{"tr"}); err != nil {
+			t.Errorf("%q: the suggested line %q is refused: %v", src, hint[1], err)
 		}
 	}
 	in, out, err := Streams(parse(t, "in NEWSPAPER ro wo b tr=Lines\nout LOG rc wc a tr=0\n"+ordered), []string{"/usr/bin/tr"})
@@ -542,5 +570,42 @@ func TestGroups(t *testing.T) {
 		if g, s := Groups(tc.ranks, tc.group); g != tc.groups || s != tc.size {
 			t.Errorf("Groups(%d, %d) = %d groups of %d, want %d of %d", tc.ranks, tc.group, g, s, tc.groups, tc.size)
 		}
+	}
+}
+
+// TestDockInput: the docking example's molecule files, cut by BSize (which
+// docs/templates.md lists among the segmentation functions), are farmable:
+// one run per molecule gives the input back in order. Before, farm did not
+// have BSize registered and failed once the ranks had met.
+func TestDockInput(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "b.dat")
+	// Built here rather than by dock.Generate: importing template/dock
+	// would register BSize in the test binary, whether farm does or not.
+	// B = int N, N x (C E D E), E; atom = int M, M x (int, char).
+	var data bytes.Buffer
+	le32 := func(v int) { data.Write(binary.LittleEndian.AppendUint32(nil, uint32(v))) }
+	for b := range 7 {
+		n := 1 + b%3
+		le32(n)
+		for a := range 4*n + 1 {
+			m := (a*5+b)%9 + 1
+			le32(m)
+			for e := range m {
+				le32(e)
+				data.WriteByte(byte('a' + (a+e)%26))
+			}
+		}
+	}
+	if err := os.WriteFile(input, data.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.dat")
+	res := farmRun{n: 2, annotations: "in NEWSPAPER ro wo b farm=BSize\nout NEWSPAPER rc wo b farm=0", argv: []string{"cat"}, block: 1}.mustRun(t, input, out)
+	if res.Segments != 7 {
+		t.Errorf("%d runs, want one per molecule, 7", res.Segments)
+	}
+	if got := concat(t, res.Outputs); !bytes.Equal(got, data.Bytes()) {
+		t.Errorf("the output (%d bytes) is not the input (%d bytes)", len(got), data.Len())
 	}
 }
