@@ -119,6 +119,9 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		return usageError{fmt.Errorf("--np %d but the launcher started %d ranks: drop --np or launch %d", p.Procs, info.Size, p.Procs)}
 	}
 	if !under && p.Procs > 1 {
+		if err := rank.CheckLaunch(p.Procs); err != nil {
+			return usageError{fmt.Errorf("mcmc: --np: %w", err)}
+		}
 		return launchMcmc(ctx, p.Procs)
 	}
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: mf.rendezvous})
