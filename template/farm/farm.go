@@ -405,6 +405,45 @@ func Groups(ranks, group int) (groups, size int) {
 	return groups, group
 }
 
+// OutputIsDirError is CheckOutputs' error for an output that is a
+// directory.
+type OutputIsDirError struct{ Name string }
+
+func (e *OutputIsDirError) Error() string {
+	return e.Name + " is a directory: name a file for the output (one in it, say)"
+}
+
+// CheckOutputs refuses outputs that are existing directories, before any
+// segment runs: the rename at the end would fail only after all of them.
+// ranks and group are as for Run (group 0: one output, out).
+func CheckOutputs(ctx context.Context, fsys FS, out string, ranks, group int) error {
+	names := []string{out}
+	if group > 0 {
+		groups, _ := Groups(ranks, group)
+		names = names[:0]
+		for g := range groups {
+			names = append(names, OutputName(out, group, g))
+		}
+	}
+	for _, name := range names {
+		if err := checkOutput(ctx, fsys, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOutput(ctx context.Context, fsys FS, name string) error {
+	dir, err := fsys.IsDir(ctx, name)
+	if err != nil {
+		return fmt.Errorf("the output %s: %w", name, err)
+	}
+	if dir {
+		return &OutputIsDirError{Name: name}
+	}
+	return nil
+}
+
 // Run runs the farm; it is collective over cfg.Comm.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	world := cfg.Comm
@@ -469,8 +508,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var oerr error
 	if comm.Rank() == 0 {
 		var name string
-		if out, name, oerr = cfg.OutFS.CreateTemp(ctx, final); oerr != nil {
-			oerr = fmt.Errorf("create the output %s: %w", final, oerr)
+		if oerr = checkOutput(ctx, cfg.OutFS, final); oerr == nil {
+			if out, name, oerr = cfg.OutFS.CreateTemp(ctx, final); oerr != nil {
+				oerr = fmt.Errorf("create the output %s: %w", final, oerr)
+			}
 		}
 		tmp = []byte(name)
 	}

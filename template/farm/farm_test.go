@@ -609,3 +609,39 @@ func TestDockInput(t *testing.T) {
 		t.Errorf("the output (%d bytes) is not the input (%d bytes)", len(got), data.Len())
 	}
 }
+
+// TestOutputIsDirectory: an output that is a directory is refused by
+// CheckOutputs, and by Run before any segment runs (the command would
+// create a file). Before, every segment ran and the rename at the end
+// failed.
+func TestOutputIsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d", "g.1"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var de *OutputIsDirError
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "d"), 3, 0); !errors.As(err, &de) || de.Name != filepath.Join(dir, "d") {
+		t.Errorf("CheckOutputs(d): %v, want d is a directory", err)
+	}
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "g"), 4, 2); !errors.As(err, &de) || de.Name != filepath.Join(dir, "g.1") {
+		t.Errorf("CheckOutputs(g, groups of 2 of 4): %v, want g.1 is a directory", err)
+	}
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "new"), 4, 2); err != nil {
+		t.Errorf("CheckOutputs(new): %v", err)
+	}
+	ran := filepath.Join(dir, "ran")
+	_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"sh", "-c", "touch " + ran + "; cat"}}.run(t, input, filepath.Join(dir, "d"))
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), filepath.Join(dir, "d")+" is a directory") {
+		t.Errorf("rank 0: %v, want the output named a directory", errs[0])
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran")
+	}
+	noTemps(t, dir)
+}

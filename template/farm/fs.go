@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 
 	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
 )
 
 // Handle is an open input or output file.
@@ -34,6 +37,9 @@ type FS interface {
 	OpenRW(ctx context.Context, name string) (Handle, error)
 	Rename(ctx context.Context, from, to string) error
 	Remove(ctx context.Context, name string) error
+	// IsDir reports whether name is an existing directory (false when it
+	// does not exist).
+	IsDir(ctx context.Context, name string) (bool, error)
 }
 
 // tempName is a hidden name next to the output, unique to this run.
@@ -85,6 +91,15 @@ func (Local) Rename(_ context.Context, from, to string) error { return os.Rename
 // Remove implements FS.
 func (Local) Remove(_ context.Context, name string) error { return os.Remove(name) }
 
+// IsDir implements FS.
+func (Local) IsDir(_ context.Context, name string) (bool, error) {
+	st, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && st.IsDir(), err
+}
+
 // Pario is a pario store; names are the store's absolute paths. Create
 // is how the output is made: a zero Layout takes the directory's default,
 // which `pario tune search --apply DIR` sets.
@@ -133,3 +148,12 @@ func (p Pario) Rename(ctx context.Context, from, to string) error {
 
 // Remove implements FS.
 func (p Pario) Remove(ctx context.Context, name string) error { return p.Client.Remove(ctx, name) }
+
+// IsDir implements FS.
+func (p Pario) IsDir(ctx context.Context, name string) (bool, error) {
+	a, err := p.Client.Lookup(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && a.Kind == meta.KindDir, err
+}
