@@ -853,6 +853,12 @@ func (w *worker) command(ctx context.Context, sg *template.Segment, stdout io.Wr
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
 		se.Status = ee.ExitCode()
 	}
+	// A failed write to the scratch file closes the command's stdout, and
+	// the command then dies of SIGPIPE (or fails writing): the write's
+	// error (a full $TMPDIR, say) is the cause, not the command's end.
+	if sc, ok := stdout.(interface{ Err() error }); ok && sc.Err() != nil {
+		se.Status, se.Err = -1, sc.Err()
+	}
 	return se
 }
 

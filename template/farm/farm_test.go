@@ -645,3 +645,36 @@ func TestOutputIsDirectory(t *testing.T) {
 	}
 	noTemps(t, dir)
 }
+
+// TestScratchDiskFills: when $TMPDIR, where each run's output is kept
+// until it is placed, fills up, the failure says so, naming the scratch
+// file and the disk's error. Before, the write error was dropped and the
+// run was reported as "cat: signal: broken pipe": the failed write closed
+// the command's stdout.
+func TestScratchDiskFills(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(80000), 0o644); err != nil { // about 6 MB
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hits.txt")
+	scratch := testenv.Tmpfs(t, "1m")
+	t.Setenv("TMPDIR", scratch)
+	_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"cat"}}.run(t, input, out)
+	if errs[0] == nil {
+		t.Fatal("rank 0: no error with $TMPDIR full")
+	}
+	msg := errs[0].Error()
+	for _, want := range []string{"scratch " + scratch + "/pario-segment-", "no space left on device"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("rank 0's error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "broken pipe") && !strings.Contains(msg, "no space left") {
+		t.Errorf("the command's SIGPIPE is reported, not the write that caused it:\n%s", msg)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the output exists after the failed run: %v", err)
+	}
+	noTemps(t, dir)
+}
