@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -677,4 +678,90 @@ func TestScratchDiskFills(t *testing.T) {
 		t.Errorf("the output exists after the failed run: %v", err)
 	}
 	noTemps(t, dir)
+}
+
+// TestStaleTempRemoved: a run removes the temporary files that killed
+// runs (SIGKILL) left next to its output, and only those: never a live
+// run's, which it holds locked; never a young one, which its run may not
+// have locked yet; never one of another output or of an older naming.
+// Before, every killed run's .OUT.farm-XXXX stayed for good.
+func TestStaleTempRemoved(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hits.txt")
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(".hits.txt.farm-L0123456789ab", old)
+	young := mk(".hits.txt.farm-L0123456789ac", time.Now())
+	otherOut := mk(".hits.fa.farm-L0123456789ad", old)
+	oldNaming := mk(".hits.txt.farm-0123456789ae", old)
+	live := mk(".hits.txt.farm-L0123456789af", old)
+	lf, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	farmRun{n: 2, annotations: ordered, argv: []string{"cat"}}.mustRun(t, input, out)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a killed run's old, unlocked %s is still there: %v", filepath.Base(stale), err)
+	}
+	for _, p := range []string{young, otherOut, oldNaming, live} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+
+	// A live run's file survives another run's tidying, however old its
+	// mtime: the run holds it locked until its rename.
+	marker := filepath.Join(dir, "started")
+	done := make(chan []error, 1)
+	go func() {
+		_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"sh", "-c", "touch " + marker + "; sleep 0.5; cat"}, block: 1 << 20}.run(t, input, out)
+		done <- errs
+	}()
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case errs := <-done:
+			t.Fatalf("the run ended before its command started: %v", errors.Join(errs...))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ents, _ := filepath.Glob(filepath.Join(dir, ".hits.txt.farm-L*"))
+	if len(ents) != 3 { // the live run's, and young and live above
+		t.Fatalf("temporary files %v, want the live run's, %s and %s", ents, filepath.Base(young), filepath.Base(live))
+	}
+	for _, p := range ents {
+		os.Chtimes(p, old, old)
+	}
+	h, name, err := Local{}.CreateTemp(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	Local{}.Remove(context.Background(), name)
+	if err := errors.Join(<-done...); err != nil {
+		t.Fatalf("a live run failed after another run tidied its directory: %v", err)
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, fasta(20)) {
+		t.Fatalf("the live run's output: %v, %d bytes", err, len(b))
+	}
 }
