@@ -63,6 +63,16 @@ func (cfg *Config) defaults() {
 	}
 }
 
+// CheckRendezvous says what is wrong with addr as Config.Rendezvous (host
+// or host:port), so that a command can refuse it before it starts ranks
+// that would each fail on it.
+func CheckRendezvous(addr string) error {
+	if _, err := withPort(addr, 1); err != nil {
+		return fmt.Errorf("rendezvous address %q: %v", addr, err)
+	}
+	return nil
+}
+
 // Join detects this rank in the environment (see Detect), applies cfg's
 // overrides and meets the other ranks at the rendezvous. It returns when all
 // ranks have joined, or with an error naming what is missing when ctx ends

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,23 +40,67 @@ type LaunchOptions struct {
 type RankExit struct {
 	Rank int
 	Err  error // an *exec.ExitError, or why it could not start
+	// Killed is set when Launch killed the rank because another had
+	// failed (or one could not start) before it.
+	Killed bool
 }
 
 // LaunchError lists the ranks that failed, in rank order.
 type LaunchError struct {
 	Failed []RankExit
+	// First is the index in Failed of the rank that failed first, the one
+	// the others' failures usually follow from.
+	First int
 }
+
+// maxListed is how many failed ranks LaunchError's message names one by
+// one; beyond it the message names the first failure and counts the rest,
+// so that a launch of 100,000 ranks that ran out of processes is not one
+// line per rank.
+const maxListed = 4
 
 func (e *LaunchError) Error() string {
 	var b strings.Builder
 	b.WriteString("rank: launch: ")
-	for i, f := range e.Failed {
-		if i > 0 {
-			b.WriteString("; ")
+	if len(e.Failed) <= maxListed {
+		for i, f := range e.Failed {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "rank %d: %v", f.Rank, f.Err)
 		}
-		fmt.Fprintf(&b, "rank %d: %v", f.Rank, f.Err)
+		return b.String()
+	}
+	first := e.Failed[min(max(e.First, 0), len(e.Failed)-1)]
+	fmt.Fprintf(&b, "rank %d: %v", first.Rank, first.Err)
+	killed := 0
+	for _, f := range e.Failed {
+		if f.Killed {
+			killed++
+		}
+	}
+	rest := len(e.Failed) - 1
+	if first.Killed {
+		killed--
+	}
+	switch {
+	case killed == rest:
+		fmt.Fprintf(&b, "; and %s ranks killed after it", thousands(rest))
+	case killed > 0:
+		fmt.Fprintf(&b, "; and %s more ranks failed (%s of them killed after it)", thousands(rest), thousands(killed))
+	default:
+		fmt.Fprintf(&b, "; and %s more ranks failed", thousands(rest))
 	}
 	return b.String()
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Launch runs n copies of the program argv as rank processes on this host
@@ -67,8 +112,8 @@ func (e *LaunchError) Error() string {
 // exited with status 0, and otherwise a *LaunchError naming each rank that
 // failed.
 func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error {
-	if n < 1 || n > MaxSize {
-		return fmt.Errorf("rank: launch: %d ranks", n)
+	if err := CheckLaunch(n); err != nil {
+		return fmt.Errorf("rank: launch: %w", err)
 	}
 	if len(argv) == 0 {
 		return errors.New("rank: launch: no program")
@@ -103,6 +148,13 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 	}
 	defer lnFile.Close()
 
+	// The launcher blocks a thread in wait for each rank: Go's default
+	// limit of 10,000 threads would crash it past that many ranks. Raised
+	// for good, not restored: another Launch may be running.
+	if prev := debug.SetMaxThreads(n + 10000); prev > n+10000 {
+		debug.SetMaxThreads(prev)
+	}
+
 	runCtx, kill := context.WithCancel(ctx)
 	defer kill()
 	var outMu sync.Mutex
@@ -134,17 +186,13 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 		cmd.WaitDelay = 2 * time.Second
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
-			startErr = err
-			exits <- exit{r, fmt.Errorf("start %s: %w", argv[0], err)}
+			startErr = fmt.Errorf("start %s: %w", argv[0], err)
 			break
 		}
 		started++
 		go func() { exits <- exit{r, cmd.Wait()} }()
 	}
 	lnFile.Close()
-	if startErr != nil {
-		kill()
-	}
 
 	var failed []RankExit
 	var grace <-chan time.Time
@@ -152,7 +200,12 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 	killed := false
 	pending := started
 	if startErr != nil {
-		pending++
+		// The ranks started cannot meet the missing ones: end them now,
+		// the start failure first among the failures.
+		firstFailed = started
+		failed = append(failed, RankExit{Rank: started, Err: startErr})
+		killed = true
+		kill()
 	}
 	for pending > 0 {
 		select {
@@ -161,11 +214,16 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 			if e.err == nil {
 				continue
 			}
-			err := e.err
+			f := RankExit{Rank: e.rank, Err: e.err}
 			if killed && firstFailed >= 0 {
-				err = fmt.Errorf("%w (killed %v after rank %d failed)", err, opts.Grace, firstFailed)
+				f.Killed = true
+				if startErr != nil {
+					f.Err = fmt.Errorf("%w (killed: rank %d could not start)", f.Err, firstFailed)
+				} else {
+					f.Err = fmt.Errorf("%w (killed %v after rank %d failed)", f.Err, opts.Grace, firstFailed)
+				}
 			}
-			failed = append(failed, RankExit{e.rank, err})
+			failed = append(failed, f)
 			if firstFailed < 0 {
 				firstFailed = e.rank
 				t := time.NewTimer(opts.Grace)
@@ -185,10 +243,11 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 		return nil
 	}
 	slices.SortFunc(failed, func(a, b RankExit) int { return a.Rank - b.Rank })
+	le := &LaunchError{Failed: failed, First: slices.IndexFunc(failed, func(f RankExit) bool { return f.Rank == firstFailed })}
 	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", &LaunchError{failed}, ctx.Err())
+		return fmt.Errorf("%w: %w", le, ctx.Err())
 	}
-	return &LaunchError{failed}
+	return le
 }
 
 func withoutVars(env []string, names ...string) []string {

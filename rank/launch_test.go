@@ -247,3 +247,31 @@ func freePort(t *testing.T) string {
 	t.Fatalf("no free port below %d on loopback in 100 tries", low)
 	return ""
 }
+
+// TestLaunchErrorBounded: the message of a launch with many failed ranks
+// names the first failure and counts the rest. Before, it named every
+// rank: 96,000 characters for a launch that ran out of processes.
+func TestLaunchErrorBounded(t *testing.T) {
+	le := &LaunchError{}
+	for r := range 100000 {
+		le.Failed = append(le.Failed, RankExit{Rank: r, Err: errors.New("signal: killed")})
+	}
+	msg := le.Error()
+	if len(msg) > 300 || !strings.HasPrefix(msg, "rank: launch: rank 0: signal: killed") || !strings.Contains(msg, "99,999") {
+		t.Errorf("%d characters, want at most 300 naming rank 0 and the 99,999 others: %.400s", len(msg), msg)
+	}
+}
+
+// TestLaunchManyFailedNamesFirst: when more ranks fail than are listed,
+// the message names the one that failed first (not rank 0, killed after
+// it) and says the rest were killed after it.
+func TestLaunchManyFailedNamesFirst(t *testing.T) {
+	out, errOut, err := launchHelperOpts(t, 7, "early", LaunchOptions{Grace: 200 * time.Millisecond}, "PARIO_TEST_RANK=4")
+	var le *LaunchError
+	if !errors.As(err, &le) || len(le.Failed) != 7 {
+		t.Fatalf("Launch: %v, want all 7 ranks failed\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	if want := "rank: launch: rank 4: exit status 5; and 6 ranks killed after it"; err.Error() != want {
+		t.Errorf("error %q, want %q", err, want)
+	}
+}

@@ -130,6 +130,10 @@ func (sc *Scratch) Write(p []byte) (int, error) {
 	return n, sc.err
 }
 
+// Err is the first write to the scratch file that failed, naming the
+// file; nil if none did.
+func (sc *Scratch) Err() error { return sc.err }
+
 // Discard removes the scratch file without placing the segment: its
 // worker failed, and the stream is to be aborted.
 func (sc *Scratch) Discard() {

@@ -197,6 +197,9 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 			}
 		}
 		if tasks > 1 {
+			if err := rank.CheckLaunch(tasks); err != nil {
+				return usageError{fmt.Errorf("bench: -N: %w", err)}
+			}
 			return launchRanks(ctx, tasks, os.Args[1:], nil)
 		}
 	} else if o.NumTasks > 0 && o.NumTasks < info.Size {
@@ -266,8 +269,14 @@ func launchRanks(ctx context.Context, n int, args []string, env []string) error 
 		// usage), else 1.
 		var ranks []string
 		usage := false
-		for _, f := range le.Failed {
-			ranks = append(ranks, strconv.Itoa(f.Rank))
+		for i, f := range le.Failed {
+			// A few, not all: thousands of killed ranks made one line of
+			// thousands of numbers.
+			if i < 8 {
+				ranks = append(ranks, strconv.Itoa(f.Rank))
+			} else if i == 8 {
+				ranks = append(ranks, "...")
+			}
 			var ee *exec.ExitError
 			if f.Rank == 0 && errors.As(f.Err, &ee) && ee.ExitCode() == 2 {
 				usage = true
@@ -313,6 +322,9 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 	// once per rank.
 	if err := checkRankArgs(rankArgs, tasks); err != nil {
 		return err
+	}
+	if err := rank.CheckLaunch(tasks); err != nil {
+		return usageError{fmt.Errorf("bench: -N: %w", err)}
 	}
 
 	dir, err := os.MkdirTemp("", "pario-bench-")

@@ -93,7 +93,7 @@ each launched process is one rank.
 	f.SortFlags = false
 	// Everything from COMMAND on is COMMAND's, even without "--".
 	f.SetInterspersed(false)
-	f.IntVarP(&ff.tasks, "num-tasks", "N", 0, "ranks; without mpirun/srun, pario starts this many local rank processes (default 1)")
+	f.IntVarP(&ff.tasks, "num-tasks", "N", 0, "ranks; without mpirun/srun, pario starts this many local rank processes (0 or 1: one rank, this process, as IOR's -N 0); under them, 0 takes the launched count")
 	f.StringVar(&ff.in, "in", "", "input file (pario:/path in the store)")
 	f.StringVar(&ff.out, "out", "", "output file (pario:/path in the store); with --group, the prefix of OUT.0, OUT.1, ...")
 	f.StringVar(&ff.annotations, "annotations", "", "annotation file (default $"+template.EnvAnnotations+")")
@@ -117,6 +117,14 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if ff.layout != "" && !isStorePath(ff.out) {
+		return usageError{fmt.Errorf("farm: --layout is for an output in the store (--out pario:/path), not %s", ff.out)}
+	}
+	if ff.rendezvous != "" {
+		if err := rank.CheckRendezvous(ff.rendezvous); err != nil {
+			return usageError{fmt.Errorf("farm: --rendezvous: %w", err)}
+		}
+	}
 	af, err := template.LoadAnnotations(ff.annotations)
 	if err != nil {
 		return usageError{err}
@@ -131,12 +139,12 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	ranks := max(ff.tasks, 1)
+	if info.Launcher != rank.LauncherNone {
+		ranks = info.Size
+	}
 	if ff.group == farmGroupAuto {
-		n := max(ff.tasks, 1)
-		if info.Launcher != rank.LauncherNone {
-			n = info.Size
-		}
-		if ff.group, err = autoFarmGroup(ff, argv, n); err != nil {
+		if ff.group, err = autoFarmGroup(ff, argv, ranks); err != nil {
 			return usageError{err}
 		}
 		if info.Launcher == rank.LauncherNone && !ff.quiet {
@@ -144,11 +152,20 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 		}
 	}
 	tty := term.IsTerminal(int(os.Stdout.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) && !ff.quiet
-	if info.Launcher == rank.LauncherNone && ff.tasks > 1 {
-		return launchFarm(ctx, ff.tasks, tty)
-	}
 	if info.Launcher != rank.LauncherNone && ff.tasks > 0 && ff.tasks != info.Size {
 		return usageError{fmt.Errorf("farm: -N %d but the launcher started %d ranks: drop -N or launch %d", ff.tasks, info.Size, ff.tasks)}
+	}
+	launch := info.Launcher == rank.LauncherNone && ff.tasks > 1
+	if launch {
+		if err := rank.CheckLaunch(ff.tasks); err != nil {
+			return usageError{fmt.Errorf("farm: -N: %w", err)}
+		}
+	}
+	if err := checkFarmOutputs(ctx, ff, ranks); err != nil {
+		return err
+	}
+	if launch {
+		return launchFarm(ctx, ff.tasks, tty)
 	}
 
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: ff.rendezvous})
@@ -205,6 +222,30 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 	if comm.Rank() == 0 && !ff.quiet {
 		fmt.Fprintf(os.Stderr, "farm: %d runs of %s over %s on %d ranks in %.2fs: wrote %s\n",
 			res.Segments, argv[0], units.FormatBytes(res.Bytes), comm.Size(), time.Since(start).Seconds(), strings.Join(res.Outputs, ", "))
+	}
+	return nil
+}
+
+// checkFarmOutputs refuses, before any rank starts, an output that is a
+// directory (farm.CheckOutputs).
+func checkFarmOutputs(ctx context.Context, ff farmFlags, ranks int) error {
+	var fsys farm.FS = farm.Local{}
+	out := ff.out
+	if isStorePath(out) {
+		c, err := connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		fsys, out = farm.Pario{Client: c}, storePath(out)
+	}
+	err := farm.CheckOutputs(ctx, fsys, out, ranks, ff.group)
+	var de *farm.OutputIsDirError
+	if errors.As(err, &de) {
+		return usageError{fmt.Errorf("farm: --out: %w", err)}
+	}
+	if err != nil {
+		return fmt.Errorf("farm: --out %s: %w", ff.out, err)
 	}
 	return nil
 }

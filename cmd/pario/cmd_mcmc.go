@@ -111,6 +111,9 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		return usageError{fmt.Errorf("--np %d but the launcher started %d ranks: drop --np or launch %d", p.Procs, info.Size, p.Procs)}
 	}
 	if !under && p.Procs > 1 {
+		if err := rank.CheckLaunch(p.Procs); err != nil {
+			return usageError{fmt.Errorf("mcmc: --np: %w", err)}
+		}
 		if err := mf.checkNodes(ctx); err != nil {
 			return err
 		}

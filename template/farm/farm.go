@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +51,10 @@ import (
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/template"
 	"github.com/pario/pario/template/annot"
+	// The docking example's record formats (BSize, BLen), which
+	// docs/templates.md lists among the segmentation functions, are
+	// farmable input too.
+	_ "github.com/pario/pario/template/dock"
 	"github.com/pario/pario/template/seg"
 	"github.com/pario/pario/units"
 )
@@ -150,7 +155,7 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		if a, ok := af.Lookup(stream, Function); ok {
 			return a, nil
 		}
-		return annot.Annotation{}, fmt.Errorf("farm: %s: no line for stream %q in function %q or %q (e.g. `%s NEWSPAPER ro wo b %s=FASTA`)", af.Name, stream, fn, Function, stream, Function)
+		return annot.Annotation{}, fmt.Errorf("farm: %s: no line for stream %q in function %q or %q (e.g. `%s`)", af.Name, stream, fn, Function, exampleLine[stream])
 	}
 	if in, err = find(InStream); err != nil {
 		return in, out, err
@@ -165,7 +170,14 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		return in, out, at(in, "the input is cut into segments: use NEWSPAPER or REPORT")
 	}
 	if in.Unknown() {
-		return in, out, at(in, "the parent must find the input's segments: name a segmentation function (%s) or a constant size, not 0", strings.Join(seg.Names(), ", "))
+		return in, out, at(in, "the parent must find the input's segments: name a segmentation function (%s) or a constant size, not 0", strings.Join(SegNames(), ", "))
+	}
+	// Checked here, where the CLI calls it before any rank starts: the
+	// parent looks the function up only once the ranks have met.
+	if in.SegFunc != "" {
+		if _, err := seg.Lookup(in.SegFunc); err != nil {
+			return in, out, at(in, "no segmentation function %q: use one of %s, or a constant size like 4k", in.SegFunc, strings.Join(SegNames(), ", "))
+		}
 	}
 	switch {
 	case out.Template == annot.Newspaper && out.Unknown():
@@ -178,6 +190,22 @@ func Streams(af *annot.File, argv []string) (in, out annot.Annotation, err error
 		return in, out, at(out, "the output can be a NEWSPAPER of unknown extent (=0) or a LOG, not a %s", out.Template)
 	}
 	return in, out, nil
+}
+
+// exampleLine is a line farm takes for each stream, for the message when
+// one is missing.
+var exampleLine = map[string]string{
+	InStream:  InStream + " NEWSPAPER ro wo b " + Function + "=FASTA",
+	OutStream: OutStream + " NEWSPAPER rc wo b " + Function + "=0",
+}
+
+// groupedPrefix starts the names Run registers for grouped records: they
+// are its own, not for annotation lines.
+const groupedPrefix = "farm:"
+
+// SegNames are the segmentation functions an input line may name.
+func SegNames() []string {
+	return slices.DeleteFunc(seg.Names(), func(n string) bool { return strings.HasPrefix(n, groupedPrefix) })
 }
 
 // grouped makes segments of at least block bytes out of fn's records.
@@ -262,7 +290,7 @@ func groupedAnnotation(a annot.Annotation, block int64) (annot.Annotation, error
 	if err != nil {
 		return a, err
 	}
-	name = fmt.Sprintf("farm:%s*%d", name, block)
+	name = fmt.Sprintf("%s%s*%d", groupedPrefix, name, block)
 	if _, err := seg.Lookup(name); err != nil {
 		// Another run in this process may register it between the two
 		// calls; the function is the same either way.
@@ -361,6 +389,61 @@ func OutputName(out string, groups, g int) string {
 	return out + "." + strconv.Itoa(g)
 }
 
+// Groups is how many groups ranks ranks make in groups of group (0: one
+// group of all), and the size of each but maybe the last. A group larger
+// than the ranks is one group of them all: group comes from the command
+// line, and the sum ranks+group-1 of a ceiling division would overflow for
+// a group near the int's maximum.
+func Groups(ranks, group int) (groups, size int) {
+	if group <= 0 || group >= ranks {
+		return 1, max(ranks, 1)
+	}
+	groups = ranks / group
+	if ranks%group != 0 {
+		groups++
+	}
+	return groups, group
+}
+
+// OutputIsDirError is CheckOutputs' error for an output that is a
+// directory.
+type OutputIsDirError struct{ Name string }
+
+func (e *OutputIsDirError) Error() string {
+	return e.Name + " is a directory: name a file for the output (one in it, say)"
+}
+
+// CheckOutputs refuses outputs that are existing directories, before any
+// segment runs: the rename at the end would fail only after all of them.
+// ranks and group are as for Run (group 0: one output, out).
+func CheckOutputs(ctx context.Context, fsys FS, out string, ranks, group int) error {
+	names := []string{out}
+	if group > 0 {
+		groups, _ := Groups(ranks, group)
+		names = names[:0]
+		for g := range groups {
+			names = append(names, OutputName(out, group, g))
+		}
+	}
+	for _, name := range names {
+		if err := checkOutput(ctx, fsys, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkOutput(ctx context.Context, fsys FS, name string) error {
+	dir, err := fsys.IsDir(ctx, name)
+	if err != nil {
+		return fmt.Errorf("the output %s: %w", name, err)
+	}
+	if dir {
+		return &OutputIsDirError{Name: name}
+	}
+	return nil
+}
+
 // Run runs the farm; it is collective over cfg.Comm.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	world := cfg.Comm
@@ -383,11 +466,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer in.Close()
 
-	groups, gsize := 1, world.Size()
-	if cfg.Group > 0 {
-		gsize = cfg.Group
-		groups = (world.Size() + gsize - 1) / gsize
-	}
+	groups, gsize := Groups(world.Size(), cfg.Group)
 	// Level one of a newspaper of newspapers: one part per group, cut by
 	// world rank 0 at record boundaries.
 	var bounds []byte
@@ -429,8 +508,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var oerr error
 	if comm.Rank() == 0 {
 		var name string
-		if out, name, oerr = cfg.OutFS.CreateTemp(ctx, final); oerr != nil {
-			oerr = fmt.Errorf("create the output %s: %w", final, oerr)
+		if oerr = checkOutput(ctx, cfg.OutFS, final); oerr == nil {
+			if out, name, oerr = cfg.OutFS.CreateTemp(ctx, final); oerr != nil {
+				oerr = fmt.Errorf("create the output %s: %w", final, oerr)
+			}
 		}
 		tmp = []byte(name)
 	}
@@ -771,6 +852,12 @@ func (w *worker) command(ctx context.Context, sg *template.Segment, stdout io.Wr
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
 		se.Status = ee.ExitCode()
+	}
+	// A failed write to the scratch file closes the command's stdout, and
+	// the command then dies of SIGPIPE (or fails writing): the write's
+	// error (a full $TMPDIR, say) is the cause, not the command's end.
+	if sc, ok := stdout.(interface{ Err() error }); ok && sc.Err() != nil {
+		se.Status, se.Err = -1, sc.Err()
 	}
 	return se
 }

@@ -3,15 +3,19 @@ package farm
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,6 +310,11 @@ func TestFailingSegment(t *testing.T) {
 }
 
 func TestStreams(t *testing.T) {
+	// A grouped function Run registers in this process is its own, not one
+	// for the messages to suggest.
+	if _, err := groupedAnnotation(parse(t, ordered).Lines[0], 7); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		src, argv0, want string
 	}{
@@ -319,6 +328,13 @@ func TestStreams(t *testing.T) {
 		{"in NEWSPAPER ro wo b farm=FASTA\nout NEWSPAPER rc wo b farm=64", "tr", "io.ann:2: out NEWSPAPER rc wo b farm=64: a command's output has no size"},
 		{"in NEWSPAPER ro wo b farm=FASTA\nout LOG rc wo b farm=0", "tr", "an ordered or relaxed log"},
 		{"in NEWSPAPER ro wo b farm=FASTA\nout MEETING rc wo b farm=0", "tr", "not a MEETING"},
+		// An unknown function is refused here, where the CLI asks before
+		// any rank starts, naming the line and what is registered.
+		{"in NEWSPAPER ro wo b farm=Nope\nout NEWSPAPER rc wo b farm=0", "tr", `io.ann:1: in NEWSPAPER ro wo b farm=Nope: no segmentation function "Nope": use one of BLen, BSize, CEDESize, FASTA, LenPrefix32, Lines, or`},
+		{"\nin REPORT ro wo b farm=fasta\nout NEWSPAPER rc wo b farm=0", "tr", `io.ann:2: in REPORT ro wo b farm=fasta: no segmentation function "fasta"`},
+		// The docking example's functions, which the docs list.
+		{"in NEWSPAPER ro wo b farm=BSize\nout NEWSPAPER rc wo b farm=0", "tr", ""},
+		{"in NEWSPAPER ro wo b farm=BLen\nout NEWSPAPER rc wo b farm=0", "tr", ""},
 	} {
 		_, _, err := Streams(parse(t, tc.src), []string{tc.argv0})
 		if tc.want == "" && err != nil {
@@ -326,6 +342,20 @@ func TestStreams(t *testing.T) {
 		}
 		if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%q: error %v, want one saying %q", tc.src, err, tc.want)
+		}
+	}
+	// The line suggested for a missing stream is one farm takes.
+	for _, src := range []string{"in NEWSPAPER ro wo b farm=Lines", "out NEWSPAPER rc wc b farm=0"} {
+		_, _, err := Streams(parse(t, src), []string{"tr"})
+		if err == nil {
+			t.Fatalf("%q: no error for the missing stream", src)
+		}
+		hint := regexp.MustCompile("e.g. `([^`]*)`").FindStringSubmatch(err.Error())
+		if hint == nil {
+			t.Fatalf("%q: %v suggests no line", src, err)
+		}
+		if _, _, err := Streams(parse(t, src+"\n"+hint[1]), []string{"tr"}); err != nil {
+			t.Errorf("%q: the suggested line %q is refused: %v", src, hint[1], err)
 		}
 	}
 	in, out, err := Streams(parse(t, "in NEWSPAPER ro wo b tr=Lines\nout LOG rc wc a tr=0\n"+ordered), []string{"/usr/bin/tr"})
@@ -507,5 +537,231 @@ func TestOutputDiskFills(t *testing.T) {
 			}
 			noTemps(t, dir)
 		})
+	}
+}
+
+// A group of more ranks than there are is one group of them all. Before,
+// --group 9223372036854775807 overflowed the count of groups (ranks +
+// group - 1 wrapped negative), which made zero groups and a panic (index
+// out of range) on every rank.
+func TestGroupLargerThanRanks(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(30), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"tr", "a-z", "A-Z"}
+	out := filepath.Join(dir, "hits")
+	res := farmRun{n: 3, annotations: ordered, argv: argv, group: math.MaxInt}.mustRun(t, input, out)
+	if !slices.Equal(res.Outputs, []string{out + ".0"}) {
+		t.Fatalf("outputs %v, want one, %s.0", res.Outputs, out)
+	}
+	if got, want := concat(t, res.Outputs), sequential(t, argv, input); !bytes.Equal(got, want) {
+		t.Fatalf("output differs from the sequential run:\ngot  %.300q\nwant %.300q", got, want)
+	}
+}
+
+// TestGroups: the count of groups without overflow, near the int's maximum
+// too.
+func TestGroups(t *testing.T) {
+	for _, tc := range []struct{ ranks, group, groups, size int }{
+		{4, 0, 1, 4}, {4, 1, 4, 1}, {4, 3, 2, 3}, {4, 4, 1, 4}, {4, 5, 1, 4},
+		{4, math.MaxInt, 1, 4}, {math.MaxInt, math.MaxInt - 1, 2, math.MaxInt - 1}, {1, math.MaxInt, 1, 1},
+	} {
+		if g, s := Groups(tc.ranks, tc.group); g != tc.groups || s != tc.size {
+			t.Errorf("Groups(%d, %d) = %d groups of %d, want %d of %d", tc.ranks, tc.group, g, s, tc.groups, tc.size)
+		}
+	}
+}
+
+// TestDockInput: the docking example's molecule files, cut by BSize (which
+// docs/templates.md lists among the segmentation functions), are farmable:
+// one run per molecule gives the input back in order. Before, farm did not
+// have BSize registered and failed once the ranks had met.
+func TestDockInput(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "b.dat")
+	// Built here rather than by dock.Generate: importing template/dock
+	// would register BSize in the test binary, whether farm does or not.
+	// B = int N, N x (C E D E), E; atom = int M, M x (int, char).
+	var data bytes.Buffer
+	le32 := func(v int) { data.Write(binary.LittleEndian.AppendUint32(nil, uint32(v))) }
+	for b := range 7 {
+		n := 1 + b%3
+		le32(n)
+		for a := range 4*n + 1 {
+			m := (a*5+b)%9 + 1
+			le32(m)
+			for e := range m {
+				le32(e)
+				data.WriteByte(byte('a' + (a+e)%26))
+			}
+		}
+	}
+	if err := os.WriteFile(input, data.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.dat")
+	res := farmRun{n: 2, annotations: "in NEWSPAPER ro wo b farm=BSize\nout NEWSPAPER rc wo b farm=0", argv: []string{"cat"}, block: 1}.mustRun(t, input, out)
+	if res.Segments != 7 {
+		t.Errorf("%d runs, want one per molecule, 7", res.Segments)
+	}
+	if got := concat(t, res.Outputs); !bytes.Equal(got, data.Bytes()) {
+		t.Errorf("the output (%d bytes) is not the input (%d bytes)", len(got), data.Len())
+	}
+}
+
+// TestOutputIsDirectory: an output that is a directory is refused by
+// CheckOutputs, and by Run before any segment runs (the command would
+// create a file). Before, every segment ran and the rename at the end
+// failed.
+func TestOutputIsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d", "g.1"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var de *OutputIsDirError
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "d"), 3, 0); !errors.As(err, &de) || de.Name != filepath.Join(dir, "d") {
+		t.Errorf("CheckOutputs(d): %v, want d is a directory", err)
+	}
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "g"), 4, 2); !errors.As(err, &de) || de.Name != filepath.Join(dir, "g.1") {
+		t.Errorf("CheckOutputs(g, groups of 2 of 4): %v, want g.1 is a directory", err)
+	}
+	if err := CheckOutputs(testCtx(t), Local{}, filepath.Join(dir, "new"), 4, 2); err != nil {
+		t.Errorf("CheckOutputs(new): %v", err)
+	}
+	ran := filepath.Join(dir, "ran")
+	_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"sh", "-c", "touch " + ran + "; cat"}}.run(t, input, filepath.Join(dir, "d"))
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), filepath.Join(dir, "d")+" is a directory") {
+		t.Errorf("rank 0: %v, want the output named a directory", errs[0])
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran")
+	}
+	noTemps(t, dir)
+}
+
+// TestScratchDiskFills: when $TMPDIR, where each run's output is kept
+// until it is placed, fills up, the failure says so, naming the scratch
+// file and the disk's error. Before, the write error was dropped and the
+// run was reported as "cat: signal: broken pipe": the failed write closed
+// the command's stdout.
+func TestScratchDiskFills(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(80000), 0o644); err != nil { // about 6 MB
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hits.txt")
+	scratch := testenv.Tmpfs(t, "1m")
+	t.Setenv("TMPDIR", scratch)
+	_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"cat"}}.run(t, input, out)
+	if errs[0] == nil {
+		t.Fatal("rank 0: no error with $TMPDIR full")
+	}
+	msg := errs[0].Error()
+	for _, want := range []string{"scratch " + scratch + "/pario-segment-", "no space left on device"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("rank 0's error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "broken pipe") && !strings.Contains(msg, "no space left") {
+		t.Errorf("the command's SIGPIPE is reported, not the write that caused it:\n%s", msg)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the output exists after the failed run: %v", err)
+	}
+	noTemps(t, dir)
+}
+
+// TestStaleTempRemoved: a run removes the temporary files that killed
+// runs (SIGKILL) left next to its output, and only those: never a live
+// run's, which it holds locked; never a young one, which its run may not
+// have locked yet; never one of another output or of an older naming.
+// Before, every killed run's .OUT.farm-XXXX stayed for good.
+func TestStaleTempRemoved(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hits.txt")
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, mtime time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	stale := mk(".hits.txt.farm-L0123456789ab", old)
+	young := mk(".hits.txt.farm-L0123456789ac", time.Now())
+	otherOut := mk(".hits.fa.farm-L0123456789ad", old)
+	oldNaming := mk(".hits.txt.farm-0123456789ae", old)
+	live := mk(".hits.txt.farm-L0123456789af", old)
+	lf, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+
+	farmRun{n: 2, annotations: ordered, argv: []string{"cat"}}.mustRun(t, input, out)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a killed run's old, unlocked %s is still there: %v", filepath.Base(stale), err)
+	}
+	for _, p := range []string{young, otherOut, oldNaming, live} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s was removed: %v", filepath.Base(p), err)
+		}
+	}
+
+	// A live run's file survives another run's tidying, however old its
+	// mtime: the run holds it locked until its rename.
+	marker := filepath.Join(dir, "started")
+	done := make(chan []error, 1)
+	go func() {
+		_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"sh", "-c", "touch " + marker + "; sleep 0.5; cat"}, block: 1 << 20}.run(t, input, out)
+		done <- errs
+	}()
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		select {
+		case errs := <-done:
+			t.Fatalf("the run ended before its command started: %v", errors.Join(errs...))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ents, _ := filepath.Glob(filepath.Join(dir, ".hits.txt.farm-L*"))
+	if len(ents) != 3 { // the live run's, and young and live above
+		t.Fatalf("temporary files %v, want the live run's, %s and %s", ents, filepath.Base(young), filepath.Base(live))
+	}
+	for _, p := range ents {
+		os.Chtimes(p, old, old)
+	}
+	h, name, err := Local{}.CreateTemp(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	Local{}.Remove(context.Background(), name)
+	if err := errors.Join(<-done...); err != nil {
+		t.Fatalf("a live run failed after another run tidied its directory: %v", err)
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, fasta(20)) {
+		t.Fatalf("the live run's output: %v, %d bytes", err, len(b))
 	}
 }

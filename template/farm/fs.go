@@ -4,12 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/pario/pario/client"
+	"github.com/pario/pario/server/meta"
 )
 
 // Handle is an open input or output file.
@@ -34,13 +41,17 @@ type FS interface {
 	OpenRW(ctx context.Context, name string) (Handle, error)
 	Rename(ctx context.Context, from, to string) error
 	Remove(ctx context.Context, name string) error
+	// IsDir reports whether name is an existing directory (false when it
+	// does not exist).
+	IsDir(ctx context.Context, name string) (bool, error)
 }
 
-// tempName is a hidden name next to the output, unique to this run.
-func tempName(join func(elem ...string) string, dir, base string) string {
+// tempName is a hidden name next to the output, unique to this run; mark
+// goes before its random part.
+func tempName(join func(elem ...string) string, dir, base, mark string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return join(dir, "."+base+".farm-"+hex.EncodeToString(b[:]))
+	return join(dir, "."+base+".farm-"+mark+hex.EncodeToString(b[:]))
 }
 
 // Local is the local file system.
@@ -64,14 +75,86 @@ func (Local) Open(_ context.Context, name string) (Handle, int64, error) {
 	return f, st.Size(), nil
 }
 
-// CreateTemp implements FS.
+// localTempMark starts the random part of a local temporary name: such a
+// file is locked (flock) by its run from creation to rename or removal, so
+// a later run can tell a killed run's leftover from a live run's file.
+// Names without it (from earlier versions, or in the store) are never
+// removed: nothing tells whether their run still goes.
+const localTempMark = "L"
+
+// staleAfter is how old (mtime) a leftover must be before a later run
+// removes it: a run creates its file and then locks it, and the lock is
+// all that protects it, so a file younger than this may be in that gap.
+// It is far longer than the gap to allow for a file server's clock.
+const staleAfter = 10 * time.Minute
+
+// held are the locks of this process's live temporary files, by name.
+var held sync.Map
+
+// CreateTemp implements FS. It first removes leftovers of killed runs with
+// the same output (removeStale).
 func (Local) CreateTemp(_ context.Context, final string) (Handle, string, error) {
-	name := tempName(filepath.Join, filepath.Dir(final), filepath.Base(final))
+	dir, base := filepath.Dir(final), filepath.Base(final)
+	removeStale(dir, base, time.Now())
+	name := tempName(filepath.Join, dir, base, localTempMark)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, "", err
 	}
+	// The lock is on a descriptor of its own, held until Rename or Remove:
+	// the run closes f before its rename.
+	lock, err := os.Open(name)
+	if err == nil {
+		if err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			lock.Close()
+		}
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(name)
+		return nil, "", fmt.Errorf("lock %s: %w", name, err)
+	}
+	held.Store(name, lock)
 	return f, name, nil
+}
+
+func unlock(name string) {
+	if l, ok := held.LoadAndDelete(name); ok {
+		l.(*os.File).Close()
+	}
+}
+
+// removeStale removes dir's temporary files of outputs named base left by
+// runs that were killed (SIGKILL, a crash): of this version's naming
+// (localTempMark), older than staleAfter, and not locked, so no live run
+// has them. Failures are ignored: this only tidies up.
+func removeStale(dir, base string, now time.Time) {
+	prefix := "." + base + ".farm-" + localTempMark
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || len(rest) != 12 || strings.Trim(rest, "0123456789abcdef") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		if info, err := e.Info(); err != nil || now.Sub(info.ModTime()) < staleAfter {
+			continue
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		// Removed while the lock is held here, so that no run can be
+		// between its create and its lock on this name (names are random
+		// and created exclusively).
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.Remove(name)
+		}
+		f.Close()
+	}
 }
 
 // OpenRW implements FS.
@@ -80,10 +163,25 @@ func (Local) OpenRW(_ context.Context, name string) (Handle, error) {
 }
 
 // Rename implements FS.
-func (Local) Rename(_ context.Context, from, to string) error { return os.Rename(from, to) }
+func (Local) Rename(_ context.Context, from, to string) error {
+	defer unlock(from)
+	return os.Rename(from, to)
+}
 
 // Remove implements FS.
-func (Local) Remove(_ context.Context, name string) error { return os.Remove(name) }
+func (Local) Remove(_ context.Context, name string) error {
+	defer unlock(name)
+	return os.Remove(name)
+}
+
+// IsDir implements FS.
+func (Local) IsDir(_ context.Context, name string) (bool, error) {
+	st, err := os.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && st.IsDir(), err
+}
 
 // Pario is a pario store; names are the store's absolute paths. Create
 // is how the output is made: a zero Layout takes the directory's default,
@@ -108,7 +206,7 @@ func (p Pario) Open(ctx context.Context, name string) (Handle, int64, error) {
 
 // CreateTemp implements FS.
 func (p Pario) CreateTemp(ctx context.Context, final string) (Handle, string, error) {
-	name := tempName(path.Join, path.Dir(final), path.Base(final))
+	name := tempName(path.Join, path.Dir(final), path.Base(final), "")
 	opts := p.Create
 	opts.Exclusive = true
 	if opts.Mode == 0 {
@@ -133,3 +231,12 @@ func (p Pario) Rename(ctx context.Context, from, to string) error {
 
 // Remove implements FS.
 func (p Pario) Remove(ctx context.Context, name string) error { return p.Client.Remove(ctx, name) }
+
+// IsDir implements FS.
+func (p Pario) IsDir(ctx context.Context, name string) (bool, error) {
+	a, err := p.Client.Lookup(ctx, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil && a.Kind == meta.KindDir, err
+}
