@@ -614,7 +614,11 @@ func outcome(ctx context.Context, world *rank.Comm, w *worker, werr error) (Resu
 	switch {
 	case werr == nil:
 	case w.aborted && ctx.Err() == nil:
+		// The abort's text carries its reason: the verdict falls back on
+		// it when no rank's own failure arrived (the stream's owner may
+		// have met the failure while serving, as a full disk).
 		report[16] = 'A'
+		report = append(report, werr.Error()...)
 	default:
 		report[16] = 'E'
 		report = append(report, werr.Error()...)
@@ -626,21 +630,22 @@ func outcome(ctx context.Context, world *rank.Comm, w *worker, werr error) (Resu
 	var verdict []byte
 	if world.Rank() == 0 {
 		var segments, bytes int64
-		var fails []string
-		anyFailed := false
+		var fails, aborts []string
 		for _, m := range all {
 			if len(m) < 17 {
 				continue
 			}
 			segments += int64(binary.LittleEndian.Uint64(m))
 			bytes += int64(binary.LittleEndian.Uint64(m[8:]))
-			anyFailed = anyFailed || m[16] != 0
-			if m[16] == 'E' {
+			switch m[16] {
+			case 'E':
 				fails = append(fails, string(m[17:]))
+			case 'A':
+				aborts = append(aborts, string(m[17:]))
 			}
 		}
-		if anyFailed && len(fails) == 0 {
-			fails = append(fails, "a rank saw the run aborted, and none said why")
+		if len(fails) == 0 && len(aborts) > 0 {
+			fails = append(fails, aborts[0])
 		}
 		verdict = append(encodeInt64s([]int64{segments, bytes}), strings.Join(fails, "\n")...)
 	}
@@ -716,14 +721,17 @@ func (w *worker) run(ctx context.Context) error {
 		d.Close()
 	}
 	w.mu.Lock()
-	err = errors.Join(err, w.perr)
+	perr := w.perr
 	w.mu.Unlock()
+	// Another rank's abort only if neither failure is this rank's own: a
+	// placement that failed here (a full disk) aborts the stream, and the
+	// loop may then see that abort too, joined with the real cause.
+	if (err != nil || perr != nil) && (err == nil || isAbort(err)) && (perr == nil || isAbort(perr)) {
+		w.aborted = true
+		return errors.Join(err, perr)
+	}
+	err = errors.Join(err, perr)
 	if err != nil {
-		var se *SegmentError
-		if !errors.As(err, &se) && strings.Contains(err.Error(), "stream aborted: ") {
-			w.aborted = true
-			return err
-		}
 		// Tell the other ranks of the group, which may be waiting for this
 		// segment's turn.
 		reason := err.Error()
@@ -731,6 +739,13 @@ func (w *worker) run(ctx context.Context) error {
 		w.ins.Abort(context.WithoutCancel(ctx), reason)
 	}
 	return err
+}
+
+// isAbort reports whether err is the stream's abort, which another rank's
+// failure caused, rather than a failure of this rank.
+func isAbort(err error) bool {
+	var se *SegmentError
+	return !errors.As(err, &se) && strings.Contains(err.Error(), "stream aborted: ")
 }
 
 func (w *worker) placementFailed() error {
