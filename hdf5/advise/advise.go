@@ -296,23 +296,31 @@ func (ad *Advice) elem() uint64 {
 func (ad *Advice) ior() (pattern.IOR, error) {
 	a := ad.Access
 	n := int64(a.Ranks)
+	elem := int64(ad.elem())
 	var block, segs int64
 	switch a.Pattern {
 	case Disjoint:
-		if ad.Bytes%n != 0 {
-			return pattern.IOR{}, errorf("the dataset's %d bytes do not split evenly over %d ranks", ad.Bytes, a.Ranks)
+		if (ad.Bytes/elem)%n != 0 {
+			return pattern.IOR{}, errorf("the dataset's %d elements (%d bytes) do not split evenly over %d ranks", ad.Bytes/elem, ad.Bytes, a.Ranks)
 		}
 		block, segs = ad.Bytes/n, 1
 	case Interleaved:
+		if a.Block%elem != 0 {
+			return pattern.IOR{}, errorf("a turn of %d bytes (--block) is not a whole number of %s elements (%d bytes each)", a.Block, a.Type, elem)
+		}
 		if ad.Bytes%(n*a.Block) != 0 {
 			return pattern.IOR{}, errorf("the dataset's %d bytes are not a whole number of turns of %d ranks x %d bytes", ad.Bytes, a.Ranks, a.Block)
 		}
 		block, segs = a.Block, ad.Bytes/(n*a.Block)
 	}
+	if a.Transfer%elem != 0 {
+		return pattern.IOR{}, errorf("transfer size %d (--transfer) is not a whole number of %s elements (%d bytes each)", a.Transfer, a.Type, elem)
+	}
 	if block%a.Transfer != 0 {
 		return pattern.IOR{}, errorf("transfer size %d does not divide the %d bytes each rank writes per turn", a.Transfer, block)
 	}
-	p := pattern.IOR{Block: block, Transfer: a.Transfer, Segments: segs, Tasks: a.Ranks}
+	// The program moves whole elements, not IOR's 8-byte words.
+	p := pattern.IOR{Block: block, Transfer: a.Transfer, Segments: segs, Tasks: a.Ranks, Word: elem}
 	if err := p.Validate(); err != nil {
 		return pattern.IOR{}, errorf("%v", err)
 	}

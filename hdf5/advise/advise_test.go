@@ -292,3 +292,39 @@ func TestFromStored(t *testing.T) {
 		}
 	}
 }
+
+// Elements smaller than IOR's 8-byte word: transfers and turns are any
+// whole number of elements (IOR's access-size rule refused a 4-byte
+// transfer of bytes and a 20-byte dataset of shorts); part of an element
+// is refused in the element's words.
+func TestAdviseSmallElements(t *testing.T) {
+	for _, a := range []Access{
+		{Dims: []uint64{mib}, Type: "byte", Ranks: 1, Transfer: 4, Alignment: 1, StripSize: 64 << 10, StripeCount: 1},
+		{Dims: []uint64{10}, Type: "short", Ranks: 1, Transfer: 20, Alignment: 1, StripSize: mib, StripeCount: 1},
+		{Dims: []uint64{30}, Type: "short", Ranks: 3, Pattern: Interleaved, Block: 2, Transfer: 2, Alignment: 1, StripSize: mib, StripeCount: 1},
+	} {
+		ad, err := Advise(a)
+		if err != nil {
+			t.Errorf("Advise(%s of %s, transfer %d): %v", FormatDims(a.Dims), a.Type, a.Transfer, err)
+			continue
+		}
+		if ad.IOR.Transfer != a.Transfer {
+			t.Errorf("Advise(%s of %s): IOR transfer %d, want %d", FormatDims(a.Dims), a.Type, ad.IOR.Transfer, a.Transfer)
+		}
+	}
+	for _, tc := range []struct {
+		a    Access
+		want string
+	}{
+		{Access{Dims: []uint64{1024}, Type: "double", Ranks: 1, Transfer: 4, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"transfer size 4 (--transfer) is not a whole number of double elements (8 bytes each)"},
+		{Access{Dims: []uint64{3}, Type: "double", Ranks: 2, Transfer: 4, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"the dataset's 3 elements (24 bytes) do not split evenly over 2 ranks"},
+		{Access{Dims: []uint64{1024}, Type: "int", Ranks: 2, Pattern: Interleaved, Block: 6, Transfer: 2, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"a turn of 6 bytes (--block) is not a whole number of int elements (4 bytes each)"},
+	} {
+		if _, err := Advise(tc.a); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "access size") {
+			t.Errorf("Advise(%s of %s): %v, want an error containing %q", FormatDims(tc.a.Dims), tc.a.Type, err, tc.want)
+		}
+	}
+}
