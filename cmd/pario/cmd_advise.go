@@ -61,6 +61,10 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.API, a.Pattern, a.Layout = advise.API(api), advise.Pattern(pat), advise.Layout(lay)
+			if cmd.Flags().Changed("header") && a.Header == 0 {
+				// advise.Access takes 0 as "the default header".
+				return usageError{fmt.Errorf("--header 0: the data of an HDF5 or NetCDF-4 file cannot start at byte 0, where the file's superblock is (leave --header out for the default, %s)", units.FormatSize(advise.DefaultHeader))}
+			}
 			var err error
 			if file != "" {
 				if err := adviseFromFile(cmd, &a, file, varName); err != nil {
@@ -139,7 +143,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	f.BoolVar(&a.Fill, "fill", false, "the program leaves fill values on")
 	a.Alignment = 1
 	f.Var(units.SizeFlag(&a.Alignment), "alignment", "HDF5 alignment the program sets now (1 = none)")
-	f.Var(units.SizeFlag(&a.Header, units.AllowZero), "header", "bytes before the data when unaligned (default 2k)")
+	f.Var(units.SizeFlag(&a.Header, units.AllowZero), "header", "bytes before the data when unaligned, at least 1 (default 2k)")
 	a.StripSize = 1 << 20
 	f.Var(units.SizeFlag(&a.StripSize), "strip-size", "the target directory's strip size")
 	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
