@@ -192,3 +192,13 @@ func TestAdviseHeaderZero(t *testing.T) {
 		t.Errorf("advise --header 1: want the data at byte 1:\n%s", out)
 	}
 }
+
+// An alignment or header that puts the data past the largest file offset
+// is refused naming the flag, not in IOR's words ("aggregate size
+// blockSize*segmentCount*numTasks ... overflows int64").
+func TestAdviseHugeAlignmentOrHeader(t *testing.T) {
+	for _, fl := range []string{"--alignment", "--header"} {
+		adviseRefuses(t, []string{"--dims", "1024x1024", "--type", "double", fl, "9223372036854775807"},
+			fl+" 9223372036854775807: ", "past the largest file offset")
+	}
+}

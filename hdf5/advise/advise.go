@@ -141,6 +141,9 @@ func Advise(a Access) (*Advice, error) {
 	if err := ad.checkChunk(); err != nil {
 		return nil, err
 	}
+	if err := ad.checkEnd(a.StripSize); err != nil {
+		return nil, err
+	}
 	p, err := ad.ior()
 	if err != nil {
 		return nil, err
@@ -154,6 +157,9 @@ func Advise(a Access) (*Advice, error) {
 	ad.Now = now
 	strip, count, err := ad.advisedStriping()
 	if err != nil {
+		return nil, err
+	}
+	if err := ad.checkEnd(strip); err != nil {
 		return nil, err
 	}
 	ad.Layout = dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=" + units.FormatSize(strip), Datafiles: count}
@@ -256,6 +262,34 @@ func (a Access) header() int64 {
 		return DefaultHeader
 	}
 	return a.Header
+}
+
+// checkEnd checks that the data ends inside a file (int64 offsets) where
+// it starts now (after the header, aligned as the program asks) and where
+// it starts aligned to strip; an error names the flag that moved it.
+func (ad *Advice) checkEnd(strip int64) error {
+	a := ad.Access
+	last := int64(math.MaxInt64) - ad.Bytes // the latest start
+	header := a.header()
+	if header > last {
+		if a.stored {
+			return errorf("the data's address read from the file, %d, and its %d bytes end past the largest file offset (2^63-1)", header, ad.Bytes)
+		}
+		return errorf("--header %d: the dataset's %d bytes after it would end past the largest file offset (2^63-1)", header, ad.Bytes)
+	}
+	if a.API == HDF5 && !a.stored {
+		if at, err := pattern.AlignUp(header, a.Alignment); err != nil || at > last {
+			return errorf("--alignment %d: the dataset's %d bytes, aligned to it after a header of %d, would end past the largest file offset (2^63-1)", a.Alignment, ad.Bytes, header)
+		}
+	}
+	if at, err := pattern.AlignUp(header, strip); err != nil || at > last {
+		what := fmt.Sprintf("--header %d", header)
+		if a.stored {
+			what = fmt.Sprintf("the data's address read from the file, %d,", header)
+		}
+		return errorf("%s: the dataset's %d bytes, aligned to the strip (%d bytes), would end past the largest file offset (2^63-1)", what, ad.Bytes, strip)
+	}
+	return nil
 }
 
 func (ad *Advice) chunked() bool { return ad.Access.Layout == Chunked }

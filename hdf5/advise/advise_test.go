@@ -3,6 +3,7 @@ package advise
 import (
 	"errors"
 	"flag"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,6 +132,9 @@ func TestAdviseErrors(t *testing.T) {
 		{"no dims", func(a *Access) { a.Dims = nil }, "no dimensions"},
 		{"too large", func(a *Access) { a.Dims = []uint64{1 << 40, 1 << 40} }, "too large"},
 		{"block with disjoint", func(a *Access) { a.Pattern = Disjoint }, "--block is the turn size"},
+		{"alignment past int64", func(a *Access) { a.Alignment = math.MaxInt64 }, "--alignment 9223372036854775807: the dataset's 10737418240 bytes, aligned to it after a header of 2048, would end past the largest file offset"},
+		{"header past int64", func(a *Access) { a.Header = math.MaxInt64 }, "--header 9223372036854775807: the dataset's 10737418240 bytes after it would end past the largest file offset"},
+		{"header aligned to the strip past int64", func(a *Access) { a.API, a.Header = NetCDF4, math.MaxInt64-10<<30-5 }, "--header 9223372026117357562: the dataset's 10737418240 bytes, aligned to the strip (1048576 bytes), would end past"},
 	}
 	for _, tc := range tests {
 		a := ok
