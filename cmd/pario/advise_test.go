@@ -202,3 +202,13 @@ func TestAdviseHugeAlignmentOrHeader(t *testing.T) {
 			fl+" 9223372036854775807: ", "past the largest file offset")
 	}
 }
+
+// A transfer size the user never gave (the default, 1m) that does not
+// divide a rank's part says so and suggests one that does.
+func TestAdviseDefaultTransferTooLarge(t *testing.T) {
+	adviseRefuses(t, []string{"--dims", "16"}, "--transfer (default 1m) does not divide the 128 bytes each rank writes per turn: try --transfer 128")
+	adviseRefuses(t, []string{"--dims", "16", "--transfer", "96"}, "--transfer 96 does not divide the 128 bytes each rank writes per turn: try --transfer 64")
+	if out := run(t, "", "advise", "--dims", "16", "--transfer", "128"); !strings.Contains(out, "128 transfers") {
+		t.Errorf("advise --dims 16 --transfer 128 (the suggestion):\n%s", out)
+	}
+}

@@ -61,6 +61,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.API, a.Pattern, a.Layout = advise.API(api), advise.Pattern(pat), advise.Layout(lay)
+			a.TransferDefault = !cmd.Flags().Changed("transfer")
 			if cmd.Flags().Changed("header") && a.Header == 0 {
 				// advise.Access takes 0 as "the default header".
 				return usageError{fmt.Errorf("--header 0: the data of an HDF5 or NetCDF-4 file cannot start at byte 0, where the file's superblock is (leave --header out for the default, %s)", units.FormatSize(advise.DefaultHeader))}

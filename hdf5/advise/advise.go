@@ -62,6 +62,9 @@ type Access struct {
 	Pattern   Pattern
 	Block     int64 // Interleaved: bytes per rank per turn (0 = Transfer)
 	Transfer  int64 // bytes per write call of one rank
+	// TransferDefault: Transfer is the caller's default, not the user's
+	// choice (errors about it say --transfer was not given).
+	TransferDefault bool
 
 	Layout     Layout
 	Chunk      []uint64 // chunk lengths; nil = the library's default
@@ -72,6 +75,8 @@ type Access struct {
 
 	// stored: Header is the data's address read from a file (FromStored).
 	stored bool
+	// blockIsTransfer: Block was not given, it is Transfer.
+	blockIsTransfer bool
 
 	StripSize   int64 // the target directory's strip size
 	StripeCount int   // its stripe count (datafiles per file)
@@ -253,6 +258,7 @@ func (a *Access) fill() error {
 	}
 	if a.Block == 0 {
 		a.Block = a.Transfer
+		a.blockIsTransfer = true
 	}
 	return nil
 }
@@ -343,7 +349,11 @@ func (ad *Advice) ior() (pattern.IOR, error) {
 			return pattern.IOR{}, errorf("a turn of %d bytes (--block) is not a whole number of %s elements (%d bytes each)", a.Block, a.Type, elem)
 		}
 		if ad.Bytes%(n*a.Block) != 0 {
-			return pattern.IOR{}, errorf("the dataset's %d bytes are not a whole number of turns of %d ranks x %d bytes", ad.Bytes, a.Ranks, a.Block)
+			turn := "--block " + units.FormatSize(a.Block)
+			if a.blockIsTransfer {
+				turn = "--block (default: the transfer size, " + units.FormatSize(a.Block) + ")"
+			}
+			return pattern.IOR{}, errorf("the dataset's %d bytes are not a whole number of turns of %s x %s", ad.Bytes, plural(a.Ranks, "rank", "ranks"), turn)
 		}
 		block, segs = a.Block, ad.Bytes/(n*a.Block)
 	}
@@ -351,7 +361,11 @@ func (ad *Advice) ior() (pattern.IOR, error) {
 		return pattern.IOR{}, errorf("transfer size %d (--transfer) is not a whole number of %s elements (%d bytes each)", a.Transfer, a.Type, elem)
 	}
 	if block%a.Transfer != 0 {
-		return pattern.IOR{}, errorf("transfer size %d does not divide the %d bytes each rank writes per turn", a.Transfer, block)
+		flag := "--transfer " + units.FormatSize(a.Transfer)
+		if a.TransferDefault {
+			flag = "--transfer (default " + units.FormatSize(a.Transfer) + ")"
+		}
+		return pattern.IOR{}, errorf("%s does not divide the %d bytes each rank writes per turn: try --transfer %s", flag, block, units.FormatSize(divisorUpTo(block, a.Transfer, elem)))
 	}
 	// The program moves whole elements, not IOR's 8-byte words.
 	p := pattern.IOR{Block: block, Transfer: a.Transfer, Segments: segs, Tasks: a.Ranks, Word: elem}
@@ -359,6 +373,21 @@ func (ad *Advice) ior() (pattern.IOR, error) {
 		return pattern.IOR{}, errorf("%v", err)
 	}
 	return p, nil
+}
+
+// divisorUpTo is a transfer size for a turn of block bytes: the largest
+// whole number of elements that divides block and is at most want (elem
+// itself when the search would take long).
+func divisorUpTo(block, want, elem int64) int64 {
+	words := block / elem
+	// The fewest calls per turn that transfers of at most want bytes take.
+	calls := max(1, (block+want-1)/want)
+	for i := 0; i < 1<<16 && calls <= words; i, calls = i+1, calls+1 {
+		if words%calls == 0 {
+			return block / calls
+		}
+	}
+	return elem
 }
 
 // dataAddr is where the data starts now: read from the file, or NetCDF-4

@@ -332,3 +332,61 @@ func TestAdviseSmallElements(t *testing.T) {
 		}
 	}
 }
+
+// A transfer that does not divide a rank's turn names --transfer, says
+// when it was not given (the default), and suggests one that divides.
+func TestAdviseTransferNotDividing(t *testing.T) {
+	small := Access{Dims: []uint64{16}, Type: "double", Ranks: 1, Transfer: mib, TransferDefault: true, Alignment: 1, StripSize: mib, StripeCount: 1}
+	for _, tc := range []struct {
+		edit func(*Access)
+		want string
+	}{
+		{func(*Access) {}, "--transfer (default 1m) does not divide the 128 bytes each rank writes per turn: try --transfer 128"},
+		{func(a *Access) { a.TransferDefault = false }, "--transfer 1m does not divide the 128 bytes each rank writes per turn: try --transfer 128"},
+		{func(a *Access) { a.TransferDefault, a.Transfer = false, 96 }, "--transfer 96 does not divide the 128 bytes each rank writes per turn: try --transfer 64"},
+		{func(a *Access) { a.Dims, a.Ranks, a.TransferDefault, a.Transfer = []uint64{mib}, 2, false, 768<<10 }, "--transfer 768k does not divide the 4194304 bytes each rank writes per turn: try --transfer 512k"},
+		{func(a *Access) { a.Pattern = Interleaved }, "the dataset's 128 bytes are not a whole number of turns of 1 rank x --block (default: the transfer size, 1m)"},
+		{func(a *Access) { a.Pattern, a.Block, a.Ranks = Interleaved, 96, 3 }, "the dataset's 128 bytes are not a whole number of turns of 3 ranks x --block 96"},
+	} {
+		a := small
+		tc.edit(&a)
+		if _, err := Advise(a); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Advise(%+v): %v, want an error containing %q", a, err, tc.want)
+		}
+	}
+}
+
+// divisorUpTo's transfer divides the turn, is whole elements and is the
+// largest such up to the size asked for.
+func TestDivisorUpTo(t *testing.T) {
+	for _, tc := range []struct{ block, want, elem, got int64 }{
+		{128, mib, 8, 128},
+		{128, 96, 8, 64},
+		{4 * mib, 768 << 10, 8, 512 << 10},
+		{1000003, mib, 1, 1000003},
+		{1000003, 1000, 1, 1}, // a prime: only single bytes divide it
+		{3 * 1000003, 1000, 3, 3},
+		{24, 20, 4, 12},
+	} {
+		if got := divisorUpTo(tc.block, tc.want, tc.elem); got != tc.got {
+			t.Errorf("divisorUpTo(%d, %d, %d) = %d, want %d", tc.block, tc.want, tc.elem, got, tc.got)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		elem := rapid.SampledFrom([]int64{1, 2, 4, 8}).Draw(t, "elem")
+		block := elem * rapid.Int64Range(1, 1<<20).Draw(t, "words")
+		want := elem * rapid.Int64Range(1, 1<<21).Draw(t, "wantWords")
+		got := divisorUpTo(block, want, elem)
+		if got <= 0 || block%got != 0 || got%elem != 0 || got > want {
+			t.Fatalf("divisorUpTo(%d, %d, %d) = %d", block, want, elem, got)
+		}
+		// Within the search's reach it is the largest.
+		if block/elem <= 1<<16 {
+			for d := got + elem; d <= min(want, block); d += elem {
+				if block%d == 0 {
+					t.Fatalf("divisorUpTo(%d, %d, %d) = %d, but %d divides too", block, want, elem, got, d)
+				}
+			}
+		}
+	})
+}
