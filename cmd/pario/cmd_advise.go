@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -189,6 +190,16 @@ const inspectTimeout = time.Minute
 func inspectFile(ctx context.Context, path string) (*inspect.File, error) {
 	if !inspect.HaveLibrary {
 		return inspect.Open(path)
+	}
+	// A named pipe would hold the child until its timeout.
+	if err := inspect.Regular(path); err != nil {
+		if errors.Is(err, inspect.ErrNotRegular) {
+			return nil, usageError{fmt.Errorf("--file %w", err)}
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("--file %s: %w", path, pe.Err)
+		}
+		return nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {

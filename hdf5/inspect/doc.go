@@ -13,10 +13,55 @@
 // process, as pario advise --file does.
 package inspect
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 // ErrNoLibrary is returned by a build without the tag hdf5.
 var ErrNoLibrary = errors.New("reading HDF5 files needs pario built with the HDF5 library (make build-hdf5)")
+
+// ErrNotRegular is matched by Regular's error for a path that is there
+// but is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Regular checks that path is a regular file (symbolic links followed)
+// before the library opens it: on a named pipe its open blocks until a
+// writer comes, and a directory is no HDF5 file either.
+func Regular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	m := fi.Mode()
+	var what string
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &notRegularError{path: path, msg: "is a directory"}
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = m.Type().String()
+	}
+	return &notRegularError{path: path, msg: "is not a regular file (" + what + ")"}
+}
+
+type notRegularError struct{ path, msg string }
+
+func (e *notRegularError) Error() string {
+	return e.path + ": " + e.msg + "; want an HDF5 or NetCDF-4 file"
+}
+
+func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // Dataset is what the file says about one dataset.
 type Dataset struct {

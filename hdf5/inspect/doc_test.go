@@ -1,7 +1,12 @@
 package inspect
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -19,5 +24,40 @@ func TestFind(t *testing.T) {
 	f.Datasets = append(f.Datasets, Dataset{Name: "more"})
 	if _, err := f.Find(""); err == nil || !strings.Contains(err.Error(), "pick one with --var") {
 		t.Errorf("two datasets: %v", err)
+	}
+}
+
+// Regular refuses what is not a regular file before the library opens
+// it (it blocks on a named pipe) and names what it is.
+func TestRegular(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.h5")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(file, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, link} {
+		if err := Regular(p); err != nil {
+			t.Errorf("Regular(%s): %v", p, err)
+		}
+	}
+	for _, tc := range []struct{ path, want string }{
+		{dir, dir + ": is a directory; want an HDF5 or NetCDF-4 file"},
+		{fifo, fifo + ": is not a regular file (a named pipe); want an HDF5 or NetCDF-4 file"},
+		{"/dev/null", "/dev/null: is not a regular file (a character device)"},
+	} {
+		if err := Regular(tc.path); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Regular(%s) = %v, want ErrNotRegular saying %q", tc.path, err, tc.want)
+		}
+	}
+	if err := Regular(filepath.Join(dir, "nope")); !errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotRegular) {
+		t.Errorf("Regular(missing) = %v, want fs.ErrNotExist", err)
 	}
 }

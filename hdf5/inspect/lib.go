@@ -116,7 +116,6 @@ import "C"
 
 import (
 	"fmt"
-	"os"
 	"unsafe"
 )
 
@@ -129,7 +128,7 @@ const maxDatasets = 256
 
 // Open reads the datasets of the root group of path.
 func Open(path string) (*File, error) {
-	if _, err := os.Stat(path); err != nil {
+	if err := Regular(path); err != nil {
 		return nil, err
 	}
 	cpath := C.CString(path)

@@ -14,10 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pario/pario/bench"
+	"github.com/pario/pario/internal/testbin"
 	"github.com/pario/pario/internal/testenv"
 )
 
@@ -396,6 +398,37 @@ func TestStonewallWithCollectiveCalls(t *testing.T) {
 			if err != nil || !strings.Contains(string(out), "\nwrite ") {
 				t.Fatalf("run %d of %s: %v\n%s", i, strings.Join(args, " "), err, out)
 			}
+		}
+	}
+}
+
+// pario advise --file on what is not a regular file is refused at once
+// as a mistake in the call (exit status 2) naming it: a named pipe held
+// the reader for its whole minute ("a damaged file?"), a directory was
+// "not an HDF5 or NetCDF-4 file". A file that is not there is an error
+// (status 1) naming --file.
+func TestAdviseFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.nc")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{fifo, 2, "pario: --file " + fifo + ": is not a regular file (a named pipe)"},
+		{dir, 2, "pario: --file " + dir + ": is a directory"},
+		{filepath.Join(dir, "nope.nc"), 1, "pario: --file " + filepath.Join(dir, "nope.nc") + ": no such file or directory"},
+	} {
+		start := time.Now()
+		out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", tc.path, "--transfer", "16k"))
+		if code != tc.code || !strings.HasPrefix(out, tc.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("pario advise --file %s: exit %d, %q; want exit %d and one line starting %q", tc.path, code, out, tc.code, tc.want)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("pario advise --file %s took %v", tc.path, d)
 		}
 	}
 }
