@@ -75,6 +75,8 @@ type Access struct {
 
 	// stored: Header is the data's address read from a file (FromStored).
 	stored bool
+	// fillFrom says where Fill came from (a file's fill properties).
+	fillFrom string
 	// blockIsTransfer: Block was not given, it is Transfer.
 	blockIsTransfer bool
 

@@ -249,7 +249,7 @@ func TestFromStored(t *testing.T) {
 		return Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
 	}
 	nc := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
-		ElemSize: 1, Layout: "contiguous", Addr: 33556480, FillTime: "never"}
+		ElemSize: 1, Layout: "contiguous", Addr: 33556480, FillTime: "never", FillValue: "default"}
 	a := base()
 	if err := FromStored(&a, nc); err != nil {
 		t.Fatal(err)
@@ -287,6 +287,8 @@ func TestFromStored(t *testing.T) {
 		{func(s *Stored) { s.ElemSize = 16 }, "elements of 16 bytes"},
 		{func(s *Stored) { s.Layout = "compact" }, "compact layout"},
 		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{0}, []bool{true} }, "no records written yet"},
+		{func(s *Stored) { s.FillTime = "sometimes" }, `f.nc: dataset "data": fill time "sometimes"`},
+		{func(s *Stored) { s.FillValue = "" }, `f.nc: dataset "data": fill value state ""`},
 	} {
 		s := nc
 		tc.edit(&s)
@@ -389,4 +391,45 @@ func TestDivisorUpTo(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Fill values are on when HDF5 writes them at allocation: fill time
+// ALLOC, or IFSET (HDF5's and NetCDF-4's default) with a user-defined
+// value, which NetCDF-4 sets for every variable; IFSET with the library's
+// default value writes nothing (HDF5's fill value behaviour table). Before,
+// only ALLOC counted: a NetCDF-4 file with fill on read as off.
+func TestFromStoredFill(t *testing.T) {
+	for _, tc := range []struct {
+		time, value string
+		on          bool
+	}{
+		{"ifset", "user", true}, // NetCDF-4's variables, fill not turned off
+		{"ifset", "default", false},
+		{"ifset", "undefined", false},
+		{"alloc", "user", true},
+		{"alloc", "default", true}, // the library's zeros
+		{"never", "user", false},   // nc_def_var_fill(NC_NOFILL), IOR -O noFill
+		{"never", "default", false},
+	} {
+		a := Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
+		s := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
+			ElemSize: 1, Layout: "contiguous", Addr: 8390656, FillTime: tc.time, FillValue: tc.value}
+		if err := FromStored(&a, s); err != nil {
+			t.Fatal(err)
+		}
+		if a.Fill != tc.on {
+			t.Errorf("fill time %s, fill value %s: Fill %v, want %v", tc.time, tc.value, a.Fill, tc.on)
+		}
+		ad, err := Advise(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "off ("
+		if tc.on {
+			want = "on ("
+		}
+		if it := item(t, ad, "fill values"); it.Change != tc.on || !strings.HasPrefix(it.Now, want) || !strings.Contains(it.Now, "read from the file: fill time "+tc.time) {
+			t.Errorf("fill time %s, fill value %s: fill item %+v", tc.time, tc.value, it)
+		}
+	}
 }

@@ -14,6 +14,7 @@ type Stored struct {
 	Chunk      []uint64
 	Addr       int64  // address of the data (first chunk); -1: not allocated
 	FillTime   string // never, alloc, ifset
+	FillValue  string // undefined, default (the library's), user (user-defined)
 }
 
 // typeBySize names an element type of each size (only the size matters).
@@ -57,11 +58,42 @@ func FromStored(a *Access, s Stored) error {
 	if s.NetCDF4 {
 		a.API = NetCDF4
 	}
-	a.Fill = s.FillTime == "alloc"
+	fill, err := fillWritten(s.FillTime, s.FillValue)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrInvalid, where, err)
+	}
+	a.Fill = fill
+	a.fillFrom = fmt.Sprintf("read from the file: fill time %s, %s fill value", s.FillTime, map[string]string{"undefined": "no", "default": "the library's default", "user": "a user-defined"}[s.FillValue])
 	a.Alignment = 1
 	if s.Addr > 0 {
 		a.Header = s.Addr
 		a.stored = true
 	}
 	return nil
+}
+
+// fillWritten reports whether HDF5 writes fill values when it allocates
+// a dataset's storage, from the dataset's fill time and whether a fill
+// value is defined (HDF5's "Fill Value Behavior" table): always with
+// H5D_FILL_TIME_ALLOC (the library's zeros when no value was set; an
+// undefined value with ALLOC cannot be created), never with NEVER, and
+// with IFSET (HDF5's default) only for a user-defined value: the
+// library's default is not written. NetCDF-4 sets a value for every
+// variable (its _FillValue or the type's default) and IFSET, so its
+// variables are filled unless nc_def_var_fill(NC_NOFILL) set NEVER.
+func fillWritten(time, value string) (bool, error) {
+	switch value {
+	case "undefined", "default", "user":
+	default:
+		return false, fmt.Errorf("fill value state %q: want undefined, default or user", value)
+	}
+	switch time {
+	case "alloc":
+		return true, nil
+	case "never":
+		return false, nil
+	case "ifset":
+		return value == "user", nil
+	}
+	return false, fmt.Errorf("fill time %q: want never, alloc or ifset", time)
 }

@@ -1,7 +1,7 @@
 // Package inspect reads what `pario advise --file` needs from an existing
 // HDF5 or NetCDF-4 file through the HDF5 library: each dataset's
 // dimensions (and which are unlimited), element size, layout, chunk shape,
-// fill time and the address of its data (of the first chunk when
+// fill time and fill value and the address of its data (of the first chunk when
 // chunked), and whether the file is NetCDF-4.
 //
 // The library is called only in a build with the tag hdf5; without it
@@ -76,6 +76,10 @@ type Dataset struct {
 	Addr int64
 	// FillTime is "never", "alloc" or "ifset".
 	FillTime string
+	// FillValue is whether a fill value is defined: "undefined",
+	// "default" (the library's, zeros) or "user" (H5Pset_fill_value, as
+	// NetCDF-4 does for every variable); "" when the library cannot say.
+	FillValue string
 	// Scale marks a dimension scale (how NetCDF-4 stores a dimension):
 	// Find with no name passes over them.
 	Scale bool

@@ -15,6 +15,7 @@ typedef struct {
 	int layout;     // 0 contiguous, 1 chunked, 2 compact, -1 other
 	long long addr;
 	int fill;       // 0 never, 1 alloc, 2 ifset
+	int fillval;    // 0 undefined, 1 the library's default, 2 user-defined, -1 unknown
 	int scale;      // a dimension scale (a NetCDF dimension)
 } pario_ds;
 
@@ -83,6 +84,10 @@ static herr_t pario_visit(hid_t g, const char *name, const H5L_info_t *info, voi
 	H5D_fill_time_t ft = H5D_FILL_TIME_IFSET;
 	H5Pget_fill_time(dcpl, &ft);
 	d->fill = ft == H5D_FILL_TIME_NEVER ? 0 : ft == H5D_FILL_TIME_ALLOC ? 1 : 2;
+	// Whether a fill value is defined decides what IFSET does.
+	H5D_fill_value_t fv = H5D_FILL_VALUE_ERROR;
+	H5Pfill_value_defined(dcpl, &fv);
+	d->fillval = fv == H5D_FILL_VALUE_UNDEFINED ? 0 : fv == H5D_FILL_VALUE_DEFAULT ? 1 : fv == H5D_FILL_VALUE_USER_DEFINED ? 2 : -1;
 	d->scale = H5Aexists(ds, "CLASS") > 0;
 	H5Pclose(dcpl);
 	H5Sclose(sp);
@@ -165,6 +170,7 @@ func Open(path string) (*File, error) {
 			ds.Layout = "virtual"
 		}
 		ds.FillTime = [...]string{"never", "alloc", "ifset"}[d.fill]
+		ds.FillValue = map[C.int]string{0: "undefined", 1: "default", 2: "user"}[d.fillval]
 		f.Datasets = append(f.Datasets, ds)
 	}
 	return f, nil

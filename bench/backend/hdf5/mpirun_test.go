@@ -432,3 +432,28 @@ func TestAdviseFileNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// pario advise --file reads fill values as on when HDF5 writes them at
+// allocation: NetCDF-4 always defines a fill value (fill time IFSET with
+// a user-defined value), so its files are filled unless written with
+// noFill; HDF5's default (IFSET with the library's value) writes none,
+// fill=1 (ALLOC) does. Before, only ALLOC counted: the NetCDF-4 file
+// with fill on, the thesis' case, was advised "keep off".
+func TestAdviseFileFill(t *testing.T) {
+	need(t, "mpirun")
+	target := []string{"--ranks", "2", "--pattern", "interleaved", "--block", "64k", "--transfer", "16k", "--strip-size", "64k", "--stripe-count", "2"}
+	for _, tc := range []struct {
+		bench []string
+		want  string
+	}{
+		{[]string{"-a", "NC4"}, "* 3. fill values    now:     on (read from the file: fill time ifset, a user-defined fill value)\n                    advice:  off: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)"},
+		{[]string{"-a", "NC4", "-O", "noFill=1"}, "  3. fill values    now:     off (read from the file: fill time never, the library's default fill value)\n                    advice:  keep off"},
+		{[]string{"-a", "HDF5"}, "  3. fill values    now:     off (read from the file: fill time ifset, the library's default fill value)\n                    advice:  keep off"},
+		{[]string{"-a", "HDF5", "-O", "fill=1"}, "* 3. fill values    now:     on (read from the file: fill time alloc, "},
+		{[]string{"-a", "HDF5", "-O", "noFill=1"}, "  3. fill values    now:     off (read from the file: fill time never, "},
+	} {
+		path := mpirunBench(t, tc.bench...)
+		out := run(t, parioBin, append([]string{"advise", "--file", path}, target...)...)
+		contains(t, "advise --file (bench "+strings.Join(tc.bench, " ")+")", out, tc.want)
+	}
+}
