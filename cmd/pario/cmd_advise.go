@@ -171,7 +171,7 @@ func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) err
 		return err
 	}
 	s := advise.Stored{Path: path, Name: d.Name, NetCDF4: f.NetCDF4, Dims: d.Dims, Unlimited: d.Unlimited,
-		ElemSize: d.ElemSize, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime, FillValue: d.FillValue}
+		ElemSize: d.ElemSize, Class: d.Class, VarString: d.VarString, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime, FillValue: d.FillValue}
 	if err := advise.FromStored(a, s); err != nil {
 		return usageError{err}
 	}

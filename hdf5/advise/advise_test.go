@@ -249,7 +249,7 @@ func TestFromStored(t *testing.T) {
 		return Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
 	}
 	nc := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
-		ElemSize: 1, Layout: "contiguous", Addr: 33556480, FillTime: "never", FillValue: "default"}
+		ElemSize: 1, Class: "integer", Layout: "contiguous", Addr: 33556480, FillTime: "never", FillValue: "default"}
 	a := base()
 	if err := FromStored(&a, nc); err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ func TestFromStored(t *testing.T) {
 	}{
 		{func(s *Stored) { s.Dims, s.Unlimited = nil, nil }, "is a scalar"},
 		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{4, 4}, []bool{false, true} }, "dimension 1 is unlimited"},
-		{func(s *Stored) { s.ElemSize = 16 }, "elements of 16 bytes"},
+		{func(s *Stored) { s.ElemSize = 16 }, `f.nc: dataset "data" has integer elements of 16 bytes (advise knows 1, 2, 4 and 8)`},
 		{func(s *Stored) { s.Layout = "compact" }, "compact layout"},
 		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{0}, []bool{true} }, "no records written yet"},
 		{func(s *Stored) { s.FillTime = "sometimes" }, `f.nc: dataset "data": fill time "sometimes"`},
@@ -413,7 +413,7 @@ func TestFromStoredFill(t *testing.T) {
 	} {
 		a := Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
 		s := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
-			ElemSize: 1, Layout: "contiguous", Addr: 8390656, FillTime: tc.time, FillValue: tc.value}
+			ElemSize: 1, Class: "integer", Layout: "contiguous", Addr: 8390656, FillTime: tc.time, FillValue: tc.value}
 		if err := FromStored(&a, s); err != nil {
 			t.Fatal(err)
 		}
@@ -430,6 +430,58 @@ func TestFromStoredFill(t *testing.T) {
 		}
 		if it := item(t, ad, "fill values"); it.Change != tc.on || !strings.HasPrefix(it.Now, want) || !strings.Contains(it.Now, "read from the file: fill time "+tc.time) {
 			t.Errorf("fill time %s, fill value %s: fill item %+v", tc.time, tc.value, it)
+		}
+	}
+}
+
+// A stored dataset's element type comes from its class and size; what
+// is no fixed-size number is refused naming the dataset and the class.
+// Before, only the size was looked at: a NetCDF-4 string variable
+// (8-byte pointers) was advised as doubles.
+func TestFromStoredTypes(t *testing.T) {
+	base := Stored{Path: "f.nc", Name: "v", NetCDF4: true, Dims: []uint64{1024}, Unlimited: []bool{false},
+		Layout: "contiguous", Addr: 4096, FillTime: "never", FillValue: "default"}
+	for _, tc := range []struct {
+		class string
+		size  uint64
+		typ   string
+	}{
+		{"integer", 1, "byte"}, {"integer", 2, "short"}, {"integer", 4, "int"}, {"integer", 8, "int64"},
+		{"float", 4, "float"}, {"float", 8, "double"},
+		{"enum", 1, "byte"}, {"enum", 4, "int"},
+		{"string", 1, "char"}, // NetCDF char
+	} {
+		s := base
+		s.Class, s.ElemSize = tc.class, tc.size
+		a := Access{Ranks: 1, Transfer: 1024, StripSize: mib, StripeCount: 1}
+		if err := FromStored(&a, s); err != nil || a.Type != tc.typ {
+			t.Errorf("%s of %d bytes: type %q, %v; want %s", tc.class, tc.size, a.Type, err, tc.typ)
+		}
+	}
+	for _, tc := range []struct {
+		class  string
+		size   uint64
+		varStr bool
+		want   string
+	}{
+		{"string", 8, true, `f.nc: dataset "v" has a variable-length string type`},
+		{"vlen", 16, false, `f.nc: dataset "v" has a variable-length (vlen) type`},
+		{"compound", 8, false, `f.nc: dataset "v" has a compound type`},
+		{"opaque", 8, false, `f.nc: dataset "v" has an opaque type`},
+		{"reference", 8, false, `f.nc: dataset "v" has a reference type`},
+		{"array", 8, false, `f.nc: dataset "v" has an array type`},
+		{"bitfield", 1, false, `f.nc: dataset "v" has a bitfield type`},
+		{"time", 8, false, `f.nc: dataset "v" has a time type`},
+		{"unknown", 8, false, `f.nc: dataset "v" has an unknown type`},
+		{"", 8, false, `f.nc: dataset "v" has an unknown type`},
+		{"string", 8, false, `f.nc: dataset "v" has a string type of 8 bytes`},
+		{"float", 2, false, `f.nc: dataset "v" has float elements of 2 bytes (advise knows 4 and 8)`},
+	} {
+		s := base
+		s.Class, s.ElemSize, s.VarString = tc.class, tc.size, tc.varStr
+		a := Access{Ranks: 1, Transfer: 1024, StripSize: mib, StripeCount: 1}
+		if err := FromStored(&a, s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s of %d bytes (variable-length string %v): %v, want an error containing %q", tc.class, tc.size, tc.varStr, err, tc.want)
 		}
 	}
 }

@@ -69,6 +69,13 @@ type Dataset struct {
 	Dims      []uint64 // current extent
 	Unlimited []bool   // per dimension: maximum is unlimited
 	ElemSize  uint64
+	// Class is the element type's class: "integer", "float", "string",
+	// "enum", "compound", "opaque", "reference", "vlen", "array",
+	// "bitfield", "time" (HDF5's H5T_class_t), or "unknown".
+	Class string
+	// VarString: a variable-length string (NetCDF-4's string type), whose
+	// elements are pointers to data stored elsewhere in the file.
+	VarString bool
 	Layout    string   // "contiguous", "chunked" or "compact"
 	Chunk     []uint64 // chunk shape when chunked
 	// Addr is the file address of the data (the first chunk's when

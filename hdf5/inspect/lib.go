@@ -12,6 +12,8 @@ typedef struct {
 	int ndims;
 	unsigned long long dims[32], maxdims[32], chunk[32];
 	unsigned long long elem;
+	int tclass;     // H5T_class_t; -1 when unreadable
+	int varstr;     // a variable-length string
 	int layout;     // 0 contiguous, 1 chunked, 2 compact, -1 other
 	long long addr;
 	int fill;       // 0 never, 1 alloc, 2 ifset
@@ -63,6 +65,8 @@ static herr_t pario_visit(hid_t g, const char *name, const H5L_info_t *info, voi
 	for (int i = 0; i < d->ndims; i++) { d->dims[i] = dims[i]; d->maxdims[i] = maxd[i] == H5S_UNLIMITED ? ~0ULL : maxd[i]; }
 	hid_t t = H5Dget_type(ds);
 	d->elem = H5Tget_size(t);
+	d->tclass = H5Tget_class(t);
+	d->varstr = d->tclass == H5T_STRING && H5Tis_variable_str(t) > 0;
 	H5Tclose(t);
 	hid_t dcpl = H5Dget_create_plist(ds);
 	H5D_layout_t l = H5Pget_layout(dcpl);
@@ -170,8 +174,39 @@ func Open(path string) (*File, error) {
 			ds.Layout = "virtual"
 		}
 		ds.FillTime = [...]string{"never", "alloc", "ifset"}[d.fill]
+		ds.Class = typeClass(d.tclass)
+		ds.VarString = d.varstr != 0
 		ds.FillValue = map[C.int]string{0: "undefined", 1: "default", 2: "user"}[d.fillval]
 		f.Datasets = append(f.Datasets, ds)
 	}
 	return f, nil
+}
+
+// typeClass names an H5T_class_t as Dataset.Class does.
+func typeClass(c C.int) string {
+	switch c {
+	case C.H5T_INTEGER:
+		return "integer"
+	case C.H5T_FLOAT:
+		return "float"
+	case C.H5T_TIME:
+		return "time"
+	case C.H5T_STRING:
+		return "string"
+	case C.H5T_BITFIELD:
+		return "bitfield"
+	case C.H5T_OPAQUE:
+		return "opaque"
+	case C.H5T_COMPOUND:
+		return "compound"
+	case C.H5T_REFERENCE:
+		return "reference"
+	case C.H5T_ENUM:
+		return "enum"
+	case C.H5T_VLEN:
+		return "vlen"
+	case C.H5T_ARRAY:
+		return "array"
+	}
+	return "unknown"
 }

@@ -68,3 +68,47 @@ variables:
 		}
 	}
 }
+
+// Open reads each dataset's type class and whether it is a
+// variable-length string, so advise can refuse what is no number.
+func TestOpenTypes(t *testing.T) {
+	f := open(t, ncgen(t, `netcdf t {
+types:
+  compound cmp { int a ; int b ; } ;
+  byte enum color { RED = 0, GREEN = 1 } ;
+  opaque(8) blob ;
+  int(*) vl ;
+dimensions:
+  x = 1024 ;
+variables:
+  cmp c(x) ;
+  color e(x) ;
+  blob o(x) ;
+  vl v(x) ;
+  string s(x) ;
+  char ch(x) ;
+  int64 i8(x) ;
+  float f(x) ;
+  ushort us(x) ;
+}`))
+	for _, tc := range []struct {
+		name, class string
+		size        uint64
+		varString   bool
+	}{
+		{"c", "compound", 8, false},
+		{"e", "enum", 1, false},
+		{"o", "opaque", 8, false},
+		{"v", "vlen", 16, false},
+		{"s", "string", 8, true},
+		{"ch", "string", 1, false},
+		{"i8", "integer", 8, false},
+		{"f", "float", 4, false},
+		{"us", "integer", 2, false},
+	} {
+		d := find(t, f, tc.name)
+		if d.Class != tc.class || d.ElemSize != tc.size || d.VarString != tc.varString {
+			t.Errorf("%s: class %q, %d bytes, variable-length string %v; want %q, %d, %v", tc.name, d.Class, d.ElemSize, d.VarString, tc.class, tc.size, tc.varString)
+		}
+	}
+}

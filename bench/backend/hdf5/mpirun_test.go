@@ -457,3 +457,52 @@ func TestAdviseFileFill(t *testing.T) {
 		contains(t, "advise --file (bench "+strings.Join(tc.bench, " ")+")", out, tc.want)
 	}
 }
+
+// ncgenFile writes a NetCDF-4 file from CDL text with ncgen.
+func ncgenFile(t *testing.T, cdl string) string {
+	t.Helper()
+	need(t, "ncgen")
+	dir := t.TempDir()
+	src, nc := filepath.Join(dir, "f.cdl"), filepath.Join(dir, "f.nc")
+	if err := os.WriteFile(src, []byte(cdl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "ncgen", "-k", "nc4", "-o", nc, src)
+	return nc
+}
+
+// pario advise --file refuses a variable whose elements are no
+// fixed-size numbers, naming it and its type: a NetCDF-4 string variable
+// (8-byte pointers) was advised as "1024 of double". Numbers, enums and
+// chars are advised with their own type names.
+func TestAdviseFileTypes(t *testing.T) {
+	nc := ncgenFile(t, `netcdf t {
+types:
+  compound cmp { int a ; int b ; } ;
+  byte enum color { RED = 0, GREEN = 1 } ;
+dimensions:
+  x = 1024 ;
+variables:
+  string s(x) ;
+  cmp c(x) ;
+  color e(x) ;
+  char ch(x) ;
+  float f(x) ;
+}`)
+	for _, tc := range []struct {
+		v    string
+		code int
+		want string
+	}{
+		{"s", 2, `pario: advise: invalid access description: ` + nc + `: dataset "s" has a variable-length string type`},
+		{"c", 2, `pario: advise: invalid access description: ` + nc + `: dataset "c" has a compound type`},
+		{"e", 0, "access:  netcdf4 dataset 1024 of byte (1.0 KiB)"},
+		{"ch", 0, "access:  netcdf4 dataset 1024 of char (1.0 KiB)"},
+		{"f", 0, "access:  netcdf4 dataset 1024 of float (4.0 KiB)"},
+	} {
+		out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", nc, "--var", tc.v, "--transfer", "1k"))
+		if code != tc.code || !strings.HasPrefix(out, tc.want) {
+			t.Errorf("pario advise --file %s --var %s: exit %d, %q; want exit %d and %q", nc, tc.v, code, out, tc.code, tc.want)
+		}
+	}
+}
