@@ -131,7 +131,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	f.StringVar(&api, "api", "hdf5", "library: hdf5 or netcdf4")
 	f.StringVar(&dims, "dims", "", "dataset dimensions in elements, e.g. 1024x1024 (required without --file)")
 	f.StringVar(&file, "file", "", "read the dataset (dimensions, type, layout, chunks, fill, data address) from an existing HDF5 or NetCDF-4 file (pario built with make build-hdf5)")
-	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on (default: the only one)")
+	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on, a path in a group: sub/inner (default: the only one)")
 	f.BoolVar(&a.Unlimited, "unlimited", false, "the first dimension is unlimited (its --dims length is the records written)")
 	f.StringVar(&a.Type, "type", "double", "element type: byte, short, int, float, int64, double")
 	f.IntVar(&a.Ranks, "ranks", 1, "number of ranks (MPI processes) writing")

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 )
 
 // ErrNoLibrary is returned by a build without the tag hdf5.
@@ -92,22 +93,26 @@ type Dataset struct {
 	Scale bool
 }
 
-// File is the datasets of a file, by name, in the root group.
+// File is the datasets of a file: of its root group and of every group
+// below it (NetCDF-4's groups), each named by its path from the root
+// group without a leading slash ("data", "sub/inner").
 type File struct {
 	Path     string
 	NetCDF4  bool // the file has NetCDF-4's _NCProperties attribute
 	Datasets []Dataset
 }
 
-// Find returns the named dataset; with name "" the only one that is not a
-// dimension scale.
+// Find returns the named dataset (a path: "sub/inner" or "/sub/inner"
+// for one in a group); with name "" the only one, in any group, that is
+// not a dimension scale.
 func (f *File) Find(name string) (*Dataset, error) {
 	var names []string
 	var only *Dataset
 	data := 0
+	path := strings.TrimPrefix(name, "/")
 	for i := range f.Datasets {
 		d := &f.Datasets[i]
-		if name != "" && d.Name == name {
+		if path != "" && d.Name == path {
 			return d, nil
 		}
 		names = append(names, d.Name)

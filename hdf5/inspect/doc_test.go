@@ -61,3 +61,27 @@ func TestRegular(t *testing.T) {
 		t.Errorf("Regular(missing) = %v, want fs.ErrNotExist", err)
 	}
 }
+
+// A dataset in a group is found by its path, with or without the leading
+// slash; the listing of what the file has names group datasets by path.
+func TestFindInGroups(t *testing.T) {
+	f := &File{Path: "f.nc", Datasets: []Dataset{{Name: "x", Scale: true}, {Name: "sub/inner"}, {Name: "sub/deeper/v"}}}
+	for _, name := range []string{"sub/inner", "/sub/inner"} {
+		if d, err := f.Find(name); err != nil || d.Name != "sub/inner" {
+			t.Errorf("Find(%q) = %v, %v; want sub/inner", name, d, err)
+		}
+	}
+	if d, err := f.Find("/sub/deeper/v"); err != nil || d.Name != "sub/deeper/v" {
+		t.Errorf("Find(/sub/deeper/v) = %v, %v", d, err)
+	}
+	for _, name := range []string{"inner", "/", "sub", "//sub/inner"} {
+		if _, err := f.Find(name); err == nil || !strings.Contains(err.Error(), "f.nc has no dataset "+quote(name)+" (it has: x, sub/inner, sub/deeper/v)") {
+			t.Errorf("Find(%q): %v", name, err)
+		}
+	}
+	// The only dataset that is no dimension scale, in a group.
+	f.Datasets = f.Datasets[:2]
+	if d, err := f.Find(""); err != nil || d.Name != "sub/inner" {
+		t.Errorf("Find(\"\") = %v, %v; want sub/inner", d, err)
+	}
+}

@@ -506,3 +506,38 @@ variables:
 		}
 	}
 }
+
+// pario advise --file --var takes a variable in a NetCDF-4 group by its
+// path, with or without the leading slash ("has no dataset" before), and
+// lists group variables by path when the name is not there.
+func TestAdviseFileGroups(t *testing.T) {
+	nc := ncgenFile(t, `netcdf g {
+dimensions:
+  x = 1024 ;
+variables:
+  double d(x) ;
+group: sub {
+  variables:
+    short inner(x) ;
+  }
+}`)
+	for _, v := range []string{"sub/inner", "/sub/inner"} {
+		out := run(t, parioBin, "advise", "--file", nc, "--var", v, "--transfer", "1k")
+		contains(t, "advise --file --var "+v, out, "access:  netcdf4 dataset 1024 of short (2.0 KiB)")
+	}
+	out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", nc, "--var", "inner", "--transfer", "1k"))
+	if want := `pario: ` + nc + ` has no dataset "inner" (it has: d, sub/inner, x)`; code != 1 || !strings.HasPrefix(out, want) {
+		t.Errorf("advise --var inner: exit %d, %q; want exit 1 and %q", code, out, want)
+	}
+	// Without --var: the only variable, in a group.
+	only := ncgenFile(t, `netcdf g {
+dimensions:
+  x = 1024 ;
+group: sub {
+  variables:
+    int inner(x) ;
+  }
+}`)
+	out = run(t, parioBin, "advise", "--file", only, "--transfer", "1k")
+	contains(t, "advise --file (one variable, in a group)", out, "access:  netcdf4 dataset 1024 of int (4.0 KiB)")
+}
