@@ -75,6 +75,12 @@ type IOR struct {
 	// broadcasts it.)
 	Seed int64
 
+	// Word is the access size Block and Transfer must be multiples of:
+	// 0 is IOR's AccessSize (8 bytes, the word it verifies data in). A
+	// program that is not IOR moves whole elements of its own size (pario
+	// advise gives a dataset's element size: 1 for bytes, 2 for shorts).
+	Word int64
+
 	// DataStart is added to every offset: the bytes of a container header
 	// before the data, as NetCDF-4 writes without alignment (seed 002,
 	// section 5.1). It is not an IOR parameter; 0 gives IOR's offsets.
@@ -90,6 +96,14 @@ type IOR struct {
 	// smaller than, larger than, or unrelated to Block. When Transfer
 	// divides Block the offsets are exactly IOR's.
 	Strided bool
+}
+
+// word is the access size: Word, or IOR's AccessSize.
+func (p IOR) word() int64 {
+	if p.Word == 0 {
+		return AccessSize
+	}
+	return p.Word
 }
 
 // Default returns IOR's defaults for the given number of tasks: -b 1m
@@ -115,12 +129,14 @@ func (p IOR) Validate() error {
 		return errorf("segment count must be positive value (segmentCount %d)", p.Segments)
 	case p.Block <= 0:
 		return errorf("block size must be positive (blockSize %d)", p.Block)
-	case p.Block%AccessSize != 0:
-		return errorf("block size must be a multiple of access size (%d bytes), got %d", AccessSize, p.Block)
+	case p.Word < 0:
+		return errorf("access size must not be negative, got %d", p.Word)
+	case p.Block%p.word() != 0:
+		return errorf("block size must be a multiple of access size (%d bytes), got %d", p.word(), p.Block)
 	case p.Transfer <= 0:
 		return errorf("transfer size must be positive (transferSize %d): test will not complete", p.Transfer)
-	case p.Transfer%AccessSize != 0:
-		return errorf("transfer size must be a multiple of access size (%d bytes), got %d", AccessSize, p.Transfer)
+	case p.Transfer%p.word() != 0:
+		return errorf("transfer size must be a multiple of access size (%d bytes), got %d", p.word(), p.Transfer)
 	case p.DataStart < 0:
 		return errorf("data start offset must be non-negative, got %d", p.DataStart)
 	case p.RankShift < 0 || p.RankShift > p.Tasks:

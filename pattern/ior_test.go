@@ -515,3 +515,36 @@ func TestStringAndFormat(t *testing.T) {
 		}
 	}
 }
+
+// Word replaces IOR's 8-byte access size: a program moving bytes or
+// shorts (pario advise's datasets) has blocks and transfers of any
+// multiple of its element, which IOR's rule refused.
+func TestValidateWord(t *testing.T) {
+	for _, p := range []IOR{
+		{Block: 1 << 20, Transfer: 4, Segments: 1, Tasks: 1, Word: 1},
+		{Block: 20, Transfer: 20, Segments: 1, Tasks: 1, Word: 2},
+		{Block: 6, Transfer: 2, Segments: 3, Tasks: 5, Word: 2},
+	} {
+		if err := p.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", p, err)
+			continue
+		}
+		if _, err := Analyze(p, Config{Dist: mustDist(t, "simple_stripe:strip_size=65536", 4)}); err != nil {
+			t.Errorf("Analyze(%+v) = %v", p, err)
+		}
+	}
+	for _, c := range []struct {
+		p   IOR
+		msg string
+	}{
+		{IOR{Block: 20, Transfer: 20, Segments: 1, Tasks: 1}, "block size must be a multiple of access size (8 bytes), got 20"},
+		{IOR{Block: 1 << 20, Transfer: 4, Segments: 1, Tasks: 1}, "transfer size must be a multiple of access size (8 bytes), got 4"},
+		{IOR{Block: 20, Transfer: 3, Segments: 1, Tasks: 1, Word: 2}, "transfer size must be a multiple of access size (2 bytes), got 3"},
+		{IOR{Block: 21, Transfer: 3, Segments: 1, Tasks: 1, Word: 2}, "block size must be a multiple of access size (2 bytes), got 21"},
+		{IOR{Block: 8, Transfer: 8, Segments: 1, Tasks: 1, Word: -1}, "access size must not be negative"},
+	} {
+		if err := c.p.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("Validate(%+v) = %v, want %q", c.p, err, c.msg)
+		}
+	}
+}

@@ -165,3 +165,50 @@ func TestAdviseApplyRefusesBadTargets(t *testing.T) {
 		t.Errorf("a refused --apply created its directory")
 	}
 }
+
+// adviseRefuses runs pario advise with args and checks a usage error:
+// exit status 2, one line "pario: " with each of wants in it, no advice.
+func adviseRefuses(t *testing.T, args []string, wants ...string) {
+	t.Helper()
+	out, err := runErr("", append([]string{"advise"}, args...)...)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.HasPrefix(out, "pario: ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("pario advise %s: %v, output %q; want exit status 2 and one line \"pario: ...\"", strings.Join(args, " "), err, out)
+		return
+	}
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("pario advise %s: %q; want it to say %q", strings.Join(args, " "), out, w)
+		}
+	}
+}
+
+// --header 0 is refused (HDF5's superblock is at byte 0; the data never
+// is) rather than read as "the default", which advise did silently.
+func TestAdviseHeaderZero(t *testing.T) {
+	adviseRefuses(t, []string{"--dims", "1024x1024", "--type", "double", "--header", "0"}, "--header 0: ", "superblock")
+	out := run(t, "", "advise", "--dims", "1024x1024", "--type", "double", "--header", "1")
+	if !strings.Contains(out, "now:     data at byte 1:") {
+		t.Errorf("advise --header 1: want the data at byte 1:\n%s", out)
+	}
+}
+
+// An alignment or header that puts the data past the largest file offset
+// is refused naming the flag, not in IOR's words ("aggregate size
+// blockSize*segmentCount*numTasks ... overflows int64").
+func TestAdviseHugeAlignmentOrHeader(t *testing.T) {
+	for _, fl := range []string{"--alignment", "--header"} {
+		adviseRefuses(t, []string{"--dims", "1024x1024", "--type", "double", fl, "9223372036854775807"},
+			fl+" 9223372036854775807: ", "past the largest file offset")
+	}
+}
+
+// A transfer size the user never gave (the default, 1m) that does not
+// divide a rank's part says so and suggests one that does.
+func TestAdviseDefaultTransferTooLarge(t *testing.T) {
+	adviseRefuses(t, []string{"--dims", "16"}, "--transfer (default 1m) does not divide the 128 bytes each rank writes per turn: try --transfer 128")
+	adviseRefuses(t, []string{"--dims", "16", "--transfer", "96"}, "--transfer 96 does not divide the 128 bytes each rank writes per turn: try --transfer 64")
+	if out := run(t, "", "advise", "--dims", "16", "--transfer", "128"); !strings.Contains(out, "128 transfers") {
+		t.Errorf("advise --dims 16 --transfer 128 (the suggestion):\n%s", out)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -61,6 +62,11 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a.API, a.Pattern, a.Layout = advise.API(api), advise.Pattern(pat), advise.Layout(lay)
+			a.TransferDefault = !cmd.Flags().Changed("transfer")
+			if cmd.Flags().Changed("header") && a.Header == 0 {
+				// advise.Access takes 0 as "the default header".
+				return usageError{fmt.Errorf("--header 0: the data of an HDF5 or NetCDF-4 file cannot start at byte 0, where the file's superblock is (leave --header out for the default, %s)", units.FormatSize(advise.DefaultHeader))}
+			}
 			var err error
 			if file != "" {
 				if err := adviseFromFile(cmd, &a, file, varName); err != nil {
@@ -125,7 +131,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	f.StringVar(&api, "api", "hdf5", "library: hdf5 or netcdf4")
 	f.StringVar(&dims, "dims", "", "dataset dimensions in elements, e.g. 1024x1024 (required without --file)")
 	f.StringVar(&file, "file", "", "read the dataset (dimensions, type, layout, chunks, fill, data address) from an existing HDF5 or NetCDF-4 file (pario built with make build-hdf5)")
-	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on (default: the only one)")
+	f.StringVar(&varName, "var", "", "--file: the dataset (NetCDF variable) to advise on, a path in a group: sub/inner (default: the only one)")
 	f.BoolVar(&a.Unlimited, "unlimited", false, "the first dimension is unlimited (its --dims length is the records written)")
 	f.StringVar(&a.Type, "type", "double", "element type: byte, short, int, float, int64, double")
 	f.IntVar(&a.Ranks, "ranks", 1, "number of ranks (MPI processes) writing")
@@ -139,7 +145,7 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
 	f.BoolVar(&a.Fill, "fill", false, "the program leaves fill values on")
 	a.Alignment = 1
 	f.Var(units.SizeFlag(&a.Alignment), "alignment", "HDF5 alignment the program sets now (1 = none)")
-	f.Var(units.SizeFlag(&a.Header, units.AllowZero), "header", "bytes before the data when unaligned (default 2k)")
+	f.Var(units.SizeFlag(&a.Header, units.AllowZero), "header", "bytes before the data when unaligned, at least 1 (default 2k)")
 	a.StripSize = 1 << 20
 	f.Var(units.SizeFlag(&a.StripSize), "strip-size", "the target directory's strip size")
 	f.IntVar(&a.StripeCount, "stripe-count", 1, "the target directory's stripe count (datafiles per file)")
@@ -165,7 +171,7 @@ func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) err
 		return err
 	}
 	s := advise.Stored{Path: path, Name: d.Name, NetCDF4: f.NetCDF4, Dims: d.Dims, Unlimited: d.Unlimited,
-		ElemSize: d.ElemSize, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime}
+		ElemSize: d.ElemSize, Class: d.Class, VarString: d.VarString, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime, FillValue: d.FillValue}
 	if err := advise.FromStored(a, s); err != nil {
 		return usageError{err}
 	}
@@ -184,6 +190,16 @@ const inspectTimeout = time.Minute
 func inspectFile(ctx context.Context, path string) (*inspect.File, error) {
 	if !inspect.HaveLibrary {
 		return inspect.Open(path)
+	}
+	// A named pipe would hold the child until its timeout.
+	if err := inspect.Regular(path); err != nil {
+		if errors.Is(err, inspect.ErrNotRegular) {
+			return nil, usageError{fmt.Errorf("--file %w", err)}
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			return nil, fmt.Errorf("--file %s: %w", path, pe.Err)
+		}
+		return nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -20,7 +20,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCommand().ExecuteContext(ctx)
+	cmd, err := newRootCommand().ExecuteContextC(ctx)
+	if err == nil {
+		// pario GROUP nosuch --help: cobra prints GROUP's help (it
+		// looks at --help before the arguments), which helpFor
+		// suppressed; the call is as wrong as without --help.
+		err = unknownSubcommand(cmd, cmd.Flags().Args())
+	}
 	stop()
 	var es exitStatus
 	if errors.As(err, &es) {
@@ -86,7 +92,49 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 		newMedicCommand(), newFsckCommand(), newMcmcCommand(), newFarmCommand(),
 	)
 	usageErrors(root)
+	// Help for a command group called with an argument that is none of
+	// its subcommands (pario nosuch --help, pario help nosuch) is the
+	// usage error the call is without --help, not the group's help.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		if unknownSubcommand(cmd, cmd.Flags().Args()) == nil {
+			help(cmd, args)
+		}
+	})
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.Run == nil {
+			continue
+		}
+		run := c.Run
+		c.Run = nil
+		c.RunE = func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := unknownSubcommand(target, rest); err != nil {
+				return err
+			}
+			run(c, args)
+			return nil
+		}
+	}
 	return root
+}
+
+// groupAnnotation marks the command groups (commands that only hold
+// subcommands) for unknownSubcommand.
+const groupAnnotation = "pario-group"
+
+// unknownSubcommand is the usage error of calling command group cmd with
+// args, when the first is none of its subcommands; nil for any other
+// command or no arguments.
+func unknownSubcommand(cmd *cobra.Command, args []string) error {
+	if cmd == nil || cmd.Annotations[groupAnnotation] == "" || len(args) == 0 {
+		return nil
+	}
+	return cmd.Args(cmd, args)
 }
 
 // usageErrors makes every mistake in how c and its subcommands are called
@@ -95,6 +143,10 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 // for that, or exits 1 at the top level).
 func usageErrors(c *cobra.Command) {
 	if c.HasSubCommands() && !c.Runnable() {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[groupAnnotation] = "yes"
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return nil

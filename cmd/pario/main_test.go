@@ -296,3 +296,31 @@ func TestUpWireProtection(t *testing.T) {
 		t.Fatalf("pario up --wire-protection none: %v\n%s", err, out)
 	}
 }
+
+// An unknown command stays an unknown command when --help (or help) is
+// asked for it: exit status 2 and the message pario nosuch gives, not the
+// root's or the group's help with status 0 (cobra looks at --help before
+// the arguments). Help for real commands still prints.
+func TestUnknownCommandWithHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		wants string
+	}{
+		{[]string{"nosuch", "--help"}, `unknown command "nosuch" for "pario"`},
+		{[]string{"nosuch", "-h"}, `unknown command "nosuch" for "pario"`},
+		{[]string{"layout", "nosuch", "--help"}, `unknown command "nosuch" for "pario layout"`},
+		{[]string{"help", "nosuch"}, `unknown command "nosuch" for "pario"`},
+		{[]string{"help", "layout", "nosuch"}, `unknown command "nosuch" for "pario layout"`},
+	} {
+		out, err := runErr("", tc.args...)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, "pario: "+tc.wants) || strings.Contains(out, "Usage:") {
+			t.Errorf("pario %s: %v, output %.200q; want exit status 2, %q and no help", strings.Join(tc.args, " "), err, out, tc.wants)
+		}
+	}
+	for _, args := range [][]string{{"--help"}, {"layout", "--help"}, {"layout", "set", "-h"}, {"help", "layout"}, {"help", "layout", "get"}, {"layout"}} {
+		if out, err := runErr("", args...); err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("pario %s: %v, output %.200q; want its help", strings.Join(args, " "), err, out)
+		}
+	}
+}

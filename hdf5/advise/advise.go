@@ -62,6 +62,9 @@ type Access struct {
 	Pattern   Pattern
 	Block     int64 // Interleaved: bytes per rank per turn (0 = Transfer)
 	Transfer  int64 // bytes per write call of one rank
+	// TransferDefault: Transfer is the caller's default, not the user's
+	// choice (errors about it say --transfer was not given).
+	TransferDefault bool
 
 	Layout     Layout
 	Chunk      []uint64 // chunk lengths; nil = the library's default
@@ -72,6 +75,10 @@ type Access struct {
 
 	// stored: Header is the data's address read from a file (FromStored).
 	stored bool
+	// fillFrom says where Fill came from (a file's fill properties).
+	fillFrom string
+	// blockIsTransfer: Block was not given, it is Transfer.
+	blockIsTransfer bool
 
 	StripSize   int64 // the target directory's strip size
 	StripeCount int   // its stripe count (datafiles per file)
@@ -141,6 +148,9 @@ func Advise(a Access) (*Advice, error) {
 	if err := ad.checkChunk(); err != nil {
 		return nil, err
 	}
+	if err := ad.checkEnd(a.StripSize); err != nil {
+		return nil, err
+	}
 	p, err := ad.ior()
 	if err != nil {
 		return nil, err
@@ -154,6 +164,9 @@ func Advise(a Access) (*Advice, error) {
 	ad.Now = now
 	strip, count, err := ad.advisedStriping()
 	if err != nil {
+		return nil, err
+	}
+	if err := ad.checkEnd(strip); err != nil {
 		return nil, err
 	}
 	ad.Layout = dist.Layout{Dist: dist.SimpleStripe, Params: "strip_size=" + units.FormatSize(strip), Datafiles: count}
@@ -247,6 +260,7 @@ func (a *Access) fill() error {
 	}
 	if a.Block == 0 {
 		a.Block = a.Transfer
+		a.blockIsTransfer = true
 	}
 	return nil
 }
@@ -256,6 +270,34 @@ func (a Access) header() int64 {
 		return DefaultHeader
 	}
 	return a.Header
+}
+
+// checkEnd checks that the data ends inside a file (int64 offsets) where
+// it starts now (after the header, aligned as the program asks) and where
+// it starts aligned to strip; an error names the flag that moved it.
+func (ad *Advice) checkEnd(strip int64) error {
+	a := ad.Access
+	last := int64(math.MaxInt64) - ad.Bytes // the latest start
+	header := a.header()
+	if header > last {
+		if a.stored {
+			return errorf("the data's address read from the file, %d, and its %d bytes end past the largest file offset (2^63-1)", header, ad.Bytes)
+		}
+		return errorf("--header %d: the dataset's %d bytes after it would end past the largest file offset (2^63-1)", header, ad.Bytes)
+	}
+	if a.API == HDF5 && !a.stored {
+		if at, err := pattern.AlignUp(header, a.Alignment); err != nil || at > last {
+			return errorf("--alignment %d: the dataset's %d bytes, aligned to it after a header of %d, would end past the largest file offset (2^63-1)", a.Alignment, ad.Bytes, header)
+		}
+	}
+	if at, err := pattern.AlignUp(header, strip); err != nil || at > last {
+		what := fmt.Sprintf("--header %d", header)
+		if a.stored {
+			what = fmt.Sprintf("the data's address read from the file, %d,", header)
+		}
+		return errorf("%s: the dataset's %d bytes, aligned to the strip (%d bytes), would end past the largest file offset (2^63-1)", what, ad.Bytes, strip)
+	}
+	return nil
 }
 
 func (ad *Advice) chunked() bool { return ad.Access.Layout == Chunked }
@@ -296,27 +338,58 @@ func (ad *Advice) elem() uint64 {
 func (ad *Advice) ior() (pattern.IOR, error) {
 	a := ad.Access
 	n := int64(a.Ranks)
+	elem := int64(ad.elem())
 	var block, segs int64
 	switch a.Pattern {
 	case Disjoint:
-		if ad.Bytes%n != 0 {
-			return pattern.IOR{}, errorf("the dataset's %d bytes do not split evenly over %d ranks", ad.Bytes, a.Ranks)
+		if (ad.Bytes/elem)%n != 0 {
+			return pattern.IOR{}, errorf("the dataset's %d elements (%d bytes) do not split evenly over %d ranks", ad.Bytes/elem, ad.Bytes, a.Ranks)
 		}
 		block, segs = ad.Bytes/n, 1
 	case Interleaved:
+		if a.Block%elem != 0 {
+			return pattern.IOR{}, errorf("a turn of %d bytes (--block) is not a whole number of %s elements (%d bytes each)", a.Block, a.Type, elem)
+		}
 		if ad.Bytes%(n*a.Block) != 0 {
-			return pattern.IOR{}, errorf("the dataset's %d bytes are not a whole number of turns of %d ranks x %d bytes", ad.Bytes, a.Ranks, a.Block)
+			turn := "--block " + units.FormatSize(a.Block)
+			if a.blockIsTransfer {
+				turn = "--block (default: the transfer size, " + units.FormatSize(a.Block) + ")"
+			}
+			return pattern.IOR{}, errorf("the dataset's %d bytes are not a whole number of turns of %s x %s", ad.Bytes, plural(a.Ranks, "rank", "ranks"), turn)
 		}
 		block, segs = a.Block, ad.Bytes/(n*a.Block)
 	}
-	if block%a.Transfer != 0 {
-		return pattern.IOR{}, errorf("transfer size %d does not divide the %d bytes each rank writes per turn", a.Transfer, block)
+	if a.Transfer%elem != 0 {
+		return pattern.IOR{}, errorf("transfer size %d (--transfer) is not a whole number of %s elements (%d bytes each)", a.Transfer, a.Type, elem)
 	}
-	p := pattern.IOR{Block: block, Transfer: a.Transfer, Segments: segs, Tasks: a.Ranks}
+	if block%a.Transfer != 0 {
+		flag := "--transfer " + units.FormatSize(a.Transfer)
+		if a.TransferDefault {
+			flag = "--transfer (default " + units.FormatSize(a.Transfer) + ")"
+		}
+		return pattern.IOR{}, errorf("%s does not divide the %d bytes each rank writes per turn: try --transfer %s", flag, block, units.FormatSize(divisorUpTo(block, a.Transfer, elem)))
+	}
+	// The program moves whole elements, not IOR's 8-byte words.
+	p := pattern.IOR{Block: block, Transfer: a.Transfer, Segments: segs, Tasks: a.Ranks, Word: elem}
 	if err := p.Validate(); err != nil {
 		return pattern.IOR{}, errorf("%v", err)
 	}
 	return p, nil
+}
+
+// divisorUpTo is a transfer size for a turn of block bytes: the largest
+// whole number of elements that divides block and is at most want (elem
+// itself when the search would take long).
+func divisorUpTo(block, want, elem int64) int64 {
+	words := block / elem
+	// The fewest calls per turn that transfers of at most want bytes take.
+	calls := max(1, (block+want-1)/want)
+	for i := 0; i < 1<<16 && calls <= words; i, calls = i+1, calls+1 {
+		if words%calls == 0 {
+			return block / calls
+		}
+	}
+	return elem
 }
 
 // dataAddr is where the data starts now: read from the file, or NetCDF-4

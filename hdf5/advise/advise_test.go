@@ -3,6 +3,7 @@ package advise
 import (
 	"errors"
 	"flag"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,6 +132,9 @@ func TestAdviseErrors(t *testing.T) {
 		{"no dims", func(a *Access) { a.Dims = nil }, "no dimensions"},
 		{"too large", func(a *Access) { a.Dims = []uint64{1 << 40, 1 << 40} }, "too large"},
 		{"block with disjoint", func(a *Access) { a.Pattern = Disjoint }, "--block is the turn size"},
+		{"alignment past int64", func(a *Access) { a.Alignment = math.MaxInt64 }, "--alignment 9223372036854775807: the dataset's 10737418240 bytes, aligned to it after a header of 2048, would end past the largest file offset"},
+		{"header past int64", func(a *Access) { a.Header = math.MaxInt64 }, "--header 9223372036854775807: the dataset's 10737418240 bytes after it would end past the largest file offset"},
+		{"header aligned to the strip past int64", func(a *Access) { a.API, a.Header = NetCDF4, math.MaxInt64-10<<30-5 }, "--header 9223372026117357562: the dataset's 10737418240 bytes, aligned to the strip (1048576 bytes), would end past"},
 	}
 	for _, tc := range tests {
 		a := ok
@@ -245,7 +249,7 @@ func TestFromStored(t *testing.T) {
 		return Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
 	}
 	nc := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
-		ElemSize: 1, Layout: "contiguous", Addr: 33556480, FillTime: "never"}
+		ElemSize: 1, Class: "integer", Layout: "contiguous", Addr: 33556480, FillTime: "never", FillValue: "default"}
 	a := base()
 	if err := FromStored(&a, nc); err != nil {
 		t.Fatal(err)
@@ -280,15 +284,204 @@ func TestFromStored(t *testing.T) {
 	}{
 		{func(s *Stored) { s.Dims, s.Unlimited = nil, nil }, "is a scalar"},
 		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{4, 4}, []bool{false, true} }, "dimension 1 is unlimited"},
-		{func(s *Stored) { s.ElemSize = 16 }, "elements of 16 bytes"},
+		{func(s *Stored) { s.ElemSize = 16 }, `f.nc: dataset "data" has integer elements of 16 bytes (advise knows 1, 2, 4 and 8)`},
 		{func(s *Stored) { s.Layout = "compact" }, "compact layout"},
 		{func(s *Stored) { s.Dims, s.Unlimited = []uint64{0}, []bool{true} }, "no records written yet"},
+		{func(s *Stored) { s.FillTime = "sometimes" }, `f.nc: dataset "data": fill time "sometimes"`},
+		{func(s *Stored) { s.FillValue = "" }, `f.nc: dataset "data": fill value state ""`},
 	} {
 		s := nc
 		tc.edit(&s)
 		a := base()
 		if err := FromStored(&a, s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want one containing %q", err, tc.want)
+		}
+	}
+}
+
+// Elements smaller than IOR's 8-byte word: transfers and turns are any
+// whole number of elements (IOR's access-size rule refused a 4-byte
+// transfer of bytes and a 20-byte dataset of shorts); part of an element
+// is refused in the element's words.
+func TestAdviseSmallElements(t *testing.T) {
+	for _, a := range []Access{
+		{Dims: []uint64{mib}, Type: "byte", Ranks: 1, Transfer: 4, Alignment: 1, StripSize: 64 << 10, StripeCount: 1},
+		{Dims: []uint64{10}, Type: "short", Ranks: 1, Transfer: 20, Alignment: 1, StripSize: mib, StripeCount: 1},
+		{Dims: []uint64{30}, Type: "short", Ranks: 3, Pattern: Interleaved, Block: 2, Transfer: 2, Alignment: 1, StripSize: mib, StripeCount: 1},
+	} {
+		ad, err := Advise(a)
+		if err != nil {
+			t.Errorf("Advise(%s of %s, transfer %d): %v", FormatDims(a.Dims), a.Type, a.Transfer, err)
+			continue
+		}
+		if ad.IOR.Transfer != a.Transfer {
+			t.Errorf("Advise(%s of %s): IOR transfer %d, want %d", FormatDims(a.Dims), a.Type, ad.IOR.Transfer, a.Transfer)
+		}
+	}
+	for _, tc := range []struct {
+		a    Access
+		want string
+	}{
+		{Access{Dims: []uint64{1024}, Type: "double", Ranks: 1, Transfer: 4, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"transfer size 4 (--transfer) is not a whole number of double elements (8 bytes each)"},
+		{Access{Dims: []uint64{3}, Type: "double", Ranks: 2, Transfer: 4, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"the dataset's 3 elements (24 bytes) do not split evenly over 2 ranks"},
+		{Access{Dims: []uint64{1024}, Type: "int", Ranks: 2, Pattern: Interleaved, Block: 6, Transfer: 2, Alignment: 1, StripSize: mib, StripeCount: 1},
+			"a turn of 6 bytes (--block) is not a whole number of int elements (4 bytes each)"},
+	} {
+		if _, err := Advise(tc.a); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "access size") {
+			t.Errorf("Advise(%s of %s): %v, want an error containing %q", FormatDims(tc.a.Dims), tc.a.Type, err, tc.want)
+		}
+	}
+}
+
+// A transfer that does not divide a rank's turn names --transfer, says
+// when it was not given (the default), and suggests one that divides.
+func TestAdviseTransferNotDividing(t *testing.T) {
+	small := Access{Dims: []uint64{16}, Type: "double", Ranks: 1, Transfer: mib, TransferDefault: true, Alignment: 1, StripSize: mib, StripeCount: 1}
+	for _, tc := range []struct {
+		edit func(*Access)
+		want string
+	}{
+		{func(*Access) {}, "--transfer (default 1m) does not divide the 128 bytes each rank writes per turn: try --transfer 128"},
+		{func(a *Access) { a.TransferDefault = false }, "--transfer 1m does not divide the 128 bytes each rank writes per turn: try --transfer 128"},
+		{func(a *Access) { a.TransferDefault, a.Transfer = false, 96 }, "--transfer 96 does not divide the 128 bytes each rank writes per turn: try --transfer 64"},
+		{func(a *Access) { a.Dims, a.Ranks, a.TransferDefault, a.Transfer = []uint64{mib}, 2, false, 768<<10 }, "--transfer 768k does not divide the 4194304 bytes each rank writes per turn: try --transfer 512k"},
+		{func(a *Access) { a.Pattern = Interleaved }, "the dataset's 128 bytes are not a whole number of turns of 1 rank x --block (default: the transfer size, 1m)"},
+		{func(a *Access) { a.Pattern, a.Block, a.Ranks = Interleaved, 96, 3 }, "the dataset's 128 bytes are not a whole number of turns of 3 ranks x --block 96"},
+	} {
+		a := small
+		tc.edit(&a)
+		if _, err := Advise(a); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Advise(%+v): %v, want an error containing %q", a, err, tc.want)
+		}
+	}
+}
+
+// divisorUpTo's transfer divides the turn, is whole elements and is the
+// largest such up to the size asked for.
+func TestDivisorUpTo(t *testing.T) {
+	for _, tc := range []struct{ block, want, elem, got int64 }{
+		{128, mib, 8, 128},
+		{128, 96, 8, 64},
+		{4 * mib, 768 << 10, 8, 512 << 10},
+		{1000003, mib, 1, 1000003},
+		{1000003, 1000, 1, 1}, // a prime: only single bytes divide it
+		{3 * 1000003, 1000, 3, 3},
+		{24, 20, 4, 12},
+	} {
+		if got := divisorUpTo(tc.block, tc.want, tc.elem); got != tc.got {
+			t.Errorf("divisorUpTo(%d, %d, %d) = %d, want %d", tc.block, tc.want, tc.elem, got, tc.got)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		elem := rapid.SampledFrom([]int64{1, 2, 4, 8}).Draw(t, "elem")
+		block := elem * rapid.Int64Range(1, 1<<20).Draw(t, "words")
+		want := elem * rapid.Int64Range(1, 1<<21).Draw(t, "wantWords")
+		got := divisorUpTo(block, want, elem)
+		if got <= 0 || block%got != 0 || got%elem != 0 || got > want {
+			t.Fatalf("divisorUpTo(%d, %d, %d) = %d", block, want, elem, got)
+		}
+		// Within the search's reach it is the largest.
+		if block/elem <= 1<<16 {
+			for d := got + elem; d <= min(want, block); d += elem {
+				if block%d == 0 {
+					t.Fatalf("divisorUpTo(%d, %d, %d) = %d, but %d divides too", block, want, elem, got, d)
+				}
+			}
+		}
+	})
+}
+
+// Fill values are on when HDF5 writes them at allocation: fill time
+// ALLOC, or IFSET (HDF5's and NetCDF-4's default) with a user-defined
+// value, which NetCDF-4 sets for every variable; IFSET with the library's
+// default value writes nothing (HDF5's fill value behaviour table). Before,
+// only ALLOC counted: a NetCDF-4 file with fill on read as off.
+func TestFromStoredFill(t *testing.T) {
+	for _, tc := range []struct {
+		time, value string
+		on          bool
+	}{
+		{"ifset", "user", true}, // NetCDF-4's variables, fill not turned off
+		{"ifset", "default", false},
+		{"ifset", "undefined", false},
+		{"alloc", "user", true},
+		{"alloc", "default", true}, // the library's zeros
+		{"never", "user", false},   // nc_def_var_fill(NC_NOFILL), IOR -O noFill
+		{"never", "default", false},
+	} {
+		a := Access{Ranks: 2, Transfer: 256 << 10, StripSize: mib, StripeCount: 2}
+		s := Stored{Path: "f.nc", Name: "data", NetCDF4: true, Dims: []uint64{2 * mib}, Unlimited: []bool{false},
+			ElemSize: 1, Class: "integer", Layout: "contiguous", Addr: 8390656, FillTime: tc.time, FillValue: tc.value}
+		if err := FromStored(&a, s); err != nil {
+			t.Fatal(err)
+		}
+		if a.Fill != tc.on {
+			t.Errorf("fill time %s, fill value %s: Fill %v, want %v", tc.time, tc.value, a.Fill, tc.on)
+		}
+		ad, err := Advise(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "off ("
+		if tc.on {
+			want = "on ("
+		}
+		if it := item(t, ad, "fill values"); it.Change != tc.on || !strings.HasPrefix(it.Now, want) || !strings.Contains(it.Now, "read from the file: fill time "+tc.time) {
+			t.Errorf("fill time %s, fill value %s: fill item %+v", tc.time, tc.value, it)
+		}
+	}
+}
+
+// A stored dataset's element type comes from its class and size; what
+// is no fixed-size number is refused naming the dataset and the class.
+// Before, only the size was looked at: a NetCDF-4 string variable
+// (8-byte pointers) was advised as doubles.
+func TestFromStoredTypes(t *testing.T) {
+	base := Stored{Path: "f.nc", Name: "v", NetCDF4: true, Dims: []uint64{1024}, Unlimited: []bool{false},
+		Layout: "contiguous", Addr: 4096, FillTime: "never", FillValue: "default"}
+	for _, tc := range []struct {
+		class string
+		size  uint64
+		typ   string
+	}{
+		{"integer", 1, "byte"}, {"integer", 2, "short"}, {"integer", 4, "int"}, {"integer", 8, "int64"},
+		{"float", 4, "float"}, {"float", 8, "double"},
+		{"enum", 1, "byte"}, {"enum", 4, "int"},
+		{"string", 1, "char"}, // NetCDF char
+	} {
+		s := base
+		s.Class, s.ElemSize = tc.class, tc.size
+		a := Access{Ranks: 1, Transfer: 1024, StripSize: mib, StripeCount: 1}
+		if err := FromStored(&a, s); err != nil || a.Type != tc.typ {
+			t.Errorf("%s of %d bytes: type %q, %v; want %s", tc.class, tc.size, a.Type, err, tc.typ)
+		}
+	}
+	for _, tc := range []struct {
+		class  string
+		size   uint64
+		varStr bool
+		want   string
+	}{
+		{"string", 8, true, `f.nc: dataset "v" has a variable-length string type`},
+		{"vlen", 16, false, `f.nc: dataset "v" has a variable-length (vlen) type`},
+		{"compound", 8, false, `f.nc: dataset "v" has a compound type`},
+		{"opaque", 8, false, `f.nc: dataset "v" has an opaque type`},
+		{"reference", 8, false, `f.nc: dataset "v" has a reference type`},
+		{"array", 8, false, `f.nc: dataset "v" has an array type`},
+		{"bitfield", 1, false, `f.nc: dataset "v" has a bitfield type`},
+		{"time", 8, false, `f.nc: dataset "v" has a time type`},
+		{"unknown", 8, false, `f.nc: dataset "v" has an unknown type`},
+		{"", 8, false, `f.nc: dataset "v" has an unknown type`},
+		{"string", 8, false, `f.nc: dataset "v" has a string type of 8 bytes`},
+		{"float", 2, false, `f.nc: dataset "v" has float elements of 2 bytes (advise knows 4 and 8)`},
+	} {
+		s := base
+		s.Class, s.ElemSize, s.VarString = tc.class, tc.size, tc.varStr
+		a := Access{Ranks: 1, Transfer: 1024, StripSize: mib, StripeCount: 1}
+		if err := FromStored(&a, s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s of %d bytes (variable-length string %v): %v, want an error containing %q", tc.class, tc.size, tc.varStr, err, tc.want)
 		}
 	}
 }

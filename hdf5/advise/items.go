@@ -167,12 +167,18 @@ func (ad *Advice) fillItem() Item {
 	if a.API == NetCDF4 {
 		how = "nc_def_var_fill(ncid, varid, NC_NOFILL, NULL); IOR: -O noFill"
 	}
+	now := func(s string) string {
+		if a.fillFrom != "" {
+			return s + " (" + a.fillFrom + ")"
+		}
+		return s
+	}
 	if !a.Fill {
-		it.Now, it.Advice = "off", "keep off"
+		it.Now, it.Advice = now("off"), "keep off"
 		it.Effect = "each byte is written once"
 		return it
 	}
-	it.Now, it.Advice, it.Change = "on", "off: "+how, true
+	it.Now, it.Advice, it.Change = now("on"), "off: "+how, true
 	it.Effect = fmt.Sprintf("fill writes the %s once more at allocation (2x the bytes); the thesis expects about half the write speed (unmeasured there; pario bench --hdf5.fill measures it)", size(ad.Bytes))
 	return it
 }

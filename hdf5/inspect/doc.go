@@ -1,7 +1,7 @@
 // Package inspect reads what `pario advise --file` needs from an existing
 // HDF5 or NetCDF-4 file through the HDF5 library: each dataset's
 // dimensions (and which are unlimited), element size, layout, chunk shape,
-// fill time and the address of its data (of the first chunk when
+// fill time and fill value and the address of its data (of the first chunk when
 // chunked), and whether the file is NetCDF-4.
 //
 // The library is called only in a build with the tag hdf5; without it
@@ -13,10 +13,56 @@
 // process, as pario advise --file does.
 package inspect
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+)
 
 // ErrNoLibrary is returned by a build without the tag hdf5.
 var ErrNoLibrary = errors.New("reading HDF5 files needs pario built with the HDF5 library (make build-hdf5)")
+
+// ErrNotRegular is matched by Regular's error for a path that is there
+// but is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Regular checks that path is a regular file (symbolic links followed)
+// before the library opens it: on a named pipe its open blocks until a
+// writer comes, and a directory is no HDF5 file either.
+func Regular(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	m := fi.Mode()
+	var what string
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return &notRegularError{path: path, msg: "is a directory"}
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case m&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		what = m.Type().String()
+	}
+	return &notRegularError{path: path, msg: "is not a regular file (" + what + ")"}
+}
+
+type notRegularError struct{ path, msg string }
+
+func (e *notRegularError) Error() string {
+	return e.path + ": " + e.msg + "; want an HDF5 or NetCDF-4 file"
+}
+
+func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
 
 // Dataset is what the file says about one dataset.
 type Dataset struct {
@@ -24,6 +70,13 @@ type Dataset struct {
 	Dims      []uint64 // current extent
 	Unlimited []bool   // per dimension: maximum is unlimited
 	ElemSize  uint64
+	// Class is the element type's class: "integer", "float", "string",
+	// "enum", "compound", "opaque", "reference", "vlen", "array",
+	// "bitfield", "time" (HDF5's H5T_class_t), or "unknown".
+	Class string
+	// VarString: a variable-length string (NetCDF-4's string type), whose
+	// elements are pointers to data stored elsewhere in the file.
+	VarString bool
 	Layout    string   // "contiguous", "chunked" or "compact"
 	Chunk     []uint64 // chunk shape when chunked
 	// Addr is the file address of the data (the first chunk's when
@@ -31,27 +84,35 @@ type Dataset struct {
 	Addr int64
 	// FillTime is "never", "alloc" or "ifset".
 	FillTime string
+	// FillValue is whether a fill value is defined: "undefined",
+	// "default" (the library's, zeros) or "user" (H5Pset_fill_value, as
+	// NetCDF-4 does for every variable); "" when the library cannot say.
+	FillValue string
 	// Scale marks a dimension scale (how NetCDF-4 stores a dimension):
 	// Find with no name passes over them.
 	Scale bool
 }
 
-// File is the datasets of a file, by name, in the root group.
+// File is the datasets of a file: of its root group and of every group
+// below it (NetCDF-4's groups), each named by its path from the root
+// group without a leading slash ("data", "sub/inner").
 type File struct {
 	Path     string
 	NetCDF4  bool // the file has NetCDF-4's _NCProperties attribute
 	Datasets []Dataset
 }
 
-// Find returns the named dataset; with name "" the only one that is not a
-// dimension scale.
+// Find returns the named dataset (a path: "sub/inner" or "/sub/inner"
+// for one in a group); with name "" the only one, in any group, that is
+// not a dimension scale.
 func (f *File) Find(name string) (*Dataset, error) {
 	var names []string
 	var only *Dataset
 	data := 0
+	path := strings.TrimPrefix(name, "/")
 	for i := range f.Datasets {
 		d := &f.Datasets[i]
-		if name != "" && d.Name == name {
+		if path != "" && d.Name == path {
 			return d, nil
 		}
 		names = append(names, d.Name)

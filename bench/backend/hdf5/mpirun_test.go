@@ -14,10 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pario/pario/bench"
+	"github.com/pario/pario/internal/testbin"
 	"github.com/pario/pario/internal/testenv"
 )
 
@@ -398,4 +400,144 @@ func TestStonewallWithCollectiveCalls(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pario advise --file on what is not a regular file is refused at once
+// as a mistake in the call (exit status 2) naming it: a named pipe held
+// the reader for its whole minute ("a damaged file?"), a directory was
+// "not an HDF5 or NetCDF-4 file". A file that is not there is an error
+// (status 1) naming --file.
+func TestAdviseFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.nc")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{fifo, 2, "pario: --file " + fifo + ": is not a regular file (a named pipe)"},
+		{dir, 2, "pario: --file " + dir + ": is a directory"},
+		{filepath.Join(dir, "nope.nc"), 1, "pario: --file " + filepath.Join(dir, "nope.nc") + ": no such file or directory"},
+	} {
+		start := time.Now()
+		out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", tc.path, "--transfer", "16k"))
+		if code != tc.code || !strings.HasPrefix(out, tc.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("pario advise --file %s: exit %d, %q; want exit %d and one line starting %q", tc.path, code, out, tc.code, tc.want)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("pario advise --file %s took %v", tc.path, d)
+		}
+	}
+}
+
+// pario advise --file reads fill values as on when HDF5 writes them at
+// allocation: NetCDF-4 always defines a fill value (fill time IFSET with
+// a user-defined value), so its files are filled unless written with
+// noFill; HDF5's default (IFSET with the library's value) writes none,
+// fill=1 (ALLOC) does. Before, only ALLOC counted: the NetCDF-4 file
+// with fill on, the thesis' case, was advised "keep off".
+func TestAdviseFileFill(t *testing.T) {
+	need(t, "mpirun")
+	target := []string{"--ranks", "2", "--pattern", "interleaved", "--block", "64k", "--transfer", "16k", "--strip-size", "64k", "--stripe-count", "2"}
+	for _, tc := range []struct {
+		bench []string
+		want  string
+	}{
+		{[]string{"-a", "NC4"}, "* 3. fill values    now:     on (read from the file: fill time ifset, a user-defined fill value)\n                    advice:  off: nc_def_var_fill(ncid, varid, NC_NOFILL, NULL)"},
+		{[]string{"-a", "NC4", "-O", "noFill=1"}, "  3. fill values    now:     off (read from the file: fill time never, the library's default fill value)\n                    advice:  keep off"},
+		{[]string{"-a", "HDF5"}, "  3. fill values    now:     off (read from the file: fill time ifset, the library's default fill value)\n                    advice:  keep off"},
+		{[]string{"-a", "HDF5", "-O", "fill=1"}, "* 3. fill values    now:     on (read from the file: fill time alloc, "},
+		{[]string{"-a", "HDF5", "-O", "noFill=1"}, "  3. fill values    now:     off (read from the file: fill time never, "},
+	} {
+		path := mpirunBench(t, tc.bench...)
+		out := run(t, parioBin, append([]string{"advise", "--file", path}, target...)...)
+		contains(t, "advise --file (bench "+strings.Join(tc.bench, " ")+")", out, tc.want)
+	}
+}
+
+// ncgenFile writes a NetCDF-4 file from CDL text with ncgen.
+func ncgenFile(t *testing.T, cdl string) string {
+	t.Helper()
+	need(t, "ncgen")
+	dir := t.TempDir()
+	src, nc := filepath.Join(dir, "f.cdl"), filepath.Join(dir, "f.nc")
+	if err := os.WriteFile(src, []byte(cdl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "ncgen", "-k", "nc4", "-o", nc, src)
+	return nc
+}
+
+// pario advise --file refuses a variable whose elements are no
+// fixed-size numbers, naming it and its type: a NetCDF-4 string variable
+// (8-byte pointers) was advised as "1024 of double". Numbers, enums and
+// chars are advised with their own type names.
+func TestAdviseFileTypes(t *testing.T) {
+	nc := ncgenFile(t, `netcdf t {
+types:
+  compound cmp { int a ; int b ; } ;
+  byte enum color { RED = 0, GREEN = 1 } ;
+dimensions:
+  x = 1024 ;
+variables:
+  string s(x) ;
+  cmp c(x) ;
+  color e(x) ;
+  char ch(x) ;
+  float f(x) ;
+}`)
+	for _, tc := range []struct {
+		v    string
+		code int
+		want string
+	}{
+		{"s", 2, `pario: advise: invalid access description: ` + nc + `: dataset "s" has a variable-length string type`},
+		{"c", 2, `pario: advise: invalid access description: ` + nc + `: dataset "c" has a compound type`},
+		{"e", 0, "access:  netcdf4 dataset 1024 of byte (1.0 KiB)"},
+		{"ch", 0, "access:  netcdf4 dataset 1024 of char (1.0 KiB)"},
+		{"f", 0, "access:  netcdf4 dataset 1024 of float (4.0 KiB)"},
+	} {
+		out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", nc, "--var", tc.v, "--transfer", "1k"))
+		if code != tc.code || !strings.HasPrefix(out, tc.want) {
+			t.Errorf("pario advise --file %s --var %s: exit %d, %q; want exit %d and %q", nc, tc.v, code, out, tc.code, tc.want)
+		}
+	}
+}
+
+// pario advise --file --var takes a variable in a NetCDF-4 group by its
+// path, with or without the leading slash ("has no dataset" before), and
+// lists group variables by path when the name is not there.
+func TestAdviseFileGroups(t *testing.T) {
+	nc := ncgenFile(t, `netcdf g {
+dimensions:
+  x = 1024 ;
+variables:
+  double d(x) ;
+group: sub {
+  variables:
+    short inner(x) ;
+  }
+}`)
+	for _, v := range []string{"sub/inner", "/sub/inner"} {
+		out := run(t, parioBin, "advise", "--file", nc, "--var", v, "--transfer", "1k")
+		contains(t, "advise --file --var "+v, out, "access:  netcdf4 dataset 1024 of short (2.0 KiB)")
+	}
+	out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", nc, "--var", "inner", "--transfer", "1k"))
+	if want := `pario: ` + nc + ` has no dataset "inner" (it has: d, sub/inner, x)`; code != 1 || !strings.HasPrefix(out, want) {
+		t.Errorf("advise --var inner: exit %d, %q; want exit 1 and %q", code, out, want)
+	}
+	// Without --var: the only variable, in a group.
+	only := ncgenFile(t, `netcdf g {
+dimensions:
+  x = 1024 ;
+group: sub {
+  variables:
+    int inner(x) ;
+  }
+}`)
+	out = run(t, parioBin, "advise", "--file", only, "--transfer", "1k")
+	contains(t, "advise --file (one variable, in a group)", out, "access:  netcdf4 dataset 1024 of int (4.0 KiB)")
 }
