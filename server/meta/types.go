@@ -73,6 +73,9 @@ type Attr struct {
 	Size int64
 }
 
+// IsDir reports whether a is a directory's.
+func (a Attr) IsDir() bool { return a.Kind == KindDir }
+
 // DirEntry is one name in a directory listing.
 type DirEntry struct {
 	Name string

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/server/meta"
 )
 
 // Handle is an open input or output file.
@@ -238,5 +237,5 @@ func (p Pario) IsDir(ctx context.Context, name string) (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
-	return err == nil && a.Kind == meta.KindDir, err
+	return err == nil && a.IsDir(), err
 }

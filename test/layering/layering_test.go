@@ -53,7 +53,7 @@ var rules = []rule{
 	{pkg: "template/annot", pure: true},
 	{pkg: "template/seg", pure: true},
 	{pkg: "template/dock", allow: []string{"template/seg"}, pure: true},
-	{pkg: "template/farm", allow: []string{"rank", "template", "template/annot", "template/seg", "client"}},
+	{pkg: "template/farm", allow: []string{"rank", "template", "template/annot", "template/seg", "template/dock", "client"}},
 	{pkg: "server/meta/...", allow: []string{"wire/...", "dist", "server/meta/..."}},
 	{pkg: "server/data/...", allow: []string{"wire/...", "vfs/...", "server/data/..."}},
 	{pkg: "fsck", pure: true},
