@@ -241,7 +241,7 @@ func (s *Server) Serve(ln net.Listener) error {
 			s.warnEvicted.Warn(s.cfg.Logger, "medic: unauthenticated connection evicted to admit another", "evicted", a.Evicted.RemoteAddr().String(), "peer", c.RemoteAddr().String())
 		}
 		if a.Refused != nil {
-			why := fmt.Errorf("%w: %s", ErrBusy, a.Refused.Reason("receiver "+s.cfg.Name))
+			why := fmt.Errorf("%w: %s", ErrBusy, a.Refused.Reason("receiver "+s.cfg.Name, "--max-conns-per-peer", "--max-conns"))
 			aside := s.cfg.TLS != nil && s.takeRefusalLocked()
 			s.mu.Unlock()
 			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
@@ -360,7 +360,9 @@ func (s *Server) handle(nc net.Conn, pass *wire.Pass) {
 	defer nc.Close()
 	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, preAuthBuffer), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
 	if err := c.handshake(pass); err != nil {
-		s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
+		if !pass.Evicted() { // logged as the eviction
+			s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
+		}
 		return
 	}
 	// Authenticated: a buffer for data frames, over what the small one

@@ -83,11 +83,11 @@ func New() *Registry {
 		Name: "pario_connections", Help: "Connections being served (authenticating or authenticated).",
 	}, server)
 	r.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pario_connections_refused_total", Help: "Connections turned away at a cap (max-conns, max-conns-per-peer).",
+		Name: "pario_connections_refused_total", Help: "Connections turned away: at a cap (max-conns, max-conns-per-peer), or penalized (a network whose unauthenticated connections kept being evicted).",
 	}, with(server, "reason"))
 	r.errs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pario_errors_total",
-		Help: "Errors by kind: accept, auth, handshake, frame, crc, timeout (connections and frames), or the errno a request was answered with (ENOENT, EIO, ...).",
+		Help: "Errors by kind: accept, auth, handshake, frame, frame_auth, crc, timeout, evicted (connections and frames), or the errno a request was answered with (ENOENT, EIO, ...).",
 	}, with(server, "kind"))
 	r.budget = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "pario_memory_budget_bytes", Help: "The server's memory budget for request data and announced answers.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -19,7 +20,10 @@ type EndpointOptions struct {
 	// and small calls overlap in the kernel.
 	Conns int
 	// Retries is how many times a failed call is retried on a new
-	// connection before the error is returned (default 5, as PVFS2's client).
+	// connection before the error is returned (default 5, as PVFS2's
+	// client; negative: none). A connection the server refuses at its
+	// caps is dialled again until the call's Timeout, not counted here:
+	// no request was sent, and a busy server frees places.
 	Retries int
 	// RetryDelay is the first wait between attempts; it doubles each time
 	// up to 2 s (default 100 ms).
@@ -154,9 +158,11 @@ func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []b
 	}
 	delay := e.opts.RetryDelay
 	var last error
-	for attempt := 0; attempt <= e.opts.Retries; attempt++ {
-		if attempt > 0 {
-			t := time.NewTimer(delay)
+	for attempt, tries := 0, 0; attempt <= e.opts.Retries; tries++ {
+		if tries > 0 {
+			// Jittered, so that the ranks of a job refused together do
+			// not come back together.
+			t := time.NewTimer(delay/2 + rand.N(delay/2+1))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -170,9 +176,16 @@ func (e *Endpoint) Call(ctx context.Context, op uint8, idempotent bool, args []b
 			return args, n, nil
 		}
 		last = err
+		if refusedBusy(err) && e.opts.Retries > 0 {
+			// Refused at a connection cap (or a penalty) before the
+			// request was sent: dial again, backing off, until the call's
+			// deadline, as a busy server frees places (docs/store.md).
+			continue
+		}
 		if !retryable(ctx, err, idempotent) {
 			return nil, 0, err
 		}
+		attempt++
 	}
 	return nil, 0, fmt.Errorf("%w (after %d attempts)", last, e.opts.Retries+1)
 }
@@ -183,6 +196,14 @@ func (e *Endpoint) attempt(ctx context.Context, op uint8, args []byte, data [][]
 		return nil, 0, err
 	}
 	return c.Call(ctx, op, args, data, into)
+}
+
+// refusedBusy reports whether err is a server's refusal of the connection
+// in place of its hello, at a cap or a penalty (EAGAIN): nothing was sent.
+func refusedBusy(err error) bool {
+	var dial *DialError
+	var remote *RemoteError
+	return errors.As(err, &dial) && errors.As(err, &remote) && remote.Errno == syscall.EAGAIN
 }
 
 func retryable(ctx context.Context, err error, idempotent bool) bool {

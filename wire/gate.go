@@ -2,6 +2,8 @@ package wire
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -46,8 +48,12 @@ type Gate struct {
 	peers   map[string]int     // connections per peer address
 	unauth  map[string][]*Pass // unauthenticated, per network, oldest first
 	nUnauth int
+	// pending holds every unauthenticated pass (in no order; Pass.idx is
+	// its place), for sampling: see evictLocked.
+	pending []*Pass
 	evicted int64
 	strikes map[string]*strikes // per network
+	pruned  time.Time           // when strikes was last swept
 	now     func() time.Time    // time.Now; tests move it
 }
 
@@ -57,8 +63,14 @@ const (
 	penaltyWindow  = 10 * time.Second
 	penaltyFor     = 10 * time.Second
 	// maxStruck bounds the networks whose strikes are remembered; past
-	// it, new ones are not tracked (the unauthenticated cap still holds).
+	// it, expired ones are swept (at most once a second) and new ones are
+	// not tracked until there is room (eviction still holds).
 	maxStruck = 4096
+	// evictSample is how many unauthenticated connections an eviction
+	// looks at when there are more: networks holding many of them are
+	// the likeliest drawn, and an admission costs the same whatever the
+	// number of networks (a scan of 65,536 took 10 ms under the lock).
+	evictSample = 32
 )
 
 // strikes are a network's recent connections that were evicted.
@@ -74,8 +86,10 @@ type Pass struct {
 	host    string // PeerHost
 	network string // what unauthenticated connections are grouped by
 	since   time.Time
+	idx     int // in Gate.pending while unauthenticated
 	authed  bool
 	gone    bool // evicted or done: its place is free
+	evicted bool
 }
 
 // Refusal says why a connection was not admitted: the cap it met, and
@@ -91,17 +105,18 @@ type Refusal struct {
 // PerHost reports whether the per-host cap refused the connection.
 func (r *Refusal) PerHost() bool { return r.Host != "" }
 
-// Reason says why the connection was refused, naming server (which the
-// caller's error wraps with its kind of busy).
-func (r *Refusal) Reason(server string) string {
+// Reason says why the connection was refused, naming server, and for a
+// cap the option that sets it (perHost or all: each server names its
+// own); the caller's error wraps it with its kind of busy.
+func (r *Refusal) Reason(server, perHost, all string) string {
 	switch {
 	case r.Penalized != "":
 		return fmt.Sprintf("%s refuses connections from %s for %.0f s: %d of them were evicted before they authenticated (a flood of connections that never do)",
-			server, r.Penalized, time.Until(r.Until).Seconds(), penaltyStrikes)
+			server, r.Penalized, max(1, math.Ceil(time.Until(r.Until).Seconds())), penaltyStrikes)
 	case r.PerHost():
-		return fmt.Sprintf("%s has %d connections from %s, its limit per host", server, r.Conns, r.Host)
+		return fmt.Sprintf("%s has %d connections from %s, its limit per host (%s)", server, r.Conns, r.Host, perHost)
 	default:
-		return fmt.Sprintf("%s has %d connections, its limit", server, r.Conns)
+		return fmt.Sprintf("%s has %d connections, its limit (%s)", server, r.Conns, all)
 	}
 }
 
@@ -179,6 +194,8 @@ func (g *Gate) admit(nc net.Conn) Admission {
 	g.peers[host]++
 	g.unauth[p.network] = append(g.unauth[p.network], p)
 	g.nUnauth++
+	p.idx = len(g.pending)
+	g.pending = append(g.pending, p)
 	a.Pass = p
 	return a
 }
@@ -189,21 +206,33 @@ func (g *Gate) admit(nc net.Conn) Admission {
 // returns it for closing (nil if there is none). A network so never
 // evicts its own connections to make room for more of them: a flood from
 // a few hosts cannot churn its places, and they go to newcomers from
-// other networks as soon as they are old enough.
+// other networks as soon as they are old enough. Past evictSample
+// unauthenticated connections, the networks of that many drawn at random
+// are the candidates.
 func (g *Gate) evictLocked(now time.Time, held int) *Pass {
 	var worst []*Pass
-	for _, ps := range g.unauth {
+	consider := func(ps []*Pass) {
 		if now.Sub(ps[0].since) < g.minAge || len(ps) <= held {
-			continue // its oldest is a handshake still under way, or it holds no more than the newcomer's network
+			return // its oldest is a handshake still under way, or it holds no more than the newcomer's network
 		}
 		if len(ps) > len(worst) || (len(ps) == len(worst) && ps[0].since.Before(worst[0].since)) {
 			worst = ps
+		}
+	}
+	if len(g.pending) <= evictSample {
+		for _, ps := range g.unauth {
+			consider(ps)
+		}
+	} else {
+		for range evictSample {
+			consider(g.unauth[g.pending[rand.IntN(len(g.pending))].network])
 		}
 	}
 	if worst == nil {
 		return nil
 	}
 	victim := worst[0]
+	victim.evicted = true
 	g.releaseLocked(victim)
 	g.strikeLocked(victim.network)
 	g.evicted++
@@ -232,15 +261,16 @@ func (g *Gate) strikeLocked(network string) {
 	now := g.now()
 	st := g.strikes[network]
 	if st == nil {
-		if len(g.strikes) >= maxStruck {
+		if len(g.strikes) >= maxStruck && now.Sub(g.pruned) >= time.Second {
+			g.pruned = now
 			for n, s := range g.strikes {
 				if now.Sub(s.last) > penaltyWindow && now.After(s.until) {
 					delete(g.strikes, n)
 				}
 			}
-			if len(g.strikes) >= maxStruck {
-				return
-			}
+		}
+		if len(g.strikes) >= maxStruck {
+			return
 		}
 		st = &strikes{}
 		g.strikes[network] = st
@@ -258,6 +288,9 @@ func (g *Gate) strikeLocked(network string) {
 
 // dropUnauthLocked takes p out of the unauthenticated pool.
 func (g *Gate) dropUnauthLocked(p *Pass) {
+	last := g.pending[len(g.pending)-1]
+	g.pending[p.idx], last.idx = last, p.idx
+	g.pending = g.pending[:len(g.pending)-1]
 	ps := g.unauth[p.network]
 	for i, q := range ps {
 		if q == p {
@@ -275,7 +308,7 @@ func (g *Gate) dropUnauthLocked(p *Pass) {
 
 // Authenticated moves p out of the unauthenticated pool, where it could
 // be evicted, before the server tells its peer that it is in. It reports
-// false if p was evicted (or the gate closed) first.
+// false if p was evicted first (or its place was given back).
 func (p *Pass) Authenticated() bool {
 	g := p.g
 	g.mu.Lock()
@@ -286,6 +319,15 @@ func (p *Pass) Authenticated() bool {
 	g.dropUnauthLocked(p)
 	p.authed = true
 	return true
+}
+
+// Evicted reports whether p lost its place to another connection: its
+// handshake's failure is that, not the peer's doing, and is counted and
+// logged once, as the eviction.
+func (p *Pass) Evicted() bool {
+	p.g.mu.Lock()
+	defer p.g.mu.Unlock()
+	return p.evicted
 }
 
 // Done frees p's place once its connection has ended.

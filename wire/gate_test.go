@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -181,31 +182,17 @@ func TestFloodFromManyHostsWithoutTheSecret(t *testing.T) {
 	flood := floodtest.Start(s.Addr, 8, 4)
 	defer flood.Stop()
 	waitFor(t, "the flood to be under way", func() bool { return flood.Opened() >= 64 })
-	ctx := context.Background()
 	start := time.Now()
 	for i := range 5 {
-		// An honest client refused as busy dials again, as a user would
-		// (a handshake is never cut; a place frees as the flood's
-		// connections age and are evicted, and its networks are refused).
-		var c *Conn
-		var err error
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-			c, err = Dial(cctx, s.Addr, "test server", testSecret)
-			ccancel()
-			if err == nil || time.Now().After(deadline) {
-				break
-			}
-		}
+		// pario's own client, refused as busy, dials again until its
+		// timeout; a place frees as the flood's connections age and are
+		// evicted, and its networks are refused.
+		ep := NewEndpoint("test server", s.Addr, testSecret, EndpointOptions{Conns: 1, Timeout: 15 * time.Second})
+		_, _, err := ep.Call(context.Background(), opEcho, true, []byte("hi"), nil, nil)
+		ep.Close()
 		if err != nil {
-			t.Fatalf("honest client %d beside the flood (%d flood connections opened): %v", i, flood.Opened(), err)
+			t.Fatalf("honest client %d beside the flood (%d flood connections opened, %v in): %v", i, flood.Opened(), time.Since(start), err)
 		}
-		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
-		if _, _, err := c.Call(cctx, opEcho, []byte("hi"), nil, nil); err != nil {
-			t.Fatalf("honest call %d beside the flood: %v", i, err)
-		}
-		ccancel()
-		c.Close()
 	}
 	st := s.gate.Stats()
 	t.Logf("5 honest clients in %v beside a flood of %d connections; gate %+v", time.Since(start), flood.Opened(), st)
@@ -244,7 +231,7 @@ func TestGatePenalizesEvictedNetworks(t *testing.T) {
 	if r == nil || r.Penalized != "10.0.0.9" || !r.Until.Equal(now.Add(penaltyFor)) {
 		t.Fatalf("after %d evictions in a row: refusal %+v, want a penalty", penaltyStrikes, r)
 	}
-	if msg := r.Reason("meta"); !strings.Contains(msg, "meta refuses connections from 10.0.0.9") || !strings.Contains(msg, "evicted") {
+	if msg := r.Reason("meta", "max-conns-per-peer", "max-conns"); !strings.Contains(msg, "meta refuses connections from 10.0.0.9") || !strings.Contains(msg, "evicted") {
 		t.Fatalf("reason %q", msg)
 	}
 	// Others are not held back, and the penalty ends.
@@ -301,5 +288,99 @@ func TestGateFloodDoesNotChurnItsOwnPlaces(t *testing.T) {
 	admit(t, g, connFrom("10.0.0.1"))
 	if !a.closed.Load() || b.closed.Load() {
 		t.Fatal("another network's newcomer did not evict the flood's oldest")
+	}
+}
+
+// kindCounter is a ServerObserver that counts errors by kind.
+type kindCounter struct {
+	mu    sync.Mutex
+	kinds map[string]int
+}
+
+func (k *kindCounter) Budget(func() (int64, int64))                      {}
+func (k *kindCounter) ConnAccepted()                                     {}
+func (k *kindCounter) ConnClosed()                                       {}
+func (k *kindCounter) ConnRefused(string)                                {}
+func (k *kindCounter) RequestStarted(uint8)                              {}
+func (k *kindCounter) RequestDone(uint8, int, int, time.Duration, error) {}
+func (k *kindCounter) Error(kind string) {
+	k.mu.Lock()
+	k.kinds[kind]++
+	k.mu.Unlock()
+}
+
+func (k *kindCounter) count(kind string) int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.kinds[kind]
+}
+
+// An eviction is counted and logged once, as an eviction naming the
+// connection evicted, not also as the evicted connection's failed
+// handshake (which pario_errors_total{kind="handshake"} would count).
+func TestEvictionCountedOnce(t *testing.T) {
+	var logs syncBuffer
+	obs := &kindCounter{kinds: map[string]int{}}
+	s := startServer(t, newTestHandler(), ServerOptions{MaxConns: 100, MaxUnauthenticated: 1, HandshakeTimeout: 500 * time.Millisecond,
+		Observer: obs, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, 7)}}
+	silent, err := d.Dial("tcp", s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	time.Sleep(200 * time.Millisecond) // older than a fifth of the handshake timeout
+	c := dialTest(t, s.Addr)
+	defer c.Close()
+	waitFor(t, "the eviction to be counted", func() bool { return obs.count(ErrKindEvicted) == 1 })
+	time.Sleep(100 * time.Millisecond) // the evicted connection's goroutine has ended
+	if n := obs.count(ErrKindHandshake) + obs.count(ErrKindTimeout); n != 0 {
+		t.Errorf("the eviction also counted as %d failed handshakes", n)
+	}
+	out := logs.String()
+	if strings.Contains(out, "handshake failed") || !strings.Contains(out, "evicted=127.0.1.7") {
+		t.Errorf("log:\n%s\nwant the eviction naming 127.0.1.7, and no failed handshake", out)
+	}
+}
+
+// pario's own client dials again when a server refuses it at a cap, until
+// the call's timeout, as docs/store.md says: before, Endpoint.Call failed
+// at the first refusal ("has 1 connections, its limit"), since the
+// refusal's errno (EAGAIN) is not one it retried.
+func TestEndpointDialsAgainWhenRefused(t *testing.T) {
+	s := startServer(t, newTestHandler(), ServerOptions{MaxConns: 1})
+	held := dialTest(t, s.Addr)
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		held.Close()
+	}()
+	ep := NewEndpoint("test server", s.Addr, testSecret, EndpointOptions{Conns: 1, Timeout: 10 * time.Second})
+	defer ep.Close()
+	start := time.Now()
+	if _, _, err := ep.Call(context.Background(), opEcho, true, []byte("hi"), nil, nil); err != nil {
+		t.Fatalf("a call while the server was full for 0.7 s: %v", err)
+	}
+	if took := time.Since(start); took < 600*time.Millisecond {
+		t.Errorf("the call took %v: the server was not full when it came (the test proves nothing)", took)
+	}
+}
+
+// BenchmarkGateAdmitManyNetworks admits connections past the eviction
+// threshold with 65,536 networks each holding one young unauthenticated
+// connection (none can be evicted): an admission looks at evictSample of
+// them, not every network (a scan of all took 8-11 ms per admission).
+func BenchmarkGateAdmitManyNetworks(b *testing.B) {
+	g := NewGate(1<<20, 16, 1<<14, time.Hour)
+	conns := make([]*addrConn, 1<<16)
+	for i := range conns {
+		conns[i] = connFrom(fmt.Sprintf("10.%d.%d.1", i>>8, i&0xff))
+		g.Admit(conns[i])
+	}
+	extra := connFrom("192.0.2.1")
+	b.ResetTimer()
+	for range b.N {
+		if p := g.Admit(extra).Pass; p != nil {
+			p.Done()
+		}
 	}
 }

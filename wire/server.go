@@ -255,7 +255,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // refusal says why a connection was refused, for its peer.
 func (s *Server) refusal(r *Refusal) error {
-	return fmt.Errorf("server %s: %w", r.Reason(s.opts.Name), syscall.EAGAIN)
+	return fmt.Errorf("server %s: %w", r.Reason(s.opts.Name, "max-conns-per-peer", "max-conns"), syscall.EAGAIN)
 }
 
 // refuse tells the peer why it is not served, in place of the hello frame
@@ -290,8 +290,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, pass *Pass) {
 	}
 	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout, pass.Authenticated)
 	if err != nil {
-		s.observeHandshake(err)
-		s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
+		if !pass.Evicted() { // counted and logged as the eviction
+			s.observeHandshake(err)
+			s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
