@@ -21,7 +21,8 @@ type Config struct {
 	// Env is the environment to detect from; nil means the process's.
 	Env map[string]string
 	// Rendezvous, when set, is rank 0's address (host or host:port); it
-	// overrides the environment (a --rendezvous flag).
+	// overrides the environment (a --rendezvous flag), except for ranks
+	// pario's own launcher started, which meet where it says.
 	Rendezvous string
 	// JobID, when set, overrides the detected job id. Ranks with different
 	// job ids refuse each other.
@@ -86,7 +87,10 @@ func Join(ctx context.Context, cfg Config) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Rendezvous != "" {
+	// Ranks pario's launcher started meet where it says (rank 0 holds the
+	// socket it bound): an option given to the command they all run is
+	// not theirs to follow.
+	if cfg.Rendezvous != "" && info.Launcher != LauncherPario {
 		addr, err := withPort(cfg.Rendezvous, info.Port)
 		if err != nil {
 			return nil, fmt.Errorf("rank: rendezvous address %q: %v", cfg.Rendezvous, err)

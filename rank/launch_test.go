@@ -275,3 +275,19 @@ func TestLaunchManyFailedNamesFirst(t *testing.T) {
 		t.Errorf("error %q, want %q", err, want)
 	}
 }
+
+// A --rendezvous given to a command whose ranks pario's launcher started
+// is not theirs to use: they meet where the launcher says. Before, rank 0
+// listened on the launcher's socket while the others dialled the option's
+// address, and the run waited out its rendezvous timeout (2 minutes in
+// pario farm -N 2 --rendezvous 127.0.0.1:5555).
+func TestLaunchIgnoresRendezvousOption(t *testing.T) {
+	start := time.Now()
+	out, errOut, err := launchHelper(t, 2, "collect", "PARIO_TEST_RENDEZVOUS_OPTION=127.0.0.1:9")
+	if err != nil {
+		t.Fatalf("Launch with a rendezvous option: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	if !strings.Contains(out, "RESULT size=2") || time.Since(start) > 10*time.Second {
+		t.Fatalf("took %v:\n%s", time.Since(start), out)
+	}
+}

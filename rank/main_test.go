@@ -34,7 +34,7 @@ func helperMain(mode string) int {
 	if mode == "early" && os.Getenv("PARIO_RANK") == strconv.Itoa(target) {
 		return 5 // before the rendezvous: the others wait for it
 	}
-	c, err := Join(ctx, Config{Timeout: 15 * time.Second})
+	c, err := Join(ctx, Config{Timeout: 15 * time.Second, Rendezvous: os.Getenv("PARIO_TEST_RENDEZVOUS_OPTION")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "join:", err)
 		return 2
