@@ -168,7 +168,11 @@ func adviseFromFile(cmd *cobra.Command, a *advise.Access, path, name string) err
 	}
 	d, err := f.Find(name)
 	if err != nil {
-		return err
+		// The file is fine: --var (or its absence) is wrong.
+		if name != "" {
+			err = fmt.Errorf("--var: %w", err)
+		}
+		return usageError{err}
 	}
 	s := advise.Stored{Path: path, Name: d.Name, NetCDF4: f.NetCDF4, Dims: d.Dims, Unlimited: d.Unlimited,
 		ElemSize: d.ElemSize, Class: d.Class, VarString: d.VarString, Layout: d.Layout, Chunk: d.Chunk, Addr: d.Addr, FillTime: d.FillTime, FillValue: d.FillValue}

@@ -15,6 +15,7 @@ package inspect
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
@@ -130,6 +131,10 @@ func (f *File) Find(name string) (*Dataset, error) {
 	return nil, &notFoundError{path: f.Path, msg: "has no dataset " + quote(name), names: names}
 }
 
+// maxListed bounds the dataset names a "has no dataset" error lists: a
+// file may hold 65,536 of them.
+const maxListed = 20
+
 type notFoundError struct {
 	path, msg string
 	names     []string
@@ -138,12 +143,9 @@ type notFoundError struct {
 func (e *notFoundError) Error() string {
 	has := "none"
 	if len(e.names) > 0 {
-		has = ""
-		for i, n := range e.names {
-			if i > 0 {
-				has += ", "
-			}
-			has += n
+		has = strings.Join(e.names[:min(len(e.names), maxListed)], ", ")
+		if more := len(e.names) - maxListed; more > 0 {
+			has += fmt.Sprintf(" and %d more", more)
 		}
 	}
 	return e.path + " " + e.msg + " (it has: " + has + ")"

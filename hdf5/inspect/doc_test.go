@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +25,19 @@ func TestFind(t *testing.T) {
 	f.Datasets = append(f.Datasets, Dataset{Name: "more"})
 	if _, err := f.Find(""); err == nil || !strings.Contains(err.Error(), "pick one with --var") {
 		t.Errorf("two datasets: %v", err)
+	}
+}
+
+// A file of many datasets is not listed whole in the error: before, a
+// --var that missed in a file of 65,536 datasets printed every name.
+func TestFindListsAFew(t *testing.T) {
+	f := &File{Path: "many.h5"}
+	for i := range 1000 {
+		f.Datasets = append(f.Datasets, Dataset{Name: fmt.Sprintf("d%d", i)})
+	}
+	_, err := f.Find("nope")
+	if err == nil || len(err.Error()) > 400 || !strings.Contains(err.Error(), "d19 and 980 more)") {
+		t.Fatalf("Find(nope) in 1,000 datasets: %d bytes: %.300v", len(err.Error()), err)
 	}
 }
 

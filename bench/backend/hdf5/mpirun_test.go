@@ -363,7 +363,7 @@ func TestAdviseFile(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--file", nc, "--var", "temperature"}, `has no dataset "temperature" (it has: data, x)`},
+		{[]string{"--file", nc, "--var", "temperature"}, `--var: ` + nc + ` has no dataset "temperature" (it has: data, x)`},
 		{[]string{"--file", bad}, "not.h5: not an HDF5 or NetCDF-4 file"},
 		{[]string{"--file", nc, "--dims", "4"}, "--dims comes from --file"},
 	} {
@@ -526,8 +526,8 @@ group: sub {
 		contains(t, "advise --file --var "+v, out, "access:  netcdf4 dataset 1024 of short (2.0 KiB)")
 	}
 	out, code := testbin.Run(t, exec.Command(parioBin, "advise", "--file", nc, "--var", "inner", "--transfer", "1k"))
-	if want := `pario: ` + nc + ` has no dataset "inner" (it has: d, sub/inner, x)`; code != 1 || !strings.HasPrefix(out, want) {
-		t.Errorf("advise --var inner: exit %d, %q; want exit 1 and %q", code, out, want)
+	if want := `pario: --var: ` + nc + ` has no dataset "inner" (it has: d, sub/inner, x)`; code != 2 || !strings.HasPrefix(out, want) {
+		t.Errorf("advise --var inner: exit %d, %q; want exit 2 and %q", code, out, want)
 	}
 	// Without --var: the only variable, in a group.
 	only := ncgenFile(t, `netcdf g {
