@@ -179,7 +179,11 @@ func (ad *Advice) fillItem() Item {
 		return it
 	}
 	it.Now, it.Advice, it.Change = now("on"), "off: "+how, true
-	it.Effect = fmt.Sprintf("fill writes the %s once more at allocation (2x the bytes); the thesis expects about half the write speed (unmeasured there; pario bench --hdf5.fill measures it)", size(ad.Bytes))
+	measure := "pario bench -a HDF5 --hdf5.fill against --hdf5.nofill"
+	if a.API == NetCDF4 {
+		measure = "pario bench -a NC4 against -a NC4 --nc4.nofill"
+	}
+	it.Effect = fmt.Sprintf("fill writes the %s once more at allocation (2x the bytes); the thesis expects about half the write speed (unmeasured there; %s measures it)", size(ad.Bytes), measure)
 	return it
 }
 
