@@ -421,6 +421,10 @@ func (ad *Advice) analyse(p pattern.IOR, strip int64, count int, addr int64) (*p
 	if err != nil {
 		return nil, errorf("%v", err)
 	}
+	if calls := p.AggregateSize() / p.Transfer; calls > pattern.DefaultMaxTransfers {
+		return nil, errorf("--transfer %s: %d transfers to follow, more than the analysis takes (%d): give a larger --transfer",
+			units.FormatSize(p.Transfer), calls, pattern.DefaultMaxTransfers)
+	}
 	// Servers stays 0 (one per datafile): the class then counts the
 	// servers the file is on, not idle ones.
 	s, err := pattern.AnalyzeShifted(p, pattern.Config{Dist: d}, addr)

@@ -134,6 +134,7 @@ func TestAdviseErrors(t *testing.T) {
 		{"block with disjoint", func(a *Access) { a.Pattern = Disjoint }, "--block is the turn size"},
 		{"alignment past int64", func(a *Access) { a.Alignment = math.MaxInt64 }, "--alignment 9223372036854775807: the dataset's 10737418240 bytes, aligned to it after a header of 2048, would end past the largest file offset"},
 		{"header past int64", func(a *Access) { a.Header = math.MaxInt64 }, "--header 9223372036854775807: the dataset's 10737418240 bytes after it would end past the largest file offset"},
+		{"transfers past the analysis", func(a *Access) { a.Type, a.Transfer = "byte", 1 }, "--transfer 1: 671088640 transfers to follow, more than the analysis takes"},
 		{"header aligned to the strip past int64", func(a *Access) { a.API, a.Header = NetCDF4, math.MaxInt64-10<<30-5 }, "--header 9223372026117357562: the dataset's 10737418240 bytes, aligned to the strip (1048576 bytes), would end past"},
 	}
 	for _, tc := range tests {
