@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
@@ -28,14 +27,8 @@ func TestParioStore(t *testing.T) {
 	}
 	defer c.Close()
 	key := medictest.Key(t)
-	srv, err := medic.NewServer(medic.ServerConfig{Key: key, Store: medic.ParioStore(c, "/archive"), StagingDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(ln)
-	defer srv.Close()
-	s := &site{key: key, addr: ln.Addr().String()}
+	_, addr := serveConfig(t, medic.ServerConfig{Key: key, Store: medic.ParioStore(c, "/archive")})
+	s := &site{key: key, addr: addr}
 	data := report(30000)
 	p := writeFile(t, "out.txt", data)
 	rep, err := sendFile(t, s, p, "zstd", medic.SendOptions{})
