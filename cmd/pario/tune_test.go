@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The tune tests run the binary (parioBin, built by TestMain) like the
@@ -301,5 +304,28 @@ func TestTuneSearchBench(t *testing.T) {
 	}
 	if out, err := runErr("", "tune", "search", "--db", db, "--objective", "bench"); err == nil || !strings.Contains(out, "give --budget as a count") {
 		t.Errorf("bench with a fraction budget: %v\n%s", err, out)
+	}
+}
+
+// TestTuneReadsFIFOWithoutHanging: `pario tune estimate FIFO` and `pario
+// tune calibrate --results FIFO` hung forever in open when nothing wrote
+// the FIFO; both now fail at once, naming it.
+func TestTuneReadsFIFOWithoutHanging(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "log.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	for _, args := range [][]string{{"tune", "estimate", fifo}, {"tune", "calibrate", "--results", fifo}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, args...)
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		var ee *exec.ExitError
+		if timedOut {
+			t.Errorf("pario %v: still running after 20 s", args)
+		} else if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), fifo) {
+			t.Errorf("pario %v: %v, %q; want exit 1 naming the FIFO", args, err, out)
+		}
 	}
 }
