@@ -329,3 +329,33 @@ func TestTuneReadsFIFOWithoutHanging(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneHelpExamplesUseRealFlags: tune search --help's farm example
+// passed --farm-n, which does not exist ("unknown flag: --farm-n" when
+// pasted); the flag is --farm-ranks. Every --flag of every example line
+// of the tune commands' help must be one of the command's flags.
+func TestTuneHelpExamplesUseRealFlags(t *testing.T) {
+	root := newRootCommand()
+	for _, sub := range newTuneCommand().Commands() {
+		for _, line := range strings.Split(sub.Long, "\n") {
+			line = strings.TrimSpace(line)
+			for _, part := range strings.Split(line, "&&") {
+				part = strings.TrimSpace(part)
+				if !strings.HasPrefix(part, "pario tune "+sub.Name()) {
+					continue
+				}
+				part, _, _ = strings.Cut(part, " -- ")
+				part, _, _ = strings.Cut(part, "#")
+				for _, tok := range strings.Fields(part) {
+					if !strings.HasPrefix(tok, "--") {
+						continue
+					}
+					name, _, _ := strings.Cut(strings.TrimPrefix(tok, "--"), "=")
+					if sub.Flags().Lookup(name) == nil && root.PersistentFlags().Lookup(name) == nil {
+						t.Errorf("pario tune %s --help: example %q uses --%s, not a flag of the command", sub.Name(), part, name)
+					}
+				}
+			}
+		}
+	}
+}
