@@ -112,7 +112,7 @@ type runner struct {
 
 	rep    reporter // rank 0
 	report *Report
-	csvs   []io.Closer
+	csvs   []*reportFile // summaryFile and the per-rank CSVs: renamed into place at the end
 
 	written int64 // transfers this rank wrote in this repetition (stonewall limit)
 	limited bool  // reads stop at written (a stonewalled write, or a status file)
@@ -283,8 +283,10 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 			return nil, err
 		}
 		defer func() {
+			// A failed or interrupted run leaves no partial report
+			// under the names asked for.
 			for _, c := range r.csvs {
-				err = errors.Join(err, c.Close())
+				err = errors.Join(err, c.finish(err == nil))
 			}
 		}()
 	}
@@ -460,7 +462,7 @@ func (r *runner) openReports(ctx context.Context, nodes, node0 int) error {
 		main = text
 	}
 	if o.SummaryFile != "" {
-		f, err := os.Create(o.SummaryFile)
+		f, err := createReportFile(o.SummaryFile)
 		if err != nil {
 			return fmt.Errorf("-O summaryFile: %w", err)
 		}
@@ -494,7 +496,7 @@ func (r *runner) openReports(ctx context.Context, nodes, node0 int) error {
 		if c.path == "" {
 			continue
 		}
-		f, err := os.Create(c.path)
+		f, err := createReportFile(c.path)
 		if err != nil {
 			return fmt.Errorf("per-rank CSV: %w", err)
 		}

@@ -519,3 +519,52 @@ func TestWarningsGoToConfiguredStderr(t *testing.T) {
 		})
 	}
 }
+
+// failingComm fails every barrier after the first `after`.
+type failingComm struct {
+	bench.Comm
+	n     *atomic.Int64
+	after int64
+}
+
+func (c failingComm) Barrier(ctx context.Context) error {
+	if c.n.Add(1) > c.after {
+		return errors.New("barrier failed (test)")
+	}
+	return c.Comm.Barrier(ctx)
+}
+
+// TestFailedRunLeavesNoPartialReports: a run that failed after its
+// reports were opened (a full disk, a Ctrl-C) left a truncated
+// -O summaryFile and per-rank CSV under the names asked for, which `pario
+// tune search --objective bench` and `tune calibrate` then read. They are
+// now written beside their names and renamed into place only when the
+// run succeeds.
+func TestFailedRunLeavesNoPartialReports(t *testing.T) {
+	dir := t.TempDir()
+	o := opts(t, "POSIX", func(o *bench.Options) {
+		o.SummaryFormat, o.SummaryFile, o.RankCSV = bench.FormatJSON, filepath.Join(dir, "s.json"), filepath.Join(dir, "r.csv")
+		o.Repetitions = 3
+	})
+	var total atomic.Int64
+	if _, _, err := runCounting(t, 1, o, nil, &total); err != nil {
+		t.Fatal(err)
+	}
+	checkJSONFile(t, o.SummaryFile)
+	for _, f := range []string{o.SummaryFile, o.RankCSV} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	_, _, err := runConfigured(t, 1, o, nil, func(cfg *bench.Config) {
+		cfg.Comm = failingComm{cfg.Comm, &n, total.Load() / 2}
+	})
+	if err == nil {
+		t.Fatal("the run with failing barriers succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		t.Errorf("after a failed run: %s left in the output directory", e.Name())
+	}
+}

@@ -333,7 +333,7 @@ database answers and new evaluations).
   pario tune search --objective sim --stripe-count 1:64 --plot figs
   pario mkdir -p /runs && pario tune search --size 1g --stripe-count 1:4 --apply /runs
   pario tune search --objective bench --size 64m --strip-size 64k:4m --transfer-size 64k:4m --budget 20
-  pario tune search --objective farm --farm-in q.fa --farm-annotations io.ann --farm-n 16 --farm-group 1:16 -- hmmscan --tblout /dev/stdout Pfam.hmm -
+  pario tune search --objective farm --farm-in q.fa --farm-annotations io.ann --farm-ranks 16 --farm-group 1:16 -- hmmscan --tblout /dev/stdout Pfam.hmm -
 
 The output ends with the recommendation as an lfs command for Lustre and a
 'pario layout set' command; --apply DIR sets it as the default layout of the

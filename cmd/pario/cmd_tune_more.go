@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -83,7 +84,10 @@ docs/tune.md describes both formats.`,
 func readJobLog(name, format string) (estimate.Log, error) {
 	var r io.Reader = os.Stdin
 	if name != "-" {
-		f, err := os.Open(name)
+		// O_NONBLOCK: a FIFO nobody writes reads as empty instead of
+		// hanging in open (a pipe with a writer, <(sacct ...), still
+		// waits for its data).
+		f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return estimate.Log{}, fmt.Errorf("estimate: %w", err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The tune tests run the binary (parioBin, built by TestMain) like the
@@ -301,5 +304,58 @@ func TestTuneSearchBench(t *testing.T) {
 	}
 	if out, err := runErr("", "tune", "search", "--db", db, "--objective", "bench"); err == nil || !strings.Contains(out, "give --budget as a count") {
 		t.Errorf("bench with a fraction budget: %v\n%s", err, out)
+	}
+}
+
+// TestTuneReadsFIFOWithoutHanging: `pario tune estimate FIFO` and `pario
+// tune calibrate --results FIFO` hung forever in open when nothing wrote
+// the FIFO; both now fail at once, naming it.
+func TestTuneReadsFIFOWithoutHanging(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "log.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	for _, args := range [][]string{{"tune", "estimate", fifo}, {"tune", "calibrate", "--results", fifo}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, args...)
+		out, err := cmd.CombinedOutput()
+		timedOut := ctx.Err() != nil
+		cancel()
+		var ee *exec.ExitError
+		if timedOut {
+			t.Errorf("pario %v: still running after 20 s", args)
+		} else if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), fifo) {
+			t.Errorf("pario %v: %v, %q; want exit 1 naming the FIFO", args, err, out)
+		}
+	}
+}
+
+// TestTuneHelpExamplesUseRealFlags: tune search --help's farm example
+// passed --farm-n, which does not exist ("unknown flag: --farm-n" when
+// pasted); the flag is --farm-ranks. Every --flag of every example line
+// of the tune commands' help must be one of the command's flags.
+func TestTuneHelpExamplesUseRealFlags(t *testing.T) {
+	root := newRootCommand()
+	for _, sub := range newTuneCommand().Commands() {
+		for _, line := range strings.Split(sub.Long, "\n") {
+			line = strings.TrimSpace(line)
+			for _, part := range strings.Split(line, "&&") {
+				part = strings.TrimSpace(part)
+				if !strings.HasPrefix(part, "pario tune "+sub.Name()) {
+					continue
+				}
+				part, _, _ = strings.Cut(part, " -- ")
+				part, _, _ = strings.Cut(part, "#")
+				for _, tok := range strings.Fields(part) {
+					if !strings.HasPrefix(tok, "--") {
+						continue
+					}
+					name, _, _ := strings.Cut(strings.TrimPrefix(tok, "--"), "=")
+					if sub.Flags().Lookup(name) == nil && root.PersistentFlags().Lookup(name) == nil {
+						t.Errorf("pario tune %s --help: example %q uses --%s, not a flag of the command", sub.Name(), part, name)
+					}
+				}
+			}
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pario/pario/bench"
 	"github.com/pario/pario/dist"
@@ -65,7 +66,14 @@ func (e *InputError) Unwrap() error { return e.Err }
 // strip,transfer,servers,size,seconds (one repetition a line; sizes in
 // bytes or with k, m, g suffixes). Only write results are used.
 func ReadFile(path string, def Layout) ([]Point, error) {
-	b, err := os.ReadFile(path)
+	// O_NONBLOCK: a FIFO nobody writes reads as empty instead of hanging
+	// in open (a pipe with a writer still waits for its data).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, &InputError{File: path, Err: err}
+	}
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, &InputError{File: path, Err: err}
 	}

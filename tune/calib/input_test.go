@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestReadParioBenchJSON(t *testing.T) {
@@ -170,4 +172,23 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadFileFIFO: `pario tune calibrate --results FIFO` hung forever in
+// open when nothing wrote the FIFO. It now reads it as empty.
+func TestReadFileFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "results.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadFile(fifo, Layout{}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("ReadFile(FIFO without a writer) = %v, want an error naming it", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadFile of a FIFO without a writer hangs")
+	}
 }

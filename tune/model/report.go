@@ -33,6 +33,9 @@ func (f Formula) other() Formula {
 // GB by formula f and by the other formula.
 func FindOptimum(p Params, size float64, maxN int, f Formula) (Optimum, error) {
 	o := Optimum{Params: p, Size: size, MaxN: maxN, Formula: f}
+	if err := checkMaxN(maxN); err != nil {
+		return o, err
+	}
 	var err error
 	if o.N, o.T, err = f.OptimalN(p, size, maxN); err != nil {
 		return o, err

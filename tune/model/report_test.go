@@ -60,3 +60,34 @@ func TestFindOptimumErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFindOptimumRefusesHugeInputs: `pario tune model --max-n
+// 9223372036854775807` ran for hours (the paper's formula is scanned over
+// all of 1..maxN, deaf to Ctrl-C), and `--size 1e308` failed with "n = 0 is
+// not positive" (every E(T) was +Inf). Both are errors naming the value.
+func TestFindOptimumRefusesHugeInputs(t *testing.T) {
+	paper := Params{Lambda: 0.1, Gamma: 0.125, V: 0.0625}
+	cases := []struct {
+		size float64
+		maxN int
+		want string
+	}{
+		{10, 9223372036854775807, "model: maxN = 9.223372036854776e+18 is too large (at most 1048576)"},
+		{10, 1<<20 + 1, "model: maxN = 1.048577e+06 is too large (at most 1048576)"},
+		{1e308, 160, "model: M = 1e+308 is too large: its write time M/V at V = 0.0625 GB/s overflows"},
+	}
+	for _, tc := range cases {
+		for _, f := range []Formula{Exact, Paper} {
+			_, err := FindOptimum(paper, tc.size, tc.maxN, f)
+			if err == nil || err.Error() != tc.want || !errors.Is(err, ErrInvalid) {
+				t.Errorf("FindOptimum(size %g, maxN %d, %s) = %v, want %q", tc.size, tc.maxN, f, err, tc.want)
+			}
+		}
+		if _, err := TimeCurve(paper, tc.size, tc.maxN, Paper); err == nil {
+			t.Errorf("TimeCurve(size %g, maxN %d) accepted", tc.size, tc.maxN)
+		}
+	}
+	if _, err := FindOptimum(paper, 10, 1<<20, Paper); err != nil {
+		t.Errorf("maxN = MaxStripeCount: %v", err)
+	}
+}

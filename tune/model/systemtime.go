@@ -1,6 +1,9 @@
 package model
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Formula selects which closed form of E(T) is evaluated.
 type Formula int
@@ -42,7 +45,31 @@ func validateFile(p Params, M float64) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	return positive("M", M)
+	if err := positive("M", M); err != nil {
+		return err
+	}
+	if math.IsInf(M/p.V, 0) {
+		// Every E(T) would be +Inf: no n minimises it.
+		return &ParamError{Name: "M", Value: M, Why: fmt.Sprintf("is too large: its write time M/V at V = %g GB/s overflows", p.V), Kind: ErrInvalid}
+	}
+	return nil
+}
+
+// MaxStripeCount is the largest maxN FindOptimum and TimeCurve accept:
+// the paper's formula is scanned over all of 1..maxN and TimeCurve
+// returns maxN values, so a larger maxN (9223372036854775807 from a flag)
+// would run for hours or exhaust memory. It is far above any real
+// system's number of targets.
+const MaxStripeCount = 1 << 20
+
+func checkMaxN(maxN int) error {
+	if err := atLeastOne("maxN", maxN); err != nil {
+		return err
+	}
+	if maxN > MaxStripeCount {
+		return &ParamError{Name: "maxN", Value: float64(maxN), Why: fmt.Sprintf("is too large (at most %d)", MaxStripeCount), Kind: ErrInvalid}
+	}
+	return nil
 }
 
 // SystemTime returns the exact expected system time E(T) of a file of size
@@ -162,7 +189,7 @@ func (f Formula) OptimalN(p Params, M float64, maxN int) (n int, T float64, err 
 // TimeCurve returns E(T) by formula f for n = 1..maxN (element n-1): the
 // curve of the paper's figure 3 (there M = 50 GB).
 func TimeCurve(p Params, M float64, maxN int, f Formula) ([]float64, error) {
-	if err := atLeastOne("maxN", maxN); err != nil {
+	if err := checkMaxN(maxN); err != nil {
 		return nil, err
 	}
 	out := make([]float64, maxN)

@@ -78,6 +78,12 @@ const (
 	DefaultRelHalfWidth     = 0.01
 	DefaultPilotExperiments = 4096
 	DefaultMaxExperiments   = 20_000_000
+	// MaxExperiments bounds a fixed Experiments (and MaxExperiments):
+	// the run keeps a slot per 256 experiments.
+	MaxExperiments = 1 << 30
+	// MaxEventsPerExperiment bounds the background arrivals one experiment
+	// simulates (about 10 s of one core).
+	MaxEventsPerExperiment = 1e9
 )
 
 // Z99 is z_0.995, the two-sided 99% standard-normal quantile.
@@ -142,6 +148,9 @@ func (c Config) normalize() (Config, error) {
 	if c.Stripes < 1 {
 		return c, bad("Stripes", float64(c.Stripes), "is not positive (must be >= 1)")
 	}
+	if c.Stripes > model.MaxStripeCount {
+		return c, bad("Stripes", float64(c.Stripes), fmt.Sprintf("is too large (at most %d)", model.MaxStripeCount))
+	}
 	if c.Groups < 0 {
 		return c, bad("Groups", float64(c.Groups), "is negative")
 	}
@@ -157,14 +166,24 @@ func (c Config) normalize() (Config, error) {
 		c.Targets = c.Stripes
 	case c.Targets < c.Stripes:
 		return c, bad("Targets", float64(c.Targets), fmt.Sprintf("is less than Stripes = %d", c.Stripes))
-	case c.Targets > math.MaxInt32:
-		return c, bad("Targets", float64(c.Targets), "is too large")
+	case c.Targets > model.MaxStripeCount:
+		// Every worker keeps three slices of Targets entries.
+		return c, bad("Targets", float64(c.Targets), fmt.Sprintf("is too large (at most %d)", model.MaxStripeCount))
 	}
 	if c.Init != Stationary && c.Init != Empty {
 		return c, bad("Init", float64(c.Init), "is not Stationary or Empty")
 	}
 	if c.Experiments < 0 {
 		return c, bad("Experiments", float64(c.Experiments), "is negative")
+	}
+	if c.Experiments > MaxExperiments {
+		return c, bad("Experiments", float64(c.Experiments), fmt.Sprintf("is too large (at most %d)", MaxExperiments))
+	}
+	// One experiment simulates every queue a block lands on over [0, Time]:
+	// about Lambda*Time arrivals each. Bound it, so that an experiment ends
+	// (and Ctrl-C, looked at between experiments, is heard) within seconds.
+	if ev := float64(c.Groups) * float64(c.Stripes) * (1 + c.Lambda*c.Time); ev > MaxEventsPerExperiment {
+		return c, bad("Time", c.Time, fmt.Sprintf("is too long: one experiment would simulate about %.3g arrivals (files x stripes x (1 + Lambda x Time)), more than %.0g", ev, float64(MaxEventsPerExperiment)))
 	}
 	if err := checkFloat("RelHalfWidth", c.RelHalfWidth, true); err != nil {
 		return c, err
@@ -186,6 +205,9 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.MaxExperiments == 0 {
 		c.MaxExperiments = DefaultMaxExperiments
+	}
+	if c.MaxExperiments > MaxExperiments {
+		return c, bad("MaxExperiments", float64(c.MaxExperiments), fmt.Sprintf("is too large (at most %d)", MaxExperiments))
 	}
 	if c.Workers < 0 {
 		return c, bad("Workers", float64(c.Workers), "is negative")

@@ -245,6 +245,9 @@ func (e *engine) run(ctx context.Context, domain, first uint64, count, width int
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var stop atomic.Bool
+	// Ctrl-C is heard between experiments, not only between chunks: a
+	// chunk of 256 experiments on many stripes can take minutes.
+	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
 	for range min(e.c.Workers, nChunks) {
 		wg.Add(1)
 		go func() {
@@ -263,6 +266,9 @@ func (e *engine) run(ctx context.Context, domain, first uint64, count, width int
 				hi := min(lo+chunk, count)
 				acc := make([]stats, width)
 				for k := lo; k < hi; k++ {
+					if stop.Load() {
+						return
+					}
 					key := domain | (first + uint64(k))
 					if width == 1 {
 						t, ev := w.experiment(key)

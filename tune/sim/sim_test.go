@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -338,6 +339,14 @@ func TestErrors(t *testing.T) {
 		{mod(func(c *Config) { c.PilotExperiments = 1 }), model.ErrInvalid, "sim: PilotExperiments = 1 is too small (must be >= 2)"},
 		{mod(func(c *Config) { c.RelHalfWidth = -0.1 }), model.ErrInvalid, "sim: RelHalfWidth = -0.1 is negative"},
 		{mod(func(c *Config) { c.Workers = -2 }), model.ErrInvalid, "sim: Workers = -2 is negative"},
+		// pario tune simulate --experiments 9223372036854775807 panicked
+		// (makeslice: len out of range); --time 1e308 and --n
+		// 9223372036854775807 ran forever, one experiment never ending.
+		{mod(func(c *Config) { c.Experiments = math.MaxInt }), model.ErrInvalid, "sim: Experiments = 9.223372036854776e+18 is too large (at most 1073741824)"},
+		{mod(func(c *Config) { c.MaxExperiments = math.MaxInt }), model.ErrInvalid, "sim: MaxExperiments = 9.223372036854776e+18 is too large (at most 1073741824)"},
+		{mod(func(c *Config) { c.Stripes = math.MaxInt }), model.ErrInvalid, "sim: Stripes = 9.223372036854776e+18 is too large (at most 1048576)"},
+		{mod(func(c *Config) { c.Groups, c.Targets = 2, 1<<21 }), model.ErrInvalid, "sim: Targets = 2.097152e+06 is too large (at most 1048576)"},
+		{mod(func(c *Config) { c.Time = 1e308 }), model.ErrInvalid, "sim: Time = 1e+308 is too long: one experiment would simulate about 4e+307 arrivals (files x stripes x (1 + Lambda x Time)), more than 1e+09"},
 	}
 	for _, c := range cases {
 		_, err := Run(context.Background(), c.cfg)
@@ -366,5 +375,24 @@ func TestCancel(t *testing.T) {
 	}
 	if _, err := Sweep(ctx, paper(10, 4)); !errors.Is(err, context.Canceled) {
 		t.Errorf("Sweep on a cancelled context: %v", err)
+	}
+}
+
+// TestCancelWithinAChunk: Ctrl-C stopped a simulation only between chunks
+// of 256 experiments, which on a million stripes (pario tune simulate
+// --size 9223372036854775807 picks them) is minutes: it is now heard
+// between experiments.
+func TestCancelWithinAChunk(t *testing.T) {
+	cfg := Config{Lambda: 0.1, Gamma: 0.125, V: 0.0625, FileSize: 10, Stripes: 1 << 20, Time: 100,
+		Experiments: 256, Workers: 1, Seed: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Run(ctx, cfg)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Run: %v, want the context's error", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Run returned %v after the cancel, want well under a chunk's time", d)
 	}
 }
