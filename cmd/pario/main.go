@@ -20,6 +20,11 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C (or SIGTERM) cancels ctx, for the command to stop
+	// cleanly; the second is the default one and ends the process, so that
+	// a command blocked where it does not look at ctx (a read of a pipe
+	// whose writer never writes) can still be stopped.
+	context.AfterFunc(ctx, stop)
 	cmd, err := newRootCommand().ExecuteContextC(ctx)
 	if err == nil {
 		// pario GROUP nosuch --help: cobra prints GROUP's help (it

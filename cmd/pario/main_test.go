@@ -324,3 +324,34 @@ func TestUnknownCommandWithHelp(t *testing.T) {
 		}
 	}
 }
+
+// A second Ctrl-C ends pario even when the command is blocked where it
+// does not look at its context (here tune estimate reading a pipe whose
+// writer never writes). Before, every SIGINT after the first was caught
+// too, and only SIGKILL stopped it.
+func TestSecondInterruptEnds(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	cmd := exec.Command(parioBin, "tune", "estimate", "/dev/stdin")
+	cmd.Stdin = pr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	defer cmd.Process.Kill()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	time.Sleep(500 * time.Millisecond)
+	for range 2 {
+		cmd.Process.Signal(os.Interrupt)
+		time.Sleep(300 * time.Millisecond)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("pario still running 5 s after a second Ctrl-C")
+	}
+}
