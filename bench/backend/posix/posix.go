@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -154,6 +155,10 @@ func (b *Backend) Check(_ context.Context, name string, write bool) error {
 
 // CheckPath is Check for any back end on a local path.
 func CheckPath(name string, write bool) error {
+	if strings.HasPrefix(name, "pario:") {
+		// A local back end (the default is POSIX) given a store path.
+		return fmt.Errorf("test file %s is in the pario store: use -a PARIO (or a path on a pario mount)", name)
+	}
 	if !write {
 		if _, err := os.Stat(name); err != nil {
 			return fmt.Errorf("test file: %w (nothing to read: add -w, or point -o at an existing file)", err)
