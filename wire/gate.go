@@ -42,14 +42,13 @@ type Gate struct {
 	maxConns, maxPerPeer, maxUnauth int
 	minAge                          time.Duration
 
-	mu      sync.Mutex
-	closed  bool
-	conns   map[*Pass]struct{}
-	peers   map[string]int     // connections per peer address
-	unauth  map[string][]*Pass // unauthenticated, per network, oldest first
-	nUnauth int
+	mu     sync.Mutex
+	closed bool
+	conns  map[*Pass]struct{}
+	peers  map[string]int     // connections per peer address
+	unauth map[string][]*Pass // unauthenticated, per network, oldest first
 	// pending holds every unauthenticated pass (in no order; Pass.idx is
-	// its place), for sampling: see evictLocked.
+	// its place): their count, and a sample for evictLocked.
 	pending []*Pass
 	evicted int64
 	strikes map[string]*strikes // per network
@@ -180,7 +179,7 @@ func (g *Gate) admit(nc net.Conn) Admission {
 		return Admission{Refused: &Refusal{Conns: fromHost, Limit: g.maxPerPeer, Host: host}}
 	}
 	var a Admission
-	if g.nUnauth > 0 && (g.nUnauth >= g.maxUnauth || len(g.conns) >= g.maxConns) {
+	if n := len(g.pending); n > 0 && (n >= g.maxUnauth || len(g.conns) >= g.maxConns) {
 		if victim := g.evictLocked(now, len(g.unauth[network])); victim != nil {
 			a.Evicted = victim.nc
 		}
@@ -193,7 +192,6 @@ func (g *Gate) admit(nc net.Conn) Admission {
 	g.conns[p] = struct{}{}
 	g.peers[host]++
 	g.unauth[p.network] = append(g.unauth[p.network], p)
-	g.nUnauth++
 	p.idx = len(g.pending)
 	g.pending = append(g.pending, p)
 	a.Pass = p
@@ -303,7 +301,6 @@ func (g *Gate) dropUnauthLocked(p *Pass) {
 	} else {
 		g.unauth[p.network] = ps
 	}
-	g.nUnauth--
 }
 
 // Authenticated moves p out of the unauthenticated pool, where it could
@@ -361,7 +358,7 @@ type GateStats struct {
 func (g *Gate) Stats() GateStats {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return GateStats{Conns: len(g.conns), Unauthenticated: g.nUnauth, Evicted: g.evicted}
+	return GateStats{Conns: len(g.conns), Unauthenticated: len(g.pending), Evicted: g.evicted}
 }
 
 // peerNetwork is the network unauthenticated connections are grouped by:
