@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/internal/atomicfile"
 	"github.com/pario/pario/pattern"
 	"github.com/pario/pario/rank"
 )
@@ -112,7 +113,7 @@ type runner struct {
 
 	rep    reporter // rank 0
 	report *Report
-	csvs   []*reportFile // summaryFile and the per-rank CSVs: renamed into place at the end
+	csvs   []*atomicfile.File // summaryFile and the per-rank CSVs: renamed into place at the end
 
 	written int64 // transfers this rank wrote in this repetition (stonewall limit)
 	limited bool  // reads stop at written (a stonewalled write, or a status file)
@@ -286,7 +287,11 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 			// A failed or interrupted run leaves no partial report
 			// under the names asked for.
 			for _, c := range r.csvs {
-				err = errors.Join(err, c.finish(err == nil))
+				if err == nil {
+					err = c.Commit()
+				} else {
+					c.Abort()
+				}
 			}
 		}()
 	}
@@ -462,7 +467,7 @@ func (r *runner) openReports(ctx context.Context, nodes, node0 int) error {
 		main = text
 	}
 	if o.SummaryFile != "" {
-		f, err := createReportFile(o.SummaryFile)
+		f, err := atomicfile.Create(o.SummaryFile)
 		if err != nil {
 			return fmt.Errorf("-O summaryFile: %w", err)
 		}
@@ -496,7 +501,7 @@ func (r *runner) openReports(ctx context.Context, nodes, node0 int) error {
 		if c.path == "" {
 			continue
 		}
-		f, err := createReportFile(c.path)
+		f, err := atomicfile.Create(c.path)
 		if err != nil {
 			return fmt.Errorf("per-rank CSV: %w", err)
 		}

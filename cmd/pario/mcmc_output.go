@@ -3,17 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/internal/atomicfile"
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/wire/throttle"
@@ -109,7 +107,7 @@ func (w posixList) WriteList(_ context.Context, exts []mfg.Extent, p []byte) err
 // buffering, as MrBayes' fprintf.
 type bufferedFile struct {
 	*bufio.Writer
-	f *os.File
+	f io.Closer
 }
 
 func (b bufferedFile) Close() error {
@@ -133,52 +131,38 @@ func (t throttledFile) Write(p []byte) (int, error) {
 func (t throttledFile) Close() error { return t.w.Close() }
 
 // stagedFiles creates each output under a temporary name beside its own
-// and renames them all into place once everything is written (commit), or
-// removes them (abort): a run or split that fails, fills the disk or is
-// interrupted leaves no partial .t/.p files under the names a reader of
-// MrBayes' output would take for a finished run, and an older complete
-// output under those names stays as it was.
+// (internal/atomicfile) and renames them all into place once everything
+// is written (commit), or removes them (abort): a run or split that
+// fails, fills the disk or is interrupted leaves no partial .t/.p files
+// under the names a reader of MrBayes' output would take for a finished
+// run, and an older complete output under those names stays as it was.
 type stagedFiles struct {
 	mu   sync.Mutex
-	made []stagedFile
+	made []*atomicfile.File
 }
-
-type stagedFile struct{ tmp, final string }
 
 // create opens a temporary file for name, buffered as MrBayes' fprintf.
 func (s *stagedFiles) create(name string) (io.WriteCloser, error) {
-	var f *os.File
-	var err error
-	for range 10 {
-		suffix := make([]byte, 6)
-		_, _ = rand.Read(suffix)
-		tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+"."+hex.EncodeToString(suffix)+".tmp")
-		// Mode 0666 less the umask, as os.Create's: CreateTemp's 0600
-		// would change what the outputs have always been.
-		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, os.ErrExist) {
-			break
-		}
-	}
+	f, err := atomicfile.Create(name)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.made = append(s.made, stagedFile{f.Name(), name})
+	s.made = append(s.made, f)
 	s.mu.Unlock()
 	return bufferedFile{bufio.NewWriter(f), f}, nil
 }
 
-// commit renames every file into place (they are closed by then).
+// commit renames every file into place (their writers closed them).
 func (s *stagedFiles) commit() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, m := range s.made {
-		if err := os.Rename(m.tmp, m.final); err != nil {
-			for _, rest := range s.made[i:] {
-				os.Remove(rest.tmp)
+	for i, f := range s.made {
+		if err := f.Commit(); err != nil {
+			for _, rest := range s.made[i+1:] {
+				rest.Abort()
 			}
-			return fmt.Errorf("mcmc: output %s: %w", m.final, err)
+			return fmt.Errorf("mcmc: output %s: %w", f.Final(), err)
 		}
 	}
 	s.made = nil
@@ -189,8 +173,8 @@ func (s *stagedFiles) commit() error {
 func (s *stagedFiles) abort() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, m := range s.made {
-		os.Remove(m.tmp)
+	for _, f := range s.made {
+		f.Abort()
 	}
 	s.made = nil
 }
