@@ -35,3 +35,18 @@ func TestPlanReceiverSpeedUnknown(t *testing.T) {
 		t.Errorf("the plan says:\n%s", out)
 	}
 }
+
+// TestAutoReportLinkNotMeasured: a send --auto over loopback can end
+// before its acknowledgements measure the link. Its report said "link 0
+// B/s (not measured (the send ended before it could be))".
+func TestAutoReportLinkNotMeasured(t *testing.T) {
+	r := AutoReport{Size: 2 << 20, LinkSource: "not measured: the send ended before it could be"}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(b.String(), "\n")
+	if want := "auto: output 2.0 MiB; link not measured: the send ended before it could be, RTT 0.0 ms"; first != want {
+		t.Errorf("first line %q, want %q", first, want)
+	}
+}
