@@ -171,7 +171,7 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 	rep.LinkSource = "given"
 	remembered, _ := o.Links.Get(o.Send.Addr)
 	if !known {
-		rep.LinkSource = "not measured (the send ended before it could be)"
+		rep.LinkSource = "not measured: the send ended before it could be"
 		if remembered.B > 0 && !remembered.Rough {
 			link.B, known, rep.LinkSource = remembered.B, true, "remembered"
 		}
@@ -665,7 +665,13 @@ func removeSpooled(path string, o EncodeOptions, spoolDir, name string) {
 // and why, a switch and why, and each phase's time.
 func (r *AutoReport) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "auto: output %s; link %s (%s), RTT %.1f ms\n", units.FormatBytes(r.Size), units.FormatRate(r.Link.B), r.LinkSource, r.Link.RTT*1e3)
+	link := fmt.Sprintf("%s (%s)", units.FormatRate(r.Link.B), r.LinkSource)
+	if r.Link.B <= 0 {
+		// A send over a fast link can end before its acknowledgements
+		// measure it: "link 0 B/s" would read as a dead link.
+		link = r.LinkSource
+	}
+	fmt.Fprintf(&b, "auto: output %s; link %s, RTT %.1f ms\n", units.FormatBytes(r.Size), link, r.Link.RTT*1e3)
 	if r.RatesErr != nil {
 		fmt.Fprintf(&b, "  receiver: no rates (%v); plugins priced at their stated rates here\n", r.RatesErr)
 	}

@@ -108,7 +108,8 @@ const (
 	// GScaled: a regeneration here, scaled by the receiver's speed now
 	// against this site's.
 	GScaled = "here, scaled"
-	// GHere: a regeneration here, as is (no receiver to ask).
+	// GHere: a regeneration here, as is (no receiver to ask, or one
+	// that has not measured its speed yet).
 	GHere = "here"
 	// GDefault: the plugin's stated RegenRate (RegenRater), scaled by
 	// the receiver's speed now (this site's without a receiver): a
@@ -335,7 +336,9 @@ func (p *Plan) calibrate(ctx context.Context, path string, o EncodeOptions, env 
 	if err != nil {
 		return e, "", err
 	}
-	if p.Receiver != nil {
+	// A receiver whose first speed probe has not finished says 0: its g
+	// is then this site's as is, and labelled so, not "scaled".
+	if p.Receiver != nil && p.Receiver.Speed > 0 {
 		e.G = cost.ScaleG(e.G, p.localSpeed(), p.Receiver.Speed)
 		return e, GScaled, nil
 	}
@@ -413,6 +416,9 @@ func (p Plan) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(&b)
 	switch {
+	case p.Receiver != nil && p.Receiver.Speed <= 0:
+		// Printed as "speed now 0.00x" before, with g labelled scaled.
+		fmt.Fprintf(&b, "receiver: speed not measured yet (it probes itself after it starts); g from its record of earlier regenerations where it has one, else the plugin's stated rate or a regeneration here, not scaled\n")
 	case p.Receiver != nil && p.LocalSpeed == 0:
 		fmt.Fprintf(&b, "receiver: g from its record of earlier regenerations where it has one, else the plugin's stated rate scaled to its speed now\n")
 	case p.Receiver != nil:

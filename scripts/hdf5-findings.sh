@@ -21,6 +21,7 @@
 # default, two-phase collective I/O), romio-cb (ROMIO, two-phase on) or
 # romio-nocb (ROMIO, two-phase off: what the thesis ran).
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '2,22p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 ranks=4 reps=3 dir="" out=/dev/stdout strip=1m layer=ompio

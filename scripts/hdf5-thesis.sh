@@ -79,6 +79,7 @@
 # Run as root (mount); needs /dev/fuse, fuse3, openmpi-bin, curl and the
 # libraries of `make build-hdf5`.
 set -euo pipefail
+case "${1:-}" in -h | --help) sed -n '2,80p' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms revoke=65ms strip=256k

@@ -81,7 +81,7 @@ each launched process is one rank.
 
   pario farm -N 8 --in queries.fa --out hits.txt --annotations io.ann -- \
       sh -c "hmmscan --cpu 1 --tblout /dev/stdout -o /dev/null Pfam.hmm - | grep -v '^#'"
-  pario farm -N 4 --in q.fa --out pario:/runs/hits.tsv --annotations io.ann -- \
+  pario farm -N 4 --in q.fa --out pario:/hits.tsv --annotations io.ann -- \
       blastp -db nr -outfmt 6
   mpirun -np 64 pario farm --group 16 --in q.fa --out hits --annotations io.ann -- CMD`,
 		Args: cobra.MinimumNArgs(1),

@@ -56,8 +56,9 @@ starts n local rank processes. pario mcmc split turns a parallel file back
 into the .t/.p files; pario mcmc matrix writes an input matrix.
 
   pario mcmc --runs 8 --chains 4 --np 8 --taxa 16 --gens 1000 --io serial -o /tmp/run
+  pario up &                                    # a store for the next two
   pario mcmc --runs 8 --chains 4 --np 8 --taxa 16 --gens 1000 --io mfg -o pario:/run.mfg --layout varstrip --lambda auto
-  pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/run
+  pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/split
   mpirun -np 16 pario mcmc --runs 64 --chains 4 --io mfg -o /scratch/run.mfg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMcmc(cmd, mf) },
@@ -114,7 +115,7 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if err := rank.CheckLaunch(p.Procs); err != nil {
 			return usageError{fmt.Errorf("mcmc: --np: %w", err)}
 		}
-		if err := mf.checkNodes(ctx); err != nil {
+		if err := mf.checkStore(ctx); err != nil {
 			return err
 		}
 		return launchMcmc(ctx, p.Procs, mf.incomplete(mode))
@@ -168,10 +169,12 @@ func (mf *mcmcFlags) incomplete(mode mcmc.IO) string {
 	return ""
 }
 
-// checkNodes checks --nodes against the cluster's I/O servers, one per
-// node, before any rank starts (each rank would say it otherwise).
-func (mf *mcmcFlags) checkNodes(ctx context.Context) error {
-	if mf.opt.Nodes == 0 || mf.opt.IO != mcmc.IOMFG.String() || !mf.opt.InPario {
+// checkStore checks, before any rank starts, that a store output's
+// cluster answers and has the I/O servers --nodes needs (one per node):
+// each rank would say it otherwise, and the run would call an output it
+// never created incomplete.
+func (mf *mcmcFlags) checkStore(ctx context.Context) error {
+	if !mf.opt.InPario || mf.opt.IO == mcmc.IONone.String() {
 		return nil
 	}
 	c, err := connect(ctx)
@@ -179,6 +182,9 @@ func (mf *mcmcFlags) checkNodes(ctx context.Context) error {
 		return err
 	}
 	defer c.Close()
+	if mf.opt.Nodes == 0 || mf.opt.IO != mcmc.IOMFG.String() {
+		return nil
+	}
 	if n := len(c.Servers()); mf.opt.Nodes > n {
 		return usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.opt.Nodes, n)}
 	}
@@ -410,7 +416,7 @@ and OUT.p for one run). Give the --runs, --taxa, --gens, --samplefreq and
 byte by byte (size, headers, every line's generation and end); a file that does
 not match is refused and no output is written.
 
-  pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/run`,
+  pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/split`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error

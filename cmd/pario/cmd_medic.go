@@ -29,10 +29,10 @@ metadata is sealed (encrypted or at least checksummed) and sent, and the
 storage site regenerates the output with its own resources, checks it against
 the original's SHA-256, and only then moves it into place.
 
-  pario medic keygen site.key                      # once; copy it to both sites
-  pario medic serve --key site.key --dir /archive  # storage site
+  pario medic keygen site.key                       # once; copy it to both sites
+  pario medic serve --key site.key --dir archive &  # storage site (here, this host)
   pario medic plan report.txt --all --bandwidth 1MB/s
-  pario medic send report.txt storage:7070 --key site.key --auto
+  pario medic send report.txt localhost:7070 --key site.key --auto   # or STORAGE-HOST:7070
 
 Plugins: ` + strings.Join(medic.Names(), ", ") + `. See docs/medic.md.`,
 	}

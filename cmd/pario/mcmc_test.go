@@ -352,3 +352,15 @@ func childPids(pid int) []int {
 	}
 	return kids
 }
+
+// TestMcmcNoClusterSaidOnce: an --io mfg run into the store with no
+// cluster running (mcmc --help's second example, pasted before `pario
+// up`) says so once, before any rank starts. Each of 8 ranks said it, and
+// the run then called pario:/run.mfg, which it never created, incomplete.
+func TestMcmcNoClusterSaidOnce(t *testing.T) {
+	out, code := exitCode(t, "mcmc", "--runs", "8", "--chains", "4", "--np", "8", "--taxa", "16", "--gens", "10",
+		"--io", "mfg", "-o", "pario:/run.mfg", "--layout", "varstrip")
+	if code != 1 || strings.Count(out, "no cluster file") != 1 || strings.Contains(out, "[rank") || strings.Contains(out, "incomplete") {
+		t.Errorf("exit %d, want 1 and one line saying there is no cluster file:\n%s", code, out)
+	}
+}
