@@ -234,12 +234,24 @@ const (
 	maxRefusing   = 32
 )
 
-// refuse tells a peer why it is not served, in place of the hello (a
-// sender prints it), and closes the connection.
+// refuse tells a peer why it is not served, in place of the hello or,
+// evicted in its handshake, of the answer to its proof (a sender prints
+// it), and closes the connection.
 func refuse(c net.Conn, why error, timeout time.Duration) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	_, _ = c.Write(wire.AppendFrame(nil, opHello.Code, wire.FlagError, 0, encodeErr(why), nil))
+}
+
+// tellEvicted tells the peer of a connection evicted in its handshake
+// (wire.Gate) why, as a busy refusal in place of the answer to its proof
+// (or of the hello): a sender dials again, as when the receiver is full.
+// Over TLS that needs the TLS handshake done; one under way is cut.
+func (s *Server) tellEvicted(nc net.Conn) {
+	if tc, ok := nc.(*tls.Conn); ok && !tc.ConnectionState().HandshakeComplete {
+		return
+	}
+	refuse(nc, fmt.Errorf("%w: %s", ErrBusy, wire.EvictionReason("receiver "+s.cfg.Name)), refuseTimeout)
 }
 
 // Close stops the listeners and drops the connections.
@@ -295,9 +307,11 @@ func (s *Server) handle(nc net.Conn, pass *wire.Pass) {
 	defer nc.Close()
 	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, preAuthBuffer), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
 	if err := c.handshake(pass); err != nil {
-		if !pass.Evicted() { // logged as the eviction
-			s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
+		if pass.Evicted() { // logged as the eviction
+			s.tellEvicted(nc)
+			return
 		}
+		s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
 		return
 	}
 	// Authenticated: a buffer for data frames, over what the small one

@@ -146,8 +146,18 @@ type Admission struct {
 	Refused *Refusal // why not, if refused
 	Closed  bool     // the gate is closed: the caller closes the connection and stops
 	// Evicted is the unauthenticated connection whose place it took, if
-	// any, already closed (its owner sees its handshake fail).
+	// any. Its place is free already, and its owner is woken (its
+	// deadline passed), sees Pass.Evicted, tells its peer why where the
+	// handshake allows (EvictionReason, as a busy refusal) and closes it.
 	Evicted net.Conn
+}
+
+// EvictionReason says why a connection of server's was evicted, for its
+// peer: a busy refusal (the servers wrap it with theirs), after which
+// pario's clients dial again, as when a server is full.
+func EvictionReason(server string) string {
+	return server + " evicted this connection before it authenticated, to admit another: " +
+		"too many connections were in their handshake (a flood of connections that never authenticate?)"
 }
 
 // Admit gives nc a place, evicting an unauthenticated connection if need
@@ -155,7 +165,10 @@ type Admission struct {
 func (g *Gate) Admit(nc net.Conn) Admission {
 	a := g.admit(nc)
 	if a.Evicted != nil {
-		closeRaw(a.Evicted)
+		// Its owner, not the accept loop, ends it: only the owner knows
+		// where its handshake is, and so what its peer can be told. A
+		// write here could also wait on the peer (a TLS handshake).
+		_ = a.Evicted.SetDeadline(time.Now())
 	}
 	return a
 }
@@ -381,14 +394,4 @@ func peerNetwork(a net.Addr) string {
 		return ip.String()
 	}
 	return pfx.String()
-}
-
-// closeRaw closes nc's TCP connection under any TLS layer, so that
-// closing an evicted connection never waits to send a TLS alert to a
-// peer that does not read.
-func closeRaw(nc net.Conn) {
-	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		nc = tc.NetConn()
-	}
-	nc.Close()
 }

@@ -203,9 +203,10 @@ func (s *Server) refusal(r *Refusal) error {
 }
 
 // refuse tells the peer why it is not served, in place of the hello frame
-// (a new client prints the reason), and closes the connection. The frame
-// fits an empty socket buffer, so the short deadline only guards against
-// the impossible.
+// (a new client prints the reason) or, for a connection evicted in its
+// handshake, of the answer to its proof, and closes the connection. The
+// frame fits a socket buffer holding at most the hello, so the short
+// deadline only guards against the impossible.
 func refuse(nc net.Conn, why error) {
 	_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	_ = writeFrame(nc, opHello, FlagError, 0, encodeError(why))
@@ -228,10 +229,15 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, pass *Pass) {
 	}
 	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout, pass.Authenticated)
 	if err != nil {
-		if !pass.Evicted() { // counted and logged as the eviction
-			s.observeHandshake(err)
-			s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
+		if pass.Evicted() { // counted and logged as the eviction
+			// The client waits for the hello or for the answer to its
+			// proof, and takes a refusal in place of either: it dials
+			// again, as when the server is full.
+			refuse(nc, fmt.Errorf("server %s: %w", EvictionReason(s.opts.Name), syscall.EAGAIN))
+			return
 		}
+		s.observeHandshake(err)
+		s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
