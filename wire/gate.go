@@ -25,12 +25,14 @@ import (
 //     longer is most likely one that never authenticates. A flood without
 //     the secret so mostly evicts itself, and honest clients get in.
 //   - A network whose connections keep being evicted (penaltyStrikes of
-//     them, each within penaltyWindow of the one before) has its new
-//     connections refused for penaltyFor, as OpenSSH's PerSourcePenalties
-//     do: a flood churning its connections faster than honest handshakes
-//     complete would otherwise evict those too. Only evictions count:
-//     a connection that ends by itself, or with a wrong secret, held its
-//     place without keeping anyone out.
+//     them, each within penaltyWindow of the one before, and none of its
+//     connections authenticating between them) has its new connections
+//     refused for penaltyFor, as OpenSSH's PerSourcePenalties do: a flood
+//     churning its connections faster than honest handshakes complete
+//     would otherwise evict those too. Only evictions count: a
+//     connection that ends by itself, or with a wrong secret, held its
+//     place without keeping anyone out. An authentication ends the run
+//     (forgiveLocked), unlike OpenSSH's penalties, which only expire.
 //   - Authenticated connections are never evicted; past MaxConns or
 //     MaxConnsPerPeer of them a new connection is refused with a reason.
 //
@@ -328,7 +330,20 @@ func (p *Pass) Authenticated() bool {
 	}
 	g.dropUnauthLocked(p)
 	p.authed = true
+	g.forgiveLocked(p.network)
 	return true
+}
+
+// forgiveLocked ends network's run of evictions: one of its connections
+// authenticated, so an honest peer is there (behind one address with a
+// flooder, a NAT), and penalizing the network would refuse it too; the
+// evictions were done to its connections by newcomers, and a slow honest
+// handshake is evicted like a flood's. A penalty in force stays to its
+// end, and the count starts again from the next eviction.
+func (g *Gate) forgiveLocked(network string) {
+	if st := g.strikes[network]; st != nil {
+		st.n = 0
+	}
 }
 
 // Evicted reports whether p lost its place to another connection: its

@@ -242,6 +242,39 @@ func TestGatePenalizesEvictedNetworks(t *testing.T) {
 	admit(t, g, connFrom("10.0.0.9"))
 }
 
+// A connection that authenticates ends its network's run of evictions:
+// honest clients behind one address (a NAT) with a flooder are not
+// refused with it while they keep getting in, though the count starts
+// again after them. Before, their authentications changed nothing, and
+// the network was refused at its 8th eviction in 10 s whatever came
+// between.
+func TestGateAuthenticationForgivesStrikes(t *testing.T) {
+	g := NewGate(100, 100, 1, 0)
+	now := time.Unix(1e9, 0)
+	g.now = func() time.Time { return now }
+	newcomer := 0
+	evictNine := func() {
+		t.Helper()
+		admit(t, g, connFrom("10.0.0.9"))
+		newcomer++
+		admit(t, g, connFrom(fmt.Sprintf("10.1.0.%d", newcomer))).Authenticated()
+	}
+	for range penaltyStrikes - 1 {
+		evictNine()
+	}
+	// An honest client behind the same address gets in.
+	if !admit(t, g, connFrom("10.0.0.9")).Authenticated() {
+		t.Fatal("the honest client was evicted")
+	}
+	for range penaltyStrikes - 1 {
+		evictNine() // each admitted: the run began again
+	}
+	evictNine()
+	if r := refusal(g, connFrom("10.0.0.9")); r == nil || r.Penalized != "10.0.0.9" {
+		t.Fatalf("after %d evictions in a row since the last authentication: refusal %+v, want a penalty", penaltyStrikes, r)
+	}
+}
+
 // A handshake younger than minAge is never evicted: a burst of honest
 // connections meets the caps alone, as before the gate; once older, an
 // unauthenticated connection may be.
