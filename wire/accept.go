@@ -19,8 +19,8 @@ type AcceptorConfig struct {
 	Logger *slog.Logger
 	// Prefix starts each warning's message ("medic: " for the receiver).
 	Prefix string
-	// Refuse tells the peer of a connection the gate refused why, and
-	// closes it; it returns the reason, for the log. It runs in the accept
+	// Refuse (required) tells the peer of a connection the gate refused
+	// why, and closes it; it returns the reason, for the log. It runs in the accept
 	// loop, so it must not wait on the peer: one small write on a fresh
 	// connection, or the work handed to Go.
 	Refuse func(nc net.Conn, r *Refusal) error
