@@ -8,6 +8,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -254,5 +256,88 @@ func TestManySendersShareABusyReceiver(t *testing.T) {
 	t.Logf("%d senders through 2 connections: %v", senders, took)
 	if took > 30*time.Second {
 		t.Errorf("%d senders through 2 connections took %v", senders, took)
+	}
+}
+
+// stalledConn holds back what a sender writes (pretending it went), as a
+// long, slow link does, and reports its first write on wrote.
+type stalledConn struct {
+	net.Conn
+	once  sync.Once
+	wrote chan struct{}
+}
+
+func (c *stalledConn) Write(b []byte) (int, error) {
+	c.once.Do(func() { close(c.wrote) })
+	return len(b), nil
+}
+
+// A sender on a slow link, whose handshake a flood evicts from the
+// receiver (it has sat in its handshake past the 1/5 of the handshake
+// timeout that spares it), is told why, as when the receiver is busy, and
+// dials again: its send succeeds once the flood ends, within its stall
+// timeout. Before, the receiver closed the connection without a word and
+// the send failed ("read auth answer: EOF").
+func TestEvictedSenderDialsAgain(t *testing.T) {
+	s := &site{key: medictest.Key(t)}
+	s.srv, s.addr = serveConfig(t, medic.ServerConfig{Key: s.key, MaxConns: 8, MaxConnsPerPeer: 8, HandshakeTimeout: 5 * time.Second,
+		Store: medic.DirStore(t.TempDir())})
+	var dials atomic.Int64
+	first := &stalledConn{wrote: make(chan struct{})}
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil || dials.Add(1) > 1 {
+			return c, err
+		}
+		first.Conn = c
+		return first, nil
+	}
+	p := writeFile(t, "out.txt", report(200))
+	done := make(chan error, 1)
+	go func() {
+		_, err := sendFile(t, s, p, "zstd", medic.SendOptions{Dial: dial, StallTimeout: 30 * time.Second})
+		done <- err
+	}()
+	select {
+	case <-first.wrote: // its proof is on the slow link
+	case err := <-done:
+		t.Fatalf("the send ended before its handshake stalled: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sender did not authenticate")
+	}
+	// A flood from other networks, until one of them takes the stalled
+	// sender's place (once it is older than 1 s) and the sender dials
+	// again, or gives up.
+	var flood []net.Conn
+	defer func() {
+		for _, c := range flood {
+			c.Close()
+		}
+	}()
+	var err error
+	ended := false
+	for i := 0; dials.Load() < 2 && !ended; i++ {
+		if i == 400 {
+			t.Fatal("the flood did not evict the stalled sender in 20 s")
+		}
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(i%200+1))}}
+		if c, derr := d.Dial("tcp", s.addr); derr == nil {
+			flood = append(flood, c)
+		}
+		select {
+		case err = <-done:
+			ended = true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	for _, c := range flood { // the flood ends
+		c.Close()
+	}
+	if !ended {
+		err = <-done
+	}
+	if err != nil {
+		t.Fatalf("a send evicted by a flood, which then ended: %v", err)
 	}
 }

@@ -267,6 +267,12 @@ func (c *sclient) handshake(key []byte, wantRates bool) error {
 	}
 	c.rtt = time.Since(t)
 	if f.Flags&wire.FlagError != 0 {
+		if rerr := decodeErr(f.Args); errors.Is(rerr, ErrBusy) {
+			// Evicted before it authenticated, to admit another (a flood
+			// took its place), and told so as a busy refusal: dialBusy
+			// dials again.
+			return fmt.Errorf("the receiver refused the connection: %w", rerr)
+		}
 		return ErrAuth
 	}
 	var a authResponse

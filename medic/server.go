@@ -104,13 +104,14 @@ type Server struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	active map[string]bool
-	lns    []net.Listener
 	gate   *wire.Gate
-	closed bool
-	// Warnings about connections that anyone can cause (no key needed),
-	// a few per interval each.
-	warnAccept, warnRefused, warnEvicted, warnHandshake *wire.LogLimiter
-	wg                                                  sync.WaitGroup
+	// acc accepts, admits through gate and runs the connections.
+	acc *wire.Acceptor
+	// warnHandshake limits the warnings about failed handshakes, which
+	// anyone can cause (no key needed), to a few per interval.
+	warnHandshake *wire.LogLimiter
+	// wg counts the staging expiry's goroutine.
+	wg sync.WaitGroup
 	// regenSlots holds a token per regeneration running (MaxRegens).
 	regenSlots chan struct{}
 	// refusing holds a token per refusal under way over TLS, where the
@@ -169,7 +170,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s := &Server{cfg: cfg, ctx: ctx, cancel: cancel, active: map[string]bool{},
 		gate:       wire.NewGate(cfg.MaxConns, cfg.MaxConnsPerPeer, wire.DefaultMaxUnauthenticated(cfg.MaxConns), wire.EvictableAfter(cfg.HandshakeTimeout)),
 		regenSlots: make(chan struct{}, cfg.MaxRegens), refusing: make(chan struct{}, maxRefusing),
-		warnAccept: wire.NewLogLimiter(), warnRefused: wire.NewLogLimiter(), warnEvicted: wire.NewLogLimiter(), warnHandshake: wire.NewLogLimiter()}
+		warnHandshake: wire.NewLogLimiter()}
+	s.acc = wire.NewAcceptor(wire.AcceptorConfig{Gate: s.gate, Logger: cfg.Logger, Prefix: "medic: ", Refuse: s.refuseConn})
 	s.speedNow() // the first probe, in the background: no rates op waits for one
 	if cfg.StagingTTL > 0 {
 		s.expireStaged()
@@ -196,78 +198,30 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		ln.Close()
-		return net.ErrClosed
+	return s.acc.Serve(context.Background(), ln, s.handle)
+}
+
+// refuseConn tells a connection the gate refused why, and closes it.
+func (s *Server) refuseConn(c net.Conn, r *wire.Refusal) error {
+	why := fmt.Errorf("%w: %s", ErrBusy, r.Reason("receiver "+s.cfg.Name, "--max-conns-per-peer", "--max-conns"))
+	if s.cfg.TLS == nil {
+		refuse(c, why, refuseTimeout) // one small write on a fresh connection
+		return why
 	}
-	s.lns = append(s.lns, ln)
-	s.mu.Unlock()
-	var delay time.Duration
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			s.mu.Lock()
-			closed := s.closed
-			s.mu.Unlock()
-			if closed || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			if !wire.TemporaryAcceptError(err) {
-				return err
-			}
-			// Descriptors free up as connections end (unauthenticated ones
-			// within the handshake timeout): wait and accept again.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.warnAccept.Warn(s.cfg.Logger, "medic: accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
-			time.Sleep(delay)
-			continue
+	select {
+	case s.refusing <- struct{}{}:
+		ok := s.acc.Go(func() {
+			defer func() { <-s.refusing }()
+			refuse(c, why, s.cfg.HandshakeTimeout)
+		})
+		if ok {
+			return why
 		}
-		delay = 0
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			c.Close()
-			return nil
-		}
-		a := s.gate.Admit(c)
-		if a.Closed {
-			s.mu.Unlock()
-			c.Close()
-			return nil
-		}
-		if a.Evicted != nil {
-			s.warnEvicted.Warn(s.cfg.Logger, "medic: unauthenticated connection evicted to admit another", "evicted", a.Evicted.RemoteAddr().String(), "peer", c.RemoteAddr().String())
-		}
-		if a.Refused != nil {
-			why := fmt.Errorf("%w: %s", ErrBusy, a.Refused.Reason("receiver "+s.cfg.Name, "--max-conns-per-peer", "--max-conns"))
-			aside := s.cfg.TLS != nil && s.takeRefusalLocked()
-			s.mu.Unlock()
-			s.warnRefused.Warn(s.cfg.Logger, "medic: connection refused", "peer", c.RemoteAddr().String(), "err", why)
-			switch {
-			case s.cfg.TLS == nil:
-				refuse(c, why, refuseTimeout) // one small write on a fresh connection
-			case aside:
-				go func() {
-					defer s.wg.Done()
-					defer func() { <-s.refusing }()
-					refuse(c, why, s.cfg.HandshakeTimeout)
-				}()
-			default:
-				c.Close() // maxRefusing handshakes under way: no reason given
-			}
-			continue
-		}
-		pass := a.Pass
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			defer pass.Done()
-			s.handle(c, pass)
-		}()
+		<-s.refusing
+	default:
 	}
+	c.Close() // maxRefusing handshakes under way (or closing): no reason given
+	return why
 }
 
 // Refusals: without TLS the reason is one small write, made in the accept
@@ -280,37 +234,30 @@ const (
 	maxRefusing   = 32
 )
 
-// takeRefusalLocked takes a token for a refusal made aside and counts it
-// in wg (Close waits for it). Called with s.mu held, so that Close's
-// wait cannot begin between the check of closed and the Add.
-func (s *Server) takeRefusalLocked() bool {
-	select {
-	case s.refusing <- struct{}{}:
-		s.wg.Add(1)
-		return true
-	default:
-		return false
-	}
-}
-
-// refuse tells a peer why it is not served, in place of the hello (a
-// sender prints it), and closes the connection.
+// refuse tells a peer why it is not served, in place of the hello or,
+// evicted in its handshake, of the answer to its proof (a sender prints
+// it), and closes the connection.
 func refuse(c net.Conn, why error, timeout time.Duration) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
 	_, _ = c.Write(wire.AppendFrame(nil, opHello.Code, wire.FlagError, 0, encodeErr(why), nil))
 }
 
+// tellEvicted tells the peer of a connection evicted in its handshake
+// (wire.Gate) why, as a busy refusal in place of the answer to its proof
+// (or of the hello): a sender dials again, as when the receiver is full.
+// Over TLS that needs the TLS handshake done; one under way is cut.
+func (s *Server) tellEvicted(nc net.Conn) {
+	if tc, ok := nc.(*tls.Conn); ok && !tc.ConnectionState().HandshakeComplete {
+		return
+	}
+	refuse(nc, fmt.Errorf("%w: %s", ErrBusy, wire.EvictionReason("receiver "+s.cfg.Name)), refuseTimeout)
+}
+
 // Close stops the listeners and drops the connections.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
 	s.cancel()
-	for _, l := range s.lns {
-		l.Close()
-	}
-	s.gate.Close()
-	s.mu.Unlock()
+	s.acc.Close()
 	s.wg.Wait()
 	return nil
 }
@@ -360,9 +307,11 @@ func (s *Server) handle(nc net.Conn, pass *wire.Pass) {
 	defer nc.Close()
 	c := &srvConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, preAuthBuffer), log: s.cfg.Logger.With("peer", nc.RemoteAddr().String())}
 	if err := c.handshake(pass); err != nil {
-		if !pass.Evicted() { // logged as the eviction
-			s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
+		if pass.Evicted() { // logged as the eviction
+			s.tellEvicted(nc)
+			return
 		}
+		s.warnHandshake.Warn(c.log, "medic: handshake failed", "err", err)
 		return
 	}
 	// Authenticated: a buffer for data frames, over what the small one

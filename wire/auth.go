@@ -170,8 +170,9 @@ func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection)
 		return "", nil, fmt.Errorf("read hello: %w", err)
 	}
 	if f.Op == opHello && f.Flags&FlagError != 0 {
-		// The server refused the connection (too many connections) and
-		// says why in place of its hello.
+		// The server refused the connection (too many connections, or
+		// evicted before the hello was out) and says why in place of its
+		// hello.
 		return "", nil, fmt.Errorf("server refused the connection: %w", decodeError(server, f.Args))
 	}
 	if f.Op != opHello {
@@ -212,8 +213,13 @@ func clientHandshake(nc net.Conn, server string, secret []byte, mode Protection)
 	}
 	if f.Flags&FlagError != 0 {
 		rerr := decodeError(server, f.Args)
-		if errors.Is(rerr, syscall.EPROTO) {
+		switch {
+		case errors.Is(rerr, syscall.EPROTO):
 			return "", nil, fmt.Errorf("%w: %w", ErrProtectionMismatch, rerr)
+		case errors.Is(rerr, syscall.EAGAIN):
+			// Evicted before it authenticated, to admit another (Gate),
+			// and told so as a refusal at a cap is: dial again.
+			return "", nil, fmt.Errorf("server refused the connection: %w", rerr)
 		}
 		// The other error a server answers a handshake with is a refused
 		// proof; say so in terms the user can act on.

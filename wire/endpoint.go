@@ -29,9 +29,10 @@ type EndpointOptions struct {
 	// up to 2 s (default 100 ms).
 	RetryDelay time.Duration
 	// Timeout bounds a whole call, its retries included, when the caller's
-	// context has no earlier deadline (default 60 s): a server that hangs
-	// (stopped, or its disk stuck) fails the call after Timeout, not after
-	// Timeout for every attempt.
+	// context has no deadline (default 60 s); a deadline of the caller's
+	// bounds it instead, earlier or later (the mount's requests carry
+	// theirs). A server that hangs (stopped, or its disk stuck) fails the
+	// call after Timeout, not after Timeout for every attempt.
 	Timeout time.Duration
 	// DialTimeout bounds connecting and authenticating (default 5 s).
 	DialTimeout time.Duration

@@ -25,12 +25,14 @@ import (
 //     longer is most likely one that never authenticates. A flood without
 //     the secret so mostly evicts itself, and honest clients get in.
 //   - A network whose connections keep being evicted (penaltyStrikes of
-//     them, each within penaltyWindow of the one before) has its new
-//     connections refused for penaltyFor, as OpenSSH's PerSourcePenalties
-//     do: a flood churning its connections faster than honest handshakes
-//     complete would otherwise evict those too. Only evictions count:
-//     a connection that ends by itself, or with a wrong secret, held its
-//     place without keeping anyone out.
+//     them, each within penaltyWindow of the one before, and none of its
+//     connections authenticating between them) has its new connections
+//     refused for penaltyFor, as OpenSSH's PerSourcePenalties do: a flood
+//     churning its connections faster than honest handshakes complete
+//     would otherwise evict those too. Only evictions count: a
+//     connection that ends by itself, or with a wrong secret, held its
+//     place without keeping anyone out. An authentication ends the run
+//     (forgiveLocked), unlike OpenSSH's penalties, which only expire.
 //   - Authenticated connections are never evicted; past MaxConns or
 //     MaxConnsPerPeer of them a new connection is refused with a reason.
 //
@@ -146,8 +148,18 @@ type Admission struct {
 	Refused *Refusal // why not, if refused
 	Closed  bool     // the gate is closed: the caller closes the connection and stops
 	// Evicted is the unauthenticated connection whose place it took, if
-	// any, already closed (its owner sees its handshake fail).
+	// any. Its place is free already, and its owner is woken (its
+	// deadline passed), sees Pass.Evicted, tells its peer why where the
+	// handshake allows (EvictionReason, as a busy refusal) and closes it.
 	Evicted net.Conn
+}
+
+// EvictionReason says why a connection of server's was evicted, for its
+// peer: a busy refusal (the servers wrap it with theirs), after which
+// pario's clients dial again, as when a server is full.
+func EvictionReason(server string) string {
+	return server + " evicted this connection before it authenticated, to admit another: " +
+		"too many connections were in their handshake (a flood of connections that never authenticate?)"
 }
 
 // Admit gives nc a place, evicting an unauthenticated connection if need
@@ -155,7 +167,10 @@ type Admission struct {
 func (g *Gate) Admit(nc net.Conn) Admission {
 	a := g.admit(nc)
 	if a.Evicted != nil {
-		closeRaw(a.Evicted)
+		// Its owner, not the accept loop, ends it: only the owner knows
+		// where its handshake is, and so what its peer can be told. A
+		// write here could also wait on the peer (a TLS handshake).
+		_ = a.Evicted.SetDeadline(time.Now())
 	}
 	return a
 }
@@ -315,7 +330,20 @@ func (p *Pass) Authenticated() bool {
 	}
 	g.dropUnauthLocked(p)
 	p.authed = true
+	g.forgiveLocked(p.network)
 	return true
+}
+
+// forgiveLocked ends network's run of evictions: one of its connections
+// authenticated, so an honest peer is there (behind one address with a
+// flooder, a NAT), and penalizing the network would refuse it too; the
+// evictions were done to its connections by newcomers, and a slow honest
+// handshake is evicted like a flood's. A penalty in force stays to its
+// end, and the count starts again from the next eviction.
+func (g *Gate) forgiveLocked(network string) {
+	if st := g.strikes[network]; st != nil {
+		st.n = 0
+	}
 }
 
 // Evicted reports whether p lost its place to another connection: its
@@ -381,14 +409,4 @@ func peerNetwork(a net.Addr) string {
 		return ip.String()
 	}
 	return pfx.String()
-}
-
-// closeRaw closes nc's TCP connection under any TLS layer, so that
-// closing an evicted connection never waits to send a TLS alert to a
-// peer that does not read.
-func closeRaw(nc net.Conn) {
-	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
-		nc = tc.NetConn()
-	}
-	nc.Close()
 }

@@ -14,15 +14,17 @@ import (
 	"github.com/pario/pario/wire/floodtest"
 )
 
-// addrConn is a connection from a chosen address that records its close.
+// addrConn is a connection from a chosen address that records its
+// eviction (the gate wakes its owner by passing its deadline).
 type addrConn struct {
 	net.Conn // nil: only the methods below are used
 	remote   net.Addr
-	closed   atomic.Bool
+	evicted  atomic.Bool // woken by the gate (an eviction)
 }
 
-func (c *addrConn) RemoteAddr() net.Addr { return c.remote }
-func (c *addrConn) Close() error         { c.closed.Store(true); return nil }
+func (c *addrConn) RemoteAddr() net.Addr        { return c.remote }
+func (c *addrConn) Close() error                { return nil }
+func (c *addrConn) SetDeadline(time.Time) error { c.evicted.Store(true); return nil }
 
 func connFrom(ip string) *addrConn {
 	return &addrConn{remote: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}}
@@ -56,8 +58,8 @@ func TestGateEvictsTheFloodersOldest(t *testing.T) {
 	// flooder's oldest, not the honest host's one connection.
 	next := connFrom("10.0.0.2")
 	admit(t, g, next)
-	if !flood[0].closed.Load() || flood[1].closed.Load() || honest.closed.Load() {
-		t.Fatalf("evicted: flood %v %v, honest %v; want the flood's oldest alone", flood[0].closed.Load(), flood[1].closed.Load(), honest.closed.Load())
+	if !flood[0].evicted.Load() || flood[1].evicted.Load() || honest.evicted.Load() {
+		t.Fatalf("evicted: flood %v %v, honest %v; want the flood's oldest alone", flood[0].evicted.Load(), flood[1].evicted.Load(), honest.evicted.Load())
 	}
 	if !hp.Authenticated() {
 		t.Fatal("the honest connection lost its place")
@@ -66,7 +68,7 @@ func TestGateEvictsTheFloodersOldest(t *testing.T) {
 	for i := range 20 {
 		admit(t, g, connFrom(fmt.Sprintf("10.0.1.%d", i)))
 	}
-	if honest.closed.Load() {
+	if honest.evicted.Load() {
 		t.Fatal("an authenticated connection was evicted")
 	}
 	st := g.Stats()
@@ -130,7 +132,7 @@ func TestGateGroupsIPv6By64(t *testing.T) {
 	other := connFrom("2001:db8:1:3::1")
 	admit(t, g, other)
 	admit(t, g, connFrom("2001:db8:1:3::2"))
-	if !flood[0].closed.Load() || other.closed.Load() {
+	if !flood[0].evicted.Load() || other.evicted.Load() {
 		t.Fatal("the eviction did not take the /64 holding the most")
 	}
 	for _, tc := range []struct{ ip, want string }{
@@ -240,6 +242,39 @@ func TestGatePenalizesEvictedNetworks(t *testing.T) {
 	admit(t, g, connFrom("10.0.0.9"))
 }
 
+// A connection that authenticates ends its network's run of evictions:
+// honest clients behind one address (a NAT) with a flooder are not
+// refused with it while they keep getting in, though the count starts
+// again after them. Before, their authentications changed nothing, and
+// the network was refused at its 8th eviction in 10 s whatever came
+// between.
+func TestGateAuthenticationForgivesStrikes(t *testing.T) {
+	g := NewGate(100, 100, 1, 0)
+	now := time.Unix(1e9, 0)
+	g.now = func() time.Time { return now }
+	newcomer := 0
+	evictNine := func() {
+		t.Helper()
+		admit(t, g, connFrom("10.0.0.9"))
+		newcomer++
+		admit(t, g, connFrom(fmt.Sprintf("10.1.0.%d", newcomer))).Authenticated()
+	}
+	for range penaltyStrikes - 1 {
+		evictNine()
+	}
+	// An honest client behind the same address gets in.
+	if !admit(t, g, connFrom("10.0.0.9")).Authenticated() {
+		t.Fatal("the honest client was evicted")
+	}
+	for range penaltyStrikes - 1 {
+		evictNine() // each admitted: the run began again
+	}
+	evictNine()
+	if r := refusal(g, connFrom("10.0.0.9")); r == nil || r.Penalized != "10.0.0.9" {
+		t.Fatalf("after %d evictions in a row since the last authentication: refusal %+v, want a penalty", penaltyStrikes, r)
+	}
+}
+
 // A handshake younger than minAge is never evicted: a burst of honest
 // connections meets the caps alone, as before the gate; once older, an
 // unauthenticated connection may be.
@@ -258,13 +293,13 @@ func TestGateSparesYoungHandshakes(t *testing.T) {
 		t.Fatalf("refusal %+v, want the server's cap", r)
 	}
 	for i, c := range burst {
-		if c.closed.Load() {
+		if c.evicted.Load() {
 			t.Fatalf("young handshake %d evicted", i)
 		}
 	}
 	now = now.Add(time.Second)
 	admit(t, g, connFrom("10.0.0.6"))
-	if !burst[0].closed.Load() || burst[1].closed.Load() {
+	if !burst[0].evicted.Load() || burst[1].evicted.Load() {
 		t.Fatal("past minAge, the oldest was not the one evicted")
 	}
 }
@@ -279,14 +314,14 @@ func TestGateFloodDoesNotChurnItsOwnPlaces(t *testing.T) {
 	admit(t, g, b)
 	c := connFrom("10.0.0.9")
 	admit(t, g, c) // no eviction: the server's cap is not reached yet
-	if a.closed.Load() || b.closed.Load() {
+	if a.evicted.Load() || b.evicted.Load() {
 		t.Fatal("a network evicted its own connection")
 	}
 	if r := refusal(g, connFrom("10.0.0.9")); r == nil {
 		t.Fatal("a fourth connection past the server's cap of 3 was admitted")
 	}
 	admit(t, g, connFrom("10.0.0.1"))
-	if !a.closed.Load() || b.closed.Load() {
+	if !a.evicted.Load() || b.evicted.Load() {
 		t.Fatal("another network's newcomer did not evict the flood's oldest")
 	}
 }

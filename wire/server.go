@@ -110,8 +110,8 @@ type Server struct {
 
 	// One limiter per kind of warning a peer can cause without the secret
 	// (or with it, by misbehaving), so that a flood is logged only a few
-	// times per interval.
-	warnAccept, warnRefused, warnEvicted, warnHandshake, warnFrame *LogLimiter
+	// times per interval; acc has those of accepting.
+	warnHandshake, warnFrame *LogLimiter
 
 	// quit ends when Close is called; it cancels every connection's
 	// context, so that nothing (a reader waiting for memory, a handler
@@ -120,9 +120,7 @@ type Server struct {
 	stop context.CancelFunc
 
 	gate *Gate
-	mu   sync.Mutex
-	lns  map[net.Listener]struct{}
-	wg   sync.WaitGroup
+	acc  *Acceptor
 }
 
 // NewServer returns a server for h.
@@ -160,11 +158,17 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 	s := &Server{
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget - sealing), sealing: NewBudget(sealing),
 		quit: quit, stop: stop,
-		log:        opts.Logger.With("server", opts.Name),
-		warnAccept: NewLogLimiter(), warnRefused: NewLogLimiter(), warnEvicted: NewLogLimiter(), warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
+		log:           opts.Logger.With("server", opts.Name),
+		warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
 		gate: NewGate(opts.MaxConns, opts.MaxConnsPerPeer, opts.MaxUnauthenticated, EvictableAfter(opts.HandshakeTimeout)),
-		lns:  map[net.Listener]struct{}{},
 	}
+	s.acc = NewAcceptor(AcceptorConfig{Gate: s.gate, Logger: s.log, Event: s.observeError,
+		Refuse: func(nc net.Conn, r *Refusal) error {
+			why := s.refusal(r)
+			s.observeRefused(r)
+			refuse(nc, why)
+			return why
+		}})
 	if opts.Observer != nil {
 		opts.Observer.Budget(s.memoryUsage)
 	}
@@ -179,78 +183,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if len(s.opts.Secret) == 0 {
 		return errors.New("wire: server has no shared secret configured")
 	}
-	s.mu.Lock()
-	if s.quit.Err() != nil {
-		s.mu.Unlock()
-		ln.Close()
-		return nil
+	err := s.acc.Serve(ctx, ln, func(nc net.Conn, pass *Pass) {
+		s.observeConn(true)
+		s.serveConn(ctx, nc, pass)
+		s.observeConn(false)
+	})
+	if errors.Is(err, net.ErrClosed) {
+		return nil // Close ran before
 	}
-	s.lns[ln] = struct{}{}
-	s.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	defer stop()
-	var delay time.Duration
-	for {
-		nc, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil || s.quit.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			if !TemporaryAcceptError(err) {
-				return fmt.Errorf("wire: accept on %s: %w", ln.Addr(), err)
-			}
-			// Descriptors free up as connections end (unauthenticated ones
-			// within the handshake timeout), so wait and try again.
-			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-			s.observeError(ErrKindAccept)
-			s.warnAccept.Warn(s.log, "accept failed, retrying", "addr", ln.Addr().String(), "err", err, "retry_in", delay)
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			case <-s.quit.Done():
-			}
-			t.Stop()
-			continue
-		}
-		delay = 0
-		s.mu.Lock()
-		if s.quit.Err() != nil {
-			// Close ran between Accept and here.
-			s.mu.Unlock()
-			nc.Close()
-			return nil
-		}
-		a := s.gate.Admit(nc)
-		if a.Closed {
-			s.mu.Unlock()
-			nc.Close()
-			return nil
-		}
-		if a.Evicted != nil {
-			s.observeError(ErrKindEvicted)
-			s.warnEvicted.Warn(s.log, "unauthenticated connection evicted to admit another", "evicted", a.Evicted.RemoteAddr().String(),
-				"peer", nc.RemoteAddr().String())
-		}
-		if a.Refused != nil {
-			s.mu.Unlock()
-			why := s.refusal(a.Refused)
-			s.observeRefused(a.Refused)
-			s.warnRefused.Warn(s.log, "connection refused", "peer", nc.RemoteAddr().String(), "err", why)
-			refuse(nc, why)
-			continue
-		}
-		pass := a.Pass
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			defer pass.Done()
-			s.observeConn(true)
-			s.serveConn(ctx, nc, pass)
-			s.observeConn(false)
-		}()
+	if err != nil {
+		return fmt.Errorf("wire: %w", err)
 	}
+	return nil
 }
 
 // refusal says why a connection was refused, for its peer.
@@ -259,9 +203,10 @@ func (s *Server) refusal(r *Refusal) error {
 }
 
 // refuse tells the peer why it is not served, in place of the hello frame
-// (a new client prints the reason), and closes the connection. The frame
-// fits an empty socket buffer, so the short deadline only guards against
-// the impossible.
+// (a new client prints the reason) or, for a connection evicted in its
+// handshake, of the answer to its proof, and closes the connection. The
+// frame fits a socket buffer holding at most the hello, so the short
+// deadline only guards against the impossible.
 func refuse(nc net.Conn, why error) {
 	_ = nc.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	_ = writeFrame(nc, opHello, FlagError, 0, encodeError(why))
@@ -272,13 +217,7 @@ func refuse(nc net.Conn, why error) {
 // connection goroutines to finish.
 func (s *Server) Close() error {
 	s.stop()
-	s.mu.Lock()
-	for ln := range s.lns {
-		ln.Close()
-	}
-	s.gate.Close()
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.acc.Close()
 	return nil
 }
 
@@ -290,10 +229,15 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn, pass *Pass) {
 	}
 	sess, err := serverHandshake(nc, s.opts.Name, s.opts.Secret, s.opts.Protection, s.opts.HandshakeTimeout, pass.Authenticated)
 	if err != nil {
-		if !pass.Evicted() { // counted and logged as the eviction
-			s.observeHandshake(err)
-			s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
+		if pass.Evicted() { // counted and logged as the eviction
+			// The client waits for the hello or for the answer to its
+			// proof, and takes a refusal in place of either: it dials
+			// again, as when the server is full.
+			refuse(nc, fmt.Errorf("server %s: %w", EvictionReason(s.opts.Name), syscall.EAGAIN))
+			return
 		}
+		s.observeHandshake(err)
+		s.warnHandshake.Warn(s.log, "handshake failed", "peer", peer, "err", err)
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)

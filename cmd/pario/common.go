@@ -155,7 +155,9 @@ func connectFrom(ctx context.Context, node int) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The connection's first call (the metadata server's list of I/O
+	// servers) is bounded by --op-timeout like every other.
+	ctx, cancel := context.WithTimeout(ctx, globalOpTimeout)
 	defer cancel()
 	eo := wire.EndpointOptions{Protection: cf.Protection, Timeout: globalOpTimeout}
 	return client.Dial(ctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: eo, Links: cf.Emulation.Links(node)})
