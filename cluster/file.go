@@ -19,7 +19,8 @@ import (
 // File is a cluster file: where the servers of one pario cluster listen and
 // where the shared secret is. The same file serves every host: metadata and
 // I/O servers find their own address in it, clients find the metadata
-// server. Its text form, one directive per line ('#' starts a comment):
+// server (a file for clients alone needs only secret-file and meta). Its
+// text form, one directive per line ('#' starts a comment):
 //
 //	secret-file secret          # path, relative to the cluster file's directory
 //	meta 10.0.0.1:7000
@@ -170,11 +171,13 @@ func ParseFile(b []byte) (*File, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("cluster file line %d: %w", line+1, err)
 	}
+	// No data line is fine: clients learn the I/O servers from the
+	// metadata server, so a file for clients of servers configured by
+	// flags needs only meta and secret-file. The metadata server asks for
+	// them (CheckServers).
 	switch {
 	case f.Meta == "":
 		return nil, errors.New("cluster file: no `meta HOST:PORT` line")
-	case len(f.Data) == 0:
-		return nil, errors.New("cluster file: no `data NAME HOST:PORT` line")
 	case f.SecretFile == "":
 		return nil, errors.New("cluster file: no `secret-file PATH` line")
 	}
@@ -193,6 +196,15 @@ func checkAddr(addr string) error {
 	// listen where the file says, not on a port the kernel picks.
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
 		return fmt.Errorf("%q has no fixed port (want 1 to 65535)", addr)
+	}
+	return nil
+}
+
+// CheckServers is the check of a metadata server reading the file: it
+// needs the I/O servers, which a file for clients alone may leave out.
+func (f *File) CheckServers() error {
+	if len(f.Data) == 0 {
+		return errors.New("cluster file: no `data NAME HOST:PORT` line: the metadata server needs its I/O servers")
 	}
 	return nil
 }

@@ -54,6 +54,25 @@ func TestParseFile(t *testing.T) {
 	}
 }
 
+// A file for clients alone names the metadata server and the secret: the
+// client learns the I/O servers from the metadata server. Only the
+// metadata server, which must know them, refuses it.
+func TestParseFileForClients(t *testing.T) {
+	f, err := ParseFile([]byte("secret-file s\nmeta h:1\n"))
+	if err != nil {
+		t.Fatalf("a file with meta and secret-file only: %v", err)
+	}
+	if f.Meta != "h:1" || f.SecretFile != "s" || len(f.Data) != 0 {
+		t.Fatalf("%+v", f)
+	}
+	if err := f.CheckServers(); err == nil || !strings.Contains(err.Error(), "no `data NAME HOST:PORT` line") {
+		t.Fatalf("CheckServers of a file without data lines: %v", err)
+	}
+	if f, err = ParseFile([]byte(sample)); err != nil || f.CheckServers() != nil {
+		t.Fatalf("CheckServers of the sample: %v, %v", err, f.CheckServers())
+	}
+}
+
 func TestParseFileErrors(t *testing.T) {
 	const ok = "secret-file s\nmeta h:1\ndata d0 h:2\n"
 	for _, tc := range []struct{ name, text, want string }{
@@ -78,7 +97,6 @@ func TestParseFileErrors(t *testing.T) {
 		{"data bad address", "secret-file s\nmeta h:1\ndata d [::1\n", "line 3: address of I/O server d"},
 		{"data ipv6 unbracketed", "secret-file s\nmeta h:1\ndata d ::1:7000\n", "line 3: address of I/O server d"},
 		{"missing meta", "secret-file s\ndata d h:2\n", "no `meta HOST:PORT` line"},
-		{"missing data", "secret-file s\nmeta h:1\n", "no `data NAME HOST:PORT` line"},
 		{"missing secret", "meta h:1\ndata d h:2\n", "no `secret-file PATH` line"},
 		{"empty", "", "no `meta HOST:PORT` line"},
 		{"only comments", "# nothing\n\n  # here\n", "no `meta HOST:PORT` line"},
@@ -420,7 +438,7 @@ func FuzzParseFile(f *testing.F) {
 			}
 			return
 		}
-		if fl.Meta == "" || fl.SecretFile == "" || len(fl.Data) == 0 {
+		if fl.Meta == "" || fl.SecretFile == "" {
 			t.Fatalf("incomplete file accepted: %+v", fl)
 		}
 		names := map[string]bool{}

@@ -51,6 +51,7 @@ against every datafile of every I/O server. It reports
                      (a restored meta.db): kept, since it may be the only copy
   unreachable        an inode that no path from / leads to
   bad record         a metadata record that does not decode
+  wrong link count   a file whose link count is not the number of its names
 
 and a summary, which counts datafiles of removed files that the metadata server
 is still removing as "pending removal" (not problems). It is a dry run unless

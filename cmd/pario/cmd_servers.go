@@ -310,6 +310,9 @@ or, without a cluster file:
 				return err
 			}
 			if cf != nil {
+				if err := cf.CheckServers(); err != nil {
+					return fmt.Errorf("%s: %w", clusterFilePath(), err)
+				}
 				servers = cf.Data
 				if listen == "" {
 					listen = cf.Meta

@@ -228,8 +228,10 @@ func TestServersFromFlags(t *testing.T) {
 	}
 	start("meta", "--dir", filepath.Join(dir, "meta"), "--listen", addr(0), "--secret-file", secret,
 		"--data", fmt.Sprintf("data0=%s,data1=%s", addr(1), addr(2)))
+	// What docs/store.md says clients need: the meta and secret-file
+	// lines, no data lines (before, every command refused such a file).
 	cf := filepath.Join(dir, "cluster")
-	os.WriteFile(cf, []byte(fmt.Sprintf("secret-file secret\nmeta %s\ndata data0 %s\ndata data1 %s\n", addr(0), addr(1), addr(2))), 0o644)
+	os.WriteFile(cf, []byte(fmt.Sprintf("secret-file secret\nmeta %s\n", addr(0))), 0o644)
 	src := filepath.Join(dir, "in")
 	os.WriteFile(src, bytes.Repeat([]byte("pario"), 100000), 0o644)
 	var err error
@@ -249,6 +251,13 @@ func TestServersFromFlags(t *testing.T) {
 	// Bad flag combinations are usage errors.
 	if _, err := runErr(cf, "meta", "--dir", dir, "--secret-file", secret); err == nil {
 		t.Fatal("meta with --secret-file but no --data accepted")
+	}
+	// A metadata server cannot run from a clients' file: it says which
+	// file lacks which line.
+	out, err = runErr(cf, "meta", "--dir", filepath.Join(dir, "meta2"))
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, cf+": cluster file: no `data NAME HOST:PORT` line") {
+		t.Fatalf("meta from a cluster file without data lines: %v, want exit status 1 naming %s and the line:\n%s", err, cf, out)
 	}
 }
 
