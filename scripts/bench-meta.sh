@@ -11,6 +11,7 @@
 # scripts/compare-ior.sh). Needs /dev/fuse and Debian's fuse3 for the
 # mount. BENCH_DIR picks the disk (default ./tmp).
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; echo "flags: those of tools/metabench (go run ./tools/metabench -h)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/pario ./cmd/pario

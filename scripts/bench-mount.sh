@@ -17,6 +17,7 @@
 # read-ahead through /sys/class/bdi); needs /dev/fuse and Debian's fuse3.
 # BENCH_DIR picks the disk.
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; echo "flags: those of tools/mountbench (go run ./tools/mountbench -h)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/pario ./cmd/pario

@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 	-rounds) rounds="$2"; shift 2 ;;
 	-size) size="$2"; shift 2 ;;
 	-modes) modes="$2"; shift 2 ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	-*) echo "bench-protection.sh: unknown flag $1" >&2; exit 2 ;;
 	*) break ;;
 	esac

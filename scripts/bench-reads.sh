@@ -27,17 +27,18 @@
 # median of each repetition's ratio to local, and the load average.
 # BENCH_DIR picks the disk (default ./tmp).
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 block=256m ranks=4 reps=3
 declare -A mflags=([old]="" [new]="")
 while getopts "b:n:r:O:N:" o; do
   case $o in
     b) block=$OPTARG ;; n) ranks=$OPTARG ;; r) reps=$OPTARG ;;
     O) mflags[old]=$OPTARG ;; N) mflags[new]=$OPTARG ;;
-    *) sed -n '2,27p' "$0"; exit 2 ;;
+    *) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# -eq 2 ] || { sed -n '2,27p' "$0"; exit 2; }
+[ $# -eq 2 ] || { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 old=$(realpath "$1") new=$(realpath "$2")
 command -v fio >/dev/null || { echo "bench-reads: fio is not installed (apt-get install fio)" >&2; exit 1; }
 cd "$(dirname "$0")/.."

@@ -12,6 +12,7 @@
 # Run as root for real cold reads (drop_caches); otherwise it falls back to
 # posix_fadvise(DONTNEED) on the files involved. BENCH_DIR picks the disk.
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; echo "flags: those of tools/storebench (go run ./tools/storebench -h)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/pario ./cmd/pario

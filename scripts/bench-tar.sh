@@ -22,7 +22,8 @@
 set -euo pipefail
 
 reps=3 dir="" pario="" tarfile="" before=""
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+case "${1:-}" in -h | --help) usage 0 ;; esac
 while getopts "r:d:p:t:b:h" opt; do
   case $opt in
     r) reps=$OPTARG ;;

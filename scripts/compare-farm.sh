@@ -26,7 +26,7 @@
 # (default ./tmp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,26p' "$0"; exit 0 ;; "") ;; *) echo "compare-farm.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; "") ;; *) echo "compare-farm.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
 root=$PWD
 JOBS=${JOBS:-4}
 HMM_COPIES=${HMM_COPIES:-200}

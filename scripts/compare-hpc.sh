@@ -38,7 +38,8 @@
 set -euo pipefail
 
 np=4 reps=3 block=64m xfer=1m files=200 dir="" pario=""
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+case "${1:-}" in -h | --help) usage 0 ;; esac
 while getopts "n:r:b:t:m:d:p:h" opt; do
   case $opt in
     n) np=$OPTARG ;;

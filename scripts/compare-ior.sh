@@ -38,7 +38,8 @@
 set -euo pipefail
 
 np=4 reps=5 dir="${TMPDIR:-/tmp}/pario-vs-ior" pario="" cold=auto control=no
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+case "${1:-}" in -h | --help) usage 0 ;; esac
 while getopts "n:r:d:p:cwh" opt; do
   case $opt in
     c) control=yes ;;

@@ -16,7 +16,7 @@
 # has a processor of its own (see tools/dockexp). The input's I/O, its
 # segmentation and the templates' coordination are real.
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,17p' "$0"; exit 0 ;; "") ;; *) echo "dock-figures.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; "") ;; *) echo "dock-figures.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 OUT=${OUT:-docs}
 TRIALS=${TRIALS:-3}

@@ -21,7 +21,7 @@
 # default, two-phase collective I/O), romio-cb (ROMIO, two-phase on) or
 # romio-nocb (ROMIO, two-phase off: what the thesis ran).
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,22p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 ranks=4 reps=3 dir="" out=/dev/stdout strip=1m layer=ompio
@@ -33,7 +33,7 @@ while getopts n:i:d:o:S:m: opt; do
 	o) out=$OPTARG ;;
 	S) strip=$OPTARG ;;
 	m) layer=$OPTARG ;;
-	*) sed -n '2,22p' "$0" >&2; exit 2 ;;
+	*) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
 	esac
 done
 for tool in mpirun h5dump; do

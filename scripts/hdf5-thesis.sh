@@ -79,7 +79,7 @@
 # Run as root (mount); needs /dev/fuse, fuse3, openmpi-bin, curl and the
 # libraries of `make build-hdf5`.
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,80p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 stages="patterns findings rest extendible" ranks=10 reps=3 rate=4MB/s seek=10ms revoke=65ms strip=256k
@@ -101,7 +101,7 @@ while getopts s:n:r:R:D:L:S:m:I:T:B:p:P:K: opt; do
 	p) patterns=$OPTARG ;;
 	P) perpattern=$OPTARG ;;
 	K) bigblocks=$OPTARG ;;
-	*) sed -n '2,80p' "$0" >&2; exit 2 ;;
+	*) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
 	esac
 done
 for l in $layers $indep; do

@@ -26,7 +26,7 @@
 # is the MPI-IO layer as in hdf5-thesis.sh (ompio, romio-cb, romio-nocb).
 # Run as root (mount); needs python3 and mpirun.
 set -euo pipefail
-case "${1:-}" in -h | --help) sed -n '2,27p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 
 ranks=10 rate=4MB/s seek=10ms strip=256k wb=8m api="-a POSIX" fpp=() layer=ompio
@@ -40,7 +40,7 @@ while getopts n:R:D:S:W:a:m:F opt; do
 	a) api=$OPTARG ;;
 	F) fpp=(-F) ;;
 	m) layer=$OPTARG ;;
-	*) sed -n '2,27p' "$0" >&2; exit 2 ;;
+	*) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))

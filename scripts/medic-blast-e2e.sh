@@ -22,7 +22,7 @@
 # Everything goes under $OUT (default tmp/medic-blast-e2e, gitignored).
 set -eu
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h | --help) sed -n '2,22p' "$0"; exit 0 ;; "") ;; *) echo "medic-blast-e2e.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; "") ;; *) echo "medic-blast-e2e.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
 DATA=${DATA:-/usr/share/doc/mmseqs2/example-data}
 OUT=${OUT:-tmp/medic-blast-e2e}
 N=${N:-100}

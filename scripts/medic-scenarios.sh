@@ -17,7 +17,7 @@
 #
 #   scripts/medic-scenarios.sh              # REPS=3: about 10 minutes on a busy 2-core machine
 set -eu
-case "${1:-}" in -h | --help) sed -n '2,18p' "$0"; exit 0 ;; "") ;; *) echo "medic-scenarios.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; "") ;; *) echo "medic-scenarios.sh: no arguments (settings are environment variables; -h)" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 DATA=${DATA:-/usr/share/doc/mmseqs2/example-data}
 OUT=${OUT:-tmp/medic-auto}

@@ -12,11 +12,11 @@
 #   scripts/mfg-exp.sh all               # every one in that order
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,12p' "$0"; exit 2; }
+[ $# -ge 1 ] || { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
 exp=$1
 shift
 case $exp in
--h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+-h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 np | strip | lambda | iter | cmp128 | all) ;;
 *) echo "mfg-exp.sh: unknown experiment $exp (np, strip, lambda, iter, cmp128, all; -h)" >&2; exit 2 ;;
 esac

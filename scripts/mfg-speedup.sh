@@ -6,7 +6,7 @@
 #   scripts/mfg-speedup.sh                   # nruns 8,16,32,64
 #   scripts/mfg-speedup.sh --runs 8,16 --gens 20
 set -eu
-case "${1:-}" in -h | --help) sed -n '2,7p' "$0"; echo "# flags: those of tools/mfgexp (go run ./tools/mfgexp -h)"; exit 0 ;; esac
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; echo "# flags: those of tools/mfgexp (go run ./tools/mfgexp -h)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/pario
 trap 'rm -rf "$(dirname "$bin")"' EXIT

@@ -15,6 +15,7 @@
 #
 # Needs /dev/fuse and Debian's fuse3. BENCH_DIR picks the disk.
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 files="${1:-4}" size="${2:-512}" idle="${3:-5}"
 shift $(( $# < 3 ? $# : 3 ))

@@ -28,7 +28,8 @@
 set -euo pipefail
 
 pario="" results="" baseline=no localdir="${TMPDIR:-/tmp}" tests=()
-usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+case "${1:-}" in -h | --help) usage 0 ;; esac
 while getopts "p:o:bl:t:h" opt; do
   case $opt in
     p) pario=$OPTARG ;;

@@ -13,6 +13,7 @@
 #
 #   scripts/soak.sh [soak flags...]        e.g. -rounds 5 -phase 20s
 set -euo pipefail
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; echo "flags: those of tools/soak (go run ./tools/soak -h)"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 mkdir -p bin
 go build -o bin/pario ./cmd/pario
