@@ -57,6 +57,40 @@ its Table III. docs/tune.md explains the commands and their output.`,
 	return cmd
 }
 
+// tuneInput makes an error about a value given on the command line (a
+// parameter out of range, an unstable queue: model.ErrInvalid,
+// model.ErrUnstable) a usage error, exit status 2, as every command's bad
+// flags are; any other error stays a runtime failure (1).
+// The parameter's name in the message is the package's (sim's
+// "Stripes"); the flag that set it, in modelFlagNames or simFlagNames,
+// comes first.
+func tuneInput(err error) error {
+	if !errors.Is(err, model.ErrInvalid) && !errors.Is(err, model.ErrUnstable) {
+		return err
+	}
+	var name string
+	var pe *model.ParamError
+	var ce *sim.ConfigError
+	switch {
+	case errors.As(err, &pe):
+		name = modelFlagNames[pe.Name]
+	case errors.As(err, &ce):
+		name = simFlagNames[ce.Field]
+	}
+	if name != "" {
+		err = fmt.Errorf("%s: %w", name, err)
+	}
+	return usageError{err}
+}
+
+// modelFlagNames and simFlagNames are the flags of tune model and tune
+// simulate that set model's and sim's parameters (rho: --lambda/--gamma).
+var (
+	modelFlagNames = map[string]string{"lambda": "--lambda", "gamma": "--gamma", "V": "--v", "M": "--size", "maxN": "--max-n"}
+	simFlagNames   = map[string]string{"Lambda": "--lambda", "Gamma": "--gamma", "V": "--v", "FileSize": "--size", "Stripes": "--n",
+		"Groups": "--groups", "Targets": "--targets", "Time": "--time", "Experiments": "--experiments"}
+)
+
 // modelFlags adds --lambda, --gamma and --v to cmd.
 func modelFlags(cmd *cobra.Command, p *model.Params) {
 	f := cmd.Flags()
@@ -110,7 +144,7 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 			}
 			o, err := model.FindOptimum(p, size, maxN, formula)
 			if err != nil {
-				return err
+				return tuneInput(err)
 			}
 			if err := o.WriteText(os.Stdout); err != nil {
 				return err
@@ -226,7 +260,7 @@ job is done when the last block is. There is no closed form (except with
 				// Each group's file is size/m GB.
 				var err error
 				if n, _, err = model.OptimalN(p, size/float64(max(groups, 1)), max(targets, 1<<20)); err != nil {
-					return err
+					return tuneInput(err)
 				}
 				if targets > 0 {
 					n = min(n, targets)
@@ -241,7 +275,7 @@ job is done when the last block is. There is no closed form (except with
 			}
 			r, err := sim.Run(cmd.Context(), cfg)
 			if err != nil {
-				return err
+				return tuneInput(err)
 			}
 			return sim.WriteText(os.Stdout, cfg, r)
 		},
@@ -395,14 +429,14 @@ time so far against the number of evaluations, one line per method.`,
 			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
 				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel,
-				Files: filesFlag, ProcsPerFile: procsFlag})
+				Files: filesFlag, ProcsPerFile: procsFlag, Experiments: experiments})
 			if err != nil {
 				return usageError{err}
 			}
 			if err := p.Validate(); err != nil {
-				return err
+				return tuneInput(err)
 			}
-			req.Model, req.Experiments, req.Seed, req.System, req.Bench = p, experiments, seed, system, bo
+			req.Model, req.Seed, req.System, req.Bench = p, seed, system, bo
 			if dbPath == "" {
 				dbPath = filepath.Join(defaultDataDir(), "tune.db")
 			}
