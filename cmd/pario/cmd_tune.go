@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/plot"
-	"github.com/pario/pario/tune/results"
 	"github.com/pario/pario/tune/search"
 	"github.com/pario/pario/tune/sim"
 	"github.com/pario/pario/units"
@@ -437,15 +435,7 @@ time so far against the number of evaluations, one line per method.`,
 				return tuneInput(err)
 			}
 			req.Model, req.Seed, req.System, req.Bench = p, seed, system, bo
-			if dbPath == "" {
-				dbPath = filepath.Join(defaultDataDir(), "tune.db")
-			}
-			if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
-				return err
-			}
-			// NoSync: a search writes thousands of records; should the
-			// machine crash, the last ones are simply evaluated again.
-			store, err := results.Open(dbPath, results.Options{NoSync: true})
+			store, err := openTuneDB(dbPath)
 			if err != nil {
 				return err
 			}

@@ -182,7 +182,7 @@ func openTuneDB(path string) (*results.Store, error) {
 		path = filepath.Join(defaultDataDir(), "tune.db")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results database %s: %w", path, err)
 	}
 	// NoSync: should the machine crash, the last records are simply
 	// evaluated again.

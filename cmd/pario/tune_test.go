@@ -179,6 +179,10 @@ func TestTuneApply(t *testing.T) {
 // (TestParseRequest, TestRecommendErrors).
 func TestTuneBadInput(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "tune.db")
+	fifo := filepath.Join(t.TempDir(), "fifo.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args  []string
 		wants string
@@ -202,6 +206,8 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "search", "--db", db, "--objective", "oracle"}, "want model, sim, bench or farm", 2},
 		{[]string{"tune", "groups", "--db", db, "--lambda", "5"}, "unstable", 2},
 		{[]string{"tune", "search", "--db", t.TempDir()}, "results", 1},
+		{[]string{"tune", "search", "--db", fifo}, "results: open " + fifo + ": is a named pipe, not a regular file", 1},
+		{[]string{"tune", "groups", "--db", fifo}, "is a named pipe, not a regular file", 1},
 		{[]string{"tune", "estimate", "../../tune/estimate/testdata/nosuch.csv"}, "no such file", 1},
 	}
 	for _, tc := range cases {
