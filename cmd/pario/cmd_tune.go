@@ -23,13 +23,6 @@ const (
 	paperV      = 0.0625
 )
 
-// fig4Sizes and fig4MaxN are the range of the optimal-n figure: 1..1000 GB,
-// whose optimum (about 400 at 1000 GB) is well inside 1..2000.
-const (
-	fig4Sizes = 1000
-	fig4MaxN  = 2000
-)
-
 func newTuneCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tune",
@@ -150,7 +143,7 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 			if plotDir == "" {
 				return nil
 			}
-			paths, err := modelFigures(p, size, maxN, plotDir)
+			paths, err := plot.SaveModelFigures(p, size, maxN, plotDir)
 			for _, path := range paths {
 				fmt.Println("wrote", path)
 			}
@@ -164,48 +157,6 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 	f.BoolVar(&paper, "paper", false, "use the paper's printed closed form (reproduces its Table III) instead of the exact one")
 	f.StringVar(&plotDir, "plot", "", "write fig3 and fig4 (PNG and SVG) into this directory")
 	return cmd
-}
-
-// modelFigures writes the paper's figures 3 and 4 for p into dir.
-func modelFigures(p model.Params, size float64, maxN int, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	labels := []string{"exact", "paper formula"}
-	var curves [][]float64
-	for _, f := range []model.Formula{model.Exact, model.Paper} {
-		c, err := model.TimeCurve(p, size, maxN, f)
-		if err != nil {
-			return nil, err
-		}
-		curves = append(curves, c)
-	}
-	fig3, err := plot.TimeCurve(size, labels, curves)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := fig3.SaveAll(dir, "fig3")
-	if err != nil {
-		return paths, err
-	}
-	sizes := make([]float64, fig4Sizes)
-	for i := range sizes {
-		sizes[i] = float64(i + 1)
-	}
-	var ns [][]int
-	for _, f := range []model.Formula{model.Exact, model.Paper} {
-		c, _, err := model.OptimalNCurve(p, sizes, fig4MaxN, f)
-		if err != nil {
-			return paths, err
-		}
-		ns = append(ns, c)
-	}
-	fig4, err := plot.OptimalNCurve(sizes, labels, ns)
-	if err != nil {
-		return paths, err
-	}
-	more, err := fig4.SaveAll(dir, "fig4")
-	return append(paths, more...), err
 }
 
 func newTuneSimulateCommand() *cobra.Command {
@@ -452,17 +403,7 @@ time so far against the number of evaluations, one line per method.`,
 				return errors.New("no method evaluated a point")
 			}
 			if plotDir != "" {
-				if err := os.MkdirAll(plotDir, 0o755); err != nil {
-					return err
-				}
-				var traces []plot.Trace
-				for _, m := range rec.Methods {
-					if m.Result.Best != nil {
-						traces = append(traces, plot.Trace{Method: m.Method, BestSoFar: m.Result.BestSoFar()})
-					}
-				}
-				fig := plot.SearchTrace(rec.Title(), "best predicted write time (s)", traces)
-				paths, err := fig.SaveAll(plotDir, "search-trace")
+				paths, err := search.SaveTrace(rec, plotDir)
 				for _, path := range paths {
 					fmt.Println("wrote", path)
 				}
