@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
@@ -1103,9 +1104,18 @@ func (r *runner) cleanup(ctx context.Context, err error) error {
 			c.Files = "the test file " + name
 		}
 	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	if _, serr := r.be.Size(rctx, name); errors.Is(serr, fs.ErrNotExist) {
+		// Its create failed: there is nothing to remove or keep. (With
+		// -F another rank's may be there; it speaks for itself.)
+		r.created = false
+		if r.rank == 0 && r.o.FilePerProc && r.tasks > 1 && !c.Kept {
+			return errors.Join(err, c)
+		}
+		return err
+	}
 	if !c.Kept {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-		defer cancel()
 		if c.Err = r.be.Remove(rctx, name); c.Err == nil {
 			r.created = false
 		} else {

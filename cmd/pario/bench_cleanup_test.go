@@ -224,3 +224,32 @@ func (w *watchBuffer) String() string {
 	defer w.mu.Unlock()
 	return w.b.String()
 }
+
+// A write phase whose create failed made no file: the failure says
+// nothing of removing one (it said "removed the test file /proc/x").
+func TestBenchCreateFailedRemovesNothing(t *testing.T) {
+	out, err := runErr("", "bench", "-a", "POSIX", "-w", "-o", "/proc/pario-bench-test")
+	if err == nil || !strings.Contains(out, "no such file or directory") {
+		t.Fatalf("bench -o /proc/pario-bench-test: %v, want the create to fail\n%s", err, out)
+	}
+	if strings.Contains(out, "removed") {
+		t.Errorf("a run that created no file says it removed one:\n%s", out)
+	}
+}
+
+// A directory given to -o is refused before anything is removed: it was
+// removed (when empty) and replaced by the test file.
+func TestBenchTestFileIsADirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "results")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runErr("", "bench", "-a", "POSIX", "-w", "-o", dir)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(out, "test file "+dir+" is a directory, not a regular file") {
+		t.Errorf("bench -o DIR: %v, want exit status 1 saying it is a directory\n%s", err, out)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Errorf("the directory given to -o is gone: %v", err)
+	}
+}
