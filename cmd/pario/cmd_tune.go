@@ -74,6 +74,19 @@ func tuneInput(err error) error {
 	return usageError{err}
 }
 
+// makePlotDir makes --plot's directory, if one is given, before the work
+// whose figures go there: a path under a file failed only after a search
+// had run, and did not name the flag.
+func makePlotDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--plot: %w", err)
+	}
+	return nil
+}
+
 // modelFlagNames and simFlagNames are the flags of tune model and tune
 // simulate that set model's and sim's parameters (rho: --lambda/--gamma).
 var (
@@ -129,6 +142,9 @@ Two formulas:
 formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := makePlotDir(plotDir); err != nil {
+				return err
+			}
 			formula := model.Exact
 			if paper {
 				formula = model.Paper
@@ -330,6 +346,9 @@ time so far against the number of evaluations, one line per method.`,
 			}
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("unexpected arguments %q: a command is given only with --objective farm", args)}
+			}
+			if err := makePlotDir(plotDir); err != nil {
+				return err
 			}
 			// With --apply, the cluster is asked first: its server count
 			// bounds the stripe count, and a directory that is not there

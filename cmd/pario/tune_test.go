@@ -206,6 +206,9 @@ func TestTuneBadInput(t *testing.T) {
 		{[]string{"tune", "search", "--db", db, "--objective", "oracle"}, "want model, sim, bench or farm", 2},
 		{[]string{"tune", "groups", "--db", db, "--lambda", "5"}, "unstable", 2},
 		{[]string{"tune", "search", "--db", t.TempDir()}, "results", 1},
+		// --plot under a file fails before the work, naming the flag.
+		{[]string{"tune", "model", "--plot", "/dev/null/figs"}, "--plot: mkdir /dev/null: not a directory", 1},
+		{[]string{"tune", "search", "--db", db, "--plot", "/dev/null/figs"}, "--plot: mkdir /dev/null: not a directory", 1},
 		{[]string{"tune", "search", "--db", fifo}, "results: open " + fifo + ": is a named pipe, not a regular file", 1},
 		{[]string{"tune", "groups", "--db", fifo}, "is a named pipe, not a regular file", 1},
 		{[]string{"tune", "estimate", "../../tune/estimate/testdata/nosuch.csv"}, "no such file", 1},
