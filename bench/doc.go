@@ -43,7 +43,11 @@
 // Every rank takes part in the same collectives whatever happens: a rank
 // whose open or transfer fails finishes the phase's collectives and all
 // ranks return the same CollectiveError, naming the ranks and their
-// errors, instead of hanging.
+// errors, instead of hanging. A run that fails or is interrupted after its
+// write phase created the test file(s) removes them unless -k (each rank
+// the file it would remove at the end of a repetition, without
+// collectives, which may be what failed), and rank 0's error carries a
+// *Cleanup saying what became of them.
 //
 // # Cost
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
@@ -114,6 +115,11 @@ type runner struct {
 	rep    reporter // rank 0
 	report *Report
 	csvs   []*atomicfile.File // summaryFile and the per-rank CSVs: renamed into place at the end
+
+	// created: this rank's test file (rank 0's, or each rank's own with
+	// -F), the one it removes at the end of a repetition, was made by
+	// this run's write phase and is still there.
+	created bool
 
 	written int64 // transfers this rank wrote in this repetition (stonewall limit)
 	limited bool  // reads stop at written (a stonewalled write, or a status file)
@@ -260,7 +266,18 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 		return nil, err
 	}
 	r.be = be
-	defer func() { err = errors.Join(err, r.be.Close()) }()
+	defer func() {
+		// Joined only when it failed: a join of one error would hide
+		// the cleanup's note, joined below, inside one multi-line error.
+		if cerr := r.be.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	defer func() {
+		if err != nil {
+			err = r.cleanup(ctx, err)
+		}
+	}()
 	if nd, ok := be.(backend.NoData); ok {
 		r.noData = nd.MovesNoData()
 	}
@@ -601,6 +618,7 @@ func (r *runner) repetition(ctx context.Context, rep int) error {
 		if err := r.agree(ctx, "remove", rerr); err != nil {
 			return err
 		}
+		r.created = false
 		if r.rank == 0 {
 			r.rep.remove(r.now()-start, rep)
 		}
@@ -628,8 +646,16 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	name := r.fileName(ph)
 	// Untimed preparation: delay, remove the old file, drop the cache.
 	perr := delay(ctx, o.InterTestDelay)
-	if perr == nil && ph == pattern.Write && !o.UseExistingFile && (o.FilePerProc || r.rank == 0) {
+	mine := ph == pattern.Write && (o.FilePerProc || r.rank == 0)
+	if perr == nil && mine && !o.UseExistingFile {
 		perr = r.be.Remove(ctx, name)
+	}
+	existed := false
+	if perr == nil && mine && o.UseExistingFile {
+		// -E writes into a file that may have been there before the run,
+		// which a failed run leaves alone.
+		_, serr := r.be.Size(ctx, name)
+		existed = serr == nil
 	}
 	if perr == nil && ph == pattern.Read {
 		if d, ok := r.be.(backend.CacheDropper); ok && (o.FilePerProc || r.rank == 0) {
@@ -647,6 +673,9 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	rec.Rank = int64(r.rank)
 	var f backend.File
 	var ioerr error
+	if mine && !existed {
+		r.created = true
+	}
 	rec.T[OpenStart] = r.now()
 	if ph == pattern.Write {
 		f, ioerr = r.be.Create(ctx, name)
@@ -1017,4 +1046,87 @@ func (r *runner) reportVerify(rep int, what string, all [][]byte) {
 	r.verrs += v.Errors
 	r.report.Verify = append(r.report.Verify, v)
 	r.rep.verify(v)
+}
+
+// removeTimeout bounds the removal of a failed or interrupted run's test
+// file, which goes on after the run's context has ended.
+const removeTimeout = 15 * time.Second
+
+// Cleanup is joined to the error of a run that failed or was interrupted
+// after its write phase had created the test file(s), on rank 0: what
+// became of them.
+type Cleanup struct {
+	// Files names them: "the test file F", or with -F "the test files
+	// F.00000000 to F.00000003".
+	Files string
+	// Kept is set with -k; otherwise they were removed, unless Err says
+	// why rank 0's could not be.
+	Kept bool
+	Err  error
+}
+
+// Note is what became of the files, as a sentence fragment
+// ("removed the test file F (-k keeps it)").
+func (c *Cleanup) Note() string {
+	it := "it"
+	if strings.HasPrefix(c.Files, "the test files") {
+		it = "them"
+	}
+	switch {
+	case c.Kept:
+		return "kept " + c.Files + " (-k)"
+	case c.Err != nil:
+		return fmt.Sprintf("could not remove %s: %v", c.Files, c.Err)
+	}
+	return "removed " + c.Files + " (-k keeps " + it + ")"
+}
+
+func (c *Cleanup) Error() string { return "bench: " + c.Note() }
+
+func (c *Cleanup) Unwrap() error { return c.Err }
+
+// cleanup runs when the run ends with err after this rank's write phase
+// created its test file: unless -k, the rank removes the file, so that a
+// run that filled the disk, or was interrupted, does not leave it full.
+// IOR aborts there and leaves the file. It works alone, with no
+// collective: the ranks may be failing because one of them died, and
+// after an interrupt the context has ended. Rank 0 reports for all;
+// another rank only a removal that failed.
+func (r *runner) cleanup(ctx context.Context, err error) error {
+	if !r.created {
+		return err
+	}
+	name := r.fileName(pattern.Write)
+	c := &Cleanup{Files: "the test file " + name, Kept: r.o.KeepFile}
+	if r.o.FilePerProc {
+		c.Files = fmt.Sprintf("the test files %s.%08d to %s.%08d", r.o.TestFile, 0, r.o.TestFile, r.tasks-1)
+		if r.tasks == 1 {
+			c.Files = "the test file " + name
+		}
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	if _, serr := r.be.Size(rctx, name); errors.Is(serr, fs.ErrNotExist) {
+		// Its create failed: there is nothing to remove or keep. (With
+		// -F another rank's may be there; it speaks for itself.)
+		r.created = false
+		if r.rank == 0 && r.o.FilePerProc && r.tasks > 1 && !c.Kept {
+			return errors.Join(err, c)
+		}
+		return err
+	}
+	if !c.Kept {
+		if c.Err = r.be.Remove(rctx, name); c.Err == nil {
+			r.created = false
+		} else {
+			c.Files = "the test file " + name
+		}
+	}
+	if r.rank == 0 {
+		return errors.Join(err, c)
+	}
+	if c.Err != nil {
+		fmt.Fprintf(r.cfg.Stderr, "pario: bench: rank %d: could not remove its test file %s: %v\n", r.rank, name, c.Err)
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -34,6 +35,15 @@ type LaunchOptions struct {
 	// failed before Launch kills them (they normally fail by themselves
 	// at once, naming it). Default 10s.
 	Grace time.Duration
+	// StopGrace, when positive, lets the ranks stop by themselves when
+	// ctx ends or Launch ends them (after Grace): each gets SIGTERM and
+	// this long to exit before it is killed, time to remove what it made.
+	// The ranks then run in process groups of their own, so that a
+	// Ctrl-C at the terminal reaches the launcher alone, which passes it
+	// on once: a rank that caught the terminal's SIGINT and then the
+	// launcher's SIGTERM would die at the second signal (pario's second
+	// Ctrl-C ends the process). Zero kills the ranks at once.
+	StopGrace time.Duration
 }
 
 // RankExit is how one launched rank ended, when it failed.
@@ -184,6 +194,11 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 		writers = append(writers, stdout, stderr)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		cmd.WaitDelay = 2 * time.Second
+		if opts.StopGrace > 0 {
+			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+			cmd.WaitDelay = max(cmd.WaitDelay, opts.StopGrace)
+			ownGroup(cmd)
+		}
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			startErr = fmt.Errorf("start %s: %w", argv[0], err)

@@ -13,3 +13,12 @@ func dieWithParent(cmd *exec.Cmd) {
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }
+
+// ownGroup puts a launched rank in a process group of its own, out of
+// reach of the terminal's Ctrl-C (see LaunchOptions.StopGrace).
+func ownGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+}

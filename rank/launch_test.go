@@ -2,6 +2,7 @@ package rank
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -289,5 +290,54 @@ func TestLaunchIgnoresRendezvousOption(t *testing.T) {
 	}
 	if !strings.Contains(out, "RESULT size=2") || time.Since(start) > 10*time.Second {
 		t.Fatalf("took %v:\n%s", time.Since(start), out)
+	}
+}
+
+// readyWriter counts the lines saying "ready" and closes ready at the
+// n-th.
+type readyWriter struct {
+	syncBuffer
+	n     int
+	ready chan struct{}
+}
+
+func (w *readyWriter) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if strings.Count(w.String(), "ready\n") == w.n && w.ready != nil {
+		close(w.ready)
+		w.ready = nil
+	}
+	return n, err
+}
+
+// With StopGrace, ranks whose launch is cancelled (Ctrl-C at pario bench)
+// get SIGTERM and time to stop by themselves, in process groups of their
+// own, where before they were killed at once and could not remove their
+// test files.
+func TestLaunchStopGrace(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
+	out := &readyWriter{n: 2, ready: make(chan struct{})}
+	ready := out.ready
+	var errOut syncBuffer
+	opts := LaunchOptions{Env: append(childEnv(), helperVar+"=stop"), Stdout: out, Stderr: &errOut, StopGrace: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- Launch(ctx, 2, []string{exe}, opts) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Launch ended before the ranks were ready: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	cancel()
+	<-done // the ranks' status 0 reads as the cancellation (os/exec)
+	for r := range 2 {
+		want := fmt.Sprintf("[rank %d] stopped by terminated, own process group true\n", r)
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s\nstderr:\n%s", want, out.String(), errOut.String())
+		}
 	}
 }

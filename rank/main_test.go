@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -13,6 +15,9 @@ import (
 // helperVar makes the test binary act as a rank process (re-executed by
 // Launch or mpirun) instead of running the tests. Its value is the mode.
 const helperVar = "PARIO_RANK_TEST_HELPER"
+
+// stopSignal receives the SIGTERM of helper mode "stop".
+var stopSignal chan os.Signal
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperVar); mode != "" {
@@ -27,7 +32,14 @@ func TestMain(m *testing.M) {
 //	exit     everyone does a barrier and closes; rank $PARIO_TEST_RANK then exits 3
 //	kill     rank $PARIO_TEST_RANK kills itself while the others are in a barrier
 //	early    rank $PARIO_TEST_RANK exits 5 before the rendezvous; the others wait
+//	stop     after a barrier, says "ready" and waits for SIGTERM, then says how it stopped
 func helperMain(mode string) int {
+	if mode == "stop" {
+		// Before the rendezvous, so that no signal finds it unprepared.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGINT)
+		stopSignal = make(chan os.Signal, 1)
+		signal.Notify(stopSignal, syscall.SIGTERM)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	target, _ := strconv.Atoi(os.Getenv("PARIO_TEST_RANK"))
@@ -113,6 +125,15 @@ func helperMain(mode string) int {
 			return 0
 		}
 		return 1
+	case "stop":
+		if err := c.Barrier(ctx); err != nil {
+			return fail("barrier", err)
+		}
+		fmt.Println("ready")
+		sig := <-stopSignal
+		own := syscall.Getpgrp() == os.Getpid()
+		fmt.Printf("stopped by %v, own process group %v\n", sig, own)
+		return 0
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 		return 2

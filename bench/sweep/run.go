@@ -91,12 +91,8 @@ func WriteFiles(dir string, params []Param, pts []Point, title string, w io.Writ
 		return err
 	}
 	csvPath := filepath.Join(dir, "sweep.csv")
-	cf, err := os.Create(csvPath)
-	if err != nil {
-		return err
-	}
-	if err := errors.Join(WriteCSV(cf, params, pts), cf.Close()); err != nil {
-		return err
+	if err := writeFile(csvPath, func(w io.Writer) error { return WriteCSV(w, params, pts) }); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	fmt.Fprintf(w, "%d points: %s\n", len(pts), csvPath)
 	failed := 0

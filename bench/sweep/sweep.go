@@ -24,6 +24,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/pario/pario/internal/atomicfile"
 	"github.com/pario/pario/internal/heatmap"
 )
 
@@ -189,12 +190,33 @@ func Plot(params []Param, pts []Point, op, title string) (*plot.Plot, error) {
 	return p, nil
 }
 
-// Save writes the plot as base.png and base.svg.
+// Save writes the plot as base.png and base.svg, each under its name only
+// once complete (package atomicfile): a full disk leaves no half-written
+// figure, and an earlier one whole.
 func Save(p *plot.Plot, base string) error {
-	for _, ext := range []string{".png", ".svg"} {
-		if err := p.Save(16*vg.Centimeter, 12*vg.Centimeter, base+ext); err != nil {
-			return fmt.Errorf("sweep: save %s%s: %w", base, ext, err)
+	for _, ext := range []string{"png", "svg"} {
+		path := base + "." + ext
+		wt, err := p.WriterTo(16*vg.Centimeter, 12*vg.Centimeter, ext)
+		if err != nil {
+			return fmt.Errorf("sweep: save %s: %w", path, err)
+		}
+		if err := writeFile(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
+			return fmt.Errorf("sweep: save %s: %w", path, err)
 		}
 	}
 	return nil
+}
+
+// writeFile writes path with write, under a temporary name renamed into
+// place once complete.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }

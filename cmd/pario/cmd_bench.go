@@ -10,10 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/pario/pario/bench"
 	"github.com/pario/pario/bench/backend"
@@ -21,7 +20,6 @@ import (
 	_ "github.com/pario/pario/bench/backend/mmap"
 	pariobe "github.com/pario/pario/bench/backend/pario"
 	_ "github.com/pario/pario/bench/backend/posix"
-	"github.com/pario/pario/bench/sweep"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/units"
@@ -220,6 +218,19 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 	switch {
 	case err == nil:
 		return nil
+	case ctx.Err() != nil:
+		// Interrupted (Ctrl-C, SIGTERM): rank 0 says so once, with what
+		// became of the test file, rather than the collective call each
+		// rank was in.
+		if comm.Rank() != 0 {
+			return exitStatus{code: 130}
+		}
+		msg := "bench: interrupted"
+		var c *bench.Cleanup
+		if errors.As(err, &c) {
+			msg += "; " + c.Note()
+		}
+		return exitStatus{code: 130, msg: msg}
 	case errors.Is(err, bench.ErrUsage):
 		return usageError{err}
 	case comm.Rank() != 0 && errors.As(err, &ce):
@@ -252,6 +263,8 @@ func launchRanks(ctx context.Context, n int, args []string, env []string) error 
 		return fmt.Errorf("bench: find this program to start %d ranks: %w", n, err)
 	}
 	opts := rank.LaunchOptions{
+		// Interrupted, the ranks get time to remove their test files.
+		StopGrace: benchStopGrace,
 		Prefix: func(r int) string {
 			if r == 0 {
 				return ""
@@ -265,6 +278,9 @@ func launchRanks(ctx context.Context, n int, args []string, env []string) error 
 	err = rank.Launch(ctx, n, append([]string{self}, args...), opts)
 	var le *rank.LaunchError
 	if errors.As(err, &le) {
+		if status := interruptedRanks(ctx, le); status != nil {
+			return status
+		}
 		// The ranks have printed why; exit with rank 0's status (2 for bad
 		// usage), else 1.
 		var ranks []string
@@ -288,6 +304,38 @@ func launchRanks(ctx context.Context, n int, args []string, env []string) error 
 		}
 	}
 	return err
+}
+
+// benchStopGrace is how long interrupted local ranks may take to remove
+// their test files before they are killed: more than bench's own limit
+// on the removal.
+const benchStopGrace = 20 * time.Second
+
+// interruptedRanks is the exit status of a launch that was interrupted
+// (Ctrl-C or SIGTERM at the launcher, or a signal to one rank alone), or
+// nil. An interrupted rank 0 has said so, with what became of the test
+// file; the launcher speaks when it did not.
+func interruptedRanks(ctx context.Context, le *rank.LaunchError) error {
+	interrupted := -1
+	rank0 := false
+	for _, f := range le.Failed {
+		var ee *exec.ExitError
+		if errors.As(f.Err, &ee) && ee.ExitCode() == 130 {
+			if interrupted < 0 {
+				interrupted = f.Rank
+			}
+			rank0 = rank0 || f.Rank == 0
+		}
+	}
+	switch {
+	case rank0:
+		return exitStatus{code: 130}
+	case ctx.Err() != nil:
+		return exitStatus{code: 130, msg: "bench: interrupted"}
+	case interrupted >= 0:
+		return exitStatus{code: 130, msg: fmt.Sprintf("bench: rank %d was interrupted", interrupted)}
+	}
+	return nil
 }
 
 // runDefaultBench is `pario bench` with no target: an embedded cluster in
@@ -334,7 +382,9 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 	if !bf.keepCluster {
 		defer os.RemoveAll(dir)
 	}
-	c, err := cluster.Start(ctx, cluster.Config{Dir: dir, DataServers: bf.servers, Logger: newLogger().With("component", "embedded cluster")})
+	// The cluster outlives an interrupt until the ranks have stopped
+	// (they remove their file through it): Close ends it.
+	c, err := cluster.Start(context.WithoutCancel(ctx), cluster.Config{Dir: dir, DataServers: bf.servers, Logger: newLogger().With("component", "embedded cluster")})
 	if err != nil {
 		return fmt.Errorf("bench: start the embedded cluster: %w", err)
 	}
@@ -343,12 +393,12 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 
 	args := append(slices.Clone(os.Args[1:idx]), "--cluster", c.ClusterFile, "bench")
 	err = launchRanks(ctx, tasks, append(args, rankArgs...), nil)
-	if err == nil {
-		if bf.keepCluster {
-			fmt.Printf("\nembedded cluster data kept in %s\n", dir)
-		} else {
-			fmt.Printf("\nembedded cluster stopped and %s removed\n", dir)
-		}
+	// Failed or interrupted too: the directory goes (or stays) all the
+	// same, and a user who saw the run fail wants to know.
+	if bf.keepCluster {
+		fmt.Printf("\nembedded cluster data kept in %s\n", dir)
+	} else {
+		fmt.Printf("\nembedded cluster stopped and %s removed\n", dir)
 	}
 	return err
 }
@@ -394,87 +444,4 @@ func runAnalyze(o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	return rep.WriteText(os.Stdout)
-}
-
-func newBenchSweepCommand() *cobra.Command {
-	var (
-		vary    []string
-		out     string
-		title   string
-		verbose bool
-	)
-	cmd := &cobra.Command{
-		Use:   "sweep --vary NAME=V1,V2,... [--vary ...] [-- BENCH FLAGS]",
-		Short: "Run the benchmark over a grid of parameters; write CSV and a heat map or line plot (PNG, SVG)",
-		Long: `Run pario bench once per combination of the varied parameters and collect the
-mean write and read bandwidth of each. Two varied parameters give heat maps
-(the first across, the second up: e.g. strip size x transfer size, as in the
-calibration study's figures), one gives line plots. Output: DIR/sweep.csv,
-DIR/write.png, DIR/write.svg, DIR/read.png, DIR/read.svg.
-
-Parameters: t (transfer size), b (block size), s (segments), N (ranks),
-strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
-(I/O servers of the embedded cluster), layout (--pario.layout). Flags after
-"--" go to every pario bench run; without -a and -o each point is a default
-run on its own embedded cluster. A progress bar shows on a terminal.
-
-  pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
-  pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /tmp/ior.dat -b 64m -t 1m -e`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var params []sweep.Param
-			for _, v := range vary {
-				p, err := sweep.ParseParam(v)
-				if err != nil {
-					return usageError{err}
-				}
-				params = append(params, p)
-			}
-			if len(params) == 0 || len(params) > 2 {
-				return usageError{errors.New("give one or two --vary parameters")}
-			}
-			return runSweep(cmd.Context(), params, args, out, title, verbose)
-		},
-	}
-	f := cmd.Flags()
-	f.StringArrayVar(&vary, "vary", nil, "a parameter and its values, NAME=V1,V2,... (once or twice)")
-	f.StringVar(&out, "out", "sweep", "directory for the CSV and the figures")
-	f.StringVar(&title, "title", "pario bench", "title of the figures")
-	f.BoolVar(&verbose, "show-runs", false, "show each run's report")
-	return cmd
-}
-
-func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out, title string, verbose bool) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp("", "pario-sweep-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp}
-	if globalClusterFile != "" {
-		rc.Global = []string{"--cluster", globalClusterFile}
-	}
-	if verbose {
-		rc.Show = os.Stderr
-	}
-	var bar *progressbar.ProgressBar
-	if term.IsTerminal(int(os.Stderr.Fd())) {
-		bar = progressbar.NewOptions(len(sweep.Combos(params)), progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionSetDescription("sweep"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
-		rc.Done = func() { bar.Add(1) }
-	}
-	pts, err := sweep.Run(ctx, rc)
-	if err != nil {
-		return err
-	}
-	if bar != nil {
-		bar.Finish()
-	}
-	return sweep.WriteFiles(out, params, pts, title, os.Stdout)
 }

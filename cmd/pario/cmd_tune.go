@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/tune/model"
 	"github.com/pario/pario/tune/plot"
-	"github.com/pario/pario/tune/results"
 	"github.com/pario/pario/tune/search"
 	"github.com/pario/pario/tune/sim"
 	"github.com/pario/pario/units"
@@ -23,13 +21,6 @@ const (
 	paperLambda = 0.1
 	paperGamma  = 0.125
 	paperV      = 0.0625
-)
-
-// fig4Sizes and fig4MaxN are the range of the optimal-n figure: 1..1000 GB,
-// whose optimum (about 400 at 1000 GB) is well inside 1..2000.
-const (
-	fig4Sizes = 1000
-	fig4MaxN  = 2000
 )
 
 func newTuneCommand() *cobra.Command {
@@ -56,6 +47,53 @@ its Table III. docs/tune.md explains the commands and their output.`,
 	cmd.AddCommand(newTuneModelCommand(), newTuneSimulateCommand(), newTuneSearchCommand(), newTuneCalibrateCommand(), newTuneEstimateCommand(), newTuneGroupsCommand())
 	return cmd
 }
+
+// tuneInput makes an error about a value given on the command line (a
+// parameter out of range, an unstable queue: model.ErrInvalid,
+// model.ErrUnstable) a usage error, exit status 2, as every command's bad
+// flags are; any other error stays a runtime failure (1).
+// The parameter's name in the message is the package's (sim's
+// "Stripes"); the flag that set it, in modelFlagNames or simFlagNames,
+// comes first.
+func tuneInput(err error) error {
+	if !errors.Is(err, model.ErrInvalid) && !errors.Is(err, model.ErrUnstable) {
+		return err
+	}
+	var name string
+	var pe *model.ParamError
+	var ce *sim.ConfigError
+	switch {
+	case errors.As(err, &pe):
+		name = modelFlagNames[pe.Name]
+	case errors.As(err, &ce):
+		name = simFlagNames[ce.Field]
+	}
+	if name != "" {
+		err = fmt.Errorf("%s: %w", name, err)
+	}
+	return usageError{err}
+}
+
+// makePlotDir makes --plot's directory, if one is given, before the work
+// whose figures go there: a path under a file failed only after a search
+// had run, and did not name the flag.
+func makePlotDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--plot: %w", err)
+	}
+	return nil
+}
+
+// modelFlagNames and simFlagNames are the flags of tune model and tune
+// simulate that set model's and sim's parameters (rho: --lambda/--gamma).
+var (
+	modelFlagNames = map[string]string{"lambda": "--lambda", "gamma": "--gamma", "V": "--v", "M": "--size", "maxN": "--max-n"}
+	simFlagNames   = map[string]string{"Lambda": "--lambda", "Gamma": "--gamma", "V": "--v", "FileSize": "--size", "Stripes": "--n",
+		"Groups": "--groups", "Targets": "--targets", "Time": "--time", "Experiments": "--experiments"}
+)
 
 // modelFlags adds --lambda, --gamma and --v to cmd.
 func modelFlags(cmd *cobra.Command, p *model.Params) {
@@ -104,13 +142,16 @@ Two formulas:
 formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := makePlotDir(plotDir); err != nil {
+				return err
+			}
 			formula := model.Exact
 			if paper {
 				formula = model.Paper
 			}
 			o, err := model.FindOptimum(p, size, maxN, formula)
 			if err != nil {
-				return err
+				return tuneInput(err)
 			}
 			if err := o.WriteText(os.Stdout); err != nil {
 				return err
@@ -118,7 +159,7 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 			if plotDir == "" {
 				return nil
 			}
-			paths, err := modelFigures(p, size, maxN, plotDir)
+			paths, err := plot.SaveModelFigures(p, size, maxN, plotDir)
 			for _, path := range paths {
 				fmt.Println("wrote", path)
 			}
@@ -132,48 +173,6 @@ formulas) as PNG and SVG, like the paper's figures 3 and 4.`,
 	f.BoolVar(&paper, "paper", false, "use the paper's printed closed form (reproduces its Table III) instead of the exact one")
 	f.StringVar(&plotDir, "plot", "", "write fig3 and fig4 (PNG and SVG) into this directory")
 	return cmd
-}
-
-// modelFigures writes the paper's figures 3 and 4 for p into dir.
-func modelFigures(p model.Params, size float64, maxN int, dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	labels := []string{"exact", "paper formula"}
-	var curves [][]float64
-	for _, f := range []model.Formula{model.Exact, model.Paper} {
-		c, err := model.TimeCurve(p, size, maxN, f)
-		if err != nil {
-			return nil, err
-		}
-		curves = append(curves, c)
-	}
-	fig3, err := plot.TimeCurve(size, labels, curves)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := fig3.SaveAll(dir, "fig3")
-	if err != nil {
-		return paths, err
-	}
-	sizes := make([]float64, fig4Sizes)
-	for i := range sizes {
-		sizes[i] = float64(i + 1)
-	}
-	var ns [][]int
-	for _, f := range []model.Formula{model.Exact, model.Paper} {
-		c, _, err := model.OptimalNCurve(p, sizes, fig4MaxN, f)
-		if err != nil {
-			return paths, err
-		}
-		ns = append(ns, c)
-	}
-	fig4, err := plot.OptimalNCurve(sizes, labels, ns)
-	if err != nil {
-		return paths, err
-	}
-	more, err := fig4.SaveAll(dir, "fig4")
-	return append(paths, more...), err
 }
 
 func newTuneSimulateCommand() *cobra.Command {
@@ -226,7 +225,7 @@ job is done when the last block is. There is no closed form (except with
 				// Each group's file is size/m GB.
 				var err error
 				if n, _, err = model.OptimalN(p, size/float64(max(groups, 1)), max(targets, 1<<20)); err != nil {
-					return err
+					return tuneInput(err)
 				}
 				if targets > 0 {
 					n = min(n, targets)
@@ -241,7 +240,7 @@ job is done when the last block is. There is no closed form (except with
 			}
 			r, err := sim.Run(cmd.Context(), cfg)
 			if err != nil {
-				return err
+				return tuneInput(err)
 			}
 			return sim.WriteText(os.Stdout, cfg, r)
 		},
@@ -348,6 +347,9 @@ time so far against the number of evaluations, one line per method.`,
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("unexpected arguments %q: a command is given only with --objective farm", args)}
 			}
+			if err := makePlotDir(plotDir); err != nil {
+				return err
+			}
 			// With --apply, the cluster is asked first: its server count
 			// bounds the stripe count, and a directory that is not there
 			// fails before the search, not after.
@@ -395,23 +397,15 @@ time so far against the number of evaluations, one line per method.`,
 			}
 			req, err := search.ParseRequest(search.Args{Methods: methodFlag, Size: size, Objective: objective, Budget: budgetFlag,
 				StripeCount: countFlag, StripSize: stripFlag, TransferSize: transferFlag, Targets: targets, TrustModel: trustModel,
-				Files: filesFlag, ProcsPerFile: procsFlag})
+				Files: filesFlag, ProcsPerFile: procsFlag, Experiments: experiments})
 			if err != nil {
 				return usageError{err}
 			}
 			if err := p.Validate(); err != nil {
-				return err
+				return tuneInput(err)
 			}
-			req.Model, req.Experiments, req.Seed, req.System, req.Bench = p, experiments, seed, system, bo
-			if dbPath == "" {
-				dbPath = filepath.Join(defaultDataDir(), "tune.db")
-			}
-			if err := os.MkdirAll(filepath.Dir(dbPath), 0o755); err != nil {
-				return err
-			}
-			// NoSync: a search writes thousands of records; should the
-			// machine crash, the last ones are simply evaluated again.
-			store, err := results.Open(dbPath, results.Options{NoSync: true})
+			req.Model, req.Seed, req.System, req.Bench = p, seed, system, bo
+			store, err := openTuneDB(dbPath)
 			if err != nil {
 				return err
 			}
@@ -428,17 +422,7 @@ time so far against the number of evaluations, one line per method.`,
 				return errors.New("no method evaluated a point")
 			}
 			if plotDir != "" {
-				if err := os.MkdirAll(plotDir, 0o755); err != nil {
-					return err
-				}
-				var traces []plot.Trace
-				for _, m := range rec.Methods {
-					if m.Result.Best != nil {
-						traces = append(traces, plot.Trace{Method: m.Method, BestSoFar: m.Result.BestSoFar()})
-					}
-				}
-				fig := plot.SearchTrace(rec.Title(), "best predicted write time (s)", traces)
-				paths, err := fig.SaveAll(plotDir, "search-trace")
+				paths, err := search.SaveTrace(rec, plotDir)
 				for _, path := range paths {
 					fmt.Println("wrote", path)
 				}

@@ -55,6 +55,14 @@ docs/tune.md describes both formats.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Checked before any log is read: stdin may be a pipe
+			// that takes long to fill.
+			if err := estimate.CheckFormat(format); err != nil {
+				return usageError{fmt.Errorf("--format: %w", err)}
+			}
+			if err := estimate.CheckWindow(window); err != nil {
+				return usageError{fmt.Errorf("--simultaneous: %w", err)}
+			}
 			var blocks []estimate.Block
 			var skipped []estimate.Skip
 			var formats []string
@@ -137,7 +145,7 @@ tune search' (--db).
 				return usageError{err}
 			}
 			if err := p.Validate(); err != nil {
-				return err
+				return tuneInput(err)
 			}
 			req.Model, req.Seed, req.System = p, seed, system
 			store, err := openTuneDB(dbPath)
@@ -174,7 +182,7 @@ func openTuneDB(path string) (*results.Store, error) {
 		path = filepath.Join(defaultDataDir(), "tune.db")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("results database %s: %w", path, err)
 	}
 	// NoSync: should the machine crash, the last records are simply
 	// evaluated again.

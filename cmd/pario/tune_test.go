@@ -179,19 +179,39 @@ func TestTuneApply(t *testing.T) {
 // (TestParseRequest, TestRecommendErrors).
 func TestTuneBadInput(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "tune.db")
+	fifo := filepath.Join(t.TempDir(), "fifo.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args  []string
 		wants string
 		code  int
 	}{
-		{[]string{"tune", "model", "--lambda", "0.2", "--gamma", "0.125"}, "rho = lambda/gamma = 1.6 >= 1", 1},
+		// Values out of range are bad usage (2), as every command's, and
+		// name the flag; failures at run time are 1.
+		{[]string{"tune", "model", "--lambda", "0.2", "--gamma", "0.125"}, "rho = lambda/gamma = 1.6 >= 1", 2},
 		{[]string{"tune", "model", "--size", "ten"}, "invalid argument", 2},
-		{[]string{"tune", "simulate", "--lambda", "1", "--gamma", "0.5"}, "unstable", 1},
-		{[]string{"tune", "simulate", "--n", "-1"}, "Stripes", 1},
+		{[]string{"tune", "model", "--max-n", "0"}, "--max-n: model: maxN = 0 is not positive", 2},
+		{[]string{"tune", "model", "--size", "1e308"}, "--size: model: M = 1e+308 is too large", 2},
+		{[]string{"tune", "simulate", "--lambda", "1", "--gamma", "0.5"}, "unstable", 2},
+		{[]string{"tune", "simulate", "--n", "-1"}, "--n: sim: Stripes = -1 is not positive", 2},
+		{[]string{"tune", "simulate", "--experiments", "-5"}, "--experiments: sim: Experiments = -5 is negative", 2},
+		{[]string{"tune", "simulate", "--groups", "2", "--targets", "1", "--n", "5"}, "--targets: sim: Targets = 1 is less than Stripes = 5", 2},
 		{[]string{"tune", "search", "--db", db, "--stripe-count", "160:1"}, "inverted bounds", 2},
 		{[]string{"tune", "search", "--db", db, "--method", "hillclimb"}, "known: neldermead, annealing, genetic, swarm, orthogonal, random, lhs", 2},
-		{[]string{"tune", "search", "--db", db, "--lambda", "0.3"}, "unstable", 1},
+		{[]string{"tune", "search", "--db", db, "--lambda", "0.3"}, "unstable", 2},
+		{[]string{"tune", "search", "--db", db, "--v", "-1"}, "--v: model: V = -1 is not positive", 2},
+		{[]string{"tune", "search", "--db", db, "--objective", "sim", "--experiments", "-1"}, "--experiments -1: want a count of simulated experiments", 2},
+		{[]string{"tune", "search", "--db", db, "--objective", "oracle"}, "want model, sim, bench or farm", 2},
+		{[]string{"tune", "groups", "--db", db, "--lambda", "5"}, "unstable", 2},
 		{[]string{"tune", "search", "--db", t.TempDir()}, "results", 1},
+		// --plot under a file fails before the work, naming the flag.
+		{[]string{"tune", "model", "--plot", "/dev/null/figs"}, "--plot: mkdir /dev/null: not a directory", 1},
+		{[]string{"tune", "search", "--db", db, "--plot", "/dev/null/figs"}, "--plot: mkdir /dev/null: not a directory", 1},
+		{[]string{"tune", "search", "--db", fifo}, "results: open " + fifo + ": is a named pipe, not a regular file", 1},
+		{[]string{"tune", "groups", "--db", fifo}, "is a named pipe, not a regular file", 1},
+		{[]string{"tune", "estimate", "../../tune/estimate/testdata/nosuch.csv"}, "no such file", 1},
 	}
 	for _, tc := range cases {
 		out, err := runErr("", tc.args...)
@@ -243,8 +263,9 @@ func TestTuneEstimate(t *testing.T) {
 	}{
 		{[]string{"tune", "estimate"}, "no log given", 2},
 		{[]string{"tune", "estimate", "no-such.csv"}, "no-such.csv", 1},
-		{[]string{"tune", "estimate", "--format", "json", "../../tune/estimate/testdata/figure2.csv"}, `format "json"`, 1},
-		{[]string{"tune", "estimate", "--simultaneous", "-1", "../../tune/estimate/testdata/figure2.csv"}, "window -1", 1},
+		// Bad flags are usage errors, found before the log is read.
+		{[]string{"tune", "estimate", "--format", "json", "../../tune/estimate/testdata/figure2.csv"}, `--format: format "json"`, 2},
+		{[]string{"tune", "estimate", "--simultaneous", "-1", "no-such.csv"}, "--simultaneous: window -1", 2},
 	}
 	for _, tc := range cases {
 		out, err := runErr("", tc.args...)

@@ -83,11 +83,21 @@ type Result struct {
 // no time between arrivals can be measured.
 var ErrTooFew = errors.New("fewer than two distinct arrival times: no inter-arrival time to measure")
 
+// CheckWindow checks the window Estimate takes (seconds within which
+// arrivals count as one), so that a command can refuse a bad one before
+// it reads any log.
+func CheckWindow(window float64) error {
+	if window < 0 || math.IsNaN(window) || math.IsInf(window, 0) {
+		return fmt.Errorf("window %v: want a finite number of seconds >= 0", window)
+	}
+	return nil
+}
+
 // Estimate applies the paper's rule (see Jobs) to blocks and estimates
 // lambda = 1 / mean inter-arrival time and gamma = 1 / mean service time.
 func Estimate(blocks []Block, window float64) (Result, error) {
-	if window < 0 || math.IsNaN(window) || math.IsInf(window, 0) {
-		return Result{}, fmt.Errorf("window %v: want a finite number of seconds >= 0", window)
+	if err := CheckWindow(window); err != nil {
+		return Result{}, err
 	}
 	jobs := Jobs(blocks, window)
 	r := Result{Blocks: len(blocks), Arrivals: len(jobs), Window: window}

@@ -39,17 +39,26 @@ const (
 	FormatSacct = "sacct"
 )
 
+// CheckFormat checks a format name Read takes: csv, sacct, auto or "".
+func CheckFormat(format string) error {
+	switch format {
+	case FormatCSV, FormatSacct, "", "auto":
+		return nil
+	}
+	return fmt.Errorf("format %q: want csv, sacct or auto", format)
+}
+
 // Read reads a log in format, or, for format "" or "auto", in the format
 // its first line announces: sacct's header is separated by '|'.
 func Read(r io.Reader, format string) (Log, error) {
+	if err := CheckFormat(format); err != nil {
+		return Log{}, err
+	}
 	switch format {
 	case FormatCSV:
 		return ReadCSV(r)
 	case FormatSacct:
 		return ReadSacct(r)
-	case "", "auto":
-	default:
-		return Log{}, fmt.Errorf("format %q: want csv, sacct or auto", format)
 	}
 	br := bufio.NewReader(r)
 	first, err := firstLine(br)

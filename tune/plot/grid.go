@@ -2,7 +2,6 @@ package plot
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	gplot "gonum.org/v1/plot"
@@ -10,12 +9,15 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/pario/pario/internal/atomicfile"
 )
 
 // SaveGrid lays out ready-made plots (for instance bench/sweep's heat maps)
 // in a grid, rows[r][c] at row r and column c, each panel w x h, and writes
-// DIR/BASE.png and DIR/BASE.svg. It returns the two paths. A nil panel
-// leaves its cell empty.
+// DIR/BASE.png and DIR/BASE.svg, each under its name only once complete
+// (package atomicfile). It returns the two paths. A nil panel leaves its
+// cell empty.
 func SaveGrid(dir, base string, rows [][]*gplot.Plot, w, h vg.Length) ([]string, error) {
 	if len(rows) == 0 || len(rows[0]) == 0 {
 		return nil, fmt.Errorf("plot: no panel to lay out")
@@ -53,15 +55,15 @@ func SaveGrid(dir, base string, rows [][]*gplot.Plot, w, h vg.Length) ([]string,
 				}
 			}
 		}
-		out, err := os.Create(path)
+		out, err := atomicfile.Create(path)
 		if err != nil {
 			return paths, fmt.Errorf("plot: %w", err)
 		}
 		if _, err := canvas.WriteTo(out); err != nil {
-			out.Close()
+			out.Abort()
 			return paths, fmt.Errorf("plot: writing %s: %w", path, err)
 		}
-		if err := out.Close(); err != nil {
+		if err := out.Commit(); err != nil {
 			return paths, fmt.Errorf("plot: %w", err)
 		}
 		paths = append(paths, path)

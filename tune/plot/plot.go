@@ -17,7 +17,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -25,6 +24,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/pario/pario/internal/atomicfile"
 )
 
 // Format is an output format.
@@ -162,22 +163,27 @@ func (fig Figure) Render(w io.Writer, f Format) error {
 }
 
 // Save renders the figure to the file at path, in the format named by its
-// extension (.png or .svg).
+// extension (.png or .svg). The file appears under its name only once it
+// is complete (package atomicfile).
 func (fig Figure) Save(path string) (err error) {
 	f := Format(strings.ToLower(strings.TrimPrefix(filepath.Ext(path), ".")))
 	if f != PNG && f != SVG {
 		return fmt.Errorf("plot: %s: unknown format (use .png or .svg)", path)
 	}
-	out, err := os.Create(path)
+	// Under a temporary name until complete: a full disk or an
+	// interrupt leaves no half-written figure, and an older one whole.
+	out, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	defer func() {
-		if cerr := out.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("plot: %w", cerr)
-		}
-	}()
-	return fig.Render(out, f)
+	if err := fig.Render(out, f); err != nil {
+		out.Abort()
+		return err
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
 }
 
 // SaveAll renders the figure to DIR/BASE.png and DIR/BASE.svg and returns

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"errors"
 	"image/png"
 	"math"
 	"os"
@@ -139,5 +140,28 @@ func TestErrors(t *testing.T) {
 	bad := Figure{Series: []Series{{Label: "x", X: []float64{1, 2}, Y: []float64{1}}}}
 	if err := bad.Render(&buf, SVG); err == nil {
 		t.Error("mismatched series accepted")
+	}
+}
+
+// tune model --plot's figures, drawn here since they moved out of the
+// command: fig3 and fig4, PNG and SVG, in a directory SaveModelFigures makes.
+func TestSaveModelFigures(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "figs")
+	paths, err := SaveModelFigures(paperParams, 10, 40, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"fig3.png", "fig3.svg", "fig4.png", "fig4.svg"}
+	if len(paths) != len(want) {
+		t.Fatalf("paths %v, want %v", paths, want)
+	}
+	for i, p := range paths {
+		if p != filepath.Join(dir, want[i]) {
+			t.Errorf("path %d: %s, want %s", i, p, want[i])
+		}
+		checkFile(t, p)
+	}
+	if _, err := SaveModelFigures(model.Params{Lambda: 1, Gamma: 0.5, V: 1}, 10, 40, dir); !errors.Is(err, model.ErrUnstable) {
+		t.Errorf("an unstable system: %v, want model.ErrUnstable", err)
 	}
 }

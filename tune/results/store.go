@@ -58,6 +58,10 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fail("is a directory, not a results database")
+	} else if err == nil && !fi.Mode().IsRegular() {
+		// bbolt maps, seeks and locks its file: a named pipe failed
+		// with "illegal seek" (or, read-only, waited for a writer).
+		return fail("is %s, not a regular file: a results database must be a regular file (bbolt maps it into memory)", fileKind(fi.Mode()))
 	} else if err != nil && (opts.ReadOnly || !errors.Is(err, os.ErrNotExist)) {
 		return nil, fmt.Errorf("results: open %s: %w", path, err)
 	}
@@ -93,6 +97,19 @@ func Open(path string, opts Options) (*Store, error) {
 		return fail("%v", err)
 	}
 	return s, nil
+}
+
+// fileKind names a file type that is not a regular file or a directory.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // errDamaged marks a panic of bbolt.Open on a damaged file.

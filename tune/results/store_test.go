@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,6 +196,12 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	// bbolt maps and seeks its file: a named pipe failed with "illegal
+	// seek", naming neither the file nor the cause.
+	fifo := filepath.Join(dir, "fifo.db")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name, path string
@@ -202,6 +209,9 @@ func TestOpenErrors(t *testing.T) {
 		want       string
 	}{
 		{"directory", dir, Options{}, "is a directory"},
+		{"named pipe", fifo, Options{}, "is a named pipe, not a regular file: a results database must be a regular file"},
+		{"named pipe, read-only", fifo, Options{ReadOnly: true}, "is a named pipe, not a regular file"},
+		{"device", "/dev/null", Options{}, "is a device, not a regular file"},
 		{"text file", write("notes.txt", []byte(strings.Repeat("stripe count 4, strip size 1M\n", 400))), Options{}, "not a results database"},
 		{"short garbage", write("short.db", []byte("hello")), Options{}, "not a results database"},
 		{"truncated", write("truncated.db", img[:pageSize+100]), Options{}, ""},

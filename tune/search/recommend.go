@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pario/pario/tune/model"
+	"github.com/pario/pario/tune/sim"
 	"github.com/pario/pario/units"
 )
 
@@ -42,6 +43,9 @@ type Args struct {
 	// TrustModel lets a search with the model objective run although the
 	// simulator disagrees with the model (the report warns instead).
 	TrustModel bool
+	// Experiments (--experiments) is the simulator's count per stripe
+	// count with the sim objective; 0 means NewSimStriping's default.
+	Experiments int
 }
 
 // Request is one recommendation to make.
@@ -203,7 +207,12 @@ func ParseRequest(a Args) (Request, error) {
 		req.Methods = append(req.Methods, m)
 	}
 	switch a.Objective {
-	case "model", "sim":
+	case "sim":
+		if a.Experiments < 0 || a.Experiments > sim.MaxExperiments {
+			return req, fmt.Errorf("--experiments %d: want a count of simulated experiments from 1 to %d", a.Experiments, sim.MaxExperiments)
+		}
+		req.Objective, req.Experiments = a.Objective, a.Experiments
+	case "model":
 		req.Objective = a.Objective
 	case "bench":
 		// Every evaluation is a benchmark run: a fraction of the space
@@ -218,7 +227,7 @@ func ParseRequest(a Args) (Request, error) {
 			}
 		}
 	default:
-		return req, fmt.Errorf("--objective %q: want model, sim or bench", a.Objective)
+		return req, fmt.Errorf("--objective %q: want model, sim, bench or farm", a.Objective)
 	}
 	return req, nil
 }

@@ -159,14 +159,22 @@ func CheckPath(name string, write bool) error {
 		// A local back end (the default is POSIX) given a store path.
 		return fmt.Errorf("test file %s is in the pario store: use -a PARIO (or a path on a pario mount)", name)
 	}
+	st, err := os.Stat(name)
+	if err == nil && !st.Mode().IsRegular() {
+		// The test file is removed before the write phase and after the
+		// run: an empty directory given to -o was removed and replaced,
+		// and as root -o /dev/null would unlink /dev/null.
+		return fmt.Errorf("test file %s is %s, not a regular file: pario bench removes and recreates its test file; name a file (a directory's: %s)",
+			name, fileKind(st.Mode()), filepath.Join(name, "testFile"))
+	}
 	if !write {
-		if _, err := os.Stat(name); err != nil {
+		if err != nil {
 			return fmt.Errorf("test file: %w (nothing to read: add -w, or point -o at an existing file)", err)
 		}
 		return nil
 	}
 	dir := filepath.Dir(name)
-	st, err := os.Stat(dir)
+	st, err = os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("test file %s: directory %s does not exist", name, dir)
@@ -176,6 +184,21 @@ func CheckPath(name string, write bool) error {
 		return fmt.Errorf("test file %s: %s is not a directory", name, dir)
 	}
 	return nil
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // StatFS implements backend.StatFSer.

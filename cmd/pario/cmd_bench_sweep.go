@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/pario/pario/bench/sweep"
+)
+
+func newBenchSweepCommand() *cobra.Command {
+	var (
+		vary    []string
+		out     string
+		title   string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "sweep --vary NAME=V1,V2,... [--vary ...] [-- BENCH FLAGS]",
+		Short: "Run the benchmark over a grid of parameters; write CSV and a heat map or line plot (PNG, SVG)",
+		Long: `Run pario bench once per combination of the varied parameters and collect the
+mean write and read bandwidth of each. Two varied parameters give heat maps
+(the first across, the second up: e.g. strip size x transfer size, as in the
+calibration study's figures), one gives line plots. Output: DIR/sweep.csv,
+DIR/write.png, DIR/write.svg, DIR/read.png, DIR/read.svg.
+
+Parameters: t (transfer size), b (block size), s (segments), N (ranks),
+strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
+(I/O servers of the embedded cluster), layout (--pario.layout). Flags after
+"--" go to every pario bench run; without -a and -o each point is a default
+run on its own embedded cluster. A progress bar shows on a terminal.
+
+  pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
+  pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /tmp/ior.dat -b 64m -t 1m -e`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var params []sweep.Param
+			for _, v := range vary {
+				p, err := sweep.ParseParam(v)
+				if err != nil {
+					return usageError{err}
+				}
+				params = append(params, p)
+			}
+			if len(params) == 0 || len(params) > 2 {
+				return usageError{errors.New("give one or two --vary parameters")}
+			}
+			return runSweep(cmd.Context(), params, args, out, title, verbose)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&vary, "vary", nil, "a parameter and its values, NAME=V1,V2,... (once or twice)")
+	f.StringVar(&out, "out", "sweep", "directory for the CSV and the figures")
+	f.StringVar(&title, "title", "pario bench", "title of the figures")
+	f.BoolVar(&verbose, "show-runs", false, "show each run's report")
+	return cmd
+}
+
+func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out, title string, verbose bool) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "pario-sweep-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp}
+	if globalClusterFile != "" {
+		rc.Global = []string{"--cluster", globalClusterFile}
+	}
+	if verbose {
+		rc.Show = os.Stderr
+	}
+	var bar *progressbar.ProgressBar
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		bar = progressbar.NewOptions(len(sweep.Combos(params)), progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("sweep"), progressbar.OptionShowCount(), progressbar.OptionClearOnFinish())
+		rc.Done = func() { bar.Add(1) }
+	}
+	pts, err := sweep.Run(ctx, rc)
+	if err != nil {
+		return err
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	return sweep.WriteFiles(out, params, pts, title, os.Stdout)
+}
