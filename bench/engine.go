@@ -42,8 +42,10 @@ type Config struct {
 	// for Options.API with default settings.
 	Driver backend.Driver
 	Comm   Comm
-	// ClusterFile is passed to back ends that talk to a pario cluster.
+	// ClusterFile and OpTimeout are passed to back ends that talk to a
+	// pario cluster (backend.Env).
 	ClusterFile string
+	OpTimeout   time.Duration
 	// Stdout receives rank 0's report (default os.Stdout); other ranks
 	// print nothing.
 	Stdout io.Writer
@@ -257,7 +259,7 @@ func (r *runner) run(ctx context.Context) (_ *Report, err error) {
 	}
 
 	// The back end, and whether the test file can be used.
-	env := backend.Env{Params: params, Barrier: r.comm.Barrier, ClusterFile: r.cfg.ClusterFile, Logger: r.cfg.Logger}
+	env := backend.Env{Params: params, Barrier: r.comm.Barrier, ClusterFile: r.cfg.ClusterFile, OpTimeout: r.cfg.OpTimeout, Logger: r.cfg.Logger}
 	be, oerr := r.drv.Open(ctx, env)
 	if err := r.agree(ctx, "", oerr); err != nil {
 		if be != nil {

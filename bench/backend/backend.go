@@ -61,6 +61,10 @@ type Env struct {
 	// ClusterFile is the pario cluster file, for back ends that talk to a
 	// pario cluster; "" elsewhere.
 	ClusterFile string
+	// OpTimeout bounds each call such a back end makes to a server,
+	// dialling and retries included (the CLI's --op-timeout); 0 means the
+	// back end's own default.
+	OpTimeout time.Duration
 	// Logger is for diagnostics (never nil).
 	Logger *slog.Logger
 }

@@ -210,7 +210,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 	}
 	defer comm.Close()
 	cfg := bench.Config{
-		Options: o, Driver: drv, Comm: comm, ClusterFile: clusterFilePath(),
+		Options: o, Driver: drv, Comm: comm, ClusterFile: clusterFilePath(), OpTimeout: globalOpTimeout,
 		Stdout: os.Stdout, CommandLine: commandLine(), Logger: newLogger(), Wide: bf.firstLast,
 	}
 	_, err = bench.Run(ctx, cfg)

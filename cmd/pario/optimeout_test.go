@@ -44,3 +44,34 @@ func TestOpTimeoutBoundsTheConnection(t *testing.T) {
 	}
 	t.Logf("failed after %v: %s", took.Round(time.Millisecond), strings.TrimSpace(out))
 }
+
+// pario bench -a PARIO's ranks take --op-timeout too: against the same
+// hung metadata server, `pario --op-timeout 2s bench -a PARIO` fails
+// within about 2 s. Before, its ranks dialled for a fixed 30 s and then
+// made calls bounded by 60 s, whatever --op-timeout said.
+func TestOpTimeoutBoundsBenchRanks(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	if out, err := exec.Command(parioBin, "secret", filepath.Join(dir, "secret")).CombinedOutput(); err != nil {
+		t.Fatalf("pario secret: %v\n%s", err, out)
+	}
+	cf := filepath.Join(dir, "cluster")
+	if err := os.WriteFile(cf, []byte("secret-file secret\nmeta "+ln.Addr().String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const opTimeout = 2 * time.Second
+	start := time.Now()
+	out, err := runErr(cf, "--op-timeout", opTimeout.String(), "bench", "-a", "PARIO", "-N", "1", "-b", "1m", "-t", "1m", "-o", "pario:/x")
+	took := time.Since(start)
+	if err == nil || !strings.Contains(out, ln.Addr().String()) {
+		t.Fatalf("pario bench -a PARIO against a hung metadata server: %v after %v\n%s\nwant a failure naming it", err, took, out)
+	}
+	if took > 15*time.Second {
+		t.Fatalf("pario --op-timeout %v bench -a PARIO took %v against a hung metadata server", opTimeout, took)
+	}
+	t.Logf("failed after %v: %s", took.Round(time.Millisecond), strings.TrimSpace(out))
+}

@@ -95,6 +95,10 @@ func (d *Driver) Validate(backend.Params) error {
 	return err
 }
 
+// defaultOpTimeout bounds a call to a server when Env.OpTimeout is 0:
+// the CLI's --op-timeout default.
+const defaultOpTimeout = 60 * time.Second
+
 // Open implements backend.Driver: it dials the cluster named by
 // env.ClusterFile.
 func (d *Driver) Open(ctx context.Context, env backend.Env) (backend.Backend, error) {
@@ -116,9 +120,14 @@ func (d *Driver) Open(ctx context.Context, env backend.Env) (backend.Backend, er
 	if err != nil {
 		return nil, err
 	}
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	timeout := env.OpTimeout
+	if timeout <= 0 {
+		timeout = defaultOpTimeout
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c, err := client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection}})
+	c, err := client.Dial(dctx, client.Options{Meta: cf.Meta, Secret: secret,
+		Endpoint: wire.EndpointOptions{Protection: cf.Protection, Timeout: timeout}})
 	if err != nil {
 		return nil, fmt.Errorf("PARIO: %w", err)
 	}
