@@ -66,6 +66,16 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 	return pts, nil
 }
 
+// measured reports whether any point has a figure for op.
+func measured(pts []Point, op string) bool {
+	for _, pt := range pts {
+		if !math.IsNaN(value(pt, op)) {
+			return true
+		}
+	}
+	return false
+}
+
 // readPoint reads the mean bandwidths from one run's JSON summary; what it
 // cannot read stays NaN.
 func readPoint(path string, vals []string) Point {
@@ -102,9 +112,12 @@ func WriteFiles(dir string, params []Param, pts []Point, title string, w io.Writ
 		}
 	}
 	for _, op := range []string{"write", "read"} {
+		if !measured(pts, op) {
+			continue // not asked for (-w alone), or every point failed
+		}
 		p, err := Plot(params, pts, op, title)
 		if err != nil {
-			continue // that operation was not measured
+			return err
 		}
 		base := filepath.Join(dir, op)
 		if err := Save(p, base); err != nil {

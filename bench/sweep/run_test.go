@@ -85,3 +85,28 @@ func TestRunStopsWithContext(t *testing.T) {
 		t.Errorf("Run with a cancelled context: %v", err)
 	}
 }
+
+// A heat map (two varied parameters) of an operation no point measured is
+// not drawn either: `bench sweep -w` wrote an empty read.png and read.svg.
+func TestWriteFilesTwoParamsWritesOnly(t *testing.T) {
+	s, _ := ParseParam("s=1,2")
+	tr, _ := ParseParam("t=4k,16k")
+	params := []Param{s, tr}
+	var pts []Point
+	for _, v := range Combos(params) {
+		pts = append(pts, Point{Values: v, WriteMiB: 10, ReadMiB: math.NaN(), WriteSD: 0, ReadSD: math.NaN()})
+	}
+	out := t.TempDir()
+	var w bytes.Buffer
+	if err := WriteFiles(out, params, pts, "writes only", &w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "write.png")); err != nil {
+		t.Error(err)
+	}
+	for _, f := range []string{"read.png", "read.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("%s written though no point measured reads; WriteFiles said:\n%s", f, w.String())
+		}
+	}
+}
