@@ -31,8 +31,8 @@ type LaunchOptions struct {
 	// Prefix returns the prefix of rank r's lines; nil means "[rank r] ".
 	Prefix func(r int) string
 	// Grace is how long the other ranks may keep running once one has
-	// failed before Launch stops them as it does when ctx ends (they
-	// normally fail by themselves at once, naming it). Default 10s.
+	// failed before Launch kills them (they normally fail by themselves
+	// at once, naming it). Default 10s.
 	Grace time.Duration
 }
 
@@ -103,17 +103,12 @@ func thousands(n int) string {
 	return s
 }
 
-// stopDelay is how long a rank has to stop once asked (SIGTERM) before
-// Launch kills it.
-const stopDelay = 2 * time.Second
-
 // Launch runs n copies of the program argv as rank processes on this host
 // and waits for them. Each gets PARIO_RANK, PARIO_SIZE, PARIO_RENDEZVOUS (a
 // loopback address whose listener Launch binds and hands to rank 0 as
 // PARIO_LISTEN_FD) and a fresh PARIO_JOB, so that Join in the copies finds
 // its rank. Their output is streamed with each line prefixed by its rank.
-// When ctx ends, or Grace after a rank failed, the ranks still running get
-// SIGTERM, and SIGKILL two seconds later. The result is nil when every rank
+// When ctx ends the ranks are killed. The result is nil when every rank
 // exited with status 0, and otherwise a *LaunchError naming each rank that
 // failed.
 func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error {
@@ -188,8 +183,7 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 		stderr := &lineWriter{mu: &outMu, dst: opts.Stderr, prefix: opts.Prefix(r)}
 		writers = append(writers, stdout, stderr)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
-		cmd.WaitDelay = stopDelay
-		stopGently(cmd)
+		cmd.WaitDelay = 2 * time.Second
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			startErr = fmt.Errorf("start %s: %w", argv[0], err)

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -33,30 +31,9 @@ func TestMain(m *testing.M) {
 //	nested   after the rendezvous each rank runs a command (this binary in
 //	         mode detect), as pario farm does, and prints what it printed
 //	detect   not a rank: print what Detect finds in the environment
-//	parent   a rank that stops on SIGTERM as pario does: runs a child (mode
-//	         sleep), prints "CHILD pid" and waits for it
-//	sleep    not a rank: sleep a minute
 func helperMain(mode string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	switch mode {
-	case "sleep":
-		time.Sleep(time.Minute)
-		return 0
-	case "parent":
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		exe, _ := os.Executable()
-		cmd := exec.CommandContext(ctx, exe)
-		cmd.Env = append(os.Environ(), helperVar+"=sleep")
-		if err := cmd.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, "start:", err)
-			return 2
-		}
-		fmt.Printf("CHILD %d\n", cmd.Process.Pid)
-		cmd.Wait()
-		return 1
-	}
 	if mode == "detect" {
 		in, err := Detect(Environ())
 		fmt.Printf("launcher=%s rank=%d size=%d err=%v fd=%q\n", in.Launcher, in.Rank, in.Size, err, os.Getenv("PARIO_LISTEN_FD"))
