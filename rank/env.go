@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -70,7 +71,9 @@ func Environ() map[string]string {
 //	Slurm    SLURM_PROCID with SLURM_STEP_NUM_TASKS, else SLURM_NTASKS, SLURM_LOCALID
 //	         (job SLURM_JOB_ID.SLURM_STEP_ID); only inside an srun step: a batch
 //	         script also has SLURM_PROCID=0 and SLURM_NTASKS, and is one rank
-//	none     rank 0 of 1
+//	none     rank 0 of 1; but PMI_ID (Hydra's -pmi-port, no size) or a
+//	         SLURM_PROCID other than 0 outside a step is an error, not one
+//	         rank running alone while its launcher started many
 //
 // $PARIO_JOB, when set, is the job id whatever the launcher. The rendezvous
 // address comes from $PARIO_RENDEZVOUS (host or host:port), else 127.0.0.1
@@ -135,6 +138,14 @@ func Detect(env map[string]string) (Info, error) {
 			info.LocalRank, err = intVar(get, "SLURM_LOCALID", 0, info.Size-1)
 		}
 		info.JobID = slurmJob(get)
+	case get("PMI_ID") != "":
+		// Hydra's -pmi-port names the rank PMI_ID and leaves the size to
+		// the PMI protocol: one rank here would be a run of its own.
+		err = fmt.Errorf("rank: PMI_ID=%s is set (MPICH's mpiexec -pmi-port) but PMI_RANK and PMI_SIZE are not: run mpiexec without -pmi-port, or set PARIO_RANK and PARIO_SIZE", get("PMI_ID"))
+	case get("SLURM_PROCID") != "" && get("SLURM_PROCID") != "0":
+		// A batch script is task 0; any other task is in a step, whose
+		// variables are missing.
+		err = fmt.Errorf("rank: SLURM_PROCID=%s is set but neither SLURM_STEP_ID nor SLURM_STEP_NUM_TASKS is: a task of srun other than 0 without its step; set PARIO_RANK and PARIO_SIZE", get("SLURM_PROCID"))
 	}
 	if err != nil {
 		return info, err
@@ -227,6 +238,9 @@ func firstOf(get func(string) string, vars ...string) string {
 func intVar(get func(string) string, name string, lo, hi int) (int, error) {
 	s := get(name)
 	n, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("rank: %s=%s is out of range [%d, %d]", name, s, lo, hi)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("rank: %s=%q is not an integer", name, s)
 	}

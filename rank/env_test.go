@@ -27,6 +27,11 @@ func TestDetect(t *testing.T) {
 				Rendezvous: "127.0.0.1:4000", RendezvousFrom: "PARIO_RENDEZVOUS", Port: derivedPort("tok"), ListenFD: 3},
 		},
 		{
+			name: "Slurm batch script",
+			env:  map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_ID": "7"},
+			want: Info{Rank: 0, Size: 1, LocalRank: -1, Launcher: LauncherNone, Port: DefaultPort, ListenFD: -1},
+		},
+		{
 			name: "pario wins over Open MPI and Slurm",
 			env: map[string]string{"PARIO_RANK": "2", "PARIO_SIZE": "3", "PARIO_RENDEZVOUS": "h",
 				"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "8", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "9"},
@@ -141,7 +146,22 @@ func TestDetect(t *testing.T) {
 		{name: "zero size", env: map[string]string{"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "0"},
 			err: "SLURM_STEP_NUM_TASKS=0 is out of range"},
 		{name: "huge size", env: map[string]string{"PARIO_RANK": "0", "PARIO_SIZE": "99999999999999999999"},
-			err: "PARIO_SIZE"},
+			err: "PARIO_SIZE=99999999999999999999 is out of range [1, 1048576]"},
+		// 2^63 is an integer, too large: it said "is not an integer".
+		{name: "size 2^63", env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "9223372036854775808"},
+			err: "OMPI_COMM_WORLD_SIZE=9223372036854775808 is out of range [1, 1048576]"},
+		{name: "rank -2^63-1", env: map[string]string{"PMI_RANK": "-9223372036854775809", "PMI_SIZE": "2"},
+			err: "PMI_RANK=-9223372036854775809 is out of range [0, 1048576]"},
+		// A task of an srun step other than 0 with its step variables
+		// lost ran as the one rank of a run of its own.
+		{name: "Slurm task other than 0 outside a step", env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"},
+			err: "SLURM_PROCID=3 is set but neither SLURM_STEP_ID nor SLURM_STEP_NUM_TASKS is"},
+		{name: "Slurm task not a number outside a step", env: map[string]string{"SLURM_PROCID": "x"},
+			err: "SLURM_PROCID=x is set but neither SLURM_STEP_ID nor SLURM_STEP_NUM_TASKS is"},
+		// MPICH's Hydra with -pmi-port gives PMI_ID for PMI_RANK and no
+		// size: each process ran as a run of its own.
+		{name: "Hydra with -pmi-port", env: map[string]string{"PMI_ID": "2", "PMI_PORT": "n1:4000", "MPI_LOCALNRANKS": "4", "MPI_LOCALRANKID": "2"},
+			err: "PMI_ID=2 is set (MPICH's mpiexec -pmi-port) but PMI_RANK and PMI_SIZE are not"},
 		{name: "local rank out of range", env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "4",
 			"OMPI_COMM_WORLD_LOCAL_RANK": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"},
 			err: "OMPI_COMM_WORLD_LOCAL_RANK=2 is out of range"},

@@ -78,6 +78,9 @@ func CheckRendezvous(addr string) error {
 // overrides and meets the other ranks at the rendezvous. It returns when all
 // ranks have joined, or with an error naming what is missing when ctx ends
 // or cfg.Timeout passes. With one rank it returns at once and does no I/O.
+// When cfg.Env is nil and Launch started this rank, Join removes Launch's
+// PARIO_* variables from the process environment once read, so that the
+// commands the rank runs do not take themselves for ranks.
 func Join(ctx context.Context, cfg Config) (*Comm, error) {
 	env := cfg.Env
 	if env == nil {
@@ -86,6 +89,9 @@ func Join(ctx context.Context, cfg Config) (*Comm, error) {
 	info, err := Detect(env)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Env == nil {
+		consumeLaunchVars(info)
 	}
 	// Ranks pario's launcher started meet where it says (rank 0 holds the
 	// socket it bound): an option given to the command they all run is
@@ -110,6 +116,24 @@ func Join(ctx context.Context, cfg Config) (*Comm, error) {
 		cfg.Listener = ln
 	}
 	return join(ctx, info, cfg)
+}
+
+// launchVars are the variables Launch gives each rank it starts.
+var launchVars = []string{"PARIO_RANK", "PARIO_SIZE", "PARIO_RENDEZVOUS", "PARIO_JOB", "PARIO_LISTEN_FD"}
+
+// consumeLaunchVars removes from the process environment what Launch told
+// this rank, once read: a command the rank runs (pario farm runs one per
+// segment) is not a rank of this run, and a pario inside it that found
+// them took itself for one (dialling a rendezvous long over, or taking
+// its own descriptor 3 for the launcher's listener). Variables a user set
+// for mpirun or srun stay, as do the launcher's own (OMPI_*, SLURM_*).
+func consumeLaunchVars(info Info) {
+	if info.Launcher != LauncherPario {
+		return
+	}
+	for _, v := range launchVars {
+		os.Unsetenv(v)
+	}
 }
 
 func join(ctx context.Context, info Info, cfg Config) (*Comm, error) {

@@ -144,7 +144,7 @@ func Launch(ctx context.Context, n int, argv []string, opts LaunchOptions) error
 	if base == nil {
 		base = os.Environ()
 	}
-	base = withoutVars(base, "PARIO_RANK", "PARIO_SIZE", "PARIO_RENDEZVOUS", "PARIO_JOB", "PARIO_LISTEN_FD")
+	base = withoutVars(base, launchVars...)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

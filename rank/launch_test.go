@@ -341,3 +341,22 @@ func TestLaunchStopGrace(t *testing.T) {
 		}
 	}
 }
+
+// A command a rank runs (pario farm runs one per segment) is not a rank of
+// the launcher's run: it must not find PARIO_RANK, PARIO_SIZE and the
+// rest. Before, a `pario bench` run by a farm rank's command took itself
+// for that rank: rank 1's dialled the launcher's closed rendezvous for its
+// whole 2-minute timeout, rank 0's took its own descriptor 3 for the
+// launcher's listener.
+func TestLaunchedRankCommandsAreNotRanks(t *testing.T) {
+	out, errOut, err := launchHelper(t, 2, "nested")
+	if err != nil {
+		t.Fatalf("Launch: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	for r := range 2 {
+		want := fmt.Sprintf("[rank %d] NESTED launcher=none rank=0 size=1 err=<nil> fd=\"\"\n", r)
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}

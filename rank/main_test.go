@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -33,6 +34,9 @@ func TestMain(m *testing.M) {
 //	kill     rank $PARIO_TEST_RANK kills itself while the others are in a barrier
 //	early    rank $PARIO_TEST_RANK exits 5 before the rendezvous; the others wait
 //	stop     after a barrier, says "ready" and waits for SIGTERM, then says how it stopped
+//	nested   after the rendezvous each rank runs a command (this binary in
+//	         mode detect), as pario farm does, and prints what it printed
+//	detect   not a rank: print what Detect finds in the environment
 func helperMain(mode string) int {
 	if mode == "stop" {
 		// Before the rendezvous, so that no signal finds it unprepared.
@@ -42,6 +46,11 @@ func helperMain(mode string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	if mode == "detect" {
+		in, err := Detect(Environ())
+		fmt.Printf("launcher=%s rank=%d size=%d err=%v fd=%q\n", in.Launcher, in.Rank, in.Size, err, os.Getenv("PARIO_LISTEN_FD"))
+		return 0
+	}
 	target, _ := strconv.Atoi(os.Getenv("PARIO_TEST_RANK"))
 	if mode == "early" && os.Getenv("PARIO_RANK") == strconv.Itoa(target) {
 		return 5 // before the rendezvous: the others wait for it
@@ -95,6 +104,21 @@ func helperMain(mode string) int {
 		}
 	case "early":
 		fmt.Println("joined without the early rank?")
+	case "nested":
+		exe, err := os.Executable()
+		if err != nil {
+			return fail("executable", err)
+		}
+		cmd := exec.CommandContext(ctx, exe)
+		cmd.Env = append(os.Environ(), helperVar+"=detect")
+		out, err := cmd.Output()
+		if err != nil {
+			return fail("nested command", err)
+		}
+		fmt.Printf("NESTED %s", out)
+		if err := c.Barrier(ctx); err != nil {
+			return fail("barrier", err)
+		}
 	case "exit":
 		if err := c.Barrier(ctx); err != nil {
 			return fail("barrier", err)
