@@ -63,10 +63,12 @@ func (b Bench) Validate() error {
 		return errors.New("search: bench objective: no pario binary")
 	case b.FileSize < 1:
 		return fmt.Errorf("search: bench objective: file size %d is not positive", b.FileSize)
-	case b.Ranks < 1 || b.Repetitions < 1:
-		return fmt.Errorf("search: bench objective: %d ranks, %d repetitions: both must be at least 1", b.Ranks, b.Repetitions)
+	case b.Ranks < 1:
+		return fmt.Errorf("--bench-ranks %d: want at least 1 rank writing the file", b.Ranks)
+	case b.Repetitions < 1:
+		return fmt.Errorf("--bench-repetitions %d: want at least 1 run per point", b.Repetitions)
 	case b.Cluster == "" && b.Servers < 1:
-		return fmt.Errorf("search: bench objective: an embedded cluster of %d servers", b.Servers)
+		return fmt.Errorf("--bench-servers %d: want at least 1 I/O server in each run's embedded cluster", b.Servers)
 	case b.Dir == "":
 		return errors.New("search: bench objective: no directory for the summaries")
 	}

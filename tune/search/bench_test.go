@@ -80,7 +80,7 @@ func TestBenchObjective(t *testing.T) {
 	if n := runs(t, count); n != 3 {
 		t.Errorf("%d runs, want 3", n)
 	}
-	if err := (Bench{Exe: "x", FileSize: 1, Ranks: 1, Repetitions: 1, Dir: "d"}).Validate(); err == nil || !strings.Contains(err.Error(), "embedded cluster of 0 servers") {
+	if err := (Bench{Exe: "x", FileSize: 1, Ranks: 1, Repetitions: 1, Dir: "d"}).Validate(); err == nil || !strings.Contains(err.Error(), "--bench-servers 0: want at least 1 I/O server") {
 		t.Errorf("no servers: %v", err)
 	}
 }

@@ -261,9 +261,10 @@ func parseRange(flag, s string, parse func(string) (int64, error)) (lo, hi int64
 		hi, err = parse(b)
 	}
 	if err != nil {
-		example := "1m:256m"
-		if flag == "stripe-count" {
-			example = "1:160"
+		example := map[string]string{"stripe-count": "1:160", "files": "1:128", "procs-per-file": "1:16",
+			"farm-group": "1:8", "farm-ranks": "2:8"}[flag]
+		if example == "" {
+			example = "1m:256m" // the sizes: strip, transfer
 		}
 		return 0, 0, fmt.Errorf("--%s %q: %v (want MIN:MAX, e.g. %s)", flag, s, err, example)
 	}

@@ -376,3 +376,14 @@ func FuzzParseRequest(f *testing.F) {
 		}
 	})
 }
+
+// A count range's error gives a count as its example, not a size:
+// `--files 0:4` suggested "e.g. 1m:256m".
+func TestParseRangeExampleFitsTheFlag(t *testing.T) {
+	for flag, want := range map[string]string{"files": "e.g. 1:128", "stripe-count": "e.g. 1:160", "strip-size": "e.g. 1m:256m"} {
+		_, _, err := parseRange(flag, "0:4", parseCount)
+		if err == nil || !strings.Contains(err.Error(), "--"+flag+` "0:4"`) || !strings.Contains(err.Error(), want) {
+			t.Errorf("parseRange(%q, \"0:4\"): %v, want an error naming the flag with %q", flag, err, want)
+		}
+	}
+}
