@@ -125,6 +125,14 @@ func ParseFile(b []byte) (*File, error) {
 			if err := checkAddr(fields[2]); err != nil {
 				return nil, bad("address of I/O server %s: %v", fields[1], err)
 			}
+			// One server answers at one address, under one name: a second
+			// line with the address is a copy-and-paste mistake that would
+			// put two "servers'" datafiles on one disk.
+			for _, d := range f.Data {
+				if d.Addr == fields[2] {
+					return nil, bad("I/O server %s has the address %s of I/O server %s", fields[1], fields[2], d.Name)
+				}
+			}
 			names[fields[1]] = true
 			f.Data = append(f.Data, ServerEntry{Name: fields[1], Addr: fields[2]})
 		case "max-conns", "max-conns-per-peer":
@@ -197,18 +205,31 @@ func checkAddr(addr string) error {
 	return nil
 }
 
+// MaxFileSize bounds what ReadFile reads: a cluster file of tens of
+// thousands of servers fits, and a --cluster naming /dev/zero or a huge
+// file by mistake is an error instead of every byte of memory.
+const MaxFileSize = 1 << 20
+
 // ReadFile reads and parses a cluster file.
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ParseFile(b)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err // a *PathError: it names the file
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not a cluster file (a cluster file is a few lines of text: docs/store.md)", path, MaxFileSize)
+	}
+	cf, err := ParseFile(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.Dir = filepath.Dir(path)
-	return f, nil
+	cf.Dir = filepath.Dir(path)
+	return cf, nil
 }
 
 // Format renders the text form.
