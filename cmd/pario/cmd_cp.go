@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -155,7 +156,10 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		}
 		in = f
 	} else {
-		f, err := os.Open(src)
+		// O_NONBLOCK: opening a FIFO with no writer would wait for one,
+		// beyond the reach of Ctrl-C, only to be refused below. It changes
+		// nothing for the regular files cp copies.
+		f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return 0, err
 		}
