@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -464,17 +463,7 @@ func mvPlan(ctx context.Context, c *client.Client, args []string, targetDir stri
 }
 
 // mvOne renames one source. A trailing slash on either name asks for a
-// directory (ENOTDIR otherwise), which the metadata server, cleaning
-// slashes, would not check.
+// directory: the metadata server checks it (ENOTDIR), as rename(2) does.
 func mvOne(ctx context.Context, c *client.Client, from, to string) error {
-	if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
-		a, err := c.Lookup(ctx, storePath(from))
-		if err != nil {
-			return err
-		}
-		if a.Kind != meta.KindDir {
-			return &fs.PathError{Op: "rename", Path: storePath(from) + " to " + storePath(to), Err: syscall.ENOTDIR}
-		}
-	}
 	return c.Rename(ctx, storePath(from), storePath(to))
 }
