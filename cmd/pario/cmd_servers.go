@@ -75,6 +75,12 @@ rates go into the cluster file (docs/mfg.md).
 			if err != nil {
 				return usageError{err}
 			}
+			// The servers take --port and the --servers ports after it: all
+			// must be ports, or the error would name an I/O server and a
+			// port the user never typed.
+			if port != 0 && (port < 1 || port+servers > 65535) {
+				return usageError{fmt.Errorf("--port %d: the metadata server and %d I/O servers take ports %d to %d; want a first port from 1 to %d", port, servers, port, port+servers, 65535-servers)}
+			}
 			var ports []int
 			if port != 0 {
 				for i := 0; i <= servers; i++ {

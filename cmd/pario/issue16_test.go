@@ -139,6 +139,10 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"layout", "set", "/"},
 		{"up", "--servers", "0"},
 		{"up", "--servers", "-1"},
+		{"up", "--port", "65535"},
+		{"up", "--port", "70000"},
+		{"up", "--port", "-5"},
+		{"up", "--port", "65000", "--servers", "600"},
 		{"mount", "--embedded", "--servers", "0", t.TempDir()},
 		{"bench", "--servers", "0"},
 		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-regens", "0"},
@@ -151,6 +155,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		out, code := exitCode(t, args...)
 		if code != 2 || !strings.HasPrefix(out, "pario: ") {
 			t.Errorf("pario %s: exit %d, want 2 and a message:\n%s", strings.Join(args, " "), code, out)
+		}
+		if args[0] == "up" && args[1] == "--port" && !strings.Contains(out, "--port "+args[2]+": ") {
+			t.Errorf("pario %s: %q does not name --port", strings.Join(args, " "), out)
 		}
 		if strings.Contains(out, "servers 0") || strings.Contains(out, "servers -1") {
 			if !strings.Contains(out, "want at least 1") {
