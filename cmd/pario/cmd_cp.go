@@ -68,6 +68,14 @@ an existing one is overwritten and keeps its layout (cp warns if you gave one).
 						opts.Hints[k] = v
 					}
 				}
+				// Checked here, as --layout is: a bad hint is the call's
+				// mistake (status 2), not the metadata server's failure.
+				if _, err := dist.ParseHints(opts.Hints); err != nil {
+					return usageError{fmt.Errorf("--hint: %w", err)}
+				}
+			}
+			if workers < 1 {
+				return usageError{fmt.Errorf("--workers %d: want at least 1 transfer in flight", workers)}
 			}
 			src, dst := args[0], args[1]
 			if !isStorePath(src) && !isStorePath(dst) {
@@ -137,6 +145,11 @@ func (f localFile) WriteAtContext(ctx context.Context, p []byte, off int64) (int
 func (f localFile) SyncContext(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	// fsync(2) of a device such as /dev/null is EINVAL: there is nothing
+	// to make durable (`pario cp pario:/big /dev/null` measures reads).
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil
 	}
 	return f.Sync()
 }

@@ -82,6 +82,11 @@ func newLayoutSetCommand() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var l dist.Layout
+			// -c -1 is lfs setstripe's "every server": pario's default
+			// stripe count, so no num_datafiles.
+			if count < -1 {
+				return usageError{fmt.Errorf("-c %d: want a stripe count of at least 1, or -1 for every I/O server", count)}
+			}
 			flagsUsed := count != 0 || stripSize != 0 || distName != "" || strips != ""
 			switch {
 			case clear:
@@ -107,8 +112,11 @@ func newLayoutSetCommand() *cobra.Command {
 				if strips != "" {
 					hints["strips"] = strips
 				}
-				if count != 0 {
+				if count > 0 {
 					hints["num_datafiles"] = strconv.Itoa(count)
+				}
+				if len(hints) == 0 { // -c -1 alone: the default stripes, set
+					hints["dist"] = dist.SimpleStripe
 				}
 				var err error
 				if l, err = dist.ParseHints(hints); err != nil {
@@ -131,7 +139,7 @@ func newLayoutSetCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count)")
+	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count); -1: every I/O server, as lfs setstripe -c -1")
 	f.VarP(units.SizeFlag(&stripSize), "strip-size", "S", "strip size, e.g. 1m (binary suffixes k, m, g, t)")
 	f.StringVarP(&distName, "dist", "d", "", "distribution: simple_stripe, basic, varstrip, twod_stripe")
 	f.StringVar(&strips, "strips", "", "varstrip strips, e.g. 0:200000;1:4000000")

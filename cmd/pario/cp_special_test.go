@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -42,5 +43,24 @@ func TestCpRefusesSpecialFilesAtOnce(t *testing.T) {
 	}
 	if out := run(t, cf, "ls", "/"); strings.TrimSpace(out) != "" {
 		t.Fatalf("refused copies left %q in the store", out)
+	}
+}
+
+// pario cp pario:/f /dev/null works, as cp(1) does (it is how one times a
+// read): the sync of a device that cannot be synced (EINVAL) is skipped.
+// layout set -c -1 is lfs setstripe's every server, not a usage error.
+func TestCpToDevNullAndStripeCountAll(t *testing.T) {
+	cf := up(t)
+	src := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(src, make([]byte, 200000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "cp", "-q", src, "pario:/f")
+	if out, failed := cpWithin(t, cf, time.Minute, "pario:/f", "/dev/null"); failed {
+		t.Errorf("pario cp pario:/f /dev/null failed:\n%s", out)
+	}
+	run(t, cf, "mkdir", "/d")
+	if out := run(t, cf, "layout", "set", "/d", "-c", "-1", "-S", "1m"); !strings.Contains(out, "/d: simple_stripe:strip_size=1048576\n") {
+		t.Errorf("layout set /d -c -1 -S 1m: %q, want 1 MiB strips on every server", out)
 	}
 }
