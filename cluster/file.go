@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pario/pario/wire"
 )
@@ -71,7 +72,6 @@ type ServerEntry struct {
 // ParseFile parses the text form. Errors give the line number.
 func ParseFile(b []byte) (*File, error) {
 	f := &File{}
-	names := map[string]bool{}
 	protectionSet, squashSet := false, false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
@@ -119,22 +119,11 @@ func ParseFile(b []byte) (*File, error) {
 			if len(fields) != 3 {
 				return nil, bad("want `data NAME HOST:PORT`")
 			}
-			if names[fields[1]] {
-				return nil, bad("I/O server name %q used twice", fields[1])
+			e := ServerEntry{Name: fields[1], Addr: fields[2]}
+			if err := checkServer(f.Data, e); err != nil {
+				return nil, bad("%v", err)
 			}
-			if err := checkAddr(fields[2]); err != nil {
-				return nil, bad("address of I/O server %s: %v", fields[1], err)
-			}
-			// One server answers at one address, under one name: a second
-			// line with the address is a copy-and-paste mistake that would
-			// put two "servers'" datafiles on one disk.
-			for _, d := range f.Data {
-				if d.Addr == fields[2] {
-					return nil, bad("I/O server %s has the address %s of I/O server %s", fields[1], fields[2], d.Name)
-				}
-			}
-			names[fields[1]] = true
-			f.Data = append(f.Data, ServerEntry{Name: fields[1], Addr: fields[2]})
+			f.Data = append(f.Data, e)
 		case "max-conns", "max-conns-per-peer":
 			if len(fields) != 2 {
 				return nil, bad("want `%s N`", fields[0])
@@ -187,6 +176,45 @@ func ParseFile(b []byte) (*File, error) {
 		return nil, errors.New("cluster file: no `secret-file PATH` line")
 	}
 	return f, nil
+}
+
+// checkServer checks an I/O server's entry, and it against the entries
+// before it.
+func checkServer(prev []ServerEntry, e ServerEntry) error {
+	if err := checkAddr(e.Addr); err != nil {
+		return fmt.Errorf("address of I/O server %s: %v", e.Name, err)
+	}
+	for _, d := range prev {
+		switch {
+		case d.Name == e.Name:
+			return fmt.Errorf("I/O server name %q used twice", e.Name)
+		// One server answers at one address, under one name: a second
+		// entry with the address is a copy-and-paste mistake that would
+		// put two "servers'" datafiles on one disk.
+		case d.Addr == e.Addr:
+			return fmt.Errorf("I/O server %s has the address %s of I/O server %s", e.Name, e.Addr, d.Name)
+		}
+	}
+	return nil
+}
+
+// ParseServers reads I/O servers given as NAME=HOST:PORT values (pario
+// meta --data), checked as a cluster file's data lines are; an error
+// quotes the value at fault.
+func ParseServers(vals []string) ([]ServerEntry, error) {
+	var out []ServerEntry
+	for _, v := range vals {
+		name, addr, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.ContainsFunc(name, unicode.IsSpace) {
+			return nil, fmt.Errorf("%q: want NAME=HOST:PORT", v)
+		}
+		e := ServerEntry{Name: name, Addr: addr}
+		if err := checkServer(out, e); err != nil {
+			return nil, fmt.Errorf("%q: %w", v, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 func checkAddr(addr string) error {

@@ -467,3 +467,25 @@ func TestReadFileTooLarge(t *testing.T) {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 }
+
+// ParseServers checks pario meta --data's values as data lines are, and
+// quotes the value at fault.
+func TestParseServers(t *testing.T) {
+	got, err := ParseServers([]string{"data0=10.0.0.2:7001", "data1=[::1]:7001"})
+	if want := []ServerEntry{{"data0", "10.0.0.2:7001"}, {"data1", "[::1]:7001"}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseServers: %v, %v; want %v", got, err, want)
+	}
+	for vals, want := range map[string]string{
+		"a=h:1,a=h:2":  `"a=h:2": I/O server name "a" used twice`,
+		"a=h:1,b=h:1":  `"b=h:1": I/O server b has the address h:1 of I/O server a`,
+		"a=h:0":        `"a=h:0": address of I/O server a`,
+		"a":            `"a": want NAME=HOST:PORT`,
+		"=h:1":         `"=h:1": want NAME=HOST:PORT`,
+		"my data=h:1":  `"my data=h:1": want NAME=HOST:PORT`,
+		"a=h:1,b=h:+2": `"b=h:+2": address of I/O server b`,
+	} {
+		if _, err := ParseServers(strings.Split(vals, ",")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseServers(%s): %v, want an error with %q", vals, err, want)
+		}
+	}
+}

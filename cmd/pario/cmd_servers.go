@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -363,20 +362,11 @@ or, without a cluster file:
 // parseDataFlags turns --data NAME=HOST:PORT values into cluster entries,
 // checked as a cluster file's lines are.
 func parseDataFlags(vals []string) ([]cluster.ServerEntry, error) {
-	var b strings.Builder
-	b.WriteString("secret-file -\nmeta 127.0.0.1:1\n")
-	for _, v := range vals {
-		name, addr, ok := strings.Cut(v, "=")
-		if !ok {
-			return nil, fmt.Errorf("--data %q: want NAME=HOST:PORT", v)
-		}
-		fmt.Fprintf(&b, "data %s %s\n", name, addr)
-	}
-	f, err := cluster.ParseFile([]byte(b.String()))
+	servers, err := cluster.ParseServers(vals)
 	if err != nil {
-		return nil, fmt.Errorf("--data: %w", err)
+		return nil, fmt.Errorf("--data %w", err)
 	}
-	return f.Data, nil
+	return servers, nil
 }
 
 func newDataCommand() *cobra.Command {

@@ -169,6 +169,14 @@ func TestUsageErrorsExit2(t *testing.T) {
 			}
 		}
 	}
+	// --data is named, with the value at fault; it is no cluster file,
+	// and its errors said "cluster file line 4" of one built from it.
+	for _, data := range []string{"a=h:1,a=h:2", "a=h:1,b=h:1", "a=h:1,b=h:x", "a=h:1,=h:2"} {
+		out, code := exitCode(t, "meta", "--listen", "127.0.0.1:1", "--secret-file", "s", "--dir", t.TempDir(), "--data", data)
+		if code != 2 || !strings.Contains(out, `pario: --data "`) || strings.Contains(out, "cluster file") {
+			t.Errorf("pario meta --data %s: exit %d, want 2 and an error quoting the --data value:\n%s", data, code, out)
+		}
+	}
 	// Help is not an error.
 	for _, args := range [][]string{{"tune"}, {"--help"}, {"layout", "--help"}} {
 		if out, code := exitCode(t, args...); code != 0 || !strings.Contains(out, "Usage:") {
