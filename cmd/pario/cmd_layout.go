@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -41,21 +42,28 @@ func newLayoutGetCommand() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				// As lfs getstripe: a path that cannot be read is reported and
+				// the others are still shown; the exit status is then 1.
+				var errs []error
 				for _, arg := range args {
-					a, err := c.Lookup(ctx, storePath(arg))
+					p := storePath(arg)
+					a, err := c.Lookup(ctx, p)
 					if err != nil {
-						return err
+						errs = append(errs, err)
+						continue
 					}
 					switch {
 					case a.Kind == meta.KindDir && a.Layout.IsZero():
-						fmt.Printf("%s: (no default set: inherits from its parents or the server default)\n", storePath(arg))
+						fmt.Printf("%s: (no default set: inherits from its parents or the server default)\n", quoteName(p))
 					case a.Kind == meta.KindDir:
-						fmt.Printf("%s: default %s\n", storePath(arg), a.Layout)
+						fmt.Printf("%s: default %s\n", quoteName(p), a.Layout)
+					case a.Kind == meta.KindFile:
+						fmt.Printf("%s: %s  datafiles=%d servers=%v stuffed=%v\n", quoteName(p), a.Layout, len(a.Servers), serverNames(c, a.Servers), a.Stuffed)
 					default:
-						fmt.Printf("%s: %s  datafiles=%d servers=%v stuffed=%v\n", storePath(arg), a.Layout, len(a.Servers), serverNames(c, a.Servers), a.Stuffed)
+						fmt.Printf("%s: a %s, which has no layout\n", quoteName(p), kindNames[a.Kind])
 					}
 				}
-				return nil
+				return errors.Join(errs...)
 			})
 		},
 	}
@@ -133,7 +141,7 @@ func newLayoutSetCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("%s: %s\n", storePath(args[0]), layoutOf(a))
+				fmt.Printf("%s: %s\n", quoteName(storePath(args[0])), layoutOf(a))
 				return nil
 			})
 		},
@@ -170,7 +178,7 @@ the bytes stored there (like pvfs2-viewdist).`,
 				for _, d := range dfs {
 					total += d.Size
 				}
-				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), units.FormatBytes(total))
+				fmt.Printf("%s: %s, %d datafiles, %s stored", quoteName(f.Name()), a.Layout, len(dfs), units.FormatBytes(total))
 				if a.Stuffed {
 					fmt.Print(", stuffed on datafile 0")
 				}

@@ -85,4 +85,19 @@ func TestStatKindsAndMissingPaths(t *testing.T) {
 	if strings.Contains(out, "default layout") {
 		t.Errorf("pario stat shows a default layout for a link or file:\n%s", out)
 	}
+	// layout get, as lfs getstripe: a link has none, a name is quoted as
+	// ls quotes it (a newline or an escape is not written raw), and a
+	// missing path does not hide the others.
+	if err := c.Mkdir(ctx, "/n\nd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runErr(l.ClusterFile, "layout", "get", "/l", "/missing", "/n\nd")
+	if err == nil {
+		t.Errorf("pario layout get with a missing path succeeded:\n%s", out)
+	}
+	for _, want := range []string{"/l: a symbolic link, which has no layout", "lookup /missing: no such file", `'/n'$'\n''d': (no default set`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pario layout get /l /missing /n\\nd: no %q in\n%s", want, out)
+		}
+	}
 }
