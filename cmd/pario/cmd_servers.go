@@ -74,6 +74,13 @@ rates go into the cluster file (docs/mfg.md).
 			if err != nil {
 				return usageError{err}
 			}
+			// Checked against --servers before anything starts (the
+			// metadata server would refuse it once its directory exists).
+			if !l.IsZero() {
+				if _, err := l.Build(servers); err != nil {
+					return usageError{fmt.Errorf("--layout %s with --servers %d: %w", layout, servers, err)}
+				}
+			}
 			// The servers take --port and the --servers ports after it: all
 			// must be ports, or the error would name an I/O server and a
 			// port the user never typed.

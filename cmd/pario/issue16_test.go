@@ -143,6 +143,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"cp", "--hint", "strip_size=0", "a", "pario:/b"},
 		{"cp", "--hint", "no_such_hint=1", "a", "pario:/b"},
 		{"layout", "set", "/", "-c", "-2"},
+		{"up", "--layout", "simple_stripe:num_datafiles=9"},
 		{"up", "--port", "65535"},
 		{"up", "--port", "70000"},
 		{"up", "--port", "-5"},
@@ -159,6 +160,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		out, code := exitCode(t, args...)
 		if code != 2 || !strings.HasPrefix(out, "pario: ") {
 			t.Errorf("pario %s: exit %d, want 2 and a message:\n%s", strings.Join(args, " "), code, out)
+		}
+		if args[0] == "up" && args[1] == "--layout" && !strings.Contains(out, "--layout simple_stripe:num_datafiles=9 with --servers 4: ") {
+			t.Errorf("pario %s: %q does not name --layout and --servers", strings.Join(args, " "), out)
 		}
 		if args[0] == "up" && args[1] == "--port" && !strings.Contains(out, "--port "+args[2]+": ") {
 			t.Errorf("pario %s: %q does not name --port", strings.Join(args, " "), out)
