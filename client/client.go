@@ -299,7 +299,7 @@ func (c *Client) Stat(ctx context.Context, path string) (FileInfo, error) {
 	if a.Kind == meta.KindFile {
 		u, err := c.fileUsage(ctx, a)
 		if err != nil {
-			return FileInfo{}, err
+			return FileInfo{}, fmt.Errorf("size of %s: %w", path, err)
 		}
 		fi.Size, fi.Allocated = u.Size, u.Allocated
 	}

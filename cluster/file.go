@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/pario/pario/wire"
 )
@@ -72,7 +73,6 @@ type ServerEntry struct {
 // ParseFile parses the text form. Errors give the line number.
 func ParseFile(b []byte) (*File, error) {
 	f := &File{}
-	names := map[string]bool{}
 	protectionSet, squashSet := false, false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
@@ -120,14 +120,11 @@ func ParseFile(b []byte) (*File, error) {
 			if len(fields) != 3 {
 				return nil, bad("want `data NAME HOST:PORT`")
 			}
-			if names[fields[1]] {
-				return nil, bad("I/O server name %q used twice", fields[1])
+			e := ServerEntry{Name: fields[1], Addr: fields[2]}
+			if err := checkServer(f.Data, e); err != nil {
+				return nil, bad("%v", err)
 			}
-			if err := checkAddr(fields[2]); err != nil {
-				return nil, bad("address of I/O server %s: %v", fields[1], err)
-			}
-			names[fields[1]] = true
-			f.Data = append(f.Data, ServerEntry{Name: fields[1], Addr: fields[2]})
+			f.Data = append(f.Data, e)
 		case "max-conns", "max-conns-per-peer":
 			if len(fields) != 2 {
 				return nil, bad("want `%s N`", fields[0])
@@ -184,6 +181,45 @@ func ParseFile(b []byte) (*File, error) {
 	return f, nil
 }
 
+// checkServer checks an I/O server's entry, and it against the entries
+// before it.
+func checkServer(prev []ServerEntry, e ServerEntry) error {
+	if err := checkAddr(e.Addr); err != nil {
+		return fmt.Errorf("address of I/O server %s: %v", e.Name, err)
+	}
+	for _, d := range prev {
+		switch {
+		case d.Name == e.Name:
+			return fmt.Errorf("I/O server name %q used twice", e.Name)
+		// One server answers at one address, under one name: a second
+		// entry with the address is a copy-and-paste mistake that would
+		// put two "servers'" datafiles on one disk.
+		case d.Addr == e.Addr:
+			return fmt.Errorf("I/O server %s has the address %s of I/O server %s", e.Name, e.Addr, d.Name)
+		}
+	}
+	return nil
+}
+
+// ParseServers reads I/O servers given as NAME=HOST:PORT values (pario
+// meta --data), checked as a cluster file's data lines are; an error
+// quotes the value at fault.
+func ParseServers(vals []string) ([]ServerEntry, error) {
+	var out []ServerEntry
+	for _, v := range vals {
+		name, addr, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.ContainsFunc(name, unicode.IsSpace) {
+			return nil, fmt.Errorf("%q: want NAME=HOST:PORT", v)
+		}
+		e := ServerEntry{Name: name, Addr: addr}
+		if err := checkServer(out, e); err != nil {
+			return nil, fmt.Errorf("%q: %w", v, err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
 func checkAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -209,18 +245,31 @@ func (f *File) CheckServers() error {
 	return nil
 }
 
+// MaxFileSize bounds what ReadFile reads: a cluster file of tens of
+// thousands of servers fits, and a --cluster naming /dev/zero or a huge
+// file by mistake is an error instead of every byte of memory.
+const MaxFileSize = 1 << 20
+
 // ReadFile reads and parses a cluster file.
 func ReadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := ParseFile(b)
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err // a *PathError: it names the file
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not a cluster file (a cluster file is a few lines of text: docs/store.md)", path, MaxFileSize)
+	}
+	cf, err := ParseFile(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f.Dir = filepath.Dir(path)
-	return f, nil
+	cf.Dir = filepath.Dir(path)
+	return cf, nil
 }
 
 // Format renders the text form.

@@ -81,6 +81,7 @@ func TestParseFileErrors(t *testing.T) {
 		{"duplicate meta", ok + "meta h:9\n", "line 4: meta given twice"},
 		{"duplicate secret", ok + "secret-file t\n", "line 4: secret-file given twice"},
 		{"duplicate data name", ok + "data d1 h:3\ndata d0 h:4\n", `line 5: I/O server name "d0" used twice`},
+		{"duplicate data address", ok + "data d1 h:3\ndata d2 h:2\n", "line 5: I/O server d2 has the address h:2 of I/O server d0"},
 		{"meta arity", "meta\n" + ok, "line 1: want `meta HOST:PORT`"},
 		{"meta extra field", "meta h:1 h:2\n" + ok, "line 1: want `meta HOST:PORT`"},
 		{"data arity", "secret-file s\nmeta h:1\ndata h:2\n", "line 3: want `data NAME HOST:PORT`"},
@@ -460,4 +461,49 @@ func FuzzParseFile(f *testing.F) {
 			t.Fatalf("round trip changed %+v into %+v", fl, g)
 		}
 	})
+}
+
+// A --cluster that names something other than a cluster file (a device
+// such as /dev/zero, a huge file) is refused after at most MaxFileSize
+// bytes, naming the file, instead of being read whole into memory.
+func TestReadFileTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cluster")
+	text := "secret-file s\nmeta h:1\ndata d0 h:2\n"
+	text += strings.Repeat("# padding\n", (1<<20)/10+1) // just over MaxFileSize
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFile(path)
+	if err == nil {
+		t.Fatalf("a %d-byte file read as a cluster file: %+v", len(text), f)
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %q does not name the file and say it is too large", err)
+	}
+	if _, err := ReadFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: larger than") {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+}
+
+// ParseServers checks pario meta --data's values as data lines are, and
+// quotes the value at fault.
+func TestParseServers(t *testing.T) {
+	got, err := ParseServers([]string{"data0=10.0.0.2:7001", "data1=[::1]:7001"})
+	if want := []ServerEntry{{"data0", "10.0.0.2:7001"}, {"data1", "[::1]:7001"}}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseServers: %v, %v; want %v", got, err, want)
+	}
+	for vals, want := range map[string]string{
+		"a=h:1,a=h:2":  `"a=h:2": I/O server name "a" used twice`,
+		"a=h:1,b=h:1":  `"b=h:1": I/O server b has the address h:1 of I/O server a`,
+		"a=h:0":        `"a=h:0": address of I/O server a`,
+		"a":            `"a": want NAME=HOST:PORT`,
+		"=h:1":         `"=h:1": want NAME=HOST:PORT`,
+		"my data=h:1":  `"my data=h:1": want NAME=HOST:PORT`,
+		"a=h:1,b=h:+2": `"b=h:+2": address of I/O server b`,
+	} {
+		if _, err := ParseServers(strings.Split(vals, ",")); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseServers(%s): %v, want an error with %q", vals, err, want)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -67,6 +68,14 @@ an existing one is overwritten and keeps its layout (cp warns if you gave one).
 						opts.Hints[k] = v
 					}
 				}
+				// Checked here, as --layout is: a bad hint is the call's
+				// mistake (status 2), not the metadata server's failure.
+				if _, err := dist.ParseHints(opts.Hints); err != nil {
+					return usageError{fmt.Errorf("--hint: %w", err)}
+				}
+			}
+			if workers < 1 {
+				return usageError{fmt.Errorf("--workers %d: want at least 1 transfer in flight", workers)}
 			}
 			src, dst := args[0], args[1]
 			if !isStorePath(src) && !isStorePath(dst) {
@@ -137,6 +146,11 @@ func (f localFile) SyncContext(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// fsync(2) of a device such as /dev/null is EINVAL: there is nothing
+	// to make durable (`pario cp pario:/big /dev/null` measures reads).
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil
+	}
 	return f.Sync()
 }
 
@@ -155,7 +169,10 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		}
 		in = f
 	} else {
-		f, err := os.Open(src)
+		// O_NONBLOCK: opening a FIFO with no writer would wait for one,
+		// beyond the reach of Ctrl-C, only to be refused below. It changes
+		// nothing for the regular files cp copies.
+		f, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return 0, err
 		}

@@ -128,9 +128,15 @@ func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.Fsc
 		r.Count(fsck.UnknownDatafile), r.Count(fsck.Unreachable), r.Count(fsck.BadRecord), r.Count(fsck.WrongLinkCount))
 
 	left := res.Remaining()
+	if len(r.Unlisted) > 0 {
+		// What the unlisted servers hold was not looked at: their orphans,
+		// and files missing datafiles there, are unknown.
+		fmt.Fprintf(w, "incomplete: %d of %d I/O servers not checked\n", len(r.Unlisted), len(c.Servers()))
+	}
 	switch {
-	case len(r.Findings) == 0:
+	case r.Clean():
 		fmt.Fprintln(w, "clean")
+	case len(r.Findings) == 0:
 	case opts.Repair:
 		fmt.Fprintf(w, "repaired %d of %d findings\n", len(res.Repaired), len(r.Findings))
 	case len(left) > 0:

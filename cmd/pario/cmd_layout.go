@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -41,21 +42,28 @@ func newLayoutGetCommand() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				// As lfs getstripe: a path that cannot be read is reported and
+				// the others are still shown; the exit status is then 1.
+				var errs []error
 				for _, arg := range args {
-					a, err := c.Lookup(ctx, storePath(arg))
+					p := storePath(arg)
+					a, err := c.Lookup(ctx, p)
 					if err != nil {
-						return err
+						errs = append(errs, err)
+						continue
 					}
 					switch {
 					case a.Kind == meta.KindDir && a.Layout.IsZero():
-						fmt.Printf("%s: (no default set: inherits from its parents or the server default)\n", storePath(arg))
+						fmt.Printf("%s: (no default set: inherits from its parents or the server default)\n", quoteName(p))
 					case a.Kind == meta.KindDir:
-						fmt.Printf("%s: default %s\n", storePath(arg), a.Layout)
+						fmt.Printf("%s: default %s\n", quoteName(p), a.Layout)
+					case a.Kind == meta.KindFile:
+						fmt.Printf("%s: %s  datafiles=%d servers=%v stuffed=%v\n", quoteName(p), a.Layout, len(a.Servers), serverNames(c, a.Servers), a.Stuffed)
 					default:
-						fmt.Printf("%s: %s  datafiles=%d servers=%v stuffed=%v\n", storePath(arg), a.Layout, len(a.Servers), serverNames(c, a.Servers), a.Stuffed)
+						fmt.Printf("%s: a %s, which has no layout\n", quoteName(p), kindNames[a.Kind])
 					}
 				}
-				return nil
+				return errors.Join(errs...)
 			})
 		},
 	}
@@ -82,6 +90,11 @@ func newLayoutSetCommand() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var l dist.Layout
+			// -c -1 is lfs setstripe's "every server": pario's default
+			// stripe count, so no num_datafiles.
+			if count < -1 {
+				return usageError{fmt.Errorf("-c %d: want a stripe count of at least 1, or -1 for every I/O server", count)}
+			}
 			flagsUsed := count != 0 || stripSize != 0 || distName != "" || strips != ""
 			switch {
 			case clear:
@@ -107,8 +120,11 @@ func newLayoutSetCommand() *cobra.Command {
 				if strips != "" {
 					hints["strips"] = strips
 				}
-				if count != 0 {
+				if count > 0 {
 					hints["num_datafiles"] = strconv.Itoa(count)
+				}
+				if len(hints) == 0 { // -c -1 alone: the default stripes, set
+					hints["dist"] = dist.SimpleStripe
 				}
 				var err error
 				if l, err = dist.ParseHints(hints); err != nil {
@@ -125,13 +141,13 @@ func newLayoutSetCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Printf("%s: %s\n", storePath(args[0]), layoutOf(a))
+				fmt.Printf("%s: %s\n", quoteName(storePath(args[0])), layoutOf(a))
 				return nil
 			})
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count)")
+	f.IntVarP(&count, "count", "c", 0, "number of datafiles (stripe count); -1: every I/O server, as lfs setstripe -c -1")
 	f.VarP(units.SizeFlag(&stripSize), "strip-size", "S", "strip size, e.g. 1m (binary suffixes k, m, g, t)")
 	f.StringVarP(&distName, "dist", "d", "", "distribution: simple_stripe, basic, varstrip, twod_stripe")
 	f.StringVar(&strips, "strips", "", "varstrip strips, e.g. 0:200000;1:4000000")
@@ -162,7 +178,7 @@ the bytes stored there (like pvfs2-viewdist).`,
 				for _, d := range dfs {
 					total += d.Size
 				}
-				fmt.Printf("%s: %s, %d datafiles, %s stored", f.Name(), a.Layout, len(dfs), units.FormatBytes(total))
+				fmt.Printf("%s: %s, %d datafiles, %s stored", quoteName(f.Name()), a.Layout, len(dfs), units.FormatBytes(total))
 				if a.Stuffed {
 					fmt.Print(", stuffed on datafile 0")
 				}

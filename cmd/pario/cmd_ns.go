@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -63,8 +62,9 @@ func newLsCommand() *cobra.Command {
 		Use:   "ls [-l] [PATH...]",
 		Short: "List directories of the store",
 		Long: `List the entries of directories in the store (default /). With -l, show mode,
-owner, group, size (computed from the datafiles), modification time and layout;
-a symbolic link as "name -> target". Owners are shown by name when this host
+owner, group, size (computed from the datafiles: "?", naming the file and the
+I/O server, and exit status 1, when a server does not answer), modification
+time and layout; a symbolic link as "name -> target". Owners are shown by name when this host
 knows them, else by number. pario never follows symbolic links: a link named
 last is the link itself (ls shows it, rm removes it, mv renames it; cp refuses
 to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
@@ -79,16 +79,19 @@ to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				defer w.Flush()
 				names := ownerNames{}
+				// As ls(1): an entry whose size cannot be had is listed with
+				// "?", the listing goes on, and the status is then 1.
+				var sizeErrs []error
 				for _, arg := range args {
 					p := storePath(arg)
-					fi, err := c.Stat(ctx, p)
+					a, err := c.Lookup(ctx, p)
 					if err != nil {
 						return err
 					}
 					// A directory streams a page at a time, in byte order of
 					// names (which is GNU ls's order in the C locale).
-					ents := func(yield func(meta.DirEntry, error) bool) { yield(meta.DirEntry{Name: p, Attr: fi.Attr}, nil) }
-					if fi.Kind == meta.KindDir {
+					ents := func(yield func(meta.DirEntry, error) bool) { yield(meta.DirEntry{Name: p, Attr: a}, nil) }
+					if a.Kind == meta.KindDir {
 						ents = c.Dir(ctx, p)
 						if len(args) > 1 {
 							fmt.Fprintf(w, "%s:\n", quoteName(p))
@@ -104,13 +107,14 @@ to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 							return err
 						}
 						if page = append(page, e); len(page) == cap(page) {
-							printLsPage(ctx, c, w, page, long, names)
+							sizeErrs = append(sizeErrs, printLsPage(ctx, c, w, page, long, names, p, a.Kind == meta.KindDir)...)
 							page = page[:0]
 						}
 					}
-					printLsPage(ctx, c, w, page, long, names)
+					sizeErrs = append(sizeErrs, printLsPage(ctx, c, w, page, long, names, p, a.Kind == meta.KindDir)...)
 				}
-				return nil
+				w.Flush()
+				return errors.Join(sizeErrs...)
 			})
 		},
 	}
@@ -118,34 +122,43 @@ to copy it with ELOOP), and a link as a directory of a path is ENOTDIR.
 	return cmd
 }
 
-// printLsPage writes one page of a listing and flushes it. With long, a
-// file's size is what its datafiles say, -1 when they cannot say.
-func printLsPage(ctx context.Context, c *client.Client, w *tabwriter.Writer, page []meta.DirEntry, long bool, names ownerNames) {
+// printLsPage writes one page of a listing (of directory dir, or of the
+// entry dir itself when not inDir) and flushes it. With long, a file's
+// size is what its datafiles say, "?" when they cannot say; it returns
+// why, for each such file.
+func printLsPage(ctx context.Context, c *client.Client, w *tabwriter.Writer, page []meta.DirEntry, long bool, names ownerNames, dir string, inDir bool) []error {
 	defer w.Flush()
 	if !long {
 		for _, e := range page {
 			fmt.Fprintln(w, quoteName(e.Name))
 		}
-		return
+		return nil
 	}
 	attrs := make([]meta.Attr, len(page))
 	for i, e := range page {
 		attrs[i] = e.Attr
 	}
 	usages, errs := c.UsagesOf(ctx, attrs)
+	var failed []error
 	for i, e := range page {
-		size := usages[i].Size
+		size := strconv.FormatInt(usages[i].Size, 10)
 		if errs[i] != nil {
-			size = -1
+			size = "?"
+			p := e.Name
+			if inDir {
+				p = joinStore(dir, e.Name)
+			}
+			failed = append(failed, fmt.Errorf("size of %s: %w", quoteName(p), errs[i]))
 		}
 		name := quoteName(e.Name)
 		if e.Attr.Kind == meta.KindSymlink {
-			size = int64(len(e.Attr.Target))
+			size = strconv.Itoa(len(e.Attr.Target))
 			name += " -> " + quoteName(e.Attr.Target)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", modeString(e.Attr), names.user(e.Attr.Uid), names.group(e.Attr.Gid), size,
 			time.Unix(0, e.Attr.Mtime).Format("2006-01-02 15:04"), name, layoutOf(e.Attr))
 	}
+	return failed
 }
 
 // ownerNames names uids and gids as this host's user and group databases
@@ -209,30 +222,40 @@ datafiles, like pvfs2-stat.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
+				// As stat(1): a path that cannot be shown is reported and the
+				// others are still shown; the exit status is then 1.
+				var errs []error
 				for _, arg := range args {
 					fi, err := c.Stat(ctx, storePath(arg))
 					if err != nil {
-						return err
+						errs = append(errs, err)
+						continue
 					}
-					kind := "file"
-					if fi.Kind == meta.KindDir {
-						kind = "directory"
-					}
-					fmt.Printf("  path:      %s\n  id:        %d\n  kind:      %s\n  mode:      %s\n", fi.Path, fi.ID, kind, modeString(fi.Attr))
+					fmt.Printf("  path:      %s\n  id:        %d\n  kind:      %s\n  mode:      %s\n", quoteName(fi.Path), fi.ID, kindNames[fi.Kind], modeString(fi.Attr))
 					names := ownerNames{}
 					fmt.Printf("  owner:     %s (%d)\n  group:     %s (%d)\n", names.user(fi.Uid), fi.Uid, names.group(fi.Gid), fi.Gid)
 					fmt.Printf("  modified:  %s\n  changed:   %s\n", time.Unix(0, fi.Mtime).Format(time.RFC3339), time.Unix(0, fi.Ctime).Format(time.RFC3339))
-					if fi.Kind == meta.KindFile {
+					switch fi.Kind {
+					case meta.KindFile:
 						fmt.Printf("  size:      %d (%s)\n  layout:    %s\n  datafiles: %d on servers %v\n  stuffed:   %v\n",
 							fi.Size, units.FormatBytes(fi.Size), fi.Layout, len(fi.Servers), serverNames(c, fi.Servers), fi.Stuffed)
-					} else {
+					case meta.KindDir:
 						fmt.Printf("  default layout for new files: %s\n", layoutOf(fi.Attr))
+					case meta.KindSymlink:
+						fmt.Printf("  target:    %s\n", quoteName(fi.Target))
 					}
 				}
-				return nil
+				return errors.Join(errs...)
 			})
 		},
 	}
+}
+
+// kindNames are stat(1)'s names of the kinds of entry (%F).
+var kindNames = map[meta.Kind]string{
+	meta.KindFile: "regular file", meta.KindDir: "directory", meta.KindSymlink: "symbolic link",
+	meta.KindFIFO: "fifo", meta.KindSocket: "socket", meta.KindCharDev: "character special file",
+	meta.KindBlockDev: "block special file",
 }
 
 func serverNames(c *client.Client, idx []uint32) []string {
@@ -464,17 +487,7 @@ func mvPlan(ctx context.Context, c *client.Client, args []string, targetDir stri
 }
 
 // mvOne renames one source. A trailing slash on either name asks for a
-// directory (ENOTDIR otherwise), which the metadata server, cleaning
-// slashes, would not check.
+// directory: the metadata server checks it (ENOTDIR), as rename(2) does.
 func mvOne(ctx context.Context, c *client.Client, from, to string) error {
-	if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
-		a, err := c.Lookup(ctx, storePath(from))
-		if err != nil {
-			return err
-		}
-		if a.Kind != meta.KindDir {
-			return &fs.PathError{Op: "rename", Path: storePath(from) + " to " + storePath(to), Err: syscall.ENOTDIR}
-		}
-	}
 	return c.Rename(ctx, storePath(from), storePath(to))
 }

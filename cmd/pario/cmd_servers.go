@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -74,6 +73,19 @@ rates go into the cluster file (docs/mfg.md).
 			l, err := parseOptionalLayout(layout)
 			if err != nil {
 				return usageError{err}
+			}
+			// Checked against --servers before anything starts (the
+			// metadata server would refuse it once its directory exists).
+			if !l.IsZero() {
+				if _, err := l.Build(servers); err != nil {
+					return usageError{fmt.Errorf("--layout %s with --servers %d: %w", layout, servers, err)}
+				}
+			}
+			// The servers take --port and the --servers ports after it: all
+			// must be ports, or the error would name an I/O server and a
+			// port the user never typed.
+			if port != 0 && (port < 1 || port+servers > 65535) {
+				return usageError{fmt.Errorf("--port %d: the metadata server and %d I/O servers take ports %d to %d; want a first port from 1 to %d", port, servers, port, port+servers, 65535-servers)}
 			}
 			var ports []int
 			if port != 0 {
@@ -360,20 +372,11 @@ or, without a cluster file:
 // parseDataFlags turns --data NAME=HOST:PORT values into cluster entries,
 // checked as a cluster file's lines are.
 func parseDataFlags(vals []string) ([]cluster.ServerEntry, error) {
-	var b strings.Builder
-	b.WriteString("secret-file -\nmeta 127.0.0.1:1\n")
-	for _, v := range vals {
-		name, addr, ok := strings.Cut(v, "=")
-		if !ok {
-			return nil, fmt.Errorf("--data %q: want NAME=HOST:PORT", v)
-		}
-		fmt.Fprintf(&b, "data %s %s\n", name, addr)
-	}
-	f, err := cluster.ParseFile([]byte(b.String()))
+	servers, err := cluster.ParseServers(vals)
 	if err != nil {
-		return nil, fmt.Errorf("--data: %w", err)
+		return nil, fmt.Errorf("--data %w", err)
 	}
-	return f.Data, nil
+	return servers, nil
 }
 
 func newDataCommand() *cobra.Command {

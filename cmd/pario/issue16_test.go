@@ -139,6 +139,15 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"layout", "set", "/"},
 		{"up", "--servers", "0"},
 		{"up", "--servers", "-1"},
+		{"cp", "--workers", "0", "a", "pario:/b"},
+		{"cp", "--hint", "strip_size=0", "a", "pario:/b"},
+		{"cp", "--hint", "no_such_hint=1", "a", "pario:/b"},
+		{"layout", "set", "/", "-c", "-2"},
+		{"up", "--layout", "simple_stripe:num_datafiles=9"},
+		{"up", "--port", "65535"},
+		{"up", "--port", "70000"},
+		{"up", "--port", "-5"},
+		{"up", "--port", "65000", "--servers", "600"},
 		{"mount", "--embedded", "--servers", "0", t.TempDir()},
 		{"bench", "--servers", "0"},
 		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-regens", "0"},
@@ -152,10 +161,24 @@ func TestUsageErrorsExit2(t *testing.T) {
 		if code != 2 || !strings.HasPrefix(out, "pario: ") {
 			t.Errorf("pario %s: exit %d, want 2 and a message:\n%s", strings.Join(args, " "), code, out)
 		}
+		if args[0] == "up" && args[1] == "--layout" && !strings.Contains(out, "--layout simple_stripe:num_datafiles=9 with --servers 4: ") {
+			t.Errorf("pario %s: %q does not name --layout and --servers", strings.Join(args, " "), out)
+		}
+		if args[0] == "up" && args[1] == "--port" && !strings.Contains(out, "--port "+args[2]+": ") {
+			t.Errorf("pario %s: %q does not name --port", strings.Join(args, " "), out)
+		}
 		if strings.Contains(out, "servers 0") || strings.Contains(out, "servers -1") {
 			if !strings.Contains(out, "want at least 1") {
 				t.Errorf("pario %s: %q does not say what is wrong", strings.Join(args, " "), out)
 			}
+		}
+	}
+	// --data is named, with the value at fault; it is no cluster file,
+	// and its errors said "cluster file line 4" of one built from it.
+	for _, data := range []string{"a=h:1,a=h:2", "a=h:1,b=h:1", "a=h:1,b=h:x", "a=h:1,=h:2"} {
+		out, code := exitCode(t, "meta", "--listen", "127.0.0.1:1", "--secret-file", "s", "--dir", t.TempDir(), "--data", data)
+		if code != 2 || !strings.Contains(out, `pario: --data "`) || strings.Contains(out, "cluster file") {
+			t.Errorf("pario meta --data %s: exit %d, want 2 and an error quoting the --data value:\n%s", data, code, out)
 		}
 	}
 	// Help is not an error.

@@ -51,3 +51,53 @@ func TestSymlinksInTheCLI(t *testing.T) {
 		t.Errorf("target after rm of its link: %v", err)
 	}
 }
+
+// pario stat names every kind as stat(1) does (a link was "kind: file"
+// with a "default layout for new files"), shows a link's target, and, as
+// stat(1), goes on past a path it cannot show, exiting 1.
+func TestStatKindsAndMissingPaths(t *testing.T) {
+	ctx := context.Background()
+	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir(), DataServers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c, err := l.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Symlink(ctx, "somewhere", "/l"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/f", client.CreateOptions{Exclusive: true}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runErr(l.ClusterFile, "stat", "/l", "/missing", "/f")
+	if err == nil {
+		t.Errorf("pario stat with a missing path succeeded:\n%s", out)
+	}
+	for _, want := range []string{"kind:      symbolic link", "target:    somewhere", "kind:      regular file", "lookup /missing: no such file"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pario stat /l /missing /f: no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "default layout") {
+		t.Errorf("pario stat shows a default layout for a link or file:\n%s", out)
+	}
+	// layout get, as lfs getstripe: a link has none, a name is quoted as
+	// ls quotes it (a newline or an escape is not written raw), and a
+	// missing path does not hide the others.
+	if err := c.Mkdir(ctx, "/n\nd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runErr(l.ClusterFile, "layout", "get", "/l", "/missing", "/n\nd")
+	if err == nil {
+		t.Errorf("pario layout get with a missing path succeeded:\n%s", out)
+	}
+	for _, want := range []string{"/l: a symbolic link, which has no layout", "lookup /missing: no such file", `'/n'$'\n''d': (no default set`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pario layout get /l /missing /n\\nd: no %q in\n%s", want, out)
+		}
+	}
+}

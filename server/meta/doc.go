@@ -96,8 +96,11 @@
 //
 // # Paths
 //
-// Paths are absolute slash paths. Repeated and trailing slashes are
-// accepted and ignored ("/a//b/" is "/a/b"); a "." or ".." component, a NUL
+// Paths are absolute slash paths. Repeated slashes are accepted and
+// ignored ("/a//b" is "/a/b"); a trailing slash asks, as POSIX says, for a
+// directory: "/a/b/" is "/a/b" if that is a directory, ENOTDIR if it is
+// anything else, and cannot be created as a file (EISDIR; ENOENT for a
+// special file or link); see txn.trailingSlash. A "." or ".." component, a NUL
 // byte, a component longer than 255 bytes or a path longer than 4096 bytes
 // is rejected (ENAMETOOLONG for the lengths, EINVAL otherwise). Symbolic
 // links are never followed: a link as a directory of a path is ENOTDIR

@@ -15,7 +15,8 @@ const (
 )
 
 // splitPath validates an absolute slash path and returns its components;
-// "/" gives none. Repeated and trailing slashes are ignored. The error wraps
+// "/" gives none. Repeated and trailing slashes are skipped (what a
+// trailing one asks for is checked by txn.trailingSlash). The error wraps
 // ENAMETOOLONG for a path or component over the limits (as POSIX names it)
 // and EINVAL for anything else, and says what is wrong; the caller adds the
 // operation and path.

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -616,6 +617,9 @@ func (s *Store) view(ctx context.Context, op, path string, fn func(t *txn, comps
 			t.cred = cred
 			t.delegs = s.delegs.active()
 			t.expect = ExpectFrom(ctx)
+			if err := t.trailingSlash(op, path, comps); err != nil {
+				return err
+			}
 			return fn(t, comps)
 		})
 	}))
@@ -630,8 +634,40 @@ func (s *Store) update(ctx context.Context, op, path string, fn func(t *txn, com
 		return wrapErr(op, path, err)
 	}
 	return wrapErr(op, path, s.withRecalls(ctx, func() error {
-		return s.mutate(ctx, func(t *txn) error { return fn(t, comps) })
+		return s.mutate(ctx, func(t *txn) error {
+			if err := t.trailingSlash(op, path, comps); err != nil {
+				return err
+			}
+			return fn(t, comps)
+		})
 	}))
+}
+
+// trailingSlash checks what a slash at the end of a path asks for, as
+// POSIX path resolution does: that its last component is a directory.
+// "f/" of a file is ENOTDIR for every op (stat, unlink, setattr...), and
+// an op that would make a non-directory under a name that does not exist
+// is refused (open(O_CREAT) is EISDIR, mknod, symlink and link ENOENT),
+// so that `rm f/` does not remove file f and `cp x d/` does not create a
+// file d. Other failures (a missing parent, permissions, recalls) are
+// left to the op, which finds them itself.
+func (t *txn) trailingSlash(op, path string, comps []string) error {
+	if len(comps) == 0 || !strings.HasSuffix(path, "/") {
+		return nil
+	}
+	if _, _, err := t.walkDir(comps[:len(comps)-1]); err != nil {
+		return nil
+	}
+	_, a, err := t.resolve(comps)
+	switch {
+	case err == nil && a.Kind != KindDir:
+		return fmt.Errorf("a trailing slash asks for a directory, and %s is not one: %w", strings.TrimRight(path, "/"), syscall.ENOTDIR)
+	case errors.Is(err, syscall.ENOENT) && op == "create":
+		return fmt.Errorf("a trailing slash names a directory, not a file to create: %w", syscall.EISDIR)
+	case errors.Is(err, syscall.ENOENT) && (op == "mknod" || op == "symlink" || op == "link"):
+		return fmt.Errorf("a trailing slash names a directory, and there is none: %w", syscall.ENOENT)
+	}
+	return nil
 }
 
 // Lookup returns the attributes of the entry at path.
@@ -1135,6 +1171,13 @@ func (s *Store) Rename(ctx context.Context, oldpath, newpath string) (replaced *
 		oldParent, a, err := t.resolve(oldc)
 		if err != nil {
 			return wrapErr(op, oldpath, err)
+		}
+		// A trailing slash on either name asks for a directory, as
+		// rename(2) says.
+		for _, p := range []string{oldpath, newpath} {
+			if a.Kind != KindDir && strings.HasSuffix(p, "/") {
+				return wrapErr(op, p, fmt.Errorf("a trailing slash asks for a directory, and %s is not one: %w", strings.TrimRight(oldpath, "/"), syscall.ENOTDIR))
+			}
 		}
 		newParent, _, err := t.walkDir(newc[:len(newc)-1])
 		if err != nil {

@@ -171,7 +171,8 @@ func TestNamespace(t *testing.T) {
 		{"lookup", "/nope/deeper", "", syscall.ENOENT},
 		{"lookup", "/", "", 0},
 		{"lookup", "/a/f", "", 0},
-		{"lookup", "//a//f/", "", 0},
+		{"lookup", "//a//f", "", 0},
+		{"lookup", "//a//f/", "", syscall.ENOTDIR},
 		{"readdir", "/a/f", "", syscall.ENOTDIR},
 		{"readdir", "/nope", "", syscall.ENOENT},
 		{"readdir", "/a", "", 0},
@@ -427,7 +428,7 @@ func TestBadPaths(t *testing.T) {
 	// Longest legal forms.
 	okName := "/" + strings.Repeat("n", MaxNameLen)
 	okAttr(t)(s.Create(ctx, okName, 0o644, dist.Layout{}))
-	okAttr(t)(s.Lookup(ctx, okName+"/"))
+	okAttr(t)(s.Lookup(ctx, okName))
 	if _, err := s.Create(ctx, okName+"x", 0o644, dist.Layout{}); errnoOf(t, err) != syscall.ENAMETOOLONG {
 		t.Errorf("256-byte name: %v", err)
 	}
@@ -880,5 +881,49 @@ func TestAtime(t *testing.T) {
 	mode := uint32(0o600)
 	if _, err := s.SetAttr(ctx, "/f", AttrChanges{Atime: &read, Mode: &mode, Access: true}); errnoOf(t, err) != syscall.EINVAL {
 		t.Errorf("access with a mode change: %v, want EINVAL", err)
+	}
+}
+
+// A trailing slash asks for a directory, as POSIX path resolution says:
+// every op on "f/" of a file is ENOTDIR (rm f/ used to remove file f), a
+// name with one that does not exist cannot become a file (cp x d/ used to
+// create file d), and a directory takes one anywhere.
+func TestTrailingSlash(t *testing.T) {
+	ctx := t.Context()
+	s := openT(t, Options{Servers: 2})
+	okAttr(t)(s.Mkdir(ctx, "/d", 0o755))
+	f := okAttr(t)(s.Create(ctx, "/d/f", 0o644, dist.Layout{}))
+	okAttr(t)(s.Symlink(ctx, "/d", "/l"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want syscall.Errno
+	}{
+		{"lookup file/", func() error { _, err := s.Lookup(ctx, "/d/f/"); return err }(), syscall.ENOTDIR},
+		{"lookup file//", func() error { _, err := s.Lookup(ctx, "/d/f//"); return err }(), syscall.ENOTDIR},
+		{"lookup link/", func() error { _, err := s.Lookup(ctx, "/l/"); return err }(), syscall.ENOTDIR},
+		{"remove file/", func() error { _, err := s.Remove(ctx, "/d/f/"); return err }(), syscall.ENOTDIR},
+		{"setattr file/", func() error { _, err := s.SetAttr(ctx, "/d/f/", AttrChanges{}); return err }(), syscall.ENOTDIR},
+		{"setlayout file/", func() error { _, err := s.SetLayout(ctx, "/d/f/", dist.Layout{}, true); return err }(), syscall.ENOTDIR},
+		{"create file/ over a file", func() error { _, err := s.Create(ctx, "/d/f/", 0o644, dist.Layout{}); return err }(), syscall.ENOTDIR},
+		{"create new/", func() error { _, err := s.Create(ctx, "/d/new/", 0o644, dist.Layout{}); return err }(), syscall.EISDIR},
+		{"mknod new/", func() error { _, err := s.Mknod(ctx, "/d/new/", KindFIFO, 0o644, 0); return err }(), syscall.ENOENT},
+		{"symlink new/", func() error { _, err := s.Symlink(ctx, "/d", "/d/new/"); return err }(), syscall.ENOENT},
+		{"link new/", func() error { _, err := s.Link(ctx, f.ID, "/d/new/"); return err }(), syscall.ENOENT},
+		{"rename file/", func() error { _, err := s.Rename(ctx, "/d/f/", "/d/g"); return err }(), syscall.ENOTDIR},
+		{"rename to new/", func() error { _, err := s.Rename(ctx, "/d/f", "/d/g/"); return err }(), syscall.ENOTDIR},
+		{"create in missing/", func() error { _, err := s.Create(ctx, "/nodir/x/", 0o644, dist.Layout{}); return err }(), syscall.ENOENT},
+		{"lookup dir/", func() error { _, err := s.Lookup(ctx, "/d/"); return err }(), 0},
+		{"mkdir new/", func() error { _, err := s.Mkdir(ctx, "/d/e/", 0o755); return err }(), 0},
+		{"rename dir/ to dir2/", func() error { _, err := s.Rename(ctx, "/d/e/", "/d/e2/"); return err }(), 0},
+		{"remove dir/", func() error { _, err := s.Remove(ctx, "/d/e2/"); return err }(), 0},
+	} {
+		if got := errnoOf(t, tc.err); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+	// Nothing was made or lost by the refused ops.
+	if got := names(okDir(t)(s.Readdir(ctx, "/d"))); !slices.Equal(got, []string{"f"}) {
+		t.Fatalf("/d holds %v, want [f]", got)
 	}
 }
