@@ -87,6 +87,14 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if len(cfg.Ports) != 0 && len(cfg.Ports) != cfg.DataServers+1 {
 		return nil, fmt.Errorf("cluster: %d ports given for 1 metadata and %d I/O servers", len(cfg.Ports), cfg.DataServers)
 	}
+	handles, conns, err := descriptorShare(nofileLimit(), cfg.DataServers)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	limits := cfg.Limits
+	if limits.MaxConns == 0 {
+		limits.MaxConns = conns
+	}
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -116,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		name := fmt.Sprintf("data%d", i)
 		ds, err := StartDataServer(ctx, ln, DataServerConfig{
 			Name: name, Dir: filepath.Join(cfg.Dir, name), Secret: secret, Logger: cfg.Logger.With("server", name),
-			Limits: cfg.Limits, Protection: cfg.Protection, Observe: cfg.Observe, Emulation: cfg.Emulation,
+			Limits: limits, MaxOpenFiles: handles, Protection: cfg.Protection, Observe: cfg.Observe, Emulation: cfg.Emulation,
 		})
 		if err != nil {
 			ln.Close()
@@ -132,7 +140,7 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	l.Meta, err = StartMetaServer(ctx, ln, MetaServerConfig{
 		Dir: filepath.Join(cfg.Dir, "meta"), Secret: secret, Data: entries,
 		Stuffing: cfg.Stuffing, DefaultLayout: cfg.DefaultLayout, Logger: cfg.Logger.With("server", "meta"),
-		Limits: cfg.Limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData, SyncInterval: cfg.MetaSyncInterval, Observe: cfg.Observe,
+		Limits: limits, Protection: cfg.Protection, AdoptData: cfg.AdoptData, SyncInterval: cfg.MetaSyncInterval, Observe: cfg.Observe,
 	})
 	if err != nil {
 		ln.Close()

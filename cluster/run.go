@@ -35,6 +35,9 @@ type DataServerConfig struct {
 	MemoryBudget int64
 	// Limits caps connections (zero fields: the wire package's defaults).
 	Limits Limits
+	// MaxOpenFiles bounds the datafile handles kept open (zero:
+	// data.DefaultMaxOpenFiles).
+	MaxOpenFiles int
 	// Protection is the wire protection clients must use (default aead).
 	Protection wire.Protection
 	// Observe, if set, gives the server's observer (package metrics).
@@ -107,7 +110,8 @@ func (s *serving) Wait() error {
 // done or Close is called.
 func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig) (*DataServer, error) {
 	st, err := data.Open(cfg.Dir, data.StoreOptions{
-		DiskRate: cfg.Emulation.DiskRate, DiskSeek: cfg.Emulation.DiskSeek, LockRevoke: cfg.Emulation.LockRevoke,
+		MaxOpenFiles: cfg.MaxOpenFiles,
+		DiskRate:     cfg.Emulation.DiskRate, DiskSeek: cfg.Emulation.DiskSeek, LockRevoke: cfg.Emulation.LockRevoke,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("I/O server %s: %w", cfg.Name, err)

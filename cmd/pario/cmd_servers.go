@@ -87,6 +87,9 @@ rates go into the cluster file (docs/mfg.md).
 			if port != 0 && (port < 1 || port+servers > 65535) {
 				return usageError{fmt.Errorf("--port %d: the metadata server and %d I/O servers take ports %d to %d; want a first port from 1 to %d", port, servers, port, port+servers, 65535-servers)}
 			}
+			if err := cluster.CheckServerCount(servers); err != nil {
+				return usageError{fmt.Errorf("--servers %d: %w", servers, err)}
+			}
 			var ports []int
 			if port != 0 {
 				for i := 0; i <= servers; i++ {

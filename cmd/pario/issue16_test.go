@@ -148,6 +148,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"up", "--port", "70000"},
 		{"up", "--port", "-5"},
 		{"up", "--port", "65000", "--servers", "600"},
+		{"up", "--servers", "100000"},
 		{"mount", "--embedded", "--servers", "0", t.TempDir()},
 		{"bench", "--servers", "0"},
 		{"medic", "serve", "--key", "k", "--dir", t.TempDir(), "--max-regens", "0"},
@@ -166,6 +167,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 		if args[0] == "up" && args[1] == "--port" && !strings.Contains(out, "--port "+args[2]+": ") {
 			t.Errorf("pario %s: %q does not name --port", strings.Join(args, " "), out)
+		}
+		if args[0] == "up" && args[2] == "100000" && !strings.Contains(out, "--servers 100000: 100000 I/O servers in one process need at least") {
+			t.Errorf("pario %s: %q does not say why so many servers cannot run", strings.Join(args, " "), out)
 		}
 		if strings.Contains(out, "servers 0") || strings.Contains(out, "servers -1") {
 			if !strings.Contains(out, "want at least 1") {

@@ -43,14 +43,19 @@ var (
 	ErrLocked = errors.New("data directory is in use by another I/O server")
 )
 
+// DirDescriptors is how many descriptors a Store holds besides its
+// datafile handles once every shard has been used: up to 259 directories
+// (data dir, df, the 256 shards) and the LOCK file.
+const DirDescriptors = 260
+
 // StoreOptions tune a Store. The zero value gives the defaults.
 type StoreOptions struct {
 	// MaxOpenFiles bounds the LRU cache of open datafile handles; zero or
 	// negative means DefaultMaxOpenFiles. Handles still in use when evicted
 	// are closed by their last user, so the number of open descriptors can
 	// briefly exceed it by the number of concurrent operations. The store
-	// also holds up to 259 directory descriptors (data dir, df, shards) and
-	// the LOCK file.
+	// also holds up to DirDescriptors more (data dir, df, shards, the LOCK
+	// file).
 	MaxOpenFiles int
 	// WriteBehind is the number of bytes written to one datafile after
 	// which the store starts writeback of the range written since the last
