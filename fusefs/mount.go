@@ -415,7 +415,8 @@ func (m *Server) Unmount() error {
 // Unmount unmounts the pario (or any FUSE) file system mounted on dir, as
 // `pario umount` does: with fusermount3 -u, or umount2(2) when running as
 // root; lazy detaches a busy mount (MNT_DETACH, fusermount3 -z). It works
-// whether or not the serving process is still alive.
+// whether or not the serving process is still alive. A busy mount's error
+// wraps syscall.EBUSY, once.
 func Unmount(dir string, lazy bool) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -433,6 +434,10 @@ func Unmount(dir string, lazy bool) error {
 		}
 		if errors.Is(err, syscall.EINVAL) {
 			return fmt.Errorf("unmount %s: not a mount point: %w", abs, err)
+		}
+		if errors.Is(err, syscall.EBUSY) {
+			// fusermount3 would only say the same again.
+			return fmt.Errorf("unmount %s: %w", abs, err)
 		}
 		errs = append(errs, fmt.Errorf("umount2: %w", err))
 	}
@@ -452,6 +457,10 @@ func Unmount(dir string, lazy bool) error {
 	cmd := exec.CommandContext(context.Background(), bin, append(args, abs)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
+		// fusermount3: "failed to unmount DIR: Device or resource busy".
+		if len(errs) == 0 && bytes.Contains(bytes.ToLower(out.Bytes()), []byte(syscall.EBUSY.Error())) {
+			return fmt.Errorf("unmount %s: %w", abs, syscall.EBUSY)
+		}
 		errs = append(errs, fmt.Errorf("%s: %w: %s", filepath.Base(bin), err, bytes.TrimSpace(out.Bytes())))
 		return fmt.Errorf("unmount %s: %w", abs, errors.Join(errs...))
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	runtimedebug "runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -213,7 +215,11 @@ when the last user leaves. This also clears a mount whose process died.
   pario umount --lazy /mnt/pario`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return fusefs.Unmount(args[0], lazy)
+			err := fusefs.Unmount(args[0], lazy)
+			if errors.Is(err, syscall.EBUSY) && !lazy {
+				return fmt.Errorf("%w (a process has a file open or its working directory there; 'pario umount --lazy %s' detaches it now)", err, quoteName(args[0]))
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&lazy, "lazy", "z", false, "detach now even if busy (MNT_DETACH, fusermount3 -z)")

@@ -25,7 +25,19 @@ import (
 // run gave. So the database records a time by which every lease given
 // has ended (keyLeasesEnd, moved forward before a lease that would
 // outlast it is given), and a restarted server answers no mutation
-// before that time (a grace period, as NFSv4's).
+// before that time (a grace period, as NFSv4's). A mount that unmounts
+// gives its lease back (WatchRequest.Leave), and the record is moved
+// back to the end of the latest lease still held (leave), so that a
+// restart after every mount has gone answers at once.
+//
+// The rule that keeps the record safe: every lease given ends by
+// hub.ends, and hub.ends is never after what the database holds. A
+// lease is given only under hub.mu and only if it ends by hub.ends;
+// the record moves forward in the database first and in hub.ends after,
+// and back in hub.ends first (under hub.mu, from the leases held at that
+// moment) and in the database after; recordMu keeps those writes in
+// order. A crash between a lease given back and the record moved back
+// leaves the later end in the database, so the restart waits.
 
 // Lease is how long a watcher's poll keeps its lease, unless the
 // environment variable PARIO_LEASE (a Go duration, "30s") says otherwise.
@@ -120,10 +132,13 @@ type watcher struct {
 // hub is a Store's watchers. The zero value is ready; its grace period is
 // decided at first use.
 type hub struct {
+	// recordMu orders the writes of keyLeasesEnd (taken before mu,
+	// never held by mu's holders while they wait for it).
+	recordMu sync.Mutex
 	mu       sync.Mutex
 	started  bool
 	grace    time.Time // no mutation is answered before this
-	ends     time.Time // what keyLeasesEnd holds
+	ends     time.Time // every lease given ends by this; keyLeasesEnd holds at least this
 	seq      uint64
 	nextID   uint64
 	watchers map[uint64]*watcher
@@ -303,48 +318,32 @@ type WatchResponse struct {
 
 // Watch serves one poll (see hub): it acknowledges req.Acked, renews the
 // lease and answers the changes not acknowledged yet, waiting up to a
-// second for some when there are none.
+// second for some when there are none. req.Leave gives the lease back.
 func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, error) {
+	if req.Leave {
+		return WatchResponse{}, s.leave(ctx, req.Watcher)
+	}
 	h := &s.hub
 	h.mu.Lock()
 	s.startHubLocked()
-	// The lease this poll gives must end before the recorded time, with a
-	// quarter lease to spare; if it would not, the record moves half a
-	// lease past it first (so it is written about every quarter lease
-	// while mounts poll).
-	var ends time.Time
-	if end := time.Now().Add(h.lease); !req.Leave && end.Add(h.lease/4).After(h.ends) {
-		ends = end.Add(h.lease / 2)
-	}
-	h.mu.Unlock()
-	if !ends.IsZero() {
-		err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
-			return tx.Bucket(bucketMeta).Put(keyLeasesEnd, binary.BigEndian.AppendUint64(nil, uint64(ends.UnixNano())))
-		})
-		if err == nil {
-			// A restart after a power cut must still wait for these leases.
-			err = s.Sync(ctx)
-		}
-		if err != nil {
-			return WatchResponse{}, fmt.Errorf("watch: record when the leases end: %w", err)
+	// The lease this poll gives must end by the recorded time, with a
+	// quarter lease to spare for writing the record; if it would not,
+	// the record moves half a lease past it first (so it is written
+	// about every quarter lease while mounts poll). The check is made
+	// again under the lock that gives the lease: a mount's leave may
+	// have moved the record back meanwhile, or the write taken long.
+	now := time.Now()
+	for now.Add(h.lease + h.lease/4).After(h.ends) {
+		h.mu.Unlock()
+		if err := s.extendLeasesEnd(ctx); err != nil {
+			return WatchResponse{}, err
 		}
 		h.mu.Lock()
-		if ends.After(h.ends) {
-			h.ends = ends
+		if now = time.Now(); !now.Add(h.lease).After(h.ends) {
+			break
 		}
-		h.mu.Unlock()
 	}
-
-	h.mu.Lock()
 	w := h.watchers[req.Watcher]
-	if req.Leave {
-		delete(h.watchers, req.Watcher)
-		s.delegs.dropHolder(req.Watcher)
-		h.signalLocked()
-		h.mu.Unlock()
-		return WatchResponse{}, nil
-	}
-	now := time.Now()
 	if w == nil || !now.Before(w.expires) {
 		delete(h.watchers, req.Watcher)
 		s.delegs.dropHolder(req.Watcher)
@@ -392,6 +391,84 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 	}
 	h.mu.Unlock()
 	return resp, nil
+}
+
+// extendLeasesEnd moves the recorded end of the leases to a lease and a
+// half from now, durably, unless it already lies more than a lease and
+// a quarter ahead.
+func (s *Store) extendLeasesEnd(ctx context.Context) error {
+	h := &s.hub
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
+	h.mu.Lock()
+	end := time.Now().Add(h.lease)
+	if !end.Add(h.lease / 4).After(h.ends) {
+		h.mu.Unlock()
+		return nil // moved by another poll meanwhile
+	}
+	ends := end.Add(h.lease / 2)
+	h.mu.Unlock()
+	if err := s.writeLeasesEnd(ctx, ends); err != nil {
+		return err
+	}
+	// A restart after a power cut must still wait for these leases.
+	if err := s.Sync(ctx); err != nil {
+		return fmt.Errorf("watch: record when the leases end: %w", err)
+	}
+	h.mu.Lock()
+	h.ends = ends // only recordMu's holder changes it, and it only grew
+	h.mu.Unlock()
+	return nil
+}
+
+// leave ends watcher's lease (a mount that unmounts gives it back) and
+// moves the recorded end of the leases back to the latest end of those
+// still held, never before the previous run's (the grace period) nor
+// before now, so that a restart once every mount has gone waits for
+// nothing.
+func (s *Store) leave(ctx context.Context, watcher uint64) error {
+	h := &s.hub
+	h.recordMu.Lock()
+	defer h.recordMu.Unlock()
+	h.mu.Lock()
+	s.startHubLocked()
+	delete(h.watchers, watcher)
+	s.delegs.dropHolder(watcher)
+	h.signalLocked()
+	ends := time.Now()
+	if h.grace.After(ends) {
+		ends = h.grace
+	}
+	for _, w := range h.watchers {
+		if w.expires.After(ends) {
+			ends = w.expires
+		}
+	}
+	back := ends.Before(h.ends)
+	if back {
+		// Before the database: from here on a lease is given only if it
+		// ends by this, or after the record has moved forward again.
+		h.ends = ends
+	}
+	h.mu.Unlock()
+	if !back {
+		return nil
+	}
+	// Not synced: a power cut that loses this keeps the later record,
+	// and the restart waits, which is safe.
+	return s.writeLeasesEnd(ctx, ends)
+}
+
+// writeLeasesEnd records ends as the time by which every lease given
+// has ended. The caller holds recordMu.
+func (s *Store) writeLeasesEnd(ctx context.Context, ends time.Time) error {
+	err := s.commit.update(ctx, func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyLeasesEnd, binary.BigEndian.AppendUint64(nil, uint64(ends.UnixNano())))
+	})
+	if err != nil {
+		return fmt.Errorf("watch: record when the leases end: %w", err)
+	}
+	return nil
 }
 
 func (h *hub) signalLocked() {
