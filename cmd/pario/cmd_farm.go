@@ -271,14 +271,13 @@ func launchFarm(ctx context.Context, n int, tty bool) error {
 	if tty {
 		opts.Env = append(os.Environ(), envFarmProgress+"=1")
 	}
-	// Ctrl-C reaches the ranks too (one process group): give them time to
-	// stop their commands and remove their temporary output before Launch
-	// kills them.
-	launchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { time.AfterFunc(5*time.Second, cancel) })
-	defer stop()
-	err = rank.Launch(launchCtx, n, append([]string{self}, os.Args[1:]...), opts)
+	// Interrupted (Ctrl-C at the terminal reaches the launcher alone, the
+	// ranks being in process groups of their own, as does kill -INT of
+	// it), the ranks get SIGTERM and time to stop their commands, whole
+	// process groups, and remove their temporary output before they are
+	// killed.
+	opts.StopGrace = farmStopGrace
+	err = rank.Launch(ctx, n, append([]string{self}, os.Args[1:]...), opts)
 	show.clear()
 	if ctx.Err() != nil && err != nil {
 		return exitStatus{code: 130, msg: "farm: interrupted; its output was not written"}
@@ -297,6 +296,9 @@ func launchFarm(ctx context.Context, n int, tty bool) error {
 	}
 	return err
 }
+
+// farmStopGrace is how long interrupted local ranks may take to stop.
+const farmStopGrace = 5 * time.Second
 
 // farmStderr passes the ranks' stderr lines through, drawing rank 0's
 // progress lines in place.

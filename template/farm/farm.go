@@ -48,6 +48,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pario/pario/internal/child"
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/template"
 	"github.com/pario/pario/template/annot"
@@ -837,7 +838,10 @@ func (w *worker) appendLog(ctx context.Context, p []byte) error {
 // command runs the command over segment sg, its stdout to stdout.
 func (w *worker) command(ctx context.Context, sg *template.Segment, stdout io.Writer) error {
 	argv := w.cfg.Argv
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// In a process group of its own, killed whole when ctx ends, and dead
+	// with its rank (package child): a command's own children (a shell's
+	// pipeline) must not outlive an interrupted farm.
+	cmd := child.Command(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = bufio.NewReaderSize(io.NewSectionReader(sg, 0, sg.Extent), 1<<20)
 	cmd.Stdout = stdout
 	tail := &tailBuffer{max: 4 << 10}
@@ -849,8 +853,7 @@ func (w *worker) command(ctx context.Context, sg *template.Segment, stdout io.Wr
 	cmd.Env = append(env[:len(env):len(env)],
 		"PARIO_FARM_SEGMENT="+strconv.Itoa(sg.Index),
 		"PARIO_FARM_RANK="+strconv.Itoa(w.cfg.Comm.Rank()))
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
+	err := child.Run(cmd)
 	if err == nil {
 		w.segments++
 		w.bytes += sg.Extent

@@ -1,4 +1,4 @@
-package medic
+package child
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-func childAttr() *syscall.SysProcAttr {
+func attr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
