@@ -138,6 +138,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StagingDir == "" {
 		return nil, errors.New("medic: server needs a staging directory")
 	}
+	if err := CheckResources(context.Background(), cfg.Resources); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.StagingDir, 0o700); err != nil {
 		return nil, err
 	}
