@@ -424,6 +424,11 @@ func (c *srvConn) transfer(f wire.Frame) error {
 	if _, err := CleanName(name); err != nil {
 		return c.fail(opOffer.Code, err)
 	}
+	// Before a byte is sent: storing would fail only after the
+	// transfer and the regeneration.
+	if err := c.s.cfg.Store.Check(c.s.ctx, name); err != nil {
+		return c.fail(opOffer.Code, err)
+	}
 	idh := hex.EncodeToString(id)
 	s := c.s
 	// The connection that last carried this transfer may still be
