@@ -133,7 +133,7 @@ type autoCand struct {
 // phase's time.
 func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, error) {
 	t0 := time.Now()
-	st, err := os.Stat(path)
+	st, err := SourceFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -100,7 +100,7 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 }
 
 func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, spool string, w io.Writer) (medic.Plan, error) {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := sourceFile(path); err != nil {
 		return medic.Plan{}, err
 	}
 	eo, err := sf.encodeOptions(key)
@@ -291,7 +291,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
+	st, err := sourceFile(path)
 	if err != nil {
 		return err
 	}
@@ -421,4 +421,14 @@ func runSendAuto(ctx context.Context, sf *sendFlags, path, addr string, key []by
 		return fmt.Errorf("send %s: %w", path, err)
 	}
 	return nil
+}
+
+// sourceFile is medic.SourceFile with anything but a regular file a usage
+// error: a directory, a pipe or a device named as the output.
+func sourceFile(path string) (os.FileInfo, error) {
+	st, err := medic.SourceFile(path)
+	if errors.Is(err, medic.ErrNotRegular) {
+		return nil, usageError{err}
+	}
+	return st, err
 }
