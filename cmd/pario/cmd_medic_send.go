@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -57,6 +58,28 @@ func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
 		tc.RootCAs = pool
 	}
 	return tc, nil
+}
+
+// Bounds of the cost model's flags: beyond them a prediction means
+// nothing (a round trip of more than an hour is no network, a link under
+// 1 B/s none either), and the arithmetic prints NaN, Inf or 300 digits.
+const (
+	maxRTT     = time.Hour
+	maxAppTime = 1e9 // seconds, 30 years
+	minRate    = 1   // B/s
+)
+
+// check refuses the cost model's flags out of their bounds.
+func (sf *sendFlags) check() error {
+	switch {
+	case sf.rtt < 0 || sf.rtt > maxRTT:
+		return usageError{fmt.Errorf("--rtt %v: want 0 to %v", sf.rtt, maxRTT)}
+	case math.IsNaN(sf.appTime) || sf.appTime < 0 || sf.appTime > maxAppTime:
+		return usageError{fmt.Errorf("--app-time %v: want 0 to %g seconds", sf.appTime, float64(maxAppTime))}
+	case sf.bandwidth != 0 && sf.bandwidth < minRate:
+		return usageError{fmt.Errorf("--bandwidth %g B/s: want at least %d B/s", sf.bandwidth, minRate)}
+	}
+	return nil
 }
 
 // candidates are the plugins to calibrate: --plugin a,b or --all; with
@@ -158,6 +181,9 @@ skipped with the reason. Encryption is included in f and g (--cipher).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sf.plugins == "" && !sf.all {
 				return usageError{errors.New("give --plugin NAME[,NAME...] or --all")}
+			}
+			if err := sf.check(); err != nil {
+				return err
 			}
 			var key []byte
 			var tc *tls.Config
@@ -268,6 +294,9 @@ Plugin parameters go in --param, e.g. for blast:
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sf.stall <= 0 {
 				return usageError{fmt.Errorf("--stall-timeout %v: want a positive duration", sf.stall)}
+			}
+			if err := sf.check(); err != nil {
+				return err
 			}
 			return runSend(cmd.Context(), sf, args[0], args[1])
 		},
