@@ -47,3 +47,21 @@ func TestCLIPlanRefusesAbsurdFlags(t *testing.T) {
 		t.Errorf("plan at the bounds: exit %d:\n%s", code, out)
 	}
 }
+
+// TestCLISendAutoUnreachable: send --auto to a receiver it cannot reach
+// says so and prints no report. Before, a report of nothing came first:
+// "auto: output 575.1 KiB; link , RTT 0.0 ms", "sent  first: ".
+func TestCLISendAutoUnreachable(t *testing.T) {
+	needMedicCommand(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	if out, code := run(t, "medic", "keygen", key); code != 0 {
+		t.Fatal(out)
+	}
+	f := filepath.Join(dir, "out.txt")
+	os.WriteFile(f, report(2000), 0o644)
+	out, code := run(t, "medic", "send", f, "127.0.0.1:1", "--key", key, "--spool", filepath.Join(dir, "spool"), "--auto")
+	if code != 1 || !strings.Contains(out, "connect to receiver 127.0.0.1:1") || strings.Contains(out, "auto:") || strings.Contains(out, "first:") {
+		t.Errorf("send --auto to a closed port: exit %d, want 1 with the connection's error alone:\n%s", code, out)
+	}
+}
