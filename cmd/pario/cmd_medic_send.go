@@ -402,7 +402,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		_ = bar.Finish()
 	}
 	if err != nil {
-		return fmt.Errorf("send %s: %w", path, err)
+		return sendFailed(ctx, path, err)
 	}
 	if rate == 0 && rep.Failed == nil {
 		// A send far from the remembered link's rate makes the next
@@ -447,9 +447,18 @@ func runSendAuto(ctx context.Context, sf *sendFlags, path, addr string, key []by
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("send %s: %w", path, err)
+		return sendFailed(ctx, path, err)
 	}
 	return nil
+}
+
+// sendFailed is a send's error; interrupted (Ctrl-C, SIGTERM), exit
+// status 130, as farm and mcmc.
+func sendFailed(ctx context.Context, path string, err error) error {
+	if ctx.Err() != nil {
+		return exitStatus{code: 130, msg: fmt.Sprintf("send %s: %v", path, err)}
+	}
+	return fmt.Errorf("send %s: %w", path, err)
 }
 
 // sourceFile is medic.SourceFile with anything but a regular file a usage
