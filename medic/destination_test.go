@@ -81,3 +81,26 @@ func TestParioStoreCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestReceiverDirRemovedWhileItRuns: the receiver's directory (with its
+// staging area inside) removed while it runs is made again by the next
+// send. Before, every send failed until a restart, naming a staged part
+// ("open DIR/.medic-staging/ID.part: no such file or directory"), even
+// once the directory was back.
+func TestReceiverDirRemovedWhileItRuns(t *testing.T) {
+	key := medictest.Key(t)
+	dest := filepath.Join(t.TempDir(), "dest")
+	_, addr := serveConfig(t, medic.ServerConfig{Key: key, Store: medic.DirStore(dest), StagingDir: filepath.Join(dest, ".medic-staging")})
+	if err := os.RemoveAll(dest); err != nil {
+		t.Fatal(err)
+	}
+	s := &site{key: key, addr: addr, dest: dest}
+	data := report(2000)
+	p := writeFile(t, "out.txt", data)
+	if _, err := sendFile(t, s, p, "zstd", medic.SendOptions{}); err != nil {
+		t.Fatalf("send after the receiver's directory was removed: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dest, "out.txt")); string(b) != string(data) {
+		t.Fatal("the stored output differs")
+	}
+}
