@@ -133,7 +133,7 @@ type autoCand struct {
 // phase's time.
 func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, error) {
 	t0 := time.Now()
-	st, err := os.Stat(path)
+	st, err := SourceFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,9 @@ func SendAuto(ctx context.Context, path string, o AutoOptions) (*AutoReport, err
 
 	c, rates, ratesErr, err := dialRates(ctx, &o.Send)
 	if err != nil {
-		return rep, err
+		// Nothing chosen, nothing sent: no report (it printed a link of
+		// "" and "sent  first:" above the error).
+		return nil, err
 	}
 	sess := &Session{c: c}
 	defer sess.Close()

@@ -176,9 +176,27 @@ func decodeHeader(b []byte) (Header, error) {
 // LoadKey reads a key file: 32 bytes as 64 hex digits (surrounding white
 // space ignored), as GenerateKey writes it.
 func LoadKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)
+	}
+	defer f.Close()
+	// Stat the open file, not the path: what is checked is what is read.
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("key file: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("key file %s is not a regular file (%s): make one with `pario medic keygen FILE`", path, st.Mode().Type())
+	}
+	// As the store's secret file (and ssh's private key): whoever reads
+	// it can send to the receiver and open sealed metadata.
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("key file %s is open to others (mode %04o): whoever reads it can send to the receiver and read sealed metadata; run chmod 600 %s", path, perm, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	if err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
 	}
 	k, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(k) != KeySize {

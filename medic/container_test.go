@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func testKey(t testing.TB) []byte {
@@ -138,6 +141,41 @@ func TestKeyFile(t *testing.T) {
 	os.WriteFile(p, []byte("abc"), 0o600)
 	if _, err := LoadKey(p); err == nil {
 		t.Fatal("short key accepted")
+	}
+}
+
+// TestKeyFileRefused: a key file others may read (as the store refuses
+// its secret file, docs/store.md), a directory, or a device is refused
+// naming it. Before, mode 0644 was accepted, and --key /dev/zero read
+// for ever, growing the heap.
+func TestKeyFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k")
+	if err := GenerateKey(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604} {
+		os.Chmod(p, mode)
+		if _, err := LoadKey(p); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("key file %s is open to others (mode %04o)", p, mode)) ||
+			!strings.Contains(err.Error(), "chmod 600 "+p) {
+			t.Errorf("mode %04o: %v, want it refused as open to others", mode, err)
+		}
+	}
+	os.Chmod(p, 0o400)
+	if _, err := LoadKey(p); err != nil {
+		t.Errorf("mode 0400: %v", err)
+	}
+	for _, bad := range []string{dir, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() { _, err := LoadKey(bad); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "key file "+bad+" is not a regular file") {
+				t.Errorf("LoadKey(%s): %v, want it refused as not a regular file", bad, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("LoadKey(%s) still reading after 10s", bad)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 )
 
 // EncodeOptions say how to encode an output at the compute site.
@@ -20,6 +21,35 @@ type EncodeOptions struct {
 	Cipher    Cipher
 	Key       []byte // needed with a cipher
 	ChunkSize uint32 // 0: DefaultChunkSize
+}
+
+// ErrNotRegular is an output that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// SourceFile stats the output at path and refuses anything but a regular
+// file: it is read more than once (its digest, then the plugin), so a
+// pipe would lose what the first read took or block for a writer, a
+// device such as /dev/zero never ends, and a directory is not an output.
+func SourceFile(path string) (os.FileInfo, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if t := st.Mode().Type(); !st.Mode().IsRegular() {
+		what := "a " + t.String()
+		switch {
+		case t&os.ModeDir != 0:
+			what = "a directory"
+		case t&os.ModeNamedPipe != 0:
+			what = "a named pipe"
+		case t&os.ModeSocket != 0:
+			what = "a socket"
+		case t&os.ModeDevice != 0:
+			what = "a device"
+		}
+		return nil, fmt.Errorf("%s is %s, %w: medic reads an output more than once (its digest, then the plugin): send a file", path, what, ErrNotRegular)
+	}
+	return st, nil
 }
 
 // FileDigest returns the size and SHA-256 of a file.
@@ -46,6 +76,10 @@ func Encode(ctx context.Context, path string, o EncodeOptions, w io.Writer) (Hea
 	if err != nil {
 		return Header{}, err
 	}
+	before, err := SourceFile(path)
+	if err != nil {
+		return Header{}, err
+	}
 	size, dg, err := FileDigest(path)
 	if err != nil {
 		return Header{}, err
@@ -61,7 +95,28 @@ func Encode(ctx context.Context, path string, o EncodeOptions, w io.Writer) (Hea
 	if err := cw.Close(); err != nil {
 		return Header{}, err
 	}
+	// The digest and the plugin read the file apart: one being written
+	// meanwhile would make a container whose output matches no digest,
+	// which the receiver would refuse only after the transfer and the
+	// regeneration, as if it could not regenerate it.
+	if after, err := os.Stat(path); err != nil || changed(before, after) || after.Size() != size {
+		now := "gone"
+		if err == nil {
+			now = fmt.Sprintf("%d bytes, modified %s", after.Size(), after.ModTime().Format(time.RFC3339Nano))
+		}
+		return Header{}, fmt.Errorf("%w: %s (%d bytes, modified %s; now %s): send it once it is complete",
+			ErrSourceChanged, path, before.Size(), before.ModTime().Format(time.RFC3339Nano), now)
+	}
 	return h, nil
+}
+
+// ErrSourceChanged is an output that changed while it was encoded.
+var ErrSourceChanged = errors.New("the output changed while it was encoded")
+
+// changed reports whether a file was written or replaced between two
+// stats of it: its size, modification time or inode differ.
+func changed(a, b os.FileInfo) bool {
+	return !os.SameFile(a, b) || a.Size() != b.Size() || !a.ModTime().Equal(b.ModTime())
 }
 
 // countingHash counts and hashes what is written through it.

@@ -121,7 +121,7 @@ const (
 // MakePlan calibrates the candidates of req on its output and ranks them.
 // A candidate that fails to calibrate is Skipped, not an error.
 func MakePlan(ctx context.Context, req PlanRequest) (Plan, error) {
-	st, err := os.Stat(req.Path)
+	st, err := SourceFile(req.Path)
 	if err != nil {
 		return Plan{}, err
 	}

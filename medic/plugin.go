@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 )
 
@@ -132,4 +134,63 @@ func Names() []string {
 	}
 	sort.Strings(ns)
 	return ns
+}
+
+// ResourceChecker is implemented by a plugin that can check the storage
+// site's resources it uses, so that the receiver refuses a wrong one when
+// it starts instead of failing the first regeneration that needs it, on
+// the sender's side, long after.
+type ResourceChecker interface {
+	// CheckResources checks the resources keyed with the plugin's name
+	// ("blast.db"); it is given them all, since one may depend on another
+	// (blast.bin holds the programs that read blast.db). Its errors are
+	// *ResourceError naming the key.
+	CheckResources(ctx context.Context, res map[string]string) error
+}
+
+// ResourceError is a resource that is wrong: the key and value as given,
+// and why.
+type ResourceError struct {
+	Key, Value string
+	Err        error
+}
+
+func (e *ResourceError) Error() string {
+	return fmt.Sprintf("resource %s=%s: %v", e.Key, e.Value, e.Err)
+}
+
+func (e *ResourceError) Unwrap() error { return e.Err }
+
+// CheckResources checks res as `pario medic serve --resource` gives them:
+// each key names a registered plugin before its first dot (a key that names
+// none would be read by nothing: a typo), and each plugin that implements
+// ResourceChecker checks its own. The first wrong one, in key order, is
+// returned as a *ResourceError.
+func CheckResources(ctx context.Context, res map[string]string) error {
+	keys := make([]string, 0, len(res))
+	for k := range res {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var checkers []string
+	for _, k := range keys {
+		name, _, ok := strings.Cut(k, ".")
+		if !ok {
+			return &ResourceError{Key: k, Value: res[k], Err: errors.New("want PLUGIN.NAME as the key, e.g. blast.db")}
+		}
+		p, err := Lookup(name)
+		if err != nil {
+			return &ResourceError{Key: k, Value: res[k], Err: fmt.Errorf("no plugin %q uses it (have: %s)", name, strings.Join(Names(), ", "))}
+		}
+		if _, ok := p.(ResourceChecker); ok && !slices.Contains(checkers, name) {
+			checkers = append(checkers, name)
+		}
+	}
+	for _, name := range checkers {
+		p, _ := Lookup(name)
+		if err := p.(ResourceChecker).CheckResources(ctx, res); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -91,11 +91,13 @@ func TestCLIKilledReceiverLeavesNothing(t *testing.T) {
 	}
 	// The storage site's BLAST+ is a stand-in whose first program records
 	// its pid and then runs for as long as the test: the regeneration is
-	// under way for as long as we like.
+	// under way for as long as we like. It answers the receiver's check of
+	// blast.db at its start (blastdbcmd -info) as BLAST+ does.
 	bin := filepath.Join(dir, "fakeblast")
 	os.Mkdir(bin, 0o755)
 	pidFile := filepath.Join(dir, "child.pid")
-	script := fmt.Sprintf("#!/bin/sh\necho $$ > %s.tmp && mv %s.tmp %s\nexec sleep 600\n", pidFile, pidFile, pidFile)
+	script := fmt.Sprintf("#!/bin/sh\ncase \"$*\" in *-info*) printf 'Database: fake\\n\\t1 sequences; 10 total residues\\n'; exit 0;; esac\n"+
+		"echo $$ > %s.tmp && mv %s.tmp %s\nexec sleep 600\n", pidFile, pidFile, pidFile)
 	for _, p := range []string{"blastdbcmd", "makeblastdb", "blastp"} {
 		os.WriteFile(filepath.Join(bin, p), []byte(script), 0o755)
 	}

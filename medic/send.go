@@ -594,7 +594,10 @@ func Send(ctx context.Context, path string, o SendOptions) (*SendReport, error) 
 
 func lost(ctx context.Context, err error, acked, size int64) error {
 	if ctx.Err() != nil {
-		return ctx.Err()
+		// Said as the other cuts are: where it stopped, and that it
+		// resumes (before, only "context canceled").
+		return fmt.Errorf("interrupted (%w) after the receiver acknowledged %d of %d bytes; "+
+			"nothing was stored, the receiver keeps the part it got: send again to resume", ctx.Err(), acked, size)
 	}
 	var remote *RemoteError
 	if errors.As(err, &remote) || errors.Is(err, errMalformedAnswer) {

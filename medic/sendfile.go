@@ -80,6 +80,9 @@ func sendFile(ctx context.Context, path string, o SendFileOptions) (rep *FileRep
 	if o.Send.Name == "" {
 		o.Send.Name = filepath.Base(path)
 	}
+	if _, err := SourceFile(path); err != nil {
+		return nil, err
+	}
 	_, dg, err := FileDigest(path)
 	if err != nil {
 		return nil, err

@@ -138,6 +138,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.StagingDir == "" {
 		return nil, errors.New("medic: server needs a staging directory")
 	}
+	if err := CheckResources(context.Background(), cfg.Resources); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.StagingDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -419,6 +422,11 @@ func (c *srvConn) transfer(f wire.Frame) error {
 		return c.fail(opOffer.Code, errors.New("malformed offer"))
 	}
 	if _, err := CleanName(name); err != nil {
+		return c.fail(opOffer.Code, err)
+	}
+	// Before a byte is sent: storing would fail only after the
+	// transfer and the regeneration.
+	if err := c.s.cfg.Store.Check(c.s.ctx, name); err != nil {
 		return c.fail(opOffer.Code, err)
 	}
 	idh := hex.EncodeToString(id)

@@ -45,8 +45,16 @@ type staged struct {
 func openStaged(dir, idh string, size int64) (*staged, error) {
 	s := &staged{part: filepath.Join(dir, idh+".part"), sum: filepath.Join(dir, idh+".sum"), h: sha256.New()}
 	f, err := os.OpenFile(s.part, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The receiver made the staging area when it started; removed
+		// since (with --dir, say), it is made again, or every transfer
+		// would fail until a restart.
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.OpenFile(s.part, os.O_RDWR|os.O_CREATE, 0o600)
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("staging area %s: %w", dir, err)
 	}
 	s.f = f
 	st, err := f.Stat()

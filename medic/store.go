@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -18,6 +20,11 @@ import (
 // atomically, Abort removes it: nothing partial is ever left under name.
 type Store interface {
 	Begin(ctx context.Context, name string) (Pending, error)
+	// Check refuses, at the offer, a name the output could not be
+	// stored under: an existing directory, or one under an existing
+	// file. Begin and Commit would fail only after the transfer and the
+	// regeneration, with the temporary file's name.
+	Check(ctx context.Context, name string) error
 	// RemoveTemp removes a temporary file that Pending.Temp named, left
 	// behind by a receiver that died before Commit or Abort. It refuses a
 	// name that is not one of the store's temporary files.
@@ -54,6 +61,29 @@ func CleanName(name string) (string, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkPlace walks name's components in a store with kind (what a path
+// is: exists, is a directory) and refuses a name that is a directory or
+// lies under something that is not one. shown is how a path of the store
+// is named in the error.
+func checkPlace(name string, kind func(p string) (exists, dir bool, err error), shown func(p string) string) error {
+	els := strings.Split(name, "/")
+	for i := range els {
+		p := strings.Join(els[:i+1], "/")
+		exists, dir, err := kind(p)
+		switch {
+		case err != nil:
+			return fmt.Errorf("destination %q: %w", name, err)
+		case !exists:
+			return nil // made by Begin
+		case i < len(els)-1 && !dir:
+			return fmt.Errorf("destination %q: %s is a file at the receiver, not a directory: send with --as another name", name, shown(p))
+		case i == len(els)-1 && dir:
+			return fmt.Errorf("destination %q: %s is a directory at the receiver: send with --as another name (a file in it, say)", name, shown(p))
+		}
+	}
+	return nil
 }
 
 // checkTemp checks that temp, relative to a store, names one of the
@@ -94,6 +124,24 @@ func (d dirStore) Begin(_ context.Context, name string) (Pending, error) {
 		return nil, err
 	}
 	return &dirPending{f: f, final: final, temp: path.Join(path.Dir(name), filepath.Base(f.Name()))}, nil
+}
+
+func (d dirStore) Check(_ context.Context, name string) error {
+	name, err := CleanName(name)
+	if err != nil {
+		return err
+	}
+	full := func(p string) string { return filepath.Join(string(d), filepath.FromSlash(p)) }
+	return checkPlace(name, func(p string) (bool, bool, error) {
+		st, err := os.Stat(full(p))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, false, nil
+		}
+		if err != nil {
+			return false, false, err
+		}
+		return true, st.IsDir(), nil
+	}, full)
 }
 
 func (d dirStore) RemoveTemp(_ context.Context, temp string) error {
@@ -167,6 +215,23 @@ func (s *parioStore) Begin(ctx context.Context, name string) (Pending, error) {
 		return nil, fmt.Errorf("pario create %s: %w", tmp, err)
 	}
 	return &parioPending{s: s, f: f, tmp: tmp, final: final, ctx: ctx}, nil
+}
+
+func (s *parioStore) Check(ctx context.Context, name string) error {
+	name, err := CleanName(name)
+	if err != nil {
+		return err
+	}
+	return checkPlace(name, func(p string) (bool, bool, error) {
+		a, err := s.c.Lookup(ctx, path.Join(s.dir, p))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, false, nil
+		}
+		if err != nil {
+			return false, false, err
+		}
+		return true, a.IsDir(), nil
+	}, func(p string) string { return "pario:" + path.Join(s.dir, p) })
 }
 
 func (s *parioStore) RemoveTemp(ctx context.Context, temp string) error {

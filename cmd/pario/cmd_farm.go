@@ -227,7 +227,7 @@ func runFarm(cmd *cobra.Command, ff farmFlags, argv []string) error {
 }
 
 // checkFarmOutputs refuses, before any rank starts, an output that is a
-// directory (farm.CheckOutputs).
+// directory or whose directory is missing (farm.CheckOutputs).
 func checkFarmOutputs(ctx context.Context, ff farmFlags, ranks int) error {
 	var fsys farm.FS = farm.Local{}
 	out := ff.out
@@ -241,7 +241,8 @@ func checkFarmOutputs(ctx context.Context, ff farmFlags, ranks int) error {
 	}
 	err := farm.CheckOutputs(ctx, fsys, out, ranks, ff.group)
 	var de *farm.OutputIsDirError
-	if errors.As(err, &de) {
+	var dde *farm.OutputDirError
+	if errors.As(err, &de) || errors.As(err, &dde) {
 		return usageError{fmt.Errorf("farm: --out: %w", err)}
 	}
 	if err != nil {

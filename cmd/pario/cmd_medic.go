@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -90,6 +91,17 @@ func loadKeyFlag(path string) ([]byte, error) {
 	return medic.LoadKey(path)
 }
 
+// checkResources is medic.CheckResources with a wrong resource a usage
+// error naming the flag.
+func checkResources(ctx context.Context, res map[string]string) error {
+	err := medic.CheckResources(ctx, res)
+	var re *medic.ResourceError
+	if errors.As(err, &re) {
+		return usageError{fmt.Errorf("--resource %s=%s: %w", re.Key, re.Value, re.Err)}
+	}
+	return err
+}
+
 func newMedicServeCommand() *cobra.Command {
 	var (
 		listen, keyFile, dir, to, staging, cert, keyPEM string
@@ -114,6 +126,8 @@ Plugins find local resources through --resource, e.g.
   --resource blast.db=/data/nr --resource blast.bin=/usr/bin
   --resource blast.workers=8   (BLAST searches at once; default: the CPUs)
   --resource blast.chunks=32   (searches in all; default: 4 per worker)
+Each is checked at the start (blast.db with blastdbcmd -info): a wrong one is
+refused then, not at the first regeneration that needs it.
 
 TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 		Args: exactArgs(0),
@@ -134,6 +148,10 @@ TLS: --tls-cert and --tls-key (PEM); senders then use --tls (and --tls-ca).`,
 			}
 			res, err := parseKV("resource", resources)
 			if err != nil {
+				return err
+			}
+			// Now, not at the first regeneration that needs one.
+			if err := checkResources(cmd.Context(), res); err != nil {
 				return err
 			}
 			key, err := loadKeyFlag(keyFile)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -59,6 +60,28 @@ func (sf *sendFlags) tlsConfig(addr string) (*tls.Config, error) {
 	return tc, nil
 }
 
+// Bounds of the cost model's flags: beyond them a prediction means
+// nothing (a round trip of more than an hour is no network, a link under
+// 1 B/s none either), and the arithmetic prints NaN, Inf or 300 digits.
+const (
+	maxRTT     = time.Hour
+	maxAppTime = 1e9 // seconds, 30 years
+	minRate    = 1   // B/s
+)
+
+// check refuses the cost model's flags out of their bounds.
+func (sf *sendFlags) check() error {
+	switch {
+	case sf.rtt < 0 || sf.rtt > maxRTT:
+		return usageError{fmt.Errorf("--rtt %v: want 0 to %v", sf.rtt, maxRTT)}
+	case math.IsNaN(sf.appTime) || sf.appTime < 0 || sf.appTime > maxAppTime:
+		return usageError{fmt.Errorf("--app-time %v: want 0 to %g seconds", sf.appTime, float64(maxAppTime))}
+	case sf.bandwidth != 0 && sf.bandwidth < minRate:
+		return usageError{fmt.Errorf("--bandwidth %g B/s: want at least %d B/s", sf.bandwidth, minRate)}
+	}
+	return nil
+}
+
 // candidates are the plugins to calibrate: --plugin a,b or --all; with
 // --auto zstd is always one of them (raw is added by the plan).
 func (sf *sendFlags) candidates() []string {
@@ -100,7 +123,7 @@ func (sf *sendFlags) encodeOptions(key []byte) (medic.EncodeOptions, error) {
 }
 
 func runPlan(ctx context.Context, sf *sendFlags, path, addr string, key []byte, tc *tls.Config, spool string, w io.Writer) (medic.Plan, error) {
-	if _, err := os.Stat(path); err != nil {
+	if _, err := sourceFile(path); err != nil {
 		return medic.Plan{}, err
 	}
 	eo, err := sf.encodeOptions(key)
@@ -158,6 +181,9 @@ skipped with the reason. Encryption is included in f and g (--cipher).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sf.plugins == "" && !sf.all {
 				return usageError{errors.New("give --plugin NAME[,NAME...] or --all")}
+			}
+			if err := sf.check(); err != nil {
+				return err
 			}
 			var key []byte
 			var tc *tls.Config
@@ -269,6 +295,9 @@ Plugin parameters go in --param, e.g. for blast:
 			if sf.stall <= 0 {
 				return usageError{fmt.Errorf("--stall-timeout %v: want a positive duration", sf.stall)}
 			}
+			if err := sf.check(); err != nil {
+				return err
+			}
 			return runSend(cmd.Context(), sf, args[0], args[1])
 		},
 	}
@@ -291,7 +320,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 	if err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
+	st, err := sourceFile(path)
 	if err != nil {
 		return err
 	}
@@ -373,7 +402,7 @@ func runSend(ctx context.Context, sf *sendFlags, path, addr string) error {
 		_ = bar.Finish()
 	}
 	if err != nil {
-		return fmt.Errorf("send %s: %w", path, err)
+		return sendFailed(ctx, path, err)
 	}
 	if rate == 0 && rep.Failed == nil {
 		// A send far from the remembered link's rate makes the next
@@ -418,7 +447,26 @@ func runSendAuto(ctx context.Context, sf *sendFlags, path, addr string, key []by
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("send %s: %w", path, err)
+		return sendFailed(ctx, path, err)
 	}
 	return nil
+}
+
+// sendFailed is a send's error; interrupted (Ctrl-C, SIGTERM), exit
+// status 130, as farm and mcmc.
+func sendFailed(ctx context.Context, path string, err error) error {
+	if ctx.Err() != nil {
+		return exitStatus{code: 130, msg: fmt.Sprintf("send %s: %v", path, err)}
+	}
+	return fmt.Errorf("send %s: %w", path, err)
+}
+
+// sourceFile is medic.SourceFile with anything but a regular file a usage
+// error: a directory, a pipe or a device named as the output.
+func sourceFile(path string) (os.FileInfo, error) {
+	st, err := medic.SourceFile(path)
+	if errors.Is(err, medic.ErrNotRegular) {
+		return nil, usageError{err}
+	}
+	return st, err
 }

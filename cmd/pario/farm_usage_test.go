@@ -136,6 +136,35 @@ func TestFarmOutputIsDirectory(t *testing.T) {
 	}
 }
 
+// TestFarmOutputDirectoryMissing: an output in a directory that does
+// not exist (local or in the store), or under a file, is a usage error
+// naming the user's output and the directory, before any rank starts.
+// Before, rank 0 failed with exit 1 naming only the hidden temporary file
+// (".x.farm-...: no such file or directory").
+func TestFarmOutputDirectoryMissing(t *testing.T) {
+	dir := t.TempDir()
+	farmUsage(t, nil, []string{"-N", "2", "--in", "in.txt", "--out", dir + "/nodir/x", "--annotations", "io.ann"},
+		"farm: --out: the directory "+dir+"/nodir of the output "+dir+"/nodir/x does not exist")
+	farmUsage(t, map[string]string{"f": ""}, []string{"--in", "in.txt", "--out", "f/x", "--annotations", "io.ann"},
+		"farm: --out: f, the directory of the output f/x, is not a directory")
+
+	cf := up(t)
+	for name, body := range map[string]string{"in.txt": "a\nb\n", "io.ann": farmOrdered} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, err := farmCLI(t, dir, cf, "farm", "-N", "2", "--in", "in.txt", "--out", "pario:/nodir/x", "--annotations", "io.ann", "--", "sh", "-c", "touch ran; cat")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(msg, "farm: --out: the directory /nodir of the output /nodir/x does not exist") ||
+		strings.Contains(msg, ".farm-") || strings.Contains(msg, "[rank ") {
+		t.Errorf("--out pario:/nodir/x: %v, want exit 2 naming /nodir before any rank starts\n%s", err, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("--out pario:/nodir/x: the command ran")
+	}
+}
+
 // TestFarmFlagMistakes: --layout with a local output (ignored before;
 // mcmc refuses the same), and a --rendezvous no rank could use (each rank
 // failed with exit 1 before), are usage errors before any rank starts.

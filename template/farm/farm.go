@@ -414,9 +414,25 @@ func (e *OutputIsDirError) Error() string {
 	return e.Name + " is a directory: name a file for the output (one in it, say)"
 }
 
-// CheckOutputs refuses outputs that are existing directories, before any
-// segment runs: the rename at the end would fail only after all of them.
-// ranks and group are as for Run (group 0: one output, out).
+// OutputDirError is CheckOutputs' error for an output whose directory
+// does not exist or is not a directory.
+type OutputDirError struct {
+	Name, Dir string
+	Kind      Kind // Missing or NotDir
+}
+
+func (e *OutputDirError) Error() string {
+	if e.Kind == NotDir {
+		return e.Dir + ", the directory of the output " + e.Name + ", is not a directory"
+	}
+	return "the directory " + e.Dir + " of the output " + e.Name + " does not exist: create it first"
+}
+
+// CheckOutputs refuses, before any segment runs, outputs that are
+// existing directories or whose directory is missing: the rename at the
+// end would fail only after all of them, and the create of the temporary
+// file would name that file, not the user's. ranks and group are as for
+// Run (group 0: one output, out).
 func CheckOutputs(ctx context.Context, fsys FS, out string, ranks, group int) error {
 	names := []string{out}
 	if group > 0 {
@@ -435,11 +451,19 @@ func CheckOutputs(ctx context.Context, fsys FS, out string, ranks, group int) er
 }
 
 func checkOutput(ctx context.Context, fsys FS, name string) error {
-	dir, err := fsys.IsDir(ctx, name)
+	dir := filepath.Dir(name)
+	k, err := fsys.Kind(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("the output's directory %s: %w", dir, err)
+	}
+	if k != Dir {
+		return &OutputDirError{Name: name, Dir: dir, Kind: k}
+	}
+	k, err = fsys.Kind(ctx, name)
 	if err != nil {
 		return fmt.Errorf("the output %s: %w", name, err)
 	}
-	if dir {
+	if k == Dir {
 		return &OutputIsDirError{Name: name}
 	}
 	return nil

@@ -647,6 +647,49 @@ func TestOutputIsDirectory(t *testing.T) {
 	noTemps(t, dir)
 }
 
+// TestOutputDirectoryMissing: an output whose directory does not exist,
+// or is a file, is refused by CheckOutputs and by Run naming the user's
+// output and its directory. Before, the create of the hidden temporary
+// file failed and was all the error named (".x.farm-...: no such file or
+// directory").
+func TestOutputDirectoryMissing(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "q.fa")
+	if err := os.WriteFile(input, fasta(10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out, dir string
+		kind     Kind
+		group    int
+		want     string
+	}{
+		{filepath.Join(dir, "nodir", "x"), filepath.Join(dir, "nodir"), Missing, 0, "does not exist"},
+		{filepath.Join(dir, "nodir", "deeper", "x"), filepath.Join(dir, "nodir", "deeper"), Missing, 2, "does not exist"},
+		{filepath.Join(file, "x"), file, NotDir, 0, "is not a directory"},
+	} {
+		var de *OutputDirError
+		err := CheckOutputs(testCtx(t), Local{}, c.out, 4, c.group)
+		if !errors.As(err, &de) || de.Dir != c.dir || de.Kind != c.kind || !strings.Contains(err.Error(), c.out) ||
+			!strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), ".farm-") {
+			t.Errorf("CheckOutputs(%s): %v, want its directory %s named: %s", c.out, err, c.dir, c.want)
+		}
+	}
+	out := filepath.Join(dir, "nodir", "x")
+	ran := filepath.Join(dir, "ran")
+	_, errs := farmRun{n: 2, annotations: ordered, argv: []string{"sh", "-c", "touch " + ran + "; cat"}}.run(t, input, out)
+	if errs[0] == nil || !strings.Contains(errs[0].Error(), "the directory "+filepath.Join(dir, "nodir")+" of the output "+out+" does not exist") {
+		t.Errorf("rank 0: %v, want the output's directory named missing", errs[0])
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the command ran")
+	}
+}
+
 // TestScratchDiskFills: when $TMPDIR, where each run's output is kept
 // until it is placed, fills up, the failure says so, naming the scratch
 // file and the disk's error. Before, the write error was dropped and the

@@ -40,10 +40,20 @@ type FS interface {
 	OpenRW(ctx context.Context, name string) (Handle, error)
 	Rename(ctx context.Context, from, to string) error
 	Remove(ctx context.Context, name string) error
-	// IsDir reports whether name is an existing directory (false when it
-	// does not exist).
-	IsDir(ctx context.Context, name string) (bool, error)
+	// Kind says whether name is a directory, something else, or missing
+	// (also when a component of its path is not a directory).
+	Kind(ctx context.Context, name string) (Kind, error)
 }
+
+// Kind is what a name is in an FS.
+type Kind int
+
+// The kinds of names.
+const (
+	Missing Kind = iota
+	Dir
+	NotDir
+)
 
 // tempName is a hidden name next to the output, unique to this run; mark
 // goes before its random part.
@@ -173,13 +183,9 @@ func (Local) Remove(_ context.Context, name string) error {
 	return os.Remove(name)
 }
 
-// IsDir implements FS.
-func (Local) IsDir(_ context.Context, name string) (bool, error) {
-	st, err := os.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	return err == nil && st.IsDir(), err
+// Kind implements FS.
+func (Local) Kind(_ context.Context, name string) (Kind, error) {
+	return kindOf(os.Stat(name))
 }
 
 // Pario is a pario store; names are the store's absolute paths. Create
@@ -231,11 +237,28 @@ func (p Pario) Rename(ctx context.Context, from, to string) error {
 // Remove implements FS.
 func (p Pario) Remove(ctx context.Context, name string) error { return p.Client.Remove(ctx, name) }
 
-// IsDir implements FS.
-func (p Pario) IsDir(ctx context.Context, name string) (bool, error) {
+// Kind implements FS.
+func (p Pario) Kind(ctx context.Context, name string) (Kind, error) {
 	a, err := p.Client.Lookup(ctx, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return Missing, nil
+	case err != nil:
+		return Missing, err
+	case a.IsDir():
+		return Dir, nil
 	}
-	return err == nil && a.IsDir(), err
+	return NotDir, nil
+}
+
+func kindOf(st fs.FileInfo, err error) (Kind, error) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return Missing, nil
+	case err != nil:
+		return Missing, err
+	case st.IsDir():
+		return Dir, nil
+	}
+	return NotDir, nil
 }

@@ -87,6 +87,9 @@
 //	blast.chunks   searches in all (default: 4 per worker); more chunks
 //	               search fewer candidates each but start more processes
 //
+// The receiver checks them when it starts (Plugin.CheckResources, through
+// medic.CheckResources): blast.db with blastdbcmd -info.
+//
 // A replica that lacks a hit sequence fails Decode with an error wrapping
 // medic.ErrMissing that names the missing accessions; nothing is written to
 // the output. Decode also checks the SHA-256 of the regenerated output
