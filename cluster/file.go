@@ -374,7 +374,7 @@ func CheckSecret(text []byte) ([]byte, error) {
 	if bits < MinSecretBits {
 		return nil, fmt.Errorf("the secret holds at most %d bits; want at least %d (32 hex digits)", bits, MinSecretBits)
 	}
-	if why := lowEntropy(key); why != "" {
+	if why := wire.NotRandom(key); why != "" {
 		return nil, fmt.Errorf("the secret is not random (%s)", why)
 	}
 	return key, nil
@@ -398,32 +398,3 @@ func isPrintable(b []byte) bool {
 	return true
 }
 
-// lowEntropy says why key cannot be random, or "". A random key of 16 or
-// more bytes fails none of these tests but with negligible probability
-// (fewer than 8 distinct bytes among 16 random ones: about 1e-12).
-func lowEntropy(k []byte) string {
-	var seen [256]bool
-	distinct := 0
-	for _, c := range k {
-		if !seen[c] {
-			seen[c] = true
-			distinct++
-		}
-	}
-	if distinct < 8 {
-		return fmt.Sprintf("only %d distinct byte values", distinct)
-	}
-	for p := 1; p <= len(k)/2; p++ {
-		if bytes.Equal(k[p:], k[:len(k)-p]) {
-			return fmt.Sprintf("it repeats every %d bytes", p)
-		}
-	}
-	counting := true
-	for i := 2; i < len(k) && counting; i++ {
-		counting = k[i]-k[i-1] == k[1]-k[0]
-	}
-	if counting {
-		return "its bytes count up or down in equal steps"
-	}
-	return ""
-}

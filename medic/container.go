@@ -202,6 +202,9 @@ func LoadKey(path string) ([]byte, error) {
 	if err != nil || len(k) != KeySize {
 		return nil, fmt.Errorf("key file %s: want %d bytes as %d hex digits (make one with `pario medic keygen %s`)", path, KeySize, 2*KeySize, path)
 	}
+	if why := wire.NotRandom(k); why != "" {
+		return nil, fmt.Errorf("key file %s: the key is not random (%s): make one with `pario medic keygen FILE`", path, why)
+	}
 	return k, nil
 }
 

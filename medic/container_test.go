@@ -3,6 +3,7 @@ package medic
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -165,6 +166,17 @@ func TestKeyFileRefused(t *testing.T) {
 	if _, err := LoadKey(p); err != nil {
 		t.Errorf("mode 0400: %v", err)
 	}
+	// Keys made by hand, not by keygen: the store's secret file refuses
+	// them too (wire.NotRandom).
+	for name, key := range map[string]string{"zeros": strings.Repeat("00", KeySize), "counting": hex.EncodeToString(seq(KeySize)), "pattern": strings.Repeat("0badf00d", KeySize/4)} {
+		kp := filepath.Join(dir, name)
+		if err := os.WriteFile(kp, []byte(key+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadKey(kp); err == nil || !strings.Contains(err.Error(), "key file "+kp+": the key is not random") {
+			t.Errorf("key of %s: %v, want it refused as not random", name, err)
+		}
+	}
 	for _, bad := range []string{dir, "/dev/zero"} {
 		done := make(chan error, 1)
 		go func() { _, err := LoadKey(bad); done <- err }()
@@ -177,6 +189,14 @@ func TestKeyFileRefused(t *testing.T) {
 			t.Fatalf("LoadKey(%s) still reading after 10s", bad)
 		}
 	}
+}
+
+func seq(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
 }
 
 // FuzzReader: arbitrary bytes must never panic the decoder or make it
