@@ -397,4 +397,3 @@ func isPrintable(b []byte) bool {
 	}
 	return true
 }
-
