@@ -187,3 +187,25 @@ func TestWatchRecordCoversEveryLeaseUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	check()
 }
+
+// A poll the mount sent before it gave its lease back can be served after
+// the give-back (handlers run concurrently). It must not register the
+// unmounted mount again: nobody would renew that lease, yet the record
+// would wait for it at a restart, and changes for its acknowledgement.
+func TestWatchLatePollAfterLeaveRegistersNothing(t *testing.T) {
+	s := openLeave(t, filepath.Join(t.TempDir(), "meta.db"))
+	w := poll(t, s, WatchRequest{})
+	poll(t, s, WatchRequest{Watcher: w.Watcher, Leave: true})
+	resp, err := s.Watch(context.Background(), WatchRequest{Watcher: w.Watcher, Acked: w.Seq})
+	if err == nil {
+		t.Errorf("a poll of watcher %d after it left: registered as watcher %d, want it refused", w.Watcher, resp.Watcher)
+	}
+	if n := s.Watchers(); n != 0 {
+		t.Fatalf("%d watchers after the only mount left and its late poll came in, want 0", n)
+	}
+	mkdirAtOnce(t, s, "/after")
+	// A new mount still registers.
+	if w2 := poll(t, s, WatchRequest{}); w2.Watcher == 0 || w2.Watcher == w.Watcher {
+		t.Errorf("a new mount registered as %d (the one that left was %d)", w2.Watcher, w.Watcher)
+	}
+}

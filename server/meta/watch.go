@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -142,9 +143,13 @@ type hub struct {
 	seq      uint64
 	nextID   uint64
 	watchers map[uint64]*watcher
-	acked    chan struct{} // closed (and replaced) whenever an ack or a lease may let a mutation go
-	lease    time.Duration
-	awaited  uint64 // acknowledgements mutations waited for (AcksAwaited)
+	// left holds the watchers that gave their lease back, until a lease
+	// after: a poll of theirs served late (it raced the give-back) is
+	// refused instead of registering a mount that has gone.
+	left    map[uint64]time.Time
+	acked   chan struct{} // closed (and replaced) whenever an ack or a lease may let a mutation go
+	lease   time.Duration
+	awaited uint64 // acknowledgements mutations waited for (AcksAwaited)
 }
 
 // startLocked decides the grace period the first time the hub is used.
@@ -155,6 +160,7 @@ func (s *Store) startHubLocked() {
 	}
 	h.started = true
 	h.watchers = map[uint64]*watcher{}
+	h.left = map[uint64]time.Time{}
 	// Watcher IDs start at a random point, so that a mount still holding
 	// an ID from before a restart never names another mount's: a change
 	// it makes would otherwise count as that mount's own, which is neither
@@ -343,6 +349,10 @@ func (s *Store) Watch(ctx context.Context, req WatchRequest) (WatchResponse, err
 			break
 		}
 	}
+	if _, gone := h.left[req.Watcher]; gone {
+		h.mu.Unlock()
+		return WatchResponse{}, fmt.Errorf("watch: watcher %d gave its lease back (a poll served after the unmount): %w", req.Watcher, syscall.ESTALE)
+	}
 	w := h.watchers[req.Watcher]
 	if w == nil || !now.Before(w.expires) {
 		delete(h.watchers, req.Watcher)
@@ -435,7 +445,16 @@ func (s *Store) leave(ctx context.Context, watcher uint64) error {
 	delete(h.watchers, watcher)
 	s.delegs.dropHolder(watcher)
 	h.signalLocked()
-	ends := time.Now()
+	now := time.Now()
+	for id, until := range h.left {
+		if now.After(until) {
+			delete(h.left, id)
+		}
+	}
+	if watcher != 0 {
+		h.left[watcher] = now.Add(h.lease)
+	}
+	ends := now
 	if h.grace.After(ends) {
 		ends = h.grace
 	}
