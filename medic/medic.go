@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
+
+	"github.com/pario/pario/internal/filekind"
 )
 
 // EncodeOptions say how to encode an output at the compute site.
@@ -35,19 +37,8 @@ func SourceFile(path string) (os.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t := st.Mode().Type(); !st.Mode().IsRegular() {
-		what := "a " + t.String()
-		switch {
-		case t&os.ModeDir != 0:
-			what = "a directory"
-		case t&os.ModeNamedPipe != 0:
-			what = "a named pipe"
-		case t&os.ModeSocket != 0:
-			what = "a socket"
-		case t&os.ModeDevice != 0:
-			what = "a device"
-		}
-		return nil, fmt.Errorf("%s is %s, %w: medic reads an output more than once (its digest, then the plugin): send a file", path, what, ErrNotRegular)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, %w: medic reads an output more than once (its digest, then the plugin): send a file", path, filekind.Of(st.Mode()), ErrNotRegular)
 	}
 	return st, nil
 }

@@ -85,7 +85,7 @@ func TestCLISendRefusesWhatIsNotAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	spool := filepath.Join(dir, "spool")
-	for path, what := range map[string]string{fifo: "a named pipe", dir: "a directory", "/dev/zero": "a device"} {
+	for path, what := range map[string]string{fifo: "a named pipe", dir: "a directory", "/dev/zero": "a character device"} {
 		for _, args := range [][]string{
 			{"medic", "send", path, "127.0.0.1:1", "--key", key, "--spool", spool},
 			{"medic", "send", path, "127.0.0.1:1", "--key", key, "--spool", spool, "--auto"},

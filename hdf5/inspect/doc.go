@@ -16,9 +16,10 @@ package inspect
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/pario/pario/internal/filekind"
 )
 
 // ErrNoLibrary is returned by a build without the tag hdf5.
@@ -36,25 +37,14 @@ func Regular(path string) error {
 	if err != nil {
 		return err
 	}
-	m := fi.Mode()
-	var what string
-	switch {
+	switch m := fi.Mode(); {
 	case m.IsRegular():
 		return nil
 	case m.IsDir():
 		return &notRegularError{path: path, msg: "is a directory"}
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case m&fs.ModeSocket != 0:
-		what = "a socket"
-	case m&fs.ModeCharDevice != 0:
-		what = "a character device"
-	case m&fs.ModeDevice != 0:
-		what = "a block device"
 	default:
-		what = m.Type().String()
+		return &notRegularError{path: path, msg: "is not a regular file (" + filekind.Of(m) + ")"}
 	}
-	return &notRegularError{path: path, msg: "is not a regular file (" + what + ")"}
 }
 
 type notRegularError struct{ path, msg string }

@@ -13,6 +13,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/pario/pario/internal/filekind"
 )
 
 // FormatVersion is the schema version written to the "meta" bucket.
@@ -61,7 +63,7 @@ func Open(path string, opts Options) (*Store, error) {
 	} else if err == nil && !fi.Mode().IsRegular() {
 		// bbolt maps, seeks and locks its file: a named pipe failed
 		// with "illegal seek" (or, read-only, waited for a writer).
-		return fail("is %s, not a regular file: a results database must be a regular file (bbolt maps it into memory)", fileKind(fi.Mode()))
+		return fail("is %s, not a regular file: a results database must be a regular file (bbolt maps it into memory)", filekind.Of(fi.Mode()))
 	} else if err != nil && (opts.ReadOnly || !errors.Is(err, os.ErrNotExist)) {
 		return nil, fmt.Errorf("results: open %s: %w", path, err)
 	}
@@ -97,19 +99,6 @@ func Open(path string, opts Options) (*Store, error) {
 		return fail("%v", err)
 	}
 	return s, nil
-}
-
-// fileKind names a file type that is not a regular file or a directory.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // errDamaged marks a panic of bbolt.Open on a damaged file.

@@ -211,7 +211,7 @@ func TestOpenErrors(t *testing.T) {
 		{"directory", dir, Options{}, "is a directory"},
 		{"named pipe", fifo, Options{}, "is a named pipe, not a regular file: a results database must be a regular file"},
 		{"named pipe, read-only", fifo, Options{ReadOnly: true}, "is a named pipe, not a regular file"},
-		{"device", "/dev/null", Options{}, "is a device, not a regular file"},
+		{"device", "/dev/null", Options{}, "is a character device, not a regular file"},
 		{"text file", write("notes.txt", []byte(strings.Repeat("stripe count 4, strip size 1M\n", 400))), Options{}, "not a results database"},
 		{"short garbage", write("short.db", []byte("hello")), Options{}, "not a results database"},
 		{"truncated", write("truncated.db", img[:pageSize+100]), Options{}, ""},

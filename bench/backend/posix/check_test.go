@@ -31,7 +31,7 @@ func TestCheckPathOfASpecialFile(t *testing.T) {
 	for _, c := range []struct{ path, want string }{
 		{dir, "is a directory, not a regular file"},
 		{fifo, "is a named pipe, not a regular file"},
-		{"/dev/null", "is a device, not a regular file"},
+		{"/dev/null", "is a character device, not a regular file"},
 	} {
 		for _, write := range []bool{true, false} {
 			err := CheckPath(c.path, write)

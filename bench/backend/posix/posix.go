@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/internal/filekind"
 )
 
 func init() { backend.Register(func() backend.Driver { return &Driver{} }) }
@@ -165,7 +166,7 @@ func CheckPath(name string, write bool) error {
 		// run: an empty directory given to -o was removed and replaced,
 		// and as root -o /dev/null would unlink /dev/null.
 		return fmt.Errorf("test file %s is %s, not a regular file: pario bench removes and recreates its test file; name a file (a directory's: %s)",
-			name, fileKind(st.Mode()), filepath.Join(name, "testFile"))
+			name, filekind.Of(st.Mode()), filepath.Join(name, "testFile"))
 	}
 	if !write {
 		if err != nil {
@@ -184,21 +185,6 @@ func CheckPath(name string, write bool) error {
 		return fmt.Errorf("test file %s: %s is not a directory", name, dir)
 	}
 	return nil
-}
-
-// fileKind names the type of a file that is not a regular file.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // StatFS implements backend.StatFSer.
