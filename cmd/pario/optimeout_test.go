@@ -17,19 +17,7 @@ import (
 // 2 s, naming it. Before, the connection had a fixed 30 s whatever
 // --op-timeout said (more, or less).
 func TestOpTimeoutBoundsTheConnection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0") // never accepted: the kernel completes the connections
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dir := t.TempDir()
-	if out, err := exec.Command(parioBin, "secret", filepath.Join(dir, "secret")).CombinedOutput(); err != nil {
-		t.Fatalf("pario secret: %v\n%s", err, out)
-	}
-	cf := filepath.Join(dir, "cluster")
-	if err := os.WriteFile(cf, []byte("secret-file secret\nmeta "+ln.Addr().String()+"\ndata data0 127.0.0.1:1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cf, ln := hungMeta(t)
 	const opTimeout = 2 * time.Second
 	start := time.Now()
 	out, err := runErr(cf, "--op-timeout", opTimeout.String(), "ls", "/")
@@ -50,19 +38,7 @@ func TestOpTimeoutBoundsTheConnection(t *testing.T) {
 // within about 2 s. Before, its ranks dialled for a fixed 30 s and then
 // made calls bounded by 60 s, whatever --op-timeout said.
 func TestOpTimeoutBoundsBenchRanks(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dir := t.TempDir()
-	if out, err := exec.Command(parioBin, "secret", filepath.Join(dir, "secret")).CombinedOutput(); err != nil {
-		t.Fatalf("pario secret: %v\n%s", err, out)
-	}
-	cf := filepath.Join(dir, "cluster")
-	if err := os.WriteFile(cf, []byte("secret-file secret\nmeta "+ln.Addr().String()+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cf, ln := hungMeta(t)
 	const opTimeout = 2 * time.Second
 	start := time.Now()
 	out, err := runErr(cf, "--op-timeout", opTimeout.String(), "bench", "-a", "PARIO", "-N", "1", "-b", "1m", "-t", "1m", "-o", "pario:/x")
@@ -74,4 +50,25 @@ func TestOpTimeoutBoundsBenchRanks(t *testing.T) {
 		t.Fatalf("pario --op-timeout %v bench -a PARIO took %v against a hung metadata server", opTimeout, took)
 	}
 	t.Logf("failed after %v: %s", took.Round(time.Millisecond), strings.TrimSpace(out))
+}
+
+// hungMeta is a metadata server that hangs (it accepts and never says
+// hello: the kernel completes the connections of a listener nobody
+// accepts on) and a client's cluster file naming it.
+func hungMeta(t *testing.T) (cluster string, ln net.Listener) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	dir := t.TempDir()
+	if out, err := exec.Command(parioBin, "secret", filepath.Join(dir, "secret")).CombinedOutput(); err != nil {
+		t.Fatalf("pario secret: %v\n%s", err, out)
+	}
+	cluster = filepath.Join(dir, "cluster")
+	if err := os.WriteFile(cluster, []byte("secret-file secret\nmeta "+ln.Addr().String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cluster, ln
 }
