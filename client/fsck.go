@@ -74,14 +74,18 @@ func (c *Client) Fsck(ctx context.Context, opts FsckOptions) (FsckResult, error)
 	// its IDs (below the scan's NextID, which is the counter's reserved
 	// ceiling) before it records them, and makes their datafiles after, so
 	// a listing can find datafiles whose record the scan came too early to
-	// see. The pool is small (a few hundred IDs per server set).
+	// see. The pool is small (a few hundred IDs per server set). The
+	// answer also names the datafiles a create is making ahead of its
+	// commit: one the listing found is either named here, or its file is
+	// committed (the re-check finds it), or its create failed and removed
+	// it; so no grace period is needed to keep a create's datafiles.
 	pooled, err := c.Pooled(ctx)
 	if err != nil {
 		return FsckResult{}, fmt.Errorf("fsck: %w", err)
 	}
 	pooledNow := make(map[uint64][]uint32, len(pooled))
 	for _, pl := range pooled {
-		pooledNow[uint64(pl.ID)] = pl.Servers
+		pooledNow[uint64(pl.ID)] = append(pooledNow[uint64(pl.ID)], pl.Servers...)
 	}
 	kept := res.Findings[:0]
 	for _, f := range res.Findings {
@@ -135,7 +139,7 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			if v.Pooled == nil {
 				v.Pooled = map[uint64][]uint32{}
 			}
-			v.Pooled[uint64(pl.ID)] = pl.Servers
+			v.Pooled[uint64(pl.ID)] = append(v.Pooled[uint64(pl.ID)], pl.Servers...)
 		}
 		for _, p := range resp.Pending {
 			v.Pending = append(v.Pending, fsck.Pending{ID: uint64(p.ID), Servers: p.Servers})
