@@ -186,3 +186,103 @@ func TestFsckServerDown(t *testing.T) {
 		t.Fatalf("fsck with data2 down calls the store clean, or does not say it is incomplete:\n%s", out)
 	}
 }
+
+// An fsck interrupted (Ctrl-C: its context canceled) says how far it got
+// rather than only that it was canceled: on a store of millions of files
+// that is minutes of work to resume from.
+func TestFsckInterruptedSaysHowFarItGot(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	for i := range 5 {
+		writeFile(t, c, fmt.Sprintf("/f%d", i), "basic", 10)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []client.FsckProgress
+	res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+		seen = append(seen, pr)
+		if pr.Inodes == 3 {
+			cancel() // Ctrl-C after the third page of inodes
+		}
+	}})
+	if err == nil {
+		t.Fatalf("fsck canceled during its scan: no error (progress %v)", seen)
+	}
+	pr := res.Progress
+	if pr.Phase != "scan" || pr.Inodes != 3 || pr.Servers != 4 || pr.Listed != 0 {
+		t.Fatalf("progress of an fsck interrupted after 3 inodes: %+v", pr)
+	}
+	if s := pr.String(); !strings.Contains(s, "during the scan: scanned 3 inodes and 0 entries, listed 0 datafiles on 0 of 4 I/O servers") {
+		t.Errorf("progress says %q", s)
+	}
+
+	// Uninterrupted, it reports every phase, and the last is done.
+	seen = nil
+	res, err = c.Fsck(context.Background(), client.FsckOptions{Progress: func(pr client.FsckProgress) { seen = append(seen, pr) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Progress.Phase != "done" || res.Progress.Inodes != 6 || res.Progress.Listed != 4 || len(seen) == 0 {
+		t.Errorf("progress of a whole fsck: %+v (reported %d times)", res.Progress, len(seen))
+	}
+}
+
+// A repair interrupted stops: the findings it did not get to are left as
+// findings, not each reported as a repair that failed with "context
+// canceled", and the result says how many it tried.
+func TestFsckRepairInterrupted(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p, fastRetries)
+	ctx := context.Background()
+	var ids []uint64
+	for i := range 3 {
+		f := writeFile(t, c, fmt.Sprintf("/ghost%d", i), "basic", 100)
+		ids = append(ids, uint64(f.Attr().ID))
+		f.Close()
+	}
+	// Lose the inodes: three orphan datafiles, three dangling entries.
+	if err := p.Stop("meta"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(filepath.Dir(p.ClusterFile), "meta", "meta.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, id := range ids {
+			if err := tx.Bucket([]byte("inodes")).Delete(binary.BigEndian.AppendUint64(nil, id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := c.Fsck(cctx, client.FsckOptions{Repair: true, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "repair" && pr.Tried == 2 {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("repair interrupted: no error")
+	}
+	if len(res.RepairErrors) != 0 || len(res.Repaired) != 2 || len(res.Findings) != 6 || res.Progress.Tried != 2 || res.Progress.ToRepair != 6 {
+		t.Fatalf("repair interrupted after 2: repaired %v, errors %v, %d findings, progress %+v; want 2 repaired of 6, no errors",
+			res.Repaired, res.RepairErrors, len(res.Findings), res.Progress)
+	}
+	// What is left, the next repair does.
+	res, err = c.Fsck(ctx, client.FsckOptions{Repair: true})
+	if err != nil || len(res.Repaired) != 4 || len(res.RepairErrors) != 0 {
+		t.Fatalf("repair after the interrupted one: %v, repaired %v, errors %v; want the 4 left", err, res.Repaired, res.RepairErrors)
+	}
+}
