@@ -286,3 +286,34 @@ func TestFsckRepairInterrupted(t *testing.T) {
 		t.Fatalf("repair after the interrupted one: %v, repaired %v, errors %v; want the 4 left", err, res.Repaired, res.RepairErrors)
 	}
 }
+
+// A link made between the scan's inodes and its entries is no wrong link
+// count: the inode was read with one name, the entries with two. The
+// grace period does not cover it (the inode as scanned has its old ctime,
+// however old the file), so fsck reported a healthy file, and exited 1,
+// whenever a link or unlink of an old file raced its scan; the re-check
+// now sees the file changed since.
+func TestFsckLinkDuringScanIsNoWrongLinkCount(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	f := writeFile(t, c, "/f", "basic", 10)
+	id := f.Attr().ID
+	f.Close()
+	inodes := 2 // / and /f
+	linked := false
+	res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "scan" && pr.Inodes == inodes && pr.Entries == 0 && !linked {
+			linked = true
+			if _, err := c.Link(ctx, id, "/g"); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || !linked {
+		t.Fatalf("fsck: %v (linked during the scan: %v)", err, linked)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("a link during the scan: findings %v, want none", res.Findings)
+	}
+}

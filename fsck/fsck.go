@@ -172,6 +172,11 @@ type Finding struct {
 	Parent uint64 // DanglingEntry: the directory holding the entry
 	Entry  string // DanglingEntry: the entry's name
 	Detail string // BadRecord: the record; WrongLinkCount: the counts
+	// Ctime is, for WrongLinkCount, the file's ctime as scanned: the
+	// inode and the entries are read in different transactions, so the
+	// caller drops the finding if a link or unlink (which set the ctime)
+	// came since.
+	Ctime int64
 }
 
 // String is the finding on one line, for operators.
@@ -432,7 +437,9 @@ func join(dir, name string) string {
 // linkCounts compares each file's link count with the entries naming it.
 // A file changed within grace is left alone: the scan reads inodes and
 // entries in separate transactions, so a link or unlink meanwhile would
-// look like a wrong count (both set the file's ctime).
+// look like a wrong count (both set the file's ctime). That covers a link
+// the inode as scanned shows; one made after the inode was read, however
+// old the file, the caller's re-check finds (Finding.Ctime).
 func linkCounts(v View, inodes map[uint64]*Inode, paths pather, grace int64) []Finding {
 	names := map[uint64]uint32{}
 	for _, d := range v.Dirents {
@@ -445,7 +452,7 @@ func linkCounts(v View, inodes map[uint64]*Inode, paths pather, grace int64) []F
 			continue
 		}
 		out = append(out, Finding{
-			Kind: WrongLinkCount, Server: -1, ID: id, Path: paths.of(id),
+			Kind: WrongLinkCount, Server: -1, ID: id, Path: paths.of(id), Ctime: in.Ctime,
 			Detail: fmt.Sprintf("%d entries name it, its count says %d", n, in.Nlink),
 		})
 	}

@@ -60,8 +60,8 @@ func TestCheck(t *testing.T) {
 				v.Dirents = append(v.Dirents, Dirent{Parent: 1, Name: "h", Child: 3})
 			},
 			want: []Finding{
-				{Kind: WrongLinkCount, Server: -1, ID: 3, Path: "/a/f", Detail: "2 entries name it, its count says 1"},
-				{Kind: WrongLinkCount, Server: -1, ID: 4, Path: "/g", Detail: "1 entries name it, its count says 3"},
+				{Kind: WrongLinkCount, Server: -1, ID: 3, Path: "/a/f", Detail: "2 entries name it, its count says 1", Ctime: old},
+				{Kind: WrongLinkCount, Server: -1, ID: 4, Path: "/g", Detail: "1 entries name it, its count says 3", Ctime: old},
 			},
 		},
 		{
