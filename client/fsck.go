@@ -297,6 +297,19 @@ func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (
 		// A link or unlink since the inode was scanned set its ctime: the
 		// entries may have been read after it, the count before.
 		return a.Ctime == f.Ctime, nil
+	case fsck.Unreachable:
+		// A rename of the chain's top since the scan set its ctime: it may
+		// have moved from a directory whose entries the scan had yet to
+		// read into one it had read.
+		top := a
+		if f.Parent != f.ID && f.Parent != 0 {
+			if top, err = c.getByID(ctx, f.Parent); errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			} else if err != nil {
+				return false, fmt.Errorf("fsck: re-check %v: %w", f, err)
+			}
+		}
+		return top.Ctime == f.Ctime, nil
 	}
 	return true, nil
 }

@@ -317,3 +317,48 @@ func TestFsckLinkDuringScanIsNoWrongLinkCount(t *testing.T) {
 		t.Errorf("a link during the scan: findings %v, want none", res.Findings)
 	}
 }
+
+// A file or directory renamed from a directory the scan has yet to read
+// into one it has read is in no entry the scan saw: it, and everything
+// below it, looked unreachable, a finding for a healthy store (exit 1)
+// whenever a rename across directories raced the scan.
+func TestFsckRenameDuringScanIsNotUnreachable(t *testing.T) {
+	for _, moved := range []string{"file", "dir"} {
+		t.Run(moved, func(t *testing.T) {
+			p := spawn(t)
+			c := dial(t, p)
+			ctx := context.Background()
+			for _, d := range []string{"/a", "/b"} { // /a's entries come first: its ID is lower
+				if err := c.Mkdir(ctx, d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, c, "/a/y", "basic", 10).Close()
+			x := "/b/x"
+			if moved == "dir" {
+				if err := c.Mkdir(ctx, x, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, c, x+"/z", "basic", 10).Close()
+			} else {
+				writeFile(t, c, x, "basic", 10).Close()
+			}
+			renamed := false
+			res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+				// The entries of / (a, b) and of /a (y) are read; /b's are not.
+				if pr.Phase == "scan" && pr.Entries == 3 && !renamed {
+					renamed = true
+					if err := c.Rename(ctx, x, "/a/x"); err != nil {
+						t.Error(err)
+					}
+				}
+			}})
+			if err != nil || !renamed {
+				t.Fatalf("fsck: %v (renamed during the scan: %v)", err, renamed)
+			}
+			if len(res.Findings) != 0 {
+				t.Errorf("a rename during the scan: findings %v, want none", res.Findings)
+			}
+		})
+	}
+}

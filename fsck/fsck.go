@@ -169,13 +169,17 @@ type Finding struct {
 	Path   string // the path of the file or entry, when it has one
 	Bytes  int64  // a datafile's size
 	Index  int    // the datafile's index in its file (MissingDatafile)
-	Parent uint64 // DanglingEntry: the directory holding the entry
+	// Parent is, for DanglingEntry, the directory holding the entry; for
+	// Unreachable, the inode at the top of the unreachable chain (the
+	// finding's own, or the directory above it whose entry the scan did
+	// not see), whose ctime as scanned is Ctime.
+	Parent uint64
 	Entry  string // DanglingEntry: the entry's name
 	Detail string // BadRecord: the record; WrongLinkCount: the counts
-	// Ctime is, for WrongLinkCount, the file's ctime as scanned: the
-	// inode and the entries are read in different transactions, so the
-	// caller drops the finding if a link or unlink (which set the ctime)
-	// came since.
+	// Ctime is, for WrongLinkCount, the file's ctime as scanned, and for
+	// Unreachable, Parent's: the inode and the entries are read in
+	// different transactions, so the caller drops the finding if a link,
+	// unlink or rename (which set the ctime) came since.
 	Ctime int64
 }
 
@@ -291,7 +295,12 @@ func Check(v View, rules Rules) Report {
 	}
 	for _, in := range v.Inodes {
 		if !reached[in.ID] && in.ID < v.NextID {
-			r.Findings = append(r.Findings, Finding{Kind: Unreachable, Server: -1, ID: in.ID})
+			top := paths.top(in.ID)
+			var ctime int64
+			if t := inodes[top]; t != nil {
+				ctime = t.Ctime
+			}
+			r.Findings = append(r.Findings, Finding{Kind: Unreachable, Server: -1, ID: in.ID, Parent: top, Ctime: ctime})
 		}
 	}
 	for _, b := range v.Bad {
@@ -413,6 +422,22 @@ func (p pather) of(id uint64) string {
 	}
 	slices.Reverse(names)
 	return "/" + strings.Join(names, "/")
+}
+
+// top returns the inode at the top of id's chain of entries: the first,
+// going up, that no entry names (a file or directory renamed into a
+// directory whose entries the scan had read), or the root.
+func (p pather) top(id uint64) uint64 {
+	seen := map[uint64]bool{}
+	for id != RootID && !seen[id] {
+		seen[id] = true
+		d, ok := p.up[id]
+		if !ok {
+			return id
+		}
+		id = d.Parent
+	}
+	return id
 }
 
 // dir names directory id for an entry in it: its path, or "#id" when it
