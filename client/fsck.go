@@ -271,13 +271,17 @@ func listDatafiles(ctx context.Context, ep *wire.Endpoint, page int) (dfs []data
 // nextID is the ID counter after the listing.
 func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (bool, error) {
 	switch f.Kind {
-	case fsck.OrphanDatafile, fsck.UnknownDatafile, fsck.MissingDatafile, fsck.Unreachable, fsck.WrongLinkCount:
+	case fsck.OrphanDatafile, fsck.UnknownDatafile, fsck.MissingDatafile, fsck.Unreachable, fsck.WrongLinkCount, fsck.DanglingEntry:
 	default:
-		return true, nil // re-checked in the transaction that repairs it, or static
+		return true, nil // static
 	}
 	a, err := c.getByID(ctx, f.ID)
 	if errors.Is(err, fs.ErrNotExist) {
 		switch f.Kind {
+		case fsck.DanglingEntry:
+			// Still no inode (repair checks it once more, in the
+			// transaction that removes the entry).
+			return true, nil
 		case fsck.UnknownDatafile:
 			// Handed out during the listing: a create in flight, or a
 			// file made and removed since; an orphan to a later fsck.
@@ -293,6 +297,10 @@ func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (
 	switch f.Kind {
 	case fsck.OrphanDatafile, fsck.UnknownDatafile:
 		return !places(a, f.Server), nil
+	case fsck.DanglingEntry:
+		// Its file exists now: created during the scan, after the inodes
+		// were read (pooled IDs are below the scan's NextID).
+		return false, nil
 	case fsck.WrongLinkCount:
 		// A link or unlink since the inode was scanned set its ctime: the
 		// entries may have been read after it, the count before.
