@@ -301,6 +301,10 @@ func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (
 		// Its file exists now: created during the scan, after the inodes
 		// were read (pooled IDs are below the scan's NextID).
 		return false, nil
+	case fsck.MissingDatafile:
+		// A layout change of the (empty) file since the scan removed the
+		// datafiles of the servers it no longer uses.
+		return places(a, f.Server), nil
 	case fsck.WrongLinkCount:
 		// A link or unlink since the inode was scanned set its ctime: the
 		// entries may have been read after it, the count before.

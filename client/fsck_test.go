@@ -386,3 +386,35 @@ func TestFsckCreateDuringScanIsNotDangling(t *testing.T) {
 		t.Errorf("a create during the scan: findings %v, want none", res.Findings)
 	}
 }
+
+// An empty file whose layout changes between the scan and the listing
+// loses the datafiles of the servers it no longer uses: the view's inode,
+// as scanned, still places them, and a dry run called them missing
+// (lost data) on a healthy store.
+func TestFsckLayoutChangeDuringCheckIsNotMissing(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/empty", client.CreateOptions{Layout: mustLayout(t, "simple_stripe")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	changed := false
+	res, err := c.Fsck(ctx, client.FsckOptions{Rules: fsck.Rules{DatafilesAtCreate: true}, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "list" && !changed {
+			changed = true // scanned, not listed yet
+			if err := c.SetLayout(ctx, "/empty", mustLayout(t, "basic")); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || !changed {
+		t.Fatalf("fsck: %v (layout changed: %v)", err, changed)
+	}
+	for _, f := range res.Findings {
+		if f.Kind == fsck.MissingDatafile {
+			t.Errorf("a layout change during fsck: %v", f)
+		}
+	}
+}
