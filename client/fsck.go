@@ -25,6 +25,35 @@ type FsckOptions struct {
 	// Page bounds the records of one scan or list request (0: the
 	// servers' maximum); tests make it small to cross many pages.
 	Page int
+	// Progress, if set, is called after each page of the metadata scan,
+	// each I/O server's listing and each finding re-checked or repaired,
+	// from one goroutine at a time.
+	Progress func(FsckProgress)
+}
+
+// FsckProgress says how far Fsck got: what it has read, re-checked and
+// repaired. Fsck returns it with its error, so that an interrupted check
+// (Ctrl-C on a large store) can say where it stopped.
+type FsckProgress struct {
+	Phase            string // "scan", "list", "re-check", "repair", "done"
+	Inodes, Entries  int    // scanned so far
+	Servers, Listed  int    // I/O servers, and those listed
+	Datafiles        int    // listed so far
+	Findings, Judged int    // findings to re-check, and those re-checked
+	ToRepair, Tried  int    // findings repair acts on, and those tried
+}
+
+// String says how far fsck got, on one line.
+func (p FsckProgress) String() string {
+	s := fmt.Sprintf("during the %s: scanned %d inodes and %d entries, listed %d datafiles on %d of %d I/O servers",
+		p.Phase, p.Inodes, p.Entries, p.Datafiles, p.Listed, p.Servers)
+	if p.Phase == "re-check" || p.Phase == "repair" || p.Phase == "done" {
+		s += fmt.Sprintf(", re-checked %d of %d findings", p.Judged, p.Findings)
+	}
+	if p.Phase == "repair" || p.Phase == "done" {
+		s += fmt.Sprintf(", tried repairing %d of %d", p.Tried, p.ToRepair)
+	}
+	return s
 }
 
 // FsckResult is what Fsck found and did.
@@ -37,6 +66,8 @@ type FsckResult struct {
 	// Changed counts findings that went away when re-checked against the
 	// live store (a create, remove or rename between the scan and now).
 	Changed int
+	// Progress is how far Fsck got (all the way, without an error).
+	Progress FsckProgress
 }
 
 // Remaining returns the findings repair did not fix (all of them without
@@ -60,31 +91,45 @@ func (r FsckResult) Remaining() []fsck.Finding {
 // Report.Unlisted, not an error; a metadata server that cannot be scanned
 // is.
 func (c *Client) Fsck(ctx context.Context, opts FsckOptions) (FsckResult, error) {
-	v, err := c.fsckView(ctx, opts.Page)
+	pr := &FsckProgress{Phase: "scan", Servers: len(c.servers)}
+	report := func() {
+		if opts.Progress != nil {
+			opts.Progress(*pr)
+		}
+	}
+	v, err := c.fsckView(ctx, opts.Page, pr, report)
 	if err != nil {
-		return FsckResult{}, err
+		return FsckResult{Progress: *pr}, err
 	}
 	res := FsckResult{Report: fsck.Check(v, opts.Rules)}
+	pr.Phase, pr.Findings = "re-check", len(res.Findings)
+	fail := func(err error) (FsckResult, error) { return FsckResult{Progress: *pr}, err }
 	// IDs handed out while the servers were listed.
 	last, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Max: 1}, nil, nil)
 	if err != nil {
-		return FsckResult{}, fmt.Errorf("fsck: %w", err)
+		return fail(fmt.Errorf("fsck: %w", err))
 	}
 	// Pooled IDs recorded while the servers were listed: a refill takes
 	// its IDs (below the scan's NextID, which is the counter's reserved
 	// ceiling) before it records them, and makes their datafiles after, so
 	// a listing can find datafiles whose record the scan came too early to
-	// see. The pool is small (a few hundred IDs per server set).
+	// see. The pool is small (a few hundred IDs per server set). The
+	// answer also names the datafiles a create is making ahead of its
+	// commit: one the listing found is either named here, or its file is
+	// committed (the re-check finds it), or its create failed and removed
+	// it; so no grace period is needed to keep a create's datafiles.
 	pooled, err := c.Pooled(ctx)
 	if err != nil {
-		return FsckResult{}, fmt.Errorf("fsck: %w", err)
+		return fail(fmt.Errorf("fsck: %w", err))
 	}
 	pooledNow := make(map[uint64][]uint32, len(pooled))
 	for _, pl := range pooled {
-		pooledNow[uint64(pl.ID)] = pl.Servers
+		pooledNow[uint64(pl.ID)] = append(pooledNow[uint64(pl.ID)], pl.Servers...)
 	}
 	kept := res.Findings[:0]
 	for _, f := range res.Findings {
+		pr.Judged++
+		report()
 		if f.Kind == fsck.OrphanDatafile || f.Kind == fsck.UnknownDatafile {
 			if slices.Contains(pooledNow[f.ID], uint32(f.Server)) {
 				res.Changed++
@@ -93,7 +138,7 @@ func (c *Client) Fsck(ctx context.Context, opts FsckOptions) (FsckResult, error)
 		}
 		still, err := c.fsckStill(ctx, f, uint64(last.NextID))
 		if err != nil {
-			return FsckResult{}, err
+			return fail(err)
 		}
 		if still {
 			kept = append(kept, f)
@@ -103,15 +148,26 @@ func (c *Client) Fsck(ctx context.Context, opts FsckOptions) (FsckResult, error)
 	}
 	res.Findings = kept
 	if opts.Repair {
-		c.fsckRepair(ctx, &res)
+		pr.Phase = "repair"
+		for _, f := range res.Findings {
+			if f.Kind.Repairable() {
+				pr.ToRepair++
+			}
+		}
+		if err := c.fsckRepair(ctx, &res, pr, report); err != nil {
+			res.Progress = *pr
+			return res, err
+		}
 	}
+	pr.Phase = "done"
+	res.Progress = *pr
 	return res, nil
 }
 
 // fsckView reads the store: the metadata scan first (its first page fixes
 // NextID, so everything created after it is recognisably new), then every
 // I/O server's datafiles, in parallel.
-func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
+func (c *Client) fsckView(ctx context.Context, page int, pr *FsckProgress, report func()) (fsck.View, error) {
 	v := fsck.View{Now: time.Now().UnixNano()}
 	var cookie []byte
 	for first := true; ; first = false {
@@ -131,11 +187,13 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 			v.Dirents = append(v.Dirents, fsck.Dirent{Parent: uint64(d.Parent), Name: d.Name, Child: uint64(d.Child)})
 		}
 		v.Bad = append(v.Bad, resp.Bad...)
+		pr.Inodes, pr.Entries = len(v.Inodes), len(v.Dirents)
+		report()
 		for _, pl := range resp.Pooled {
 			if v.Pooled == nil {
 				v.Pooled = map[uint64][]uint32{}
 			}
-			v.Pooled[uint64(pl.ID)] = pl.Servers
+			v.Pooled[uint64(pl.ID)] = append(v.Pooled[uint64(pl.ID)], pl.Servers...)
 		}
 		for _, p := range resp.Pending {
 			v.Pending = append(v.Pending, fsck.Pending{ID: uint64(p.ID), Servers: p.Servers})
@@ -149,6 +207,9 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 		cookie = resp.Cookie
 	}
 
+	pr.Phase = "list"
+	report()
+	var mu sync.Mutex // pr and report, for the listings in parallel
 	v.Servers = make([]fsck.Server, len(c.servers))
 	var wg sync.WaitGroup
 	for i, ep := range c.servers {
@@ -160,6 +221,13 @@ func (c *Client) fsckView(ctx context.Context, page int) (fsck.View, error) {
 				*s = fsck.Server{Name: s.Name, Err: err}
 				return
 			}
+			defer func() {
+				mu.Lock()
+				defer mu.Unlock()
+				pr.Listed++
+				pr.Datafiles += len(dfs)
+				report()
+			}()
 			for _, d := range dfs {
 				s.Datafiles = append(s.Datafiles, fsck.Datafile{ID: d.ID, Size: d.Size, Mtime: d.Mtime})
 			}
@@ -203,13 +271,17 @@ func listDatafiles(ctx context.Context, ep *wire.Endpoint, page int) (dfs []data
 // nextID is the ID counter after the listing.
 func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (bool, error) {
 	switch f.Kind {
-	case fsck.OrphanDatafile, fsck.UnknownDatafile, fsck.MissingDatafile, fsck.Unreachable:
+	case fsck.OrphanDatafile, fsck.UnknownDatafile, fsck.MissingDatafile, fsck.Unreachable, fsck.WrongLinkCount, fsck.DanglingEntry:
 	default:
-		return true, nil // re-checked in the transaction that repairs it, or static
+		return true, nil // static
 	}
 	a, err := c.getByID(ctx, f.ID)
 	if errors.Is(err, fs.ErrNotExist) {
 		switch f.Kind {
+		case fsck.DanglingEntry:
+			// Still no inode (repair checks it once more, in the
+			// transaction that removes the entry).
+			return true, nil
 		case fsck.UnknownDatafile:
 			// Handed out during the listing: a create in flight, or a
 			// file made and removed since; an orphan to a later fsck.
@@ -225,6 +297,31 @@ func (c *Client) fsckStill(ctx context.Context, f fsck.Finding, nextID uint64) (
 	switch f.Kind {
 	case fsck.OrphanDatafile, fsck.UnknownDatafile:
 		return !places(a, f.Server), nil
+	case fsck.DanglingEntry:
+		// Its file exists now: created during the scan, after the inodes
+		// were read (pooled IDs are below the scan's NextID).
+		return false, nil
+	case fsck.MissingDatafile:
+		// A layout change of the (empty) file since the scan removed the
+		// datafiles of the servers it no longer uses.
+		return places(a, f.Server), nil
+	case fsck.WrongLinkCount:
+		// A link or unlink since the inode was scanned set its ctime: the
+		// entries may have been read after it, the count before.
+		return a.Ctime == f.Ctime, nil
+	case fsck.Unreachable:
+		// A rename of the chain's top since the scan set its ctime: it may
+		// have moved from a directory whose entries the scan had yet to
+		// read into one it had read.
+		top := a
+		if f.Parent != f.ID && f.Parent != 0 {
+			if top, err = c.getByID(ctx, f.Parent); errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			} else if err != nil {
+				return false, fmt.Errorf("fsck: re-check %v: %w", f, err)
+			}
+		}
+		return top.Ctime == f.Ctime, nil
 	}
 	return true, nil
 }
@@ -242,10 +339,17 @@ func places(a meta.Attr, s int) bool {
 // Each orphan's ID is looked up again just before its datafile is removed,
 // so a file that appeared since keeps it; together with Rules.Grace (an
 // orphan is at least that old) this protects a create in flight.
-func (c *Client) fsckRepair(ctx context.Context, res *FsckResult) {
+//
+// An interruption (ctx done) stops it: the findings not tried yet are
+// left, not each reported as a failed repair, and the error says so.
+func (c *Client) fsckRepair(ctx context.Context, res *FsckResult, pr *FsckProgress, report func()) error {
 	kept := res.Findings[:0]
 	defer func() { res.Findings = kept }()
-	for _, f := range res.Findings {
+	for i, f := range res.Findings {
+		if f.Kind.Repairable() && ctx.Err() != nil {
+			kept = append(kept, res.Findings[i:]...)
+			return fmt.Errorf("fsck: repair: %w", ctx.Err())
+		}
 		kept = append(kept, f)
 		var err error
 		switch f.Kind {
@@ -256,6 +360,14 @@ func (c *Client) fsckRepair(ctx context.Context, res *FsckResult) {
 				meta.UnlinkDanglingRequest{Parent: meta.FileID(f.Parent), Name: f.Entry, Child: meta.FileID(f.ID)}, nil, nil)
 		default:
 			continue
+		}
+		pr.Tried++
+		report()
+		if ctx.Err() != nil && err != nil {
+			// Cut short by the interruption: not known to be done.
+			pr.Tried--
+			kept = append(kept, res.Findings[i+1:]...)
+			return fmt.Errorf("fsck: repair: %w", ctx.Err())
 		}
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESTALE) {
 			res.Changed++ // the entry went, or now leads somewhere
@@ -268,6 +380,7 @@ func (c *Client) fsckRepair(ctx context.Context, res *FsckResult) {
 		}
 		res.Repaired = append(res.Repaired, f)
 	}
+	return nil
 }
 
 func (c *Client) removeOrphan(ctx context.Context, f fsck.Finding) error {

@@ -186,3 +186,235 @@ func TestFsckServerDown(t *testing.T) {
 		t.Fatalf("fsck with data2 down calls the store clean, or does not say it is incomplete:\n%s", out)
 	}
 }
+
+// An fsck interrupted (Ctrl-C: its context canceled) says how far it got
+// rather than only that it was canceled: on a store of millions of files
+// that is minutes of work to resume from.
+func TestFsckInterruptedSaysHowFarItGot(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	for i := range 5 {
+		writeFile(t, c, fmt.Sprintf("/f%d", i), "basic", 10)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var seen []client.FsckProgress
+	res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+		seen = append(seen, pr)
+		if pr.Inodes == 3 {
+			cancel() // Ctrl-C after the third page of inodes
+		}
+	}})
+	if err == nil {
+		t.Fatalf("fsck canceled during its scan: no error (progress %v)", seen)
+	}
+	pr := res.Progress
+	if pr.Phase != "scan" || pr.Inodes != 3 || pr.Servers != 4 || pr.Listed != 0 {
+		t.Fatalf("progress of an fsck interrupted after 3 inodes: %+v", pr)
+	}
+	if s := pr.String(); !strings.Contains(s, "during the scan: scanned 3 inodes and 0 entries, listed 0 datafiles on 0 of 4 I/O servers") {
+		t.Errorf("progress says %q", s)
+	}
+
+	// Uninterrupted, it reports every phase, and the last is done.
+	seen = nil
+	res, err = c.Fsck(context.Background(), client.FsckOptions{Progress: func(pr client.FsckProgress) { seen = append(seen, pr) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Progress.Phase != "done" || res.Progress.Inodes != 6 || res.Progress.Listed != 4 || len(seen) == 0 {
+		t.Errorf("progress of a whole fsck: %+v (reported %d times)", res.Progress, len(seen))
+	}
+}
+
+// A repair interrupted stops: the findings it did not get to are left as
+// findings, not each reported as a repair that failed with "context
+// canceled", and the result says how many it tried.
+func TestFsckRepairInterrupted(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p, fastRetries)
+	ctx := context.Background()
+	var ids []uint64
+	for i := range 3 {
+		f := writeFile(t, c, fmt.Sprintf("/ghost%d", i), "basic", 100)
+		ids = append(ids, uint64(f.Attr().ID))
+		f.Close()
+	}
+	// Lose the inodes: three orphan datafiles, three dangling entries.
+	if err := p.Stop("meta"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(filepath.Join(filepath.Dir(p.ClusterFile), "meta", "meta.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bbolt.Tx) error {
+		for _, id := range ids {
+			if err := tx.Bucket([]byte("inodes")).Delete(binary.BigEndian.AppendUint64(nil, id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.StartMeta(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res, err := c.Fsck(cctx, client.FsckOptions{Repair: true, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "repair" && pr.Tried == 2 {
+			cancel()
+		}
+	}})
+	if err == nil {
+		t.Fatal("repair interrupted: no error")
+	}
+	if len(res.RepairErrors) != 0 || len(res.Repaired) != 2 || len(res.Findings) != 6 || res.Progress.Tried != 2 || res.Progress.ToRepair != 6 {
+		t.Fatalf("repair interrupted after 2: repaired %v, errors %v, %d findings, progress %+v; want 2 repaired of 6, no errors",
+			res.Repaired, res.RepairErrors, len(res.Findings), res.Progress)
+	}
+	// What is left, the next repair does.
+	res, err = c.Fsck(ctx, client.FsckOptions{Repair: true})
+	if err != nil || len(res.Repaired) != 4 || len(res.RepairErrors) != 0 {
+		t.Fatalf("repair after the interrupted one: %v, repaired %v, errors %v; want the 4 left", err, res.Repaired, res.RepairErrors)
+	}
+}
+
+// A link made between the scan's inodes and its entries is no wrong link
+// count: the inode was read with one name, the entries with two. The
+// grace period does not cover it (the inode as scanned has its old ctime,
+// however old the file), so fsck reported a healthy file, and exited 1,
+// whenever a link or unlink of an old file raced its scan; the re-check
+// now sees the file changed since.
+func TestFsckLinkDuringScanIsNoWrongLinkCount(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	f := writeFile(t, c, "/f", "basic", 10)
+	id := f.Attr().ID
+	f.Close()
+	inodes := 2 // / and /f
+	linked := false
+	res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "scan" && pr.Inodes == inodes && pr.Entries == 0 && !linked {
+			linked = true
+			if _, err := c.Link(ctx, id, "/g"); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || !linked {
+		t.Fatalf("fsck: %v (linked during the scan: %v)", err, linked)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("a link during the scan: findings %v, want none", res.Findings)
+	}
+}
+
+// A file or directory renamed from a directory the scan has yet to read
+// into one it has read is in no entry the scan saw: it, and everything
+// below it, looked unreachable, a finding for a healthy store (exit 1)
+// whenever a rename across directories raced the scan.
+func TestFsckRenameDuringScanIsNotUnreachable(t *testing.T) {
+	for _, moved := range []string{"file", "dir"} {
+		t.Run(moved, func(t *testing.T) {
+			p := spawn(t)
+			c := dial(t, p)
+			ctx := context.Background()
+			for _, d := range []string{"/a", "/b"} { // /a's entries come first: its ID is lower
+				if err := c.Mkdir(ctx, d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeFile(t, c, "/a/y", "basic", 10).Close()
+			x := "/b/x"
+			if moved == "dir" {
+				if err := c.Mkdir(ctx, x, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, c, x+"/z", "basic", 10).Close()
+			} else {
+				writeFile(t, c, x, "basic", 10).Close()
+			}
+			renamed := false
+			res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+				// The entries of / (a, b) and of /a (y) are read; /b's are not.
+				if pr.Phase == "scan" && pr.Entries == 3 && !renamed {
+					renamed = true
+					if err := c.Rename(ctx, x, "/a/x"); err != nil {
+						t.Error(err)
+					}
+				}
+			}})
+			if err != nil || !renamed {
+				t.Fatalf("fsck: %v (renamed during the scan: %v)", err, renamed)
+			}
+			if len(res.Findings) != 0 {
+				t.Errorf("a rename during the scan: findings %v, want none", res.Findings)
+			}
+		})
+	}
+}
+
+// A file created during the scan, after its inodes and before its
+// entries, with an ID below the scan's NextID (a pooled one: pools hold
+// IDs taken before), has an entry and no inode in the view: a dry run
+// called it a dangling entry on a healthy store (exit 1).
+func TestFsckCreateDuringScanIsNotDangling(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	writeFile(t, c, "/f", "basic", 10).Close()
+	created := false
+	res, err := c.Fsck(ctx, client.FsckOptions{Page: 1, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "scan" && pr.Inodes == 2 && pr.Entries == 0 && !created {
+			created = true
+			writeFile(t, c, "/new", "basic", 10).Close()
+		}
+	}})
+	if err != nil || !created {
+		t.Fatalf("fsck: %v (created during the scan: %v)", err, created)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("a create during the scan: findings %v, want none", res.Findings)
+	}
+}
+
+// An empty file whose layout changes between the scan and the listing
+// loses the datafiles of the servers it no longer uses: the view's inode,
+// as scanned, still places them, and a dry run called them missing
+// (lost data) on a healthy store.
+func TestFsckLayoutChangeDuringCheckIsNotMissing(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/empty", client.CreateOptions{Layout: mustLayout(t, "simple_stripe")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	changed := false
+	res, err := c.Fsck(ctx, client.FsckOptions{Rules: fsck.Rules{DatafilesAtCreate: true}, Progress: func(pr client.FsckProgress) {
+		if pr.Phase == "list" && !changed {
+			changed = true // scanned, not listed yet
+			if err := c.SetLayout(ctx, "/empty", mustLayout(t, "basic")); err != nil {
+				t.Error(err)
+			}
+		}
+	}})
+	if err != nil || !changed {
+		t.Fatalf("fsck: %v (layout changed: %v)", err, changed)
+	}
+	for _, f := range res.Findings {
+		if f.Kind == fsck.MissingDatafile {
+			t.Errorf("a layout change during fsck: %v", f)
+		}
+	}
+}

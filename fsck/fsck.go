@@ -169,9 +169,18 @@ type Finding struct {
 	Path   string // the path of the file or entry, when it has one
 	Bytes  int64  // a datafile's size
 	Index  int    // the datafile's index in its file (MissingDatafile)
-	Parent uint64 // DanglingEntry: the directory holding the entry
+	// Parent is, for DanglingEntry, the directory holding the entry; for
+	// Unreachable, the inode at the top of the unreachable chain (the
+	// finding's own, or the directory above it whose entry the scan did
+	// not see), whose ctime as scanned is Ctime.
+	Parent uint64
 	Entry  string // DanglingEntry: the entry's name
 	Detail string // BadRecord: the record; WrongLinkCount: the counts
+	// Ctime is, for WrongLinkCount, the file's ctime as scanned, and for
+	// Unreachable, Parent's: the inode and the entries are read in
+	// different transactions, so the caller drops the finding if a link,
+	// unlink or rename (which set the ctime) came since.
+	Ctime int64
 }
 
 // String is the finding on one line, for operators.
@@ -286,7 +295,12 @@ func Check(v View, rules Rules) Report {
 	}
 	for _, in := range v.Inodes {
 		if !reached[in.ID] && in.ID < v.NextID {
-			r.Findings = append(r.Findings, Finding{Kind: Unreachable, Server: -1, ID: in.ID})
+			top := paths.top(in.ID)
+			var ctime int64
+			if t := inodes[top]; t != nil {
+				ctime = t.Ctime
+			}
+			r.Findings = append(r.Findings, Finding{Kind: Unreachable, Server: -1, ID: in.ID, Parent: top, Ctime: ctime})
 		}
 	}
 	for _, b := range v.Bad {
@@ -410,6 +424,22 @@ func (p pather) of(id uint64) string {
 	return "/" + strings.Join(names, "/")
 }
 
+// top returns the inode at the top of id's chain of entries: the first,
+// going up, that no entry names (a file or directory renamed into a
+// directory whose entries the scan had read), or the root.
+func (p pather) top(id uint64) uint64 {
+	seen := map[uint64]bool{}
+	for id != RootID && !seen[id] {
+		seen[id] = true
+		d, ok := p.up[id]
+		if !ok {
+			return id
+		}
+		id = d.Parent
+	}
+	return id
+}
+
 // dir names directory id for an entry in it: its path, or "#id" when it
 // has none.
 func (p pather) dir(id uint64) string {
@@ -432,7 +462,9 @@ func join(dir, name string) string {
 // linkCounts compares each file's link count with the entries naming it.
 // A file changed within grace is left alone: the scan reads inodes and
 // entries in separate transactions, so a link or unlink meanwhile would
-// look like a wrong count (both set the file's ctime).
+// look like a wrong count (both set the file's ctime). That covers a link
+// the inode as scanned shows; one made after the inode was read, however
+// old the file, the caller's re-check finds (Finding.Ctime).
 func linkCounts(v View, inodes map[uint64]*Inode, paths pather, grace int64) []Finding {
 	names := map[uint64]uint32{}
 	for _, d := range v.Dirents {
@@ -445,7 +477,7 @@ func linkCounts(v View, inodes map[uint64]*Inode, paths pather, grace int64) []F
 			continue
 		}
 		out = append(out, Finding{
-			Kind: WrongLinkCount, Server: -1, ID: id, Path: paths.of(id),
+			Kind: WrongLinkCount, Server: -1, ID: id, Path: paths.of(id), Ctime: in.Ctime,
 			Detail: fmt.Sprintf("%d entries name it, its count says %d", n, in.Nlink),
 		})
 	}

@@ -60,8 +60,8 @@ func TestCheck(t *testing.T) {
 				v.Dirents = append(v.Dirents, Dirent{Parent: 1, Name: "h", Child: 3})
 			},
 			want: []Finding{
-				{Kind: WrongLinkCount, Server: -1, ID: 3, Path: "/a/f", Detail: "2 entries name it, its count says 1"},
-				{Kind: WrongLinkCount, Server: -1, ID: 4, Path: "/g", Detail: "1 entries name it, its count says 3"},
+				{Kind: WrongLinkCount, Server: -1, ID: 3, Path: "/a/f", Detail: "2 entries name it, its count says 1", Ctime: old},
+				{Kind: WrongLinkCount, Server: -1, ID: 4, Path: "/g", Detail: "1 entries name it, its count says 3", Ctime: old},
 			},
 		},
 		{
@@ -146,7 +146,18 @@ func TestCheck(t *testing.T) {
 				v.Dirents = v.Dirents[1:]                                             // /a is no longer linked
 				v.Dirents = append(v.Dirents, Dirent{Parent: 2, Name: "nothing", Child: 1})
 			},
-			want: []Finding{{Kind: Unreachable, Server: -1, ID: 2}, {Kind: Unreachable, Server: -1, ID: 3}},
+			want: []Finding{{Kind: Unreachable, Server: -1, ID: 2, Parent: 2, Ctime: old}, {Kind: Unreachable, Server: -1, ID: 3, Parent: 3, Ctime: old}},
+		},
+		{
+			// As a rename of /a into a directory whose entries the scan
+			// had read leaves it: the finding names /a, whose ctime the
+			// caller re-checks, for the file below it too.
+			name: "a directory whose entry the scan did not see",
+			change: func(v *View) {
+				v.Dirents = v.Dirents[1:]
+				v.Inodes[1].Ctime = old + 7
+			},
+			want: []Finding{{Kind: Unreachable, Server: -1, ID: 2, Parent: 2, Ctime: old + 7}, {Kind: Unreachable, Server: -1, ID: 3, Parent: 2, Ctime: old + 7}},
 		},
 		{
 			name: "inodes no path reaches, a cycle among them",
@@ -155,7 +166,7 @@ func TestCheck(t *testing.T) {
 				v.NextID = 7
 				v.Dirents = append(v.Dirents, Dirent{Parent: 5, Name: "six", Child: 6}, Dirent{Parent: 6, Name: "five", Child: 5})
 			},
-			want: []Finding{{Kind: Unreachable, Server: -1, ID: 5}, {Kind: Unreachable, Server: -1, ID: 6}},
+			want: []Finding{{Kind: Unreachable, Server: -1, ID: 5, Parent: 5, Ctime: old}, {Kind: Unreachable, Server: -1, ID: 6, Parent: 6, Ctime: old}},
 		},
 		{
 			name:   "a record that does not decode",

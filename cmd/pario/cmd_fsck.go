@@ -61,7 +61,8 @@ before. Datafiles changed and files created less than --grace ago are not
 judged, so a create or write in flight is never taken for an orphan.
 
 Exit status: 0 clean (or everything found repaired), 1 problems found and
-left, 2 fsck could not finish (a server unreachable, a repair failed).
+left, 2 fsck could not finish (a server unreachable, a repair failed, or
+interrupted: it then says how far it got).
 
   pario fsck
   pario fsck --repair --cluster /etc/pario/cluster`,
@@ -91,7 +92,9 @@ left, 2 fsck could not finish (a server unreachable, a repair failed).
 // summary to w, and returns the exit status as an error (nil when clean).
 func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.FsckOptions) error {
 	res, err := c.Fsck(ctx, opts)
-	if err != nil {
+	if err != nil && res.Progress.Phase != "repair" {
+		// Nothing judged yet: say how far it got (Ctrl-C on a large store).
+		fmt.Fprintf(w, "stopped %s\n", res.Progress)
 		return exitStatus{fsckError, err.Error()}
 	}
 	r := res.Report
@@ -142,6 +145,11 @@ func runFsck(ctx context.Context, c *client.Client, w io.Writer, opts client.Fsc
 	case len(left) > 0:
 		n := r.Count(fsck.OrphanDatafile) + r.Count(fsck.DanglingEntry)
 		fmt.Fprintf(w, "dry run: nothing changed; `pario fsck --repair` fixes %d of these\n", n)
+	}
+	if err != nil {
+		// Repair interrupted: what is marked [repaired] was; the rest was left.
+		fmt.Fprintf(w, "stopped %s\n", res.Progress)
+		return exitStatus{fsckError, err.Error()}
 	}
 	switch {
 	case len(r.Unlisted) > 0 || len(res.RepairErrors) > 0:

@@ -35,7 +35,8 @@ func ListPos(id uint64) uint64 { return id>>8 | id<<56 }
 // digits of an id whose low byte is the shard's) are skipped, as are
 // datafiles removed while the page was read. Unwritten datafiles
 // (unwritten.go) are listed with size 0 and the time they were recorded
-// (at the I/O server's start, for those recorded before it).
+// (at the I/O server's start, for those recorded before it). A datafile
+// written for the first time while its shard is read is listed once.
 func (s *Store) List(ctx context.Context, from uint64, max int) (ents []DatafileInfo, next uint64, done bool, err error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
@@ -52,6 +53,11 @@ func (s *Store) List(ctx context.Context, from uint64, max int) (ents []Datafile
 		if err != nil {
 			return nil, 0, false, fmt.Errorf("data: list datafiles: %w", err)
 		}
+		// The unwritten set is read before the directory: a first write
+		// makes the file, then drops the id from the set, so an id read
+		// in neither order would be one written in between, and fsck
+		// would call a live file's datafile missing.
+		unw := s.unwrittenIn(byte(i))
 		des, err := sh.ReadDir(".")
 		if err != nil {
 			return nil, 0, false, fmt.Errorf("data: list datafiles: %s/%s: %w", dfName, shardName(byte(i)), err)
@@ -68,12 +74,16 @@ func (s *Store) List(ctx context.Context, from uint64, max int) (ents []Datafile
 				leaves = append(leaves, leaf{id: id, de: de})
 			}
 		}
-		for id, at := range s.unwrittenIn(byte(i)) {
+		for id, at := range unw {
 			if ListPos(id) >= from {
 				leaves = append(leaves, leaf{id: id, mtime: at})
 			}
 		}
-		slices.SortFunc(leaves, func(a, b leaf) int { return cmp.Compare(a.id, b.id) })
+		// By id, and the file before the unwritten record of the same id
+		// (made into a file while the shard was read): it has the size.
+		slices.SortFunc(leaves, func(a, b leaf) int {
+			return cmp.Or(cmp.Compare(a.id, b.id), cmp.Compare(boolInt(a.de == nil), boolInt(b.de == nil)))
+		})
 		for j, l := range leaves {
 			id := l.id
 			if j > 0 && leaves[j-1].id == id {
@@ -88,7 +98,7 @@ func (s *Store) List(ctx context.Context, from uint64, max int) (ents []Datafile
 			}
 			fi, err := l.de.Info() // lstat relative to the shard
 			if errors.Is(err, fs.ErrNotExist) {
-				continue
+				continue // removed while the page was read
 			}
 			if err != nil {
 				return nil, 0, false, fmt.Errorf("data: list datafiles: %w", dfErr(id, "stat", err))
@@ -112,4 +122,11 @@ func parseLeaf(name string) (uint64, bool) {
 	}
 	id, err := strconv.ParseUint(name, 16, 64)
 	return id, err == nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

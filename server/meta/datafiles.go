@@ -257,7 +257,11 @@ func (s *Store) newFileID(ctx context.Context, srvs []uint32) (FileID, error) {
 		if err != nil {
 			return 0, err
 		}
+		s.makingAdd(id, srvs)
 		err = s.makeDatafiles(ctx, id, srvs, true)
+		if err != nil {
+			s.makingDone(id, srvs)
+		}
 		if !errors.Is(err, errIDTaken) {
 			return id, err
 		}

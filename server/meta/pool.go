@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -91,6 +92,12 @@ type pools struct {
 	recordMu sync.Mutex
 	// failed counts refills that failed, for tests.
 	failed int
+	// making holds the IDs whose datafiles a create, a reservation or a
+	// layout change is making or has made, and whose commit (or undo) has
+	// not ended yet, with their servers (once per maker): they have
+	// datafiles and no inode or pool record names them there, and fsck
+	// must not take them for orphans (Scan lists them with the pool).
+	making map[FileID][]uint32
 
 	ctx    context.Context // canceled by Close: refills and discards stop
 	cancel context.CancelFunc
@@ -309,6 +316,53 @@ func (s *Store) putBackAll(recs []reservation) {
 		}
 		p.stale[r.file.ID] = r.file.Servers
 	}
+}
+
+// makingAdd notes that datafiles of id are being made on srvs ahead of
+// the commit that names them; makingDone ends that, once the commit (or
+// its undo) is over.
+func (s *Store) makingAdd(id FileID, srvs []uint32) {
+	if len(srvs) == 0 {
+		return
+	}
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.making == nil {
+		p.making = map[FileID][]uint32{}
+	}
+	p.making[id] = append(p.making[id], srvs...)
+}
+
+func (s *Store) makingDone(id FileID, srvs []uint32) {
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	left := p.making[id]
+	for _, srv := range srvs {
+		if i := slices.Index(left, srv); i >= 0 {
+			left = slices.Delete(left, i, i+1)
+		}
+	}
+	if len(left) == 0 {
+		delete(p.making, id)
+	} else {
+		p.making[id] = left
+	}
+}
+
+// makingNow lists what makingAdd noted, for Scan.
+func (s *Store) makingNow() []Pooled {
+	p := &s.pool
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Pooled, 0, len(p.making))
+	for id, srvs := range p.making {
+		srvs = slices.Compact(slices.Sorted(slices.Values(srvs)))
+		out = append(out, Pooled{ID: id, Servers: srvs})
+	}
+	slices.SortFunc(out, func(a, b Pooled) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 // unpool deletes the record of pooled ID id, in the transaction that

@@ -159,6 +159,7 @@ func (s *Store) Reserve(ctx context.Context, path string, owner uint64, n int) (
 	if err != nil {
 		return ReservedIDs{}, wrapErr("reserve", path, err)
 	}
+	defer take.settle()
 	err = s.mutate(ctx, func(t *txn) error {
 		// A SetLayout of a directory above, committed since the layout
 		// was read, recalled the delegation first.
@@ -235,6 +236,16 @@ func (tk *taken) record(t *txn, dir FileID) error {
 	return nil
 }
 
+// settle ends the making marks (makingAdd) of the IDs made now, once
+// their reservations are committed, or given back.
+func (tk *taken) settle() {
+	for i, r := range tk.recs {
+		if tk.unpooled[i] {
+			tk.s.makingDone(r.file.ID, r.file.Servers)
+		}
+	}
+}
+
 // giveBack returns IDs taken but not recorded: to their pools, or, made
 // now, removed.
 func (tk *taken) giveBack(ctx context.Context) {
@@ -247,6 +258,7 @@ func (tk *taken) giveBack(ctx context.Context) {
 		}
 	}
 	tk.s.putBackAll(pooled)
+	tk.settle()
 	tk.recs = nil
 }
 
@@ -298,6 +310,7 @@ func (s *Store) MkdirHeld(ctx context.Context, path string, mode uint32, owner u
 	if err != nil {
 		return Attr{}, false, ReservedIDs{}, wrapErr("mkdir", path, err)
 	}
+	defer take.settle()
 	id, err := s.allocID(ctx)
 	if err != nil {
 		take.giveBack(ctx)

@@ -36,7 +36,9 @@ type ScanPage struct {
 	// Bad describes records that do not decode, one line each.
 	Bad []string
 	// Pooled are precreated datafiles no file has taken yet (pool.go),
-	// listed once every directory entry has been.
+	// listed once every directory entry has been, and, on the last page,
+	// datafiles a create, reservation or layout change has made and not
+	// committed yet (an ID may then be listed twice).
 	Pooled []Pooled
 	// Pending are removed files whose datafiles the reaper has still to
 	// remove (reaper.go), listed after the pool.
@@ -130,6 +132,12 @@ func (s *Store) Scan(ctx context.Context, cookie []byte, max int) (ScanPage, err
 	})
 	if err != nil {
 		return ScanPage{}, fmt.Errorf("meta: scan: %w", err)
+	}
+	if p.Done {
+		// Datafiles being made for a create, a reservation or a layout
+		// change whose commit has not landed: no record names them yet,
+		// and the grace period is all that would keep fsck from them.
+		p.Pooled = append(p.Pooled, s.makingNow()...)
 	}
 	return p, nil
 }

@@ -906,6 +906,9 @@ func (s *Store) Create(ctx context.Context, path string, mode uint32, hints dist
 	if a.ID, pooled, err = s.takeID(ctx, active); err != nil {
 		return Attr{}, wrapErr("create", path, err)
 	}
+	if !pooled {
+		defer s.makingDone(a.ID, active)
+	}
 	now := time.Now().UnixNano()
 	a.Mtime, a.Ctime, a.Atime = now, now, now
 	err = s.update(ctx, "create", path, func(t *txn, comps []string) error {
@@ -1311,6 +1314,8 @@ func (s *Store) SetLayout(ctx context.Context, path string, l dist.Layout, fileI
 	if err != nil {
 		return Attr{}, err
 	}
+	s.makingAdd(old.ID, added)
+	defer s.makingDone(old.ID, added)
 	if err := s.makeDatafiles(ctx, old.ID, added, false); err != nil {
 		return Attr{}, wrapErr("setlayout", path, err)
 	}
