@@ -238,7 +238,7 @@ func TestUnlinkWhileTheReleaseWaitsForTheData(t *testing.T) {
 	writeFile(t, m.path("d", "f"), bytes.Repeat([]byte("x"), 10000))
 	// The kernel sends RELEASE in the background after close(2): CI's race
 	// run once saw none in 10 s. Up to 25 s (the write-behind gives up at
-	// the 30 s OpTimeout, which would end the release).
+	// the OpTimeout, 60 s, which would end the release).
 	eventuallyWithin(t, 25*time.Second, "the release under way", func() error {
 		if n := m.Releasing(); n != 1 {
 			return fmt.Errorf("%d releases under way (stats %+v)", n, m.Stats())

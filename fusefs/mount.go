@@ -32,6 +32,13 @@ const MaxIO = 1 << 20
 // (and so its buffer memory, at most this many MaxIO buffers).
 const maxWritesInFlight = 64
 
+// DefaultOpTimeout is Options.OpTimeout's default: longer than a
+// restarted metadata server's longest grace period (meta.MaxGrace of the
+// default lease, 45 s), so that a change made through the mount while the
+// server waits out its previous run's leases waits too, instead of
+// failing with EIO; the same as the CLI's --op-timeout.
+const DefaultOpTimeout = 60 * time.Second
+
 // Options configure a mount. The zero value is usable.
 type Options struct {
 	// Logger receives failures (naming the server that failed) and notices.
@@ -53,9 +60,9 @@ type Options struct {
 	// all, whatever changes elsewhere.
 	NoLease bool
 	// OpTimeout bounds the server calls of one file system request,
-	// retries included (default 30 s). A server that does not answer turns
-	// into EIO after at most this long; one that is down (connection
-	// refused) within a second.
+	// retries included (default DefaultOpTimeout). A server that does not
+	// answer turns into EIO after at most this long; one that is down
+	// (connection refused) within a second.
 	OpTimeout time.Duration
 	// WriteBehind is how many bytes of writes per open file may be on
 	// their way to the I/O servers after write(2) returned (default 8 MiB;
@@ -120,7 +127,7 @@ func (o *Options) fill() {
 		o.Memory = DefaultMemory
 	}
 	if o.OpTimeout <= 0 {
-		o.OpTimeout = 30 * time.Second
+		o.OpTimeout = DefaultOpTimeout
 	}
 	if o.Name == "" {
 		o.Name = "pario"

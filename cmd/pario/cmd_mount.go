@@ -164,7 +164,7 @@ local disk. See docs/mount.md.`,
 	f.StringVar(&layout, "layout", "", "with --embedded: default layout for new files, e.g. simple_stripe:strip_size=1m")
 	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names (file names are looked up at every open)")
 	f.DurationVar(&opts.AttrTimeout, "attr-timeout", 0, "how long the kernel caches sizes and times (0: stat always asks the servers)")
-	f.DurationVar(&opts.OpTimeout, "op-timeout", 30*time.Second, "longest wait for the servers in one request before it fails with EIO")
+	f.DurationVar(&opts.OpTimeout, "op-timeout", fusefs.DefaultOpTimeout, "longest wait for the servers in one request before it fails with EIO (longer than a restarted metadata server's grace, 45 s)")
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
 	f.Var(units.SizeFlag(&writeBehind, units.AllowZero), "write-behind", "writes per open file that may still be on their way to the servers after write(2) returns (0: none)")
 	f.Var(units.SizeFlag(&memory), "memory", "memory for write-behind over all open files; writers wait when it is full (the process's Go heap is held near it)")

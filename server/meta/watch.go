@@ -48,6 +48,14 @@ import (
 // (mdtest's creates, then its stats).
 const Lease = 30 * time.Second
 
+// MaxGrace is the longest a restarted metadata server answers no change
+// (its grace period) after a run that gave leases of this length: the
+// record of when they end is kept up to a lease and a half ahead, so that
+// it is not rewritten at every poll. A client whose calls give up sooner
+// than this fails a change made during a grace (pario mount's
+// --op-timeout is longer).
+func MaxGrace(lease time.Duration) time.Duration { return lease + lease/2 }
+
 // leaseFromEnv is Lease, or PARIO_LEASE when that is a positive duration.
 func leaseFromEnv() time.Duration {
 	v := os.Getenv("PARIO_LEASE")
@@ -416,7 +424,7 @@ func (s *Store) extendLeasesEnd(ctx context.Context) error {
 		h.mu.Unlock()
 		return nil // moved by another poll meanwhile
 	}
-	ends := end.Add(h.lease / 2)
+	ends := time.Now().Add(MaxGrace(h.lease))
 	h.mu.Unlock()
 	if err := s.writeLeasesEnd(ctx, ends); err != nil {
 		return err
