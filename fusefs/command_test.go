@@ -166,3 +166,56 @@ func TestParioMountEmbedded(t *testing.T) {
 		t.Errorf("no datafiles under %s", data)
 	}
 }
+
+// `pario umount` unmounts FUSE mounts only: as root it used umount2 on
+// whatever it was given, so `pario umount` of a tmpfs (or /home) unmounted
+// it. A mount whose `pario mount` was killed (every stat of it fails
+// with ENOTCONN) is still cleared.
+func TestParioUmountLeavesOtherFileSystems(t *testing.T) {
+	need(t, "mount", "umount")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs (and, without root, fusermount3 refuses it anyway)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	out, err := exec.Command(parioBin, "umount", dir).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "tmpfs") || !strings.Contains(string(out), "not a pario (FUSE) mount") {
+		t.Errorf("pario umount of a tmpfs: exit %d, want 1 and an error naming tmpfs:\n%s", code, out)
+	}
+	if !strings.Contains(mountInfo(dir), "tmpfs") {
+		t.Fatalf("pario umount unmounted the tmpfs on %s", dir)
+	}
+	out, err = exec.Command(parioBin, "umount", "--lazy", dir).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(mountInfo(dir), "tmpfs") {
+		t.Fatalf("pario umount --lazy of a tmpfs: exit %d, mounted %v:\n%s", code, mountInfo(dir) != "", out)
+	}
+
+	// Not a mount point, and no such path: one line each, exit 1.
+	for _, p := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		out, err := exec.Command(parioBin, "umount", p).CombinedOutput()
+		if code := exitCode(err); code != 1 || strings.Count(string(out), "\n") != 1 {
+			t.Errorf("pario umount %s: exit %d, want 1 and one line:\n%s", p, code, out)
+		}
+	}
+
+	// A killed mount: "Transport endpoint is not connected", cleared.
+	p := spawn(t)
+	mnt := t.TempDir()
+	cmd, _, exited := mountCommand(t, mnt, "--cluster", p.ClusterFile, "mount")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if _, err := os.Stat(mnt); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("stat of a killed mount: %v, want ENOTCONN", err)
+	}
+	if out, err := exec.Command(parioBin, "umount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount of a killed mount: %v\n%s", err, out)
+	}
+	if mountInfo(mnt) != "" {
+		t.Fatalf("%s still mounted after pario umount", mnt)
+	}
+}

@@ -210,6 +210,8 @@ func newUmountCommand() *cobra.Command {
 then exits 0. A mount in use (an open file, a shell's working directory) is
 refused with EBUSY unless --lazy, which detaches it at once and lets it go
 when the last user leaves. This also clears a mount whose process died.
+Only FUSE mounts are unmounted: anything else (a tmpfs, a disk) is left
+mounted, with an error, even as root.
 
   pario umount /mnt/pario
   pario umount --lazy /mnt/pario`,
