@@ -69,6 +69,9 @@ local disk. See docs/mount.md.`,
 			if opts.DirectIO, err = fusefs.ParseDirectIO(directIO); err != nil {
 				return usageError{fmt.Errorf("--direct-io: %w", err)}
 			}
+			if err := checkMountTimeouts(&opts); err != nil {
+				return usageError{err}
+			}
 			stopMetrics, err := mf.start(log)
 			if err != nil {
 				return err
@@ -122,7 +125,8 @@ local disk. See docs/mount.md.`,
 			opts.Logger = log
 			opts.AllowOther, opts.SyncOnClose, opts.Debug = allowOther, syncOnClose, debug
 			ra := readAhead
-			opts.ReadAheadKB = int(ra / 1024)
+			// Whole KiB, rounded up: below 1k it would be 0, the default.
+			opts.ReadAheadKB = int((ra + 1023) / 1024)
 			if ra == 0 {
 				opts.ReadAheadKB = -1
 			}
@@ -162,7 +166,7 @@ local disk. See docs/mount.md.`,
 	f.IntVar(&servers, "servers", 4, "with --embedded: number of I/O servers")
 	f.BoolVar(&stuffing, "stuffing", false, "with --embedded: keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "with --embedded: default layout for new files, e.g. simple_stripe:strip_size=1m")
-	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names (file names are looked up at every open)")
+	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names without a lease (0: not at all; file names are looked up at every open)")
 	f.DurationVar(&opts.AttrTimeout, "attr-timeout", 0, "how long the kernel caches sizes and times (0: stat always asks the servers)")
 	f.DurationVar(&opts.OpTimeout, "op-timeout", 30*time.Second, "longest wait for the servers in one request before it fails with EIO")
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
@@ -177,6 +181,27 @@ for programs that read back what they write in small pieces); rdwr: every descri
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
 	mf.add(cmd)
 	return cmd
+}
+
+// checkMountTimeouts refuses the times fusefs.Options would otherwise
+// replace in silence (a zero or negative --op-timeout became 30s, a
+// negative --entry-timeout or --attr-timeout 0) and turns an
+// --entry-timeout of 0 into the Options' "none" (its zero value means
+// the 1s default).
+func checkMountTimeouts(o *fusefs.Options) error {
+	if o.OpTimeout <= 0 {
+		return fmt.Errorf("--op-timeout %v: want a positive time such as 30s", o.OpTimeout)
+	}
+	if o.EntryTimeout < 0 {
+		return fmt.Errorf("--entry-timeout %v: want 0 (no caching) or a positive time such as 1s", o.EntryTimeout)
+	}
+	if o.AttrTimeout < 0 {
+		return fmt.Errorf("--attr-timeout %v: want 0 (no caching) or a positive time such as 1s", o.AttrTimeout)
+	}
+	if o.EntryTimeout == 0 {
+		o.EntryTimeout = -1
+	}
+	return nil
 }
 
 // dialForMount connects to the cluster of the cluster file with the
