@@ -209,8 +209,13 @@ func TestParioUmountLeavesOtherFileSystems(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-exited
-	if _, err := os.Stat(mnt); !errors.Is(err, syscall.ENOTCONN) {
-		t.Fatalf("stat of a killed mount: %v, want ENOTCONN", err)
+	if _, err := os.ReadDir(mnt); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("listing of a killed mount: %v, want ENOTCONN", err)
+	}
+	// Mounting on it again says how to clear it.
+	out, err = exec.Command(parioBin, "--cluster", p.ClusterFile, "mount", mnt).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "pario umount "+mnt) {
+		t.Errorf("pario mount on a killed mount: exit %d, want 1 and the way out:\n%s", code, out)
 	}
 	if out, err := exec.Command(parioBin, "umount", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("pario umount of a killed mount: %v\n%s", err, out)
@@ -218,4 +223,54 @@ func TestParioUmountLeavesOtherFileSystems(t *testing.T) {
 	if mountInfo(mnt) != "" {
 		t.Fatalf("%s still mounted after pario umount", mnt)
 	}
+}
+
+// `pario mount` run twice on one directory refused the second time: it
+// mounted a second file system over the first, hiding it, and `pario
+// umount` then took away only the top one.
+func TestParioMountTwiceOnOneDirectory(t *testing.T) {
+	p := spawn(t)
+	dir := t.TempDir()
+	_, _, exited := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount")
+	second := exec.Command(parioBin, "--cluster", p.ClusterFile, "mount", dir)
+	out := &testbin.LockedBuffer{}
+	second.Stdout, second.Stderr = out, out
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 1 || !strings.Contains(out.String(), "already a FUSE mount point") {
+			t.Errorf("second pario mount on %s: exit %d, want 1 saying it is mounted already:\n%s", dir, code, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = second.Process.Kill()
+		<-done
+		_ = exec.Command(parioBin, "umount", "--lazy", dir).Run()
+		t.Fatalf("second pario mount on %s still running after 20 s (it mounted over the first):\n%s", dir, out.String())
+	}
+	if n := strings.Count(allMountInfo(dir), "\n"); n != 1 {
+		t.Fatalf("%d mounts on %s, want 1", n, dir)
+	}
+	if umount, err := exec.Command(parioBin, "umount", dir).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount: %v\n%s", err, umount)
+	}
+	exitsCleanly(t, exited, dir)
+}
+
+// allMountInfo returns every mountinfo line of dir, each ending in "\n".
+func allMountInfo(dir string) string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if fields := strings.Fields(line); len(fields) > 4 && unescapeMountinfo(fields[4]) == dir {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }

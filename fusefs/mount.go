@@ -240,6 +240,9 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount %s: %w", abs, syscall.ENOTDIR)
 	}
+	if err := checkMountable(abs); err != nil {
+		return nil, err
+	}
 	fsys := &fileSystem{
 		c: c, log: opts.Logger, opts: opts,
 		open:   map[meta.FileID]*openFile{},

@@ -96,3 +96,32 @@ func checkUnmountable(abs string) error {
 	}
 	return nil
 }
+
+// errAlreadyMounted marks a mount point that already holds a FUSE mount:
+// mounting again would hide it under a second one (a `pario mount` run
+// twice), and `pario umount` would then take away only the top one.
+var errAlreadyMounted = errors.New("already a FUSE mount point")
+
+// checkMountable refuses a directory on which a FUSE file system (pario's
+// or another's) is mounted already. The mount table unreadable, it says
+// nothing.
+func checkMountable(abs string) error {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	dir := abs
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		dir = real
+	}
+	if fstype, ok := mountTypeAt(mi, dir); ok && isFUSE(fstype) {
+		// A mount whose process died may still answer stat from the
+		// kernel's cache; anything that asks it says ENOTCONN.
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(abs, &st); errors.Is(err, syscall.ENOTCONN) {
+			return fmt.Errorf("mount %s: %w (%s, its process gone)", abs, err, fstype)
+		}
+		return fmt.Errorf("mount %s: %w (%s): unmount it first", abs, errAlreadyMounted, fstype)
+	}
+	return nil
+}

@@ -144,6 +144,9 @@ local disk. See docs/mount.md.`,
 			}
 			mounted := mf.observeMount(&opts)
 			srv, err := fusefs.Mount(c, args[0], opts)
+			if errors.Is(err, syscall.ENOTCONN) {
+				return fmt.Errorf("%w (a mount whose process died is still there: 'pario umount %s' clears it)", err, quoteName(args[0]))
+			}
 			if err != nil {
 				return err
 			}
