@@ -80,11 +80,7 @@ func checkUnmountable(abs string) error {
 	if err != nil {
 		return nil
 	}
-	dir := abs
-	if parent, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		dir = filepath.Join(parent, filepath.Base(abs))
-	}
-	fstype, ok := mountTypeAt(mi, dir)
+	fstype, ok := mountTypeAt(mi, resolveMountPoint(abs))
 	if !ok {
 		if _, err := os.Lstat(abs); errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("unmount %s: %w", abs, syscall.ENOENT)
@@ -101,6 +97,31 @@ func checkUnmountable(abs string) error {
 // mounting again would hide it under a second one (a `pario mount` run
 // twice), and `pario umount` would then take away only the top one.
 var errAlreadyMounted = errors.New("already a FUSE mount point")
+
+// resolveMountPoint returns abs with its symbolic links resolved, as
+// mountinfo names mount points. The last component is resolved without
+// a stat of its own (a symbolic link is read, up to 40 times): a stat of
+// a mount whose process died fails with ENOTCONN, and it must still be
+// found.
+func resolveMountPoint(abs string) string {
+	p := abs
+	for range 40 {
+		dir := filepath.Dir(p)
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		p = filepath.Join(dir, filepath.Base(p))
+		target, err := os.Readlink(p)
+		if err != nil {
+			return p
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		p = target
+	}
+	return p
+}
 
 // checkMountable refuses a directory on which a FUSE file system (pario's
 // or another's) is mounted already. The mount table unreadable, it says
