@@ -166,3 +166,116 @@ func TestParioMountEmbedded(t *testing.T) {
 		t.Errorf("no datafiles under %s", data)
 	}
 }
+
+// `pario umount` unmounts FUSE mounts only: as root it used umount2 on
+// whatever it was given, so `pario umount` of a tmpfs (or /home) unmounted
+// it. A mount whose `pario mount` was killed (every stat of it fails
+// with ENOTCONN) is still cleared.
+func TestParioUmountLeavesOtherFileSystems(t *testing.T) {
+	need(t, "mount", "umount")
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a tmpfs (and, without root, fusermount3 refuses it anyway)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	out, err := exec.Command(parioBin, "umount", dir).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "tmpfs") || !strings.Contains(string(out), "not a pario (FUSE) mount") {
+		t.Errorf("pario umount of a tmpfs: exit %d, want 1 and an error naming tmpfs:\n%s", code, out)
+	}
+	if !strings.Contains(mountInfo(dir), "tmpfs") {
+		t.Fatalf("pario umount unmounted the tmpfs on %s", dir)
+	}
+	out, err = exec.Command(parioBin, "umount", "--lazy", dir).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(mountInfo(dir), "tmpfs") {
+		t.Fatalf("pario umount --lazy of a tmpfs: exit %d, mounted %v:\n%s", code, mountInfo(dir) != "", out)
+	}
+
+	// Not a mount point, and no such path: one line each, exit 1.
+	for _, p := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		out, err := exec.Command(parioBin, "umount", p).CombinedOutput()
+		if code := exitCode(err); code != 1 || strings.Count(string(out), "\n") != 1 {
+			t.Errorf("pario umount %s: exit %d, want 1 and one line:\n%s", p, code, out)
+		}
+	}
+
+	// A killed mount: "Transport endpoint is not connected", cleared.
+	p := spawn(t)
+	mnt := t.TempDir()
+	cmd, _, exited := mountCommand(t, mnt, "--cluster", p.ClusterFile, "mount")
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	if _, err := os.ReadDir(mnt); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("listing of a killed mount: %v, want ENOTCONN", err)
+	}
+	// Mounting on it again says how to clear it.
+	out, err = exec.Command(parioBin, "--cluster", p.ClusterFile, "mount", mnt).CombinedOutput()
+	if code := exitCode(err); code != 1 || !strings.Contains(string(out), "pario umount "+mnt) {
+		t.Errorf("pario mount on a killed mount: exit %d, want 1 and the way out:\n%s", code, out)
+	}
+	// Through a symbolic link to it, as umount2 follows one.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(mnt, link); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(parioBin, "umount", link).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount of a killed mount, through a symbolic link: %v\n%s", err, out)
+	}
+	if mountInfo(mnt) != "" {
+		t.Fatalf("%s still mounted after pario umount", mnt)
+	}
+}
+
+// `pario mount` run twice on one directory refused the second time: it
+// mounted a second file system over the first, hiding it, and `pario
+// umount` then took away only the top one.
+func TestParioMountTwiceOnOneDirectory(t *testing.T) {
+	p := spawn(t)
+	dir := t.TempDir()
+	_, _, exited := mountCommand(t, dir, "--cluster", p.ClusterFile, "mount")
+	second := exec.Command(parioBin, "--cluster", p.ClusterFile, "mount", dir)
+	out := &testbin.LockedBuffer{}
+	second.Stdout, second.Stderr = out, out
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitCode(err); code != 1 || !strings.Contains(out.String(), "already a FUSE mount point") {
+			t.Errorf("second pario mount on %s: exit %d, want 1 saying it is mounted already:\n%s", dir, code, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = second.Process.Kill()
+		<-done
+		_ = exec.Command(parioBin, "umount", "--lazy", dir).Run()
+		t.Fatalf("second pario mount on %s still running after 20 s (it mounted over the first):\n%s", dir, out.String())
+	}
+	if n := strings.Count(allMountInfo(dir), "\n"); n != 1 {
+		t.Fatalf("%d mounts on %s, want 1", n, dir)
+	}
+	if umount, err := exec.Command(parioBin, "umount", dir).CombinedOutput(); err != nil {
+		t.Fatalf("pario umount: %v\n%s", err, umount)
+	}
+	exitsCleanly(t, exited, dir)
+}
+
+// allMountInfo returns every mountinfo line of dir, each ending in "\n".
+func allMountInfo(dir string) string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if fields := strings.Fields(line); len(fields) > 4 && unescapeMountinfo(fields[4]) == dir {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}

@@ -247,6 +247,9 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("mount %s: %w", abs, syscall.ENOTDIR)
 	}
+	if err := checkMountable(abs); err != nil {
+		return nil, err
+	}
 	fsys := &fileSystem{
 		c: c, log: opts.Logger, opts: opts,
 		open:   map[meta.FileID]*openFile{},
@@ -423,11 +426,15 @@ func (m *Server) Unmount() error {
 // `pario umount` does: with fusermount3 -u, or umount2(2) when running as
 // root; lazy detaches a busy mount (MNT_DETACH, fusermount3 -z). It works
 // whether or not the serving process is still alive. A busy mount's error
-// wraps syscall.EBUSY, once.
+// wraps syscall.EBUSY, once. It refuses, and leaves mounted, a mount point
+// whose file system is not FUSE: umount2 as root would unmount any.
 func Unmount(dir string, lazy bool) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("unmount %s: %w", dir, err)
+	}
+	if err := checkUnmountable(abs); err != nil {
+		return err
 	}
 	var errs []error
 	if os.Geteuid() == 0 {

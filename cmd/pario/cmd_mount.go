@@ -69,6 +69,9 @@ local disk. See docs/mount.md.`,
 			if opts.DirectIO, err = fusefs.ParseDirectIO(directIO); err != nil {
 				return usageError{fmt.Errorf("--direct-io: %w", err)}
 			}
+			if err := checkMountTimeouts(&opts); err != nil {
+				return usageError{err}
+			}
 			stopMetrics, err := mf.start(log)
 			if err != nil {
 				return err
@@ -122,7 +125,8 @@ local disk. See docs/mount.md.`,
 			opts.Logger = log
 			opts.AllowOther, opts.SyncOnClose, opts.Debug = allowOther, syncOnClose, debug
 			ra := readAhead
-			opts.ReadAheadKB = int(ra / 1024)
+			// Whole KiB, rounded up: below 1k it would be 0, the default.
+			opts.ReadAheadKB = int((ra + 1023) / 1024)
 			if ra == 0 {
 				opts.ReadAheadKB = -1
 			}
@@ -140,6 +144,9 @@ local disk. See docs/mount.md.`,
 			}
 			mounted := mf.observeMount(&opts)
 			srv, err := fusefs.Mount(c, args[0], opts)
+			if errors.Is(err, syscall.ENOTCONN) {
+				return fmt.Errorf("%w (a mount whose process died is still there: 'pario umount %s' clears it)", err, quoteName(args[0]))
+			}
 			if err != nil {
 				return err
 			}
@@ -162,7 +169,7 @@ local disk. See docs/mount.md.`,
 	f.IntVar(&servers, "servers", 4, "with --embedded: number of I/O servers")
 	f.BoolVar(&stuffing, "stuffing", false, "with --embedded: keep small files on one datafile until they outgrow the first strip")
 	f.StringVar(&layout, "layout", "", "with --embedded: default layout for new files, e.g. simple_stripe:strip_size=1m")
-	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names (file names are looked up at every open)")
+	f.DurationVar(&opts.EntryTimeout, "entry-timeout", time.Second, "how long the kernel caches directory names without a lease (0: not at all; file names are looked up at every open)")
 	f.DurationVar(&opts.AttrTimeout, "attr-timeout", 0, "how long the kernel caches sizes and times (0: stat always asks the servers)")
 	f.DurationVar(&opts.OpTimeout, "op-timeout", fusefs.DefaultOpTimeout, "longest wait for the servers in one request before it fails with EIO (longer than a restarted metadata server's grace, 45 s)")
 	f.Var(units.SizeFlag(&readAhead, units.AllowZero), "read-ahead", "kernel read-ahead of the mount (as root; 0 leaves the kernel's 128k)")
@@ -177,6 +184,27 @@ for programs that read back what they write in small pieces); rdwr: every descri
 	f.BoolVar(&debug, "debug", false, "log every FUSE request")
 	mf.add(cmd)
 	return cmd
+}
+
+// checkMountTimeouts refuses the times fusefs.Options would otherwise
+// replace in silence (a zero or negative --op-timeout became 30s, a
+// negative --entry-timeout or --attr-timeout 0) and turns an
+// --entry-timeout of 0 into the Options' "none" (its zero value means
+// the 1s default).
+func checkMountTimeouts(o *fusefs.Options) error {
+	if o.OpTimeout <= 0 {
+		return fmt.Errorf("--op-timeout %v: want a positive time such as 30s", o.OpTimeout)
+	}
+	if o.EntryTimeout < 0 {
+		return fmt.Errorf("--entry-timeout %v: want 0 (no caching) or a positive time such as 1s", o.EntryTimeout)
+	}
+	if o.AttrTimeout < 0 {
+		return fmt.Errorf("--attr-timeout %v: want 0 (no caching) or a positive time such as 1s", o.AttrTimeout)
+	}
+	if o.EntryTimeout == 0 {
+		o.EntryTimeout = -1
+	}
+	return nil
 }
 
 // dialForMount connects to the cluster of the cluster file with the
@@ -210,6 +238,8 @@ func newUmountCommand() *cobra.Command {
 then exits 0. A mount in use (an open file, a shell's working directory) is
 refused with EBUSY unless --lazy, which detaches it at once and lets it go
 when the last user leaves. This also clears a mount whose process died.
+Only FUSE mounts are unmounted: anything else (a tmpfs, a disk) is left
+mounted, with an error, even as root.
 
   pario umount /mnt/pario
   pario umount --lazy /mnt/pario`,
