@@ -250,6 +250,12 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 	if err := checkMountable(abs); err != nil {
 		return nil, err
 	}
+	if hidden := entriesIn(abs); hidden > 0 {
+		// FUSE 3 mounts over a non-empty directory (fuse 2 refused without
+		// -o nonempty): allowed, but what it holds is out of sight until
+		// the unmount, which a user may take for lost files.
+		opts.Logger.Warn("pario mount: the mount point is not empty: what it holds is hidden until the unmount", "dir", abs, "entries", hidden)
+	}
 	fsys := &fileSystem{
 		c: c, log: opts.Logger, opts: opts,
 		open:   map[meta.FileID]*openFile{},
@@ -479,4 +485,15 @@ func Unmount(dir string, lazy bool) error {
 		return fmt.Errorf("unmount %s: %w", abs, errors.Join(errs...))
 	}
 	return nil
+}
+
+// entriesIn counts up to a few entries of dir (0 if it cannot be read).
+func entriesIn(dir string) int {
+	f, err := os.Open(dir)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(8)
+	return len(names)
 }

@@ -3,6 +3,7 @@ package fusefs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"syscall"
@@ -114,7 +115,7 @@ func (n *node) Setxattr(ctx context.Context, name string, data []byte, _ uint32)
 	v := strings.TrimRight(string(data), "\x00\n\r\t ")
 	l, err := dist.ParseLayout(v)
 	if err != nil {
-		n.fsys.log.Warn("pario mount: setxattr: bad layout", "path", p, "value", v, "err", err)
+		n.fsys.log.Warn("pario mount: setxattr: bad layout", "path", p, "value", clip(v), "err", clip(err.Error()))
 		return syscall.EINVAL
 	}
 	a, errno := n.attr(ctx)
@@ -128,7 +129,7 @@ func (n *node) Setxattr(ctx context.Context, name string, data []byte, _ uint32)
 	if err := n.fsys.c.SetLayout(n.itself(ctx), p, l); err != nil {
 		errno := n.fsys.errno("setxattr", p, err)
 		if errno != syscall.EIO {
-			n.fsys.log.Warn("pario mount: setxattr: layout refused", "path", p, "value", v, "err", err)
+			n.fsys.log.Warn("pario mount: setxattr: layout refused", "path", p, "value", clip(v), "err", clip(err.Error()))
 		}
 		return errno
 	}
@@ -170,4 +171,14 @@ func (n *node) Removexattr(ctx context.Context, name string) syscall.Errno {
 		return n.fsys.errno("removexattr", p, err)
 	}
 	return 0
+}
+
+// clip cuts what a user wrote (and an error quoting it) for the log: a
+// value of 60 KB made a 60 KB log line at every setxattr.
+func clip(s string) string {
+	const most = 256
+	if len(s) <= most {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strings.ToValidUTF8(s[:most], ""), len(s))
 }
