@@ -386,10 +386,27 @@ func SumSpace(stats []ServerStat) Space {
 // Statfs asks every I/O server for its capacity and usage. A server that
 // does not answer has Err set; the others are still reported.
 func (c *Client) Statfs(ctx context.Context) []ServerStat {
-	out := make([]ServerStat, len(c.servers))
+	return statfs(ctx, c.servers, c.infos)
+}
+
+// StatfsServers is Statfs without a metadata server: it asks the I/O
+// servers a cluster file names (opts.Meta is not dialled), so that an
+// operator sees their space while the metadata server is down, as lfs df
+// reports each target.
+func StatfsServers(ctx context.Context, opts Options, servers []meta.ServerInfo) []ServerStat {
+	eps := make([]*wire.Endpoint, len(servers))
+	for i, s := range servers {
+		eps[i] = wire.NewEndpoint(fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr), s.Addr, opts.Secret, opts.endpoint("data", s.Name, data.Ops))
+		defer eps[i].Close()
+	}
+	return statfs(ctx, eps, servers)
+}
+
+func statfs(ctx context.Context, eps []*wire.Endpoint, infos []meta.ServerInfo) []ServerStat {
+	out := make([]ServerStat, len(eps))
 	var wg sync.WaitGroup
-	for i, ep := range c.servers {
-		out[i].ServerInfo = c.infos[i]
+	for i, ep := range eps {
+		out[i].ServerInfo = infos[i]
 		wg.Go(func() {
 			resp, _, err := wire.Call(ctx, ep, data.OpStatfs, data.StatfsRequest{}, nil, nil)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/units"
+	"github.com/pario/pario/wire"
 )
 
 func newLayoutCommand() *cobra.Command {
@@ -209,39 +210,75 @@ func newDfCommand() *cobra.Command {
 		Long: `Show, per I/O server, the capacity of the file system holding its data
 directory, the bytes held by pario datafiles, and what is still available
 (like pvfs2-statfs and lfs df). The total counts each file system once, however
-many servers share it. A server that does not answer is named.`,
+many servers share it. A server that does not answer is named. With the
+metadata server down, the I/O servers the cluster file's data lines name are
+asked directly, and df exits 1 saying the metadata server did not answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withClient(cmd, func(ctx context.Context, c *client.Client) error {
-				stats := c.Statfs(ctx)
-				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(w, "server\taddress\tsize\tpario used\tavailable\tuse%\tdatafiles\t")
-				var failed []error
-				for _, s := range stats {
-					if s.Err != nil {
-						fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t-\t\n", s.Name, s.Addr)
-						failed = append(failed, s.Err)
-						continue
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Name, s.Addr,
-						units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)),
-						usePercent(s.Total, s.Free, s.Avail), s.Datafiles)
-				}
-				sp := client.SumSpace(stats)
-				fmt.Fprintf(w, "total\t%s\t%s\t%s\t%s\t%s\t\t\n", fileSystems(sp.FileSystems),
-					units.FormatBytes(int64(sp.Total)), units.FormatBytes(int64(sp.Used)), units.FormatBytes(int64(sp.Avail)),
-					usePercent(sp.Total, sp.Free, sp.Avail))
-				w.Flush()
-				if files, dirs, err := c.MetaStats(ctx); err == nil {
-					fmt.Printf("namespace: %d files, %d directories\n", files, dirs)
-				}
-				if len(failed) > 0 {
-					return fmt.Errorf("%d of %d I/O servers did not answer: %w", len(failed), len(stats), failed[0])
-				}
-				return nil
-			})
+			ctx := cmd.Context()
+			c, err := connect(ctx)
+			if err != nil {
+				return dfWithoutMeta(ctx, err)
+			}
+			defer c.Close()
+			failed := printDf(c.Statfs(ctx))
+			if files, dirs, err := c.MetaStats(ctx); err == nil {
+				fmt.Printf("namespace: %d files, %d directories\n", files, dirs)
+			}
+			return failed
 		},
 	}
+}
+
+// dfWithoutMeta is df while the metadata server does not answer (why):
+// the I/O servers the cluster file names still say how full they are, as
+// lfs df reports each target; the command still fails, naming why.
+func dfWithoutMeta(ctx context.Context, why error) error {
+	cf, err := loadClusterFile(ctx)
+	if err != nil || len(cf.Data) == 0 {
+		return why // nothing to ask without it
+	}
+	secret, err := cf.Secret()
+	if err != nil {
+		return why
+	}
+	servers := make([]meta.ServerInfo, len(cf.Data))
+	for i, d := range cf.Data {
+		servers[i] = meta.ServerInfo{Name: d.Name, Addr: d.Addr}
+	}
+	ctx, cancel := context.WithTimeout(ctx, globalOpTimeout)
+	defer cancel()
+	opts := client.Options{Secret: secret, Endpoint: wire.EndpointOptions{Protection: cf.Protection, Timeout: globalOpTimeout}}
+	failed := printDf(client.StatfsServers(ctx, opts, servers))
+	fmt.Println("namespace: not known (the I/O servers above are those the cluster file names)")
+	return errors.Join(fmt.Errorf("df: the metadata server did not answer: %w", why), failed)
+}
+
+// printDf prints the table of df and returns an error naming the servers
+// that did not answer, or nil.
+func printDf(stats []client.ServerStat) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "server\taddress\tsize\tpario used\tavailable\tuse%\tdatafiles\t")
+	var failed []error
+	for _, s := range stats {
+		if s.Err != nil {
+			fmt.Fprintf(w, "%s\t%s\t-\t-\t-\t-\t-\t\n", s.Name, s.Addr)
+			failed = append(failed, s.Err)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", s.Name, s.Addr,
+			units.FormatBytes(int64(s.Total)), units.FormatBytes(int64(s.Used)), units.FormatBytes(int64(s.Avail)),
+			usePercent(s.Total, s.Free, s.Avail), s.Datafiles)
+	}
+	sp := client.SumSpace(stats)
+	fmt.Fprintf(w, "total\t%s\t%s\t%s\t%s\t%s\t\t\n", fileSystems(sp.FileSystems),
+		units.FormatBytes(int64(sp.Total)), units.FormatBytes(int64(sp.Used)), units.FormatBytes(int64(sp.Avail)),
+		usePercent(sp.Total, sp.Free, sp.Avail))
+	w.Flush()
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d I/O servers did not answer: %w", len(failed), len(stats), failed[0])
+	}
+	return nil
 }
 
 // usePercent is df(1)'s Use%: the used part of the space a user can have,
