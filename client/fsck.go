@@ -171,6 +171,12 @@ func (c *Client) fsckView(ctx context.Context, page int, pr *FsckProgress, repor
 	v := fsck.View{Now: time.Now().UnixNano()}
 	var cookie []byte
 	for first := true; ; first = false {
+		// An interruption stops before the next page: a call made with
+		// a context already done may still be answered (the connection
+		// was ready), and the progress would then count a page past it.
+		if err := ctx.Err(); err != nil {
+			return fsck.View{}, fmt.Errorf("fsck: scan metadata: %w", err)
+		}
 		resp, _, err := wire.Call(ctx, c.meta, meta.OpScan, meta.ScanRequest{Cookie: cookie, Max: uint32(page)}, nil, nil)
 		if err != nil {
 			return fsck.View{}, fmt.Errorf("fsck: scan metadata: %w", err)
