@@ -17,7 +17,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/server/meta"
@@ -356,13 +355,22 @@ func Mount(c *client.Client, dir string, opts Options) (*Server, error) {
 }
 
 // setReadAhead raises the read-ahead of the mount's backing device (FUSE
-// caps it at 128 KiB otherwise, which halves large sequential reads).
+// caps it at 128 KiB otherwise, which halves large sequential reads). The
+// device number comes from the mount table, not from a stat of dir: that
+// would be a request to this process's own mount, and a SIGKILL arriving
+// while it waits for the answer left the process unable to exit (its
+// thread in an uninterruptible wait for a server that was gone, holding
+// /dev/fuse open) and the mount hung for good.
 func setReadAhead(dir string, kb int) error {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
 		return err
 	}
-	p := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
+	dev := mountDevAt(mi, resolveMountPoint(dir))
+	if dev == "" {
+		return fmt.Errorf("%s: not in the mount table", dir)
+	}
+	p := fmt.Sprintf("/sys/class/bdi/%s/read_ahead_kb", dev)
 	return os.WriteFile(p, []byte(strconv.Itoa(kb)), 0o644)
 }
 

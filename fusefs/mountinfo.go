@@ -42,6 +42,21 @@ func mountTypeAt(mountinfo []byte, dir string) (fstype string, ok bool) {
 	return fstype, ok
 }
 
+// mountDevAt returns the device number ("MAJ:MIN") of the topmost mount
+// on dir in mountinfo, "" if dir is not a mount point.
+func mountDevAt(mountinfo []byte, dir string) string {
+	dev := ""
+	sc := bufio.NewScanner(bytes.NewReader(mountinfo))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 5 && unescapeMountinfo(fields[4]) == dir {
+			dev = fields[2]
+		}
+	}
+	return dev
+}
+
 // unescapeMountinfo undoes the octal escapes the kernel writes for the
 // characters that would break mountinfo's fields.
 func unescapeMountinfo(s string) string {

@@ -32,6 +32,13 @@ func TestMountTypeAt(t *testing.T) {
 			t.Errorf("mountTypeAt(%q) = %q, %v; want %q, %v", tc.dir, fstype, ok, tc.fstype, tc.ok)
 		}
 	}
+	// The device number, for the read-ahead: from the table, never from a
+	// stat of the mount point (a request to the mount's own process).
+	for dir, want := range map[string]string{"/mnt/q": "0:53", "/mnt/p": "0:52", "/tmp/a b": "0:50", "/mnt": ""} {
+		if got := mountDevAt([]byte(mi), dir); got != want {
+			t.Errorf("mountDevAt(%q) = %q, want %q", dir, got, want)
+		}
+	}
 	for _, name := range []string{"fuse", "fuseblk", "fuse.pario", "fuse.sshfs"} {
 		if !isFUSE(name) {
 			t.Errorf("isFUSE(%q) = false", name)
