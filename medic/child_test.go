@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/medic"
 	"github.com/pario/pario/medic/medictest"
 )
@@ -78,7 +79,7 @@ func TestCloseKillsRegenerationGroup(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return: the regeneration was not canceled")
 	}
-	waitFor(t, "the grandchild died with the canceled regeneration", 5*time.Second, func() bool { return !alive(pid) })
+	waitFor(t, "the grandchild died with the canceled regeneration", 5*time.Second, func() bool { return !testenv.Alive(pid) })
 	if err := <-errc; err == nil {
 		t.Fatal("the send succeeded although the receiver closed during the regeneration")
 	}

@@ -47,16 +47,6 @@ func tinyBlast(t *testing.T, dir string) (db, query, out string) {
 	return db, query, out
 }
 
-// alive reports whether pid runs (a zombie waiting for a reaper does not).
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
-}
-
 func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
 	t.Helper()
 	for end := time.Now().Add(d); !ok(); time.Sleep(50 * time.Millisecond) {
@@ -122,13 +112,13 @@ func TestCLIKilledReceiverLeavesNothing(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	tmps := globs(dest, ".medic-hits.tsv.*.tmp")
 	work := globs(filepath.Join(dest, ".medic-staging"), "decode-*")
-	if len(tmps) != 1 || len(work) != 1 || !alive(pid) {
-		t.Fatalf("during the regeneration: temporaries %v, work directories %v, child %d alive %v", tmps, work, pid, alive(pid))
+	if len(tmps) != 1 || len(work) != 1 || !testenv.Alive(pid) {
+		t.Fatalf("during the regeneration: temporaries %v, work directories %v, child %d alive %v", tmps, work, pid, testenv.Alive(pid))
 	}
 
 	s.cmd.Process.Signal(syscall.SIGKILL)
 	s.cmd.Wait()
-	waitFor(t, fmt.Sprintf("the child (pid %d) died with the receiver", pid), 5*time.Second, func() bool { return !alive(pid) })
+	waitFor(t, fmt.Sprintf("the child (pid %d) died with the receiver", pid), 5*time.Second, func() bool { return !testenv.Alive(pid) })
 	if err := send.Wait(); err == nil || !strings.Contains(sout.String(), "send again") {
 		t.Fatalf("sender after the crash: %v: %s", err, sout.String())
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // An interrupted pario farm leaves none of its commands' processes
@@ -78,11 +80,11 @@ func TestFarmInterruptLeavesNoCommands(t *testing.T) {
 				cmd.Process.Kill()
 				t.Fatalf("farm still running 60 s after SIGINT:\n%s", out.String())
 			}
-			// The kernel reaps an orphan's zombie at once (init); a live
-			// process answers signal 0.
+			// An orphan's zombie is reaped by init; testenv.Alive counts
+			// it as gone either way.
 			deadline = time.Now().Add(10 * time.Second)
 			for _, pid := range sleepers {
-				for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+				for testenv.Alive(pid) {
 					if time.Now().After(deadline) {
 						t.Fatalf("the sleep (pid %d) a farm command started still runs after the farm ended:\n%s", pid, out.String())
 					}
@@ -91,15 +93,4 @@ func TestFarmInterruptLeavesNoCommands(t *testing.T) {
 			}
 		})
 	}
-}
-
-// zombie reports whether pid has exited and waits to be reaped.
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

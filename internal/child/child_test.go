@@ -3,12 +3,13 @@ package child
 import (
 	"bufio"
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pario/pario/internal/testenv"
 )
 
 // Cancelling the context kills the child's whole process group: the
@@ -39,21 +40,10 @@ func TestCancelKillsTheGroup(t *testing.T) {
 		t.Fatal("Wait: nil after cancel, want the kill's error")
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
+	for testenv.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the shell's sleep (pid %d) still runs 10 s after the cancel", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// alive reports whether pid runs (not gone, not a zombie).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -48,4 +49,16 @@ func Tmpfs(t testing.TB, size string) string {
 		}
 	})
 	return dir
+}
+
+// Alive reports whether process pid runs: it exists and is not a zombie
+// waiting for a reaper (what a test that killed a process group asks of
+// each member).
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
 }
