@@ -84,7 +84,8 @@ each launched process is one rank.
   pario farm -N 4 --in q.fa --out pario:/hits.tsv --annotations io.ann -- \
       blastp -db nr -outfmt 6
   mpirun -np 64 pario farm --group 16 --in q.fa --out hits --annotations io.ann -- CMD`,
-		Args: cobra.MinimumNArgs(1),
+		Annotations: map[string]string{argsPassedOnAnnotation: "yes"},
+		Args:        cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runFarm(cmd, ff, args)
 		},

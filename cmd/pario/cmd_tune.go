@@ -339,7 +339,8 @@ The output ends with the recommendation as an lfs command for Lustre and a
 pario directory DIR (files created there afterwards inherit it), on the
 cluster named by --cluster. --plot DIR writes search-trace.{png,svg}: the best
 time so far against the number of evaluations, one line per method.`,
-		Args: cobra.ArbitraryArgs,
+		Annotations: map[string]string{argsPassedOnAnnotation: "yes"},
+		Args:        cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if objective == "farm" {
 				return runTuneFarm(cmd, tuneFarm, args, dbPath, system)

@@ -142,6 +142,25 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 	return cmd.Args(cmd, args)
 }
 
+// argsPassedOnAnnotation marks commands whose arguments are another
+// program's command line (pario farm -- awk ” ...): an empty one is that
+// program's business, not a path.
+const argsPassedOnAnnotation = "pario-args-passed-on"
+
+// noEmptyArgs refuses an empty argument. Every other argument of pario's
+// commands names a file, a store path or a layout, and ” names none: as
+// a store path it used to mean the root (pario rm -r ” tried to remove
+// /, pario mv /f ” moved /f into /), where ls ” and rm ” say "No such
+// file or directory".
+func noEmptyArgs(args []string) error {
+	for i, a := range args {
+		if a == "" {
+			return usageError{fmt.Errorf("argument %d is empty: '' names no file or path (the store's root is pario:/)", i+1)}
+		}
+	}
+	return nil
+}
+
 // usageErrors makes every mistake in how c and its subcommands are called
 // a usageError (exit status 2): wrong argument counts, and an unknown
 // subcommand of a command group (cobra prints the group's help and exits 0
@@ -164,10 +183,16 @@ func usageErrors(c *cobra.Command) {
 		}
 		c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	}
+	if c.Args == nil && c.Runnable() && c.HasParent() {
+		c.Args = cobra.ArbitraryArgs // what cobra does for nil; checked for '' below
+	}
 	if check := c.Args; check != nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if err := check(cmd, args); err != nil {
 				return usageError{err}
+			}
+			if cmd.Annotations[argsPassedOnAnnotation] == "" {
+				return noEmptyArgs(args)
 			}
 			return nil
 		}
