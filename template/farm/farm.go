@@ -13,7 +13,7 @@
 // segments it gets to the command on stdin, one run per segment.
 //
 // The output is a NEWSPAPER of unknown extent (=0): each run's stdout goes
-// to a scratch file, then whole to the parent, which writes it in segment
+// to a scratch file, then to the parent, which writes it in segment
 // order (wo: the output is byte-identical to one run of the command over
 // the whole input, when the command treats records independently) or as it
 // comes (wc: each run's output whole, in any order). Or it is a LOG with
