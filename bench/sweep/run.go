@@ -84,7 +84,14 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 		if c.Show != nil {
 			fmt.Fprintf(c.Show, "== %s\n%s", strings.Join(Args(c.Params, vals), " "), out)
 		}
-		pts[i] = readPoint(js, vals)
+		var readErr error
+		pts[i], readErr = readPoint(js, vals)
+		if runErr == nil && readErr != nil {
+			// A run that succeeded but left no figures to read (a summary
+			// cut short, from another version) must not look like a point
+			// that measured nothing.
+			pts[i].Err = readErr.Error()
+		}
 		if runErr != nil {
 			if ctx.Err() != nil {
 				return pts, ctx.Err()
@@ -125,20 +132,24 @@ func measured(pts []Point, op string) bool {
 }
 
 // readPoint reads the mean bandwidths from one run's JSON summary; what it
-// cannot read stays NaN.
-func readPoint(path string, vals []string) Point {
+// cannot read stays NaN, and the error says why when it read neither.
+func readPoint(path string, vals []string) (Point, error) {
 	pt := Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
 	f, err := bench.ReadSummary(path)
 	if err != nil {
-		return pt
+		return pt, fmt.Errorf("its JSON summary: %w", err)
 	}
+	w, r := false, false
 	if m, sd, ok := f.Bandwidth("write"); ok {
-		pt.WriteMiB, pt.WriteSD = m, sd
+		pt.WriteMiB, pt.WriteSD, w = m, sd, true
 	}
 	if m, sd, ok := f.Bandwidth("read"); ok {
-		pt.ReadMiB, pt.ReadSD = m, sd
+		pt.ReadMiB, pt.ReadSD, r = m, sd, true
 	}
-	return pt
+	if !w && !r {
+		return pt, fmt.Errorf("its JSON summary %s has no write or read bandwidth", path)
+	}
+	return pt, nil
 }
 
 // WriteFiles writes dir/sweep.csv and, for each operation measured,

@@ -219,3 +219,35 @@ func TestRunWarnsOfALongSweep(t *testing.T) {
 		t.Errorf("a sweep of seconds warned: %q", warn.String())
 	}
 }
+
+// TestRunUnreadableSummary: a run that exits 0 but leaves a summary that
+// is empty, cut short, of the wrong types or without figures makes a
+// failed point saying so. Before, the point was a blank row with no error,
+// as if the run had been asked to measure nothing.
+func TestRunUnreadableSummary(t *testing.T) {
+	for name, tc := range map[string]struct{ doc, want string }{
+		"empty":     {"", "its JSON summary: " + "DIR/point-0.json: bench: JSON summary: unexpected end of JSON input"},
+		"truncated": {`{"tests": [], "summary": [{"operation": "write", "bwMeanMIB": 4`, "unexpected end of JSON input"},
+		"types":     {`{"tests": [], "summary": [{"operation": "write", "bwMeanMIB": "fast"}]}`, "cannot unmarshal string into Go struct field SummaryOp.summary.bwMeanMIB of type float64"},
+		"no figure": {`{"tests": [], "summary": []}`, "has no write or read bandwidth"},
+		"huge":      {`{"tests": [], "summary": [{"operation": "write", "bwMeanMIB": 1e999}]}`, "cannot unmarshal number 1e999"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			exe := filepath.Join(dir, "pario")
+			script := "#!/bin/sh\nfor a; do case $a in summaryFile=*) f=${a#summaryFile=};; esac; done\nprintf '%s' '" + tc.doc + "' > \"$f\"\n"
+			if err := os.WriteFile(exe, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p, _ := ParseParam("t=4k")
+			pts, err := Run(context.Background(), RunConfig{Exe: exe, Params: []Param{p}, Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.ReplaceAll(tc.want, "DIR", dir)
+			if pts[0].Err == "" || !strings.Contains(pts[0].Err, want) || !math.IsNaN(pts[0].WriteMiB) {
+				t.Errorf("point %+v, want NaN and an error saying %q", pts[0], want)
+			}
+		})
+	}
+}
