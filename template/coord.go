@@ -48,7 +48,17 @@ type request struct {
 	// for a rank reading from a replica.
 	Pull  bool
 	Since int64
+	// More says another piece of the same placement follows (opPlace):
+	// a segment goes to the parent in pieces of at most placeChunk
+	// bytes, holding the stream from the first to the last.
+	More bool
 }
+
+// placeChunk is the most bytes of a segment one placement request
+// carries: a segment's output may be larger than a rank's or the parent's
+// memory (and than gob's largest message), and the parent may have a
+// placement waiting for its turn on every connection at once.
+const placeChunk = 1 << 20
 
 // replicaWrite is a verified photocopy write, sent to the replicas.
 type replicaWrite struct {
@@ -82,7 +92,11 @@ type stream struct {
 	next   int           // the next segment to hand out
 	staged []stagedWrite // photocopy writes of a block, applied at End
 	failed string        // why a rank aborted the stream; "" while it works
-	handed int64         // bytes of the segments handed out by Next
+	// placed is the bytes written so far of the placement the holder
+	// of the lock is making (opPlace with More), at value.
+	placed  int64
+	placing bool
+	handed  int64 // bytes of the segments handed out by Next
 	// replicated: ranks read from replicas, so every verified write is
 	// kept for them to pull, in order.
 	replicated bool
@@ -196,8 +210,14 @@ loop:
 	co.mu.Lock()
 	for _, s := range co.streams {
 		if s.held == c {
+			if s.placing && s.failed == "" {
+				// Its segment is in part written where the next one
+				// goes, and nobody will finish it.
+				s.failed = fmt.Sprintf("a rank went away placing a segment (%d bytes of it written at offset %d)", s.placed, s.value)
+			}
 			s.held = nil
 			s.staged = nil
+			s.placing, s.placed = false, 0
 		}
 	}
 	delete(co.conns, c)
@@ -311,14 +331,23 @@ func (co *coordinator) handleOp(c *conn, r request) response {
 		}
 		return response{Seg: s.segs[r.Index]}
 	case opPlace:
+		// The first piece waits for the turn and takes the stream; the
+		// others find it held by this connection. r.Value is the
+		// segment's size, for the message.
 		if err := co.wait(c, s, func() bool { return free() && s.turns['p'] >= r.MinTurn }); err != nil {
 			return response{Err: err.Error()}
 		}
+		s.held, s.placing = c, true
 		base := s.value
-		if _, err := s.file.WriteAt(r.Data, base); err != nil {
-			return co.failLocked(s, fmt.Sprintf("parent: place segment %d (%d bytes) at offset %d: %v", r.Index, len(r.Data), base, err))
+		if _, err := s.file.WriteAt(r.Data, base+s.placed); err != nil {
+			return co.failLocked(s, fmt.Sprintf("parent: place segment %d (%d bytes) at offset %d: %v", r.Index, r.Value, base, err))
 		}
-		s.value += int64(len(r.Data))
+		s.placed += int64(len(r.Data))
+		if r.More {
+			return response{Value: base}
+		}
+		s.value += s.placed
+		s.held, s.placing, s.placed = nil, false, 0
 		s.turns['p']++
 		co.changedLocked()
 		return response{Value: base}

@@ -91,7 +91,7 @@ func (s *Stream) Out(i int) (*Segment, error) {
 }
 
 // Scratch is an output segment of unknown extent: written to a local
-// scratch file, then sent whole to the parent by Close.
+// scratch file, then sent to the parent by Close.
 type Scratch struct {
 	s     *Stream
 	index int
@@ -141,7 +141,7 @@ func (sc *Scratch) Discard() {
 	os.Remove(sc.tmp.Name())
 }
 
-// Close sends the segment to the parent, which writes it in one piece (in
+// Close sends the segment to the parent, which writes it whole (in
 // index order under an ordered write order), and returns where it went.
 // The scratch file is removed either way.
 func (sc *Scratch) Close(ctx context.Context) (int64, error) {
@@ -150,10 +150,6 @@ func (sc *Scratch) Close(ctx context.Context) (int64, error) {
 	if sc.err != nil {
 		return 0, sc.err
 	}
-	data := make([]byte, sc.n)
-	if _, err := sc.tmp.ReadAt(data, 0); err != nil && sc.n > 0 {
-		return 0, fmt.Errorf("template: stream %s: segment %d: read scratch %s: %w", sc.s.ann.Stream, sc.index, sc.tmp.Name(), err)
-	}
 	var turn int64
 	switch sc.s.ann.Write {
 	case annot.Ordered:
@@ -161,11 +157,31 @@ func (sc *Scratch) Close(ctx context.Context) (int64, error) {
 	case annot.Relaxed:
 		turn = int64(sc.index) / sc.s.size * sc.s.size
 	}
-	r, err := sc.s.cl.call(ctx, request{Op: opPlace, Index: sc.index, MinTurn: turn, Data: data})
-	if err != nil {
-		return 0, wrapErr(sc.s, fmt.Sprintf("place segment %d", sc.index), err)
+	// In pieces: the segment may be larger than this rank's memory or the
+	// parent's, which may have a placement from every rank waiting.
+	data := make([]byte, min(sc.n, placeChunk))
+	var base int64
+	for off := int64(0); off == 0 || off < sc.n; {
+		n := min(int64(len(data)), sc.n-off)
+		if _, err := sc.tmp.ReadAt(data[:n], off); err != nil && n > 0 {
+			err = fmt.Errorf("template: stream %s: segment %d: read scratch %s: %w", sc.s.ann.Stream, sc.index, sc.tmp.Name(), err)
+			if off > 0 {
+				// The parent holds the stream for the rest of it.
+				sc.s.Abort(context.WithoutCancel(ctx), err.Error())
+			}
+			return 0, err
+		}
+		off += n
+		r, err := sc.s.cl.call(ctx, request{Op: opPlace, Index: sc.index, MinTurn: turn, Value: sc.n, Data: data[:n], More: off < sc.n})
+		if err != nil {
+			return 0, wrapErr(sc.s, fmt.Sprintf("place segment %d", sc.index), err)
+		}
+		base = r.Value
+		if n == 0 {
+			break
+		}
 	}
-	return r.Value, nil
+	return base, nil
 }
 
 // Control is the meeting's floor: while a rank holds it, no other rank

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pario/pario/bench"
 )
@@ -30,15 +31,51 @@ type RunConfig struct {
 	Show io.Writer
 	// Done, when not nil, is called after each point (a progress bar).
 	Done func()
+	// Check, when not nil, is given every point's pario bench arguments
+	// (those after "bench") before any point runs, so that a value wrong
+	// for one point (t=64k,6q) fails the sweep at once, not after hours
+	// of the points before it.
+	Check func(args []string) error
+	// Warn, when not nil, is told after the first point how long the
+	// sweep will take at that pace, when that is more than WarnAfter
+	// (0: DefaultWarnAfter).
+	Warn      io.Writer
+	WarnAfter time.Duration
 }
+
+// DefaultWarnAfter is the sweep time beyond which Run warns.
+const DefaultWarnAfter = time.Hour
+
+// PointError is a point whose arguments Check refused.
+type PointError struct {
+	Args []string // the point's own arguments
+	Err  error
+}
+
+func (e *PointError) Error() string {
+	return fmt.Sprintf("bench sweep: the point %s: %v", strings.Join(e.Args, " "), e.Err)
+}
+
+func (e *PointError) Unwrap() error { return e.Err }
 
 // Run runs every combination of c.Params and reads each run's mean
 // bandwidths from its JSON summary. A failed point is not an error: its
 // Err says why (the run's last line) and the sweep goes on; only the end
 // of ctx stops it.
 func Run(ctx context.Context, c RunConfig) ([]Point, error) {
+	if err := Validate(c.Params); err != nil {
+		return nil, err
+	}
 	combos := Combos(c.Params)
+	if c.Check != nil {
+		for _, vals := range combos {
+			if err := c.Check(append(slices.Clone(c.BenchArgs), Args(c.Params, vals)...)); err != nil {
+				return nil, &PointError{Args: Args(c.Params, vals), Err: err}
+			}
+		}
+	}
 	pts := make([]Point, len(combos))
+	start := time.Now()
 	for i, vals := range combos {
 		js := filepath.Join(c.Dir, fmt.Sprintf("point-%d.json", i))
 		args := append(append(append(slices.Clone(c.Global), "bench"), c.BenchArgs...), Args(c.Params, vals)...)
@@ -47,7 +84,14 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 		if c.Show != nil {
 			fmt.Fprintf(c.Show, "== %s\n%s", strings.Join(Args(c.Params, vals), " "), out)
 		}
-		pts[i] = readPoint(js, vals)
+		var readErr error
+		pts[i], readErr = readPoint(js, vals)
+		if runErr == nil && readErr != nil {
+			// A run that succeeded but left no figures to read (a summary
+			// cut short, from another version) must not look like a point
+			// that measured nothing.
+			pts[i].Err = readErr.Error()
+		}
 		if runErr != nil {
 			if ctx.Err() != nil {
 				return pts, ctx.Err()
@@ -61,6 +105,17 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 		}
 		if c.Done != nil {
 			c.Done()
+		}
+		if i == 0 && c.Warn != nil && len(combos) > 1 {
+			first := time.Since(start)
+			limit := c.WarnAfter
+			if limit <= 0 {
+				limit = DefaultWarnAfter
+			}
+			if all := first * time.Duration(len(combos)); all > limit {
+				fmt.Fprintf(c.Warn, "bench sweep: the first point took %s, so the %d points will take about %s (Ctrl-C stops the sweep)\n",
+					first.Round(time.Second), len(combos), all.Round(time.Minute))
+			}
 		}
 	}
 	return pts, nil
@@ -77,20 +132,24 @@ func measured(pts []Point, op string) bool {
 }
 
 // readPoint reads the mean bandwidths from one run's JSON summary; what it
-// cannot read stays NaN.
-func readPoint(path string, vals []string) Point {
+// cannot read stays NaN, and the error says why when it read neither.
+func readPoint(path string, vals []string) (Point, error) {
 	pt := Point{Values: vals, WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN()}
 	f, err := bench.ReadSummary(path)
 	if err != nil {
-		return pt
+		return pt, fmt.Errorf("its JSON summary: %w", err)
 	}
+	w, r := false, false
 	if m, sd, ok := f.Bandwidth("write"); ok {
-		pt.WriteMiB, pt.WriteSD = m, sd
+		pt.WriteMiB, pt.WriteSD, w = m, sd, true
 	}
 	if m, sd, ok := f.Bandwidth("read"); ok {
-		pt.ReadMiB, pt.ReadSD = m, sd
+		pt.ReadMiB, pt.ReadSD, r = m, sd, true
 	}
-	return pt
+	if !w && !r {
+		return pt, fmt.Errorf("its JSON summary %s has no write or read bandwidth", path)
+	}
+	return pt, nil
 }
 
 // WriteFiles writes dir/sweep.csv and, for each operation measured,

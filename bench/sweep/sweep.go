@@ -68,6 +68,46 @@ func ParseParam(s string) (Param, error) {
 	return p, nil
 }
 
+// MaxPoints is the largest grid Validate accepts: each point is a run of
+// pario bench in a process of its own (an embedded cluster started and
+// removed, at least a second here), and a heat map of more cells than
+// this is no longer readable. A larger one was a typo, or days of runs.
+const MaxPoints = 4096
+
+// Validate refuses, before anything runs, two parameters that set the
+// same flag (t and transfer-size: the second would silently override the
+// first, and the figure would plot a parameter that did not vary) and a
+// grid of more than MaxPoints points.
+func Validate(params []Param) error {
+	seen := map[string]string{}
+	n := 1
+	for _, p := range params {
+		if prev, ok := seen[p.Flag]; ok {
+			return fmt.Errorf("--vary %s: %s is varied already (both set %s)", p.Name, prev, p.Flag)
+		}
+		seen[p.Flag] = p.Name
+		if len(p.Values) > MaxPoints || n*len(p.Values) > MaxPoints {
+			return fmt.Errorf("--vary %s: a grid of %s points, more than %d (each a run of pario bench): vary fewer values", p.Name, gridSize(params), MaxPoints)
+		}
+		n *= len(p.Values)
+	}
+	return nil
+}
+
+// gridSize is the grid's size written as a product, "300 x 400 = 120000".
+func gridSize(params []Param) string {
+	var f []string
+	n := 1.0
+	for _, p := range params {
+		f = append(f, strconv.Itoa(len(p.Values)))
+		n *= float64(len(p.Values))
+	}
+	if len(f) == 1 {
+		return f[0]
+	}
+	return strings.Join(f, " x ") + " = " + strconv.FormatFloat(n, 'f', 0, 64)
+}
+
 // Combos is the grid: every combination of the parameters' values, the
 // last parameter varying fastest.
 func Combos(params []Param) [][]string {

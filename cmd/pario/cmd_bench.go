@@ -168,8 +168,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 		return usageError{err}
 	}
 	underLauncher := info.Launcher != rank.LauncherNone
-	defaultRun := !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !bench.HasDirective(bf.directives, "api", "testfile")
-	if defaultRun {
+	if isDefaultRun(cmd, bf) {
 		if underLauncher {
 			return usageError{errors.New("pario bench without -a and -o starts an embedded cluster and its own ranks; under mpirun or srun give -a and -o")}
 		}
@@ -351,21 +350,7 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 	if idx < 0 {
 		return errors.New("bench: cannot find the bench command in the arguments")
 	}
-	rankArgs := []string{"-a", "PARIO", "-o", defaultRunFile, "--first-last"}
-	for _, d := range defaultRunArgs {
-		if !cmd.Flags().Changed(d.flag) {
-			rankArgs = append(rankArgs, d.args...)
-		}
-	}
-	if !anyChanged(cmd, "write", "read", "check-write", "check-read") {
-		rankArgs = append(rankArgs, "-w", "-r", "-W", "-R")
-	}
-	rankArgs = append(rankArgs, os.Args[idx+1:]...)
-	tasks := defaultRunTasks
-	if cmd.Flags().Changed("num-tasks") {
-		n, _ := cmd.Flags().GetInt("num-tasks")
-		tasks = max(n, 1)
-	}
+	rankArgs, tasks := defaultRankArgs(cmd, os.Args[idx+1:])
 	// Bad options fail here, once, before the cluster starts, instead of
 	// once per rank.
 	if err := checkRankArgs(rankArgs, tasks); err != nil {
@@ -401,6 +386,34 @@ func runDefaultBench(cmd *cobra.Command, bf *benchFlags) error {
 		fmt.Printf("\nembedded cluster stopped and %s removed\n", dir)
 	}
 	return err
+}
+
+// isDefaultRun reports whether the parsed flags make the default run: no
+// target (-a, -o) and no --analyze.
+func isDefaultRun(cmd *cobra.Command, bf *benchFlags) bool {
+	return !cmd.Flags().Changed("api") && !cmd.Flags().Changed("test-file") && !bf.analyze && !bench.HasDirective(bf.directives, "api", "testfile")
+}
+
+// defaultRankArgs are the arguments the default run gives its ranks, for
+// the user's arguments args (those after "bench", parsed into cmd), and
+// how many ranks it starts.
+func defaultRankArgs(cmd *cobra.Command, args []string) ([]string, int) {
+	rankArgs := []string{"-a", "PARIO", "-o", defaultRunFile, "--first-last"}
+	for _, d := range defaultRunArgs {
+		if !cmd.Flags().Changed(d.flag) {
+			rankArgs = append(rankArgs, d.args...)
+		}
+	}
+	if !anyChanged(cmd, "write", "read", "check-write", "check-read") {
+		rankArgs = append(rankArgs, "-w", "-r", "-W", "-R")
+	}
+	rankArgs = append(rankArgs, args...)
+	tasks := defaultRunTasks
+	if cmd.Flags().Changed("num-tasks") {
+		n, _ := cmd.Flags().GetInt("num-tasks")
+		tasks = max(n, 1)
+	}
+	return rankArgs, tasks
 }
 
 // checkRankArgs parses and checks the bench arguments the ranks of a run

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -33,6 +35,9 @@ strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
 (I/O servers of the embedded cluster), layout (--pario.layout). Flags after
 "--" go to every pario bench run; without -a and -o each point is a default
 run on its own embedded cluster. A progress bar shows on a terminal.
+Every point's arguments are checked before the first runs; a grid of more
+than 4096 points is refused, and one that will take more than an hour at
+the first point's pace says so.
 
   pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
   pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /tmp/ior.dat -b 64m -t 1m -e`,
@@ -47,6 +52,9 @@ run on its own embedded cluster. A progress bar shows on a terminal.
 			}
 			if len(params) == 0 || len(params) > 2 {
 				return usageError{errors.New("give one or two --vary parameters")}
+			}
+			if err := sweep.Validate(params); err != nil {
+				return usageError{err}
 			}
 			return runSweep(cmd.Context(), params, args, out, title, verbose)
 		},
@@ -65,14 +73,14 @@ func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out
 		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		return usageError{fmt.Errorf("bench sweep: --out %s: %w", out, err)}
 	}
 	tmp, err := os.MkdirTemp("", "pario-sweep-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp}
+	rc := sweep.RunConfig{Exe: self, Params: params, BenchArgs: benchArgs, Dir: tmp, Check: checkBenchArgs, Warn: os.Stderr}
 	if globalClusterFile != "" {
 		rc.Global = []string{"--cluster", globalClusterFile}
 	}
@@ -93,4 +101,36 @@ func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out
 		bar.Finish()
 	}
 	return sweep.WriteFiles(out, params, pts, title, os.Stdout)
+}
+
+// checkBenchArgs checks the arguments of one run of pario bench (those
+// after "bench") as that run will before it starts anything, its mistakes
+// usage errors: a sweep checks every point before it runs the first.
+func checkBenchArgs(args []string) error {
+	cmd, o, bf := benchCommand()
+	if err := cmd.ParseFlags(args); err != nil {
+		return usageError{err}
+	}
+	if len(cmd.Flags().Args()) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", cmd.Flags().Args()[0])}
+	}
+	if isDefaultRun(cmd, bf) {
+		if bf.servers < 1 {
+			return usageError{fmt.Errorf("--servers %d: want at least 1", bf.servers)}
+		}
+		return checkRankArgs(defaultRankArgs(cmd, args))
+	}
+	opts, err := parseOptions(cmd, *o, bf)
+	if err != nil || bf.analyze {
+		return usageErr(err)
+	}
+	return checkOptions(opts, max(opts.NumTasks, 1), bf.drivers[strings.ToUpper(opts.API)])
+}
+
+// usageErr is err as a usage error; nil stays nil.
+func usageErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
 }

@@ -64,6 +64,11 @@ func (m Map) Plot() (*gplot.Plot, error) {
 	if !(hi > lo) {
 		hi = lo + 1
 	}
+	// The palette reaches a quarter past hi; past what a float64 holds,
+	// gonum's palette panics on the NaN its scaling makes.
+	if top := hi + (hi-lo)/4; math.IsInf(top, 0) || math.IsNaN(top) || math.IsInf(top-lo, 0) || math.IsInf(lo, 0) {
+		return nil, fmt.Errorf("heatmap: %q: values from %g to %g are too large to draw on one scale", m.Title, lo, hi)
+	}
 	p := gplot.New()
 	p.Title.Text = m.Title
 	// Kindlmann runs from black to white: stop at about 80% so the best

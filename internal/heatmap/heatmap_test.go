@@ -2,6 +2,7 @@ package heatmap
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +23,13 @@ func TestRangeAndPlot(t *testing.T) {
 	}
 	if p.X.Min != -0.5 || p.X.Max != 1.5 || p.Title.Text != "a" {
 		t.Errorf("axes %v..%v, title %q", p.X.Min, p.X.Max, p.Title.Text)
+	}
+	// Values whose span overflows a float64 are an error, not gonum's
+	// panic ("palette: specified value == NaN").
+	huge := Map{Title: "huge", Cols: []string{"a", "b"}, Rows: []string{"x"}, Z: [][]float64{{-1e308, 1e308}}}
+	huge.Lo, huge.Hi = Range(huge)
+	if _, err := huge.Plot(); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("Plot of values from -1e308 to 1e308: %v, want an error", err)
 	}
 	for _, bad := range []Map{
 		{Cols: []string{"a"}, Rows: []string{"x", "y"}, Z: [][]float64{{1}}},

@@ -165,6 +165,9 @@ var fieldNames = [...]string{"", "stream", "template", "read order", "write orde
 func Parse(name string, src []byte) (*File, error) {
 	f := &File{Name: name}
 	seen := map[[2]string]int{}
+	// Editors on Windows start a UTF-8 file with a byte order mark, which
+	// would otherwise make the first stream's name "\ufeffin".
+	src = bytes.TrimPrefix(src, []byte("\ufeff"))
 	for i, raw := range bytes.Split(src, []byte("\n")) {
 		line := string(raw)
 		if j := strings.IndexByte(line, '#'); j >= 0 {
@@ -246,7 +249,7 @@ func parseLine(fields []string) (Annotation, *Error) {
 	switch {
 	case seg == "":
 		return bad(6, "empty segmentation: want a size, a function name, or 0 for unknown")
-	case seg[0] >= '0' && seg[0] <= '9':
+	case seg[0] >= '0' && seg[0] <= '9' || seg[0] == '-' || seg[0] == '+':
 		n, err := units.ParseSize(seg, units.AllowZero)
 		if err != nil {
 			return bad(6, "segmentation %q: %v", seg, err)

@@ -68,6 +68,12 @@ func TestParseErrors(t *testing.T) {
 		{"f/in NEWSPAPER ro wo b f=0", 1, 1, "is not a name"},
 		{"fin NEWSPAPER ro wo b f=0\nfin NEWSPAPER ro wo b f=1", 2, 6, "already annotated on line 1"},
 		{"fin NEWSPAPER ro wo b f=$x", 1, 6, "neither a size nor a function name"},
+		{"fin NEWSPAPER ro wo b f=-1", 1, 6, "must not be negative"},
+		{"fin NEWSPAPER ro wo b f=+4k", 1, 6, `segmentation "+4k"`},
+		{"fin NEWSPAPER ro wo b f=99999999999999999999", 1, 6, "too large"},
+		{"fin NEWSPAPER ro wo b f=0\r\nfout LOG rc wc a f=7\r\n", 2, 6, "not segmented"},
+		{"fïn NEWSPAPER ro wo b f=0", 1, 1, `"fïn" is not a name`},
+		{"fin NEWSPAPER ro wo b f=0 extra", 1, 0, "7 fields, want 6"},
 	} {
 		_, err := Parse("io.ann", []byte(tc.src))
 		var e *Error
@@ -80,6 +86,39 @@ func TestParseErrors(t *testing.T) {
 		}
 		if tc.field > 0 && !strings.Contains(e.Error(), "io.ann:") || tc.field > 0 && !strings.Contains(e.Error(), fieldNames[tc.field]) {
 			t.Errorf("%q: %q does not name the file and field", tc.src, e)
+		}
+	}
+}
+
+// TestParseLineEnds: CR LF line ends, a byte order mark, a last line
+// without its newline and a non-breaking space between fields parse as
+// the plain file does.
+func TestParseLineEnds(t *testing.T) {
+	plain := "fin NEWSPAPER ro wo b ComputeMolecule=BSize\nfout LOG rc wc a ComputeMolecule=0\n"
+	want, err := Parse("io.ann", []byte(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{
+		strings.ReplaceAll(plain, "\n", "\r\n"),
+		"\ufeff" + plain,
+		"\ufeff" + strings.ReplaceAll(plain, "\n", "\r\n"),
+		strings.TrimSuffix(plain, "\n"),
+		strings.Replace(plain, " ", "\u00a0", 1),
+	} {
+		got, err := Parse("io.ann", []byte(src))
+		if err != nil {
+			t.Errorf("%q: %v", src, err)
+			continue
+		}
+		if len(got.Lines) != len(want.Lines) {
+			t.Errorf("%q: %d lines, want %d", src, len(got.Lines), len(want.Lines))
+			continue
+		}
+		for i := range want.Lines {
+			if got.Lines[i] != want.Lines[i] {
+				t.Errorf("%q: line %d is %+v, want %+v", src, i+1, got.Lines[i], want.Lines[i])
+			}
 		}
 	}
 }

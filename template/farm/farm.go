@@ -13,7 +13,7 @@
 // segments it gets to the command on stdin, one run per segment.
 //
 // The output is a NEWSPAPER of unknown extent (=0): each run's stdout goes
-// to a scratch file, then whole to the parent, which writes it in segment
+// to a scratch file, then to the parent, which writes it in segment
 // order (wo: the output is byte-identical to one run of the command over
 // the whole input, when the command treats records independently) or as it
 // comes (wc: each run's output whole, in any order). Or it is a LOG with
@@ -284,9 +284,25 @@ func recordFunc(a annot.Annotation) (seg.Func, string, error) {
 	return fn, a.SegFunc, err
 }
 
+// emptyName is the segmentation of an empty part: no segments.
+const emptyName = groupedPrefix + "empty"
+
+func init() {
+	if err := seg.Register(emptyName, func(io.ReaderAt, int64, int64, int64) (int64, error) { return -1, nil }); err != nil {
+		panic(err)
+	}
+}
+
 // groupedAnnotation registers fn grouped by block under a name of its own
-// and returns a with it as the segmentation function.
-func groupedAnnotation(a annot.Annotation, block int64) (annot.Annotation, error) {
+// and returns a with it as the segmentation function, for the part.
+func groupedAnnotation(a annot.Annotation, block int64, part template.Bounds) (annot.Annotation, error) {
+	if part.Max <= part.Min {
+		// The template reads Bounds{0, 0} (an empty input's only part) as
+		// "to the end of the file", and a constant extent does not look
+		// at the file, so it would hand out empty segments for ever.
+		a.SegFunc, a.Extent = emptyName, 0
+		return a, nil
+	}
 	fn, name, err := recordFunc(a)
 	if err != nil {
 		return a, err
@@ -568,7 +584,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if block <= 0 {
 		block = max(1, (part.Max-part.Min)/int64(4*comm.Size()))
 	}
-	ga, gerr := groupedAnnotation(inA, block)
+	ga, gerr := groupedAnnotation(inA, block, part)
 	var ins, outs *template.Stream
 	if gerr == nil {
 		ins, gerr = grp.Open(ctx, ga, in, part)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pario/pario/internal/testenv"
 	"github.com/pario/pario/rank"
+	"github.com/pario/pario/template"
 	"github.com/pario/pario/template/annot"
 	"github.com/pario/pario/template/seg"
 )
@@ -312,7 +313,7 @@ func TestFailingSegment(t *testing.T) {
 func TestStreams(t *testing.T) {
 	// A grouped function Run registers in this process is its own, not one
 	// for the messages to suggest.
-	if _, err := groupedAnnotation(parse(t, ordered).Lines[0], 7); err != nil {
+	if _, err := groupedAnnotation(parse(t, ordered).Lines[0], 7, template.Bounds{Max: 100}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -806,5 +807,32 @@ func TestStaleTempRemoved(t *testing.T) {
 	}
 	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, fasta(20)) {
 		t.Fatalf("the live run's output: %v, %d bytes", err, len(b))
+	}
+}
+
+// TestEmptyInput: an empty input is no runs of the command and an empty
+// output, whatever cuts it; with a constant extent the parent handed out
+// empty segments for ever (the template reads the empty part [0, 0) as
+// "to the end of the file").
+func TestEmptyInput(t *testing.T) {
+	dir := t.TempDir()
+	input := filepath.Join(dir, "empty")
+	if err := os.WriteFile(input, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"1", "4k", "Lines", "FASTA", "LenPrefix32"} {
+		for _, group := range []int{0, 1} {
+			t.Run(fmt.Sprintf("%s/group%d", in, group), func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out")
+				ann := "in NEWSPAPER ro wo b farm=" + in + "\nout NEWSPAPER rc wo b farm=0\n"
+				res := farmRun{n: 3, annotations: ann, argv: []string{"cat"}, group: group}.mustRun(t, input, out)
+				if res.Segments != 0 || res.Bytes != 0 {
+					t.Fatalf("%d runs over %d bytes of an empty input, want none", res.Segments, res.Bytes)
+				}
+				if got := concat(t, res.Outputs); len(got) != 0 {
+					t.Fatalf("output %q, want empty", got)
+				}
+			})
+		}
 	}
 }
