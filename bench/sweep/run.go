@@ -61,7 +61,8 @@ func (e *PointError) Unwrap() error { return e.Err }
 // Run runs every combination of c.Params and reads each run's mean
 // bandwidths from its JSON summary. A failed point is not an error: its
 // Err says why (the run's last line) and the sweep goes on; only the end
-// of ctx stops it.
+// of ctx stops it, and then the points it did not finish are marked
+// NotRun, beside those it did.
 func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 	if err := Validate(c.Params); err != nil {
 		return nil, err
@@ -77,6 +78,9 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 	pts := make([]Point, len(combos))
 	start := time.Now()
 	for i, vals := range combos {
+		if ctx.Err() != nil {
+			return interrupted(pts, combos, i), ctx.Err()
+		}
 		js := filepath.Join(c.Dir, fmt.Sprintf("point-%d.json", i))
 		args := append(append(append(slices.Clone(c.Global), "bench"), c.BenchArgs...), Args(c.Params, vals)...)
 		args = append(args, bench.SummaryArgs(js)...)
@@ -94,7 +98,7 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 		}
 		if runErr != nil {
 			if ctx.Err() != nil {
-				return pts, ctx.Err()
+				return interrupted(pts, combos, i), ctx.Err()
 			}
 			var ee *bench.ExecError
 			if errors.As(runErr, &ee) {
@@ -119,6 +123,31 @@ func Run(ctx context.Context, c RunConfig) ([]Point, error) {
 		}
 	}
 	return pts, nil
+}
+
+// NotRun is the error of the points an interrupted sweep did not measure.
+const NotRun = "not run: the sweep was interrupted"
+
+// interrupted marks the points of an interrupted sweep from i on, the one
+// running when it stopped included, as not run, so that what was measured
+// can be written without the rest looking like failed or empty points.
+func interrupted(pts []Point, combos [][]string, i int) []Point {
+	for j := i; j < len(pts); j++ {
+		pts[j] = Point{Values: combos[j], WriteMiB: math.NaN(), ReadMiB: math.NaN(), WriteSD: math.NaN(), ReadSD: math.NaN(), Err: NotRun}
+	}
+	return pts
+}
+
+// Measured counts the points that ran to the end (failed ones included),
+// the points an interrupted sweep has to show.
+func Measured(pts []Point) int {
+	n := 0
+	for _, pt := range pts {
+		if pt.Err != NotRun {
+			n++
+		}
+	}
+	return n
 }
 
 // measured reports whether any point has a figure for op.
@@ -185,7 +214,18 @@ func WriteFiles(dir string, params []Param, pts []Point, title string, w io.Writ
 		fmt.Fprintf(w, "%s: %s.png %s.svg\n", op, base, base)
 	}
 	if failed > 0 {
-		return fmt.Errorf("bench sweep: %d of %d points failed (see the error column of %s)", failed, len(pts), csvPath)
+		return &FailedPoints{Failed: failed, All: len(pts), CSV: csvPath}
 	}
 	return nil
+}
+
+// FailedPoints is WriteFiles' error when it wrote every file but some
+// points had failed (or were not run).
+type FailedPoints struct {
+	Failed, All int
+	CSV         string // the file whose error column says why
+}
+
+func (e *FailedPoints) Error() string {
+	return fmt.Sprintf("bench sweep: %d of %d points failed (see the error column of %s)", e.Failed, e.All, e.CSV)
 }

@@ -251,3 +251,40 @@ func TestRunUnreadableSummary(t *testing.T) {
 		})
 	}
 }
+
+// An interrupted sweep keeps the points it measured and marks the others
+// not run: a Ctrl-C after hours of points used to throw them all away.
+func TestRunInterruptedKeepsWhatItMeasured(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "pario")
+	if err := os.WriteFile(exe, []byte(fakeBench), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := ParseParam("t=4k,16k,32k")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pts, err := Run(ctx, RunConfig{Exe: exe, Params: []Param{p}, Dir: dir, Done: cancel})
+	if err != context.Canceled {
+		t.Fatalf("Run interrupted after its first point: %v", err)
+	}
+	if len(pts) != 3 || pts[0].WriteMiB != 4 || pts[0].Err != "" {
+		t.Fatalf("points %+v: want the first measured", pts)
+	}
+	for _, pt := range pts[1:] {
+		if pt.Err != NotRun || !math.IsNaN(pt.WriteMiB) || len(pt.Values) != 1 {
+			t.Errorf("point %+v: want it marked %q with its values", pt, NotRun)
+		}
+	}
+	if n := Measured(pts); n != 1 {
+		t.Errorf("Measured = %d, want 1", n)
+	}
+	var out bytes.Buffer
+	var failed *FailedPoints
+	if err := WriteFiles(dir, []Param{p}, pts, "t", &out); !errors.As(err, &failed) || failed.Failed != 2 {
+		t.Errorf("WriteFiles of an interrupted sweep: %v", err)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil || !strings.Contains(string(csv), "4k,4.00") || strings.Count(string(csv), NotRun) != 2 {
+		t.Errorf("sweep.csv: %v\n%s", err, csv)
+	}
+}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBenchSweepMistakes: a sweep's mistakes are usage errors (exit 2),
@@ -47,5 +50,64 @@ func TestBenchSweepMistakes(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "out", "sweep.csv")); err == nil {
 			t.Errorf("pario bench sweep %s: wrote sweep.csv", strings.Join(tc.args, " "))
 		}
+	}
+}
+
+// TestBenchSweepInterruptKeepsPoints: a Ctrl-C writes the points measured
+// so far, the others marked not run, and exits 130. Before, it exited 1
+// with "context canceled" and wrote nothing, whatever the points before
+// it had cost.
+func TestBenchSweepInterruptKeepsPoints(t *testing.T) {
+	dir := t.TempDir()
+	// The first point takes one 0.2 s transfer, the second a thousand.
+	cmd := exec.Command(parioBin, "bench", "sweep", "--show-runs", "--out", "out", "--vary", "s=1,1000",
+		"--", "-a", "DUMMY", "-o", "/dev/null", "-b", "1m", "-t", "1m", "-N", "1", "-w", "--dummy.delay-xfer", "200000")
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	var said strings.Builder
+	firstDone, scanned := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			said.WriteString(sc.Text() + "\n")
+			if sc.Text() == "== -s 1" {
+				close(firstDone)
+			}
+		}
+	}()
+	select {
+	case <-firstDone:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the first point never ended")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-scanned // Wait closes the pipe: read it to the end first
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("sweep after Ctrl-C: %v, want exit status 130\n%s", err, said.String())
+	}
+	if !strings.Contains(said.String(), "interrupted after 1 of 2 points") {
+		t.Errorf("stderr %q does not say how far the sweep got", said.String())
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "out", "sweep.csv"))
+	if err != nil {
+		t.Fatalf("the measured point was not written: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "1,") || !strings.HasSuffix(lines[1], ",") || !strings.HasSuffix(lines[2], "not run: the sweep was interrupted") {
+		t.Errorf("sweep.csv:\n%s\nwant the first point measured and the second marked not run", csv)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -37,7 +38,8 @@ strip-size (--pario.strip-size), pario-servers (--pario.servers), servers
 run on its own embedded cluster. A progress bar shows on a terminal.
 Every point's arguments are checked before the first runs; a grid of more
 than 4096 points is refused, and one that will take more than an hour at
-the first point's pace says so.
+the first point's pace says so. Ctrl-C stops it and writes the points
+measured so far (the others marked "not run" in the CSV; exit status 130).
 
   pario bench sweep --vary strip-size=64k,256k,1m,4m --vary t=64k,256k,1m,4m -- -N 4 -b 16m -i 3
   pario bench sweep --vary N=1,2,4,8 -- -a POSIX -o /tmp/ior.dat -b 64m -t 1m -e`,
@@ -94,6 +96,20 @@ func runSweep(ctx context.Context, params []sweep.Param, benchArgs []string, out
 		rc.Done = func() { bar.Add(1) }
 	}
 	pts, err := sweep.Run(ctx, rc)
+	if err != nil && ctx.Err() != nil && pts != nil {
+		// Hours of points are not thrown away by a Ctrl-C: they are
+		// written, the rest marked not run in the CSV's error column.
+		done := sweep.Measured(pts)
+		msg := fmt.Sprintf("bench sweep: interrupted after %d of %d points", done, len(pts))
+		if done > 0 {
+			var failed *sweep.FailedPoints
+			if err := sweep.WriteFiles(out, params, pts, title, os.Stdout); err != nil && !errors.As(err, &failed) {
+				return exitStatus{code: 130, msg: msg + "; writing them: " + err.Error()}
+			}
+			msg += fmt.Sprintf("; %s has them, the others marked %q", filepath.Join(out, "sweep.csv"), sweep.NotRun)
+		}
+		return exitStatus{code: 130, msg: msg}
+	}
 	if err != nil {
 		return err
 	}
