@@ -354,15 +354,48 @@ func (s *Stream) End(ctx context.Context) error {
 // atomic log each Append is one transaction; in a block log, Appends go
 // between Begin and End.
 func (s *Stream) Append(ctx context.Context, p []byte) (int64, error) {
+	return s.appendWith(ctx, int64(len(p)), func(off int64) error {
+		_, err := s.f.WriteAt(p, off)
+		return err
+	})
+}
+
+// AppendFrom is Append of the n bytes r holds from offset 0, copied in
+// pieces of at most 1 MiB: a command's output may be larger than memory.
+// An atomic log holds the stream from the first piece to the last, so the
+// n bytes land together as Append's do.
+func (s *Stream) AppendFrom(ctx context.Context, r io.ReaderAt, n int64) (int64, error) {
+	return s.appendWith(ctx, n, func(off int64) error {
+		buf := make([]byte, min(n, placeChunk))
+		for done := int64(0); done < n; {
+			k := min(int64(len(buf)), n-done)
+			m, err := r.ReadAt(buf[:k], done)
+			if int64(m) < k {
+				if err == nil || errors.Is(err, io.EOF) {
+					return fmt.Errorf("its source ended after %d bytes: %w", done+int64(m), io.ErrUnexpectedEOF)
+				}
+				return fmt.Errorf("read its source at %d: %w", done, err)
+			}
+			if _, err := s.f.WriteAt(buf[:k], off+done); err != nil {
+				return err
+			}
+			done += k
+		}
+		return nil
+	})
+}
+
+// appendWith appends n bytes to a log, which write writes at off.
+func (s *Stream) appendWith(ctx context.Context, n int64, write func(off int64) error) (int64, error) {
 	if err := s.want("Append", annot.Log); err != nil {
 		return 0, err
 	}
 	if s.inBlock {
 		off := s.blockEnd
-		if _, err := s.f.WriteAt(p, off); err != nil {
-			return 0, fmt.Errorf("template: log %s: append %d bytes at %d: %w", s.ann.Stream, len(p), off, err)
+		if err := write(off); err != nil {
+			return 0, fmt.Errorf("template: log %s: append %d bytes at %d: %w", s.ann.Stream, n, off, err)
 		}
-		s.blockEnd += int64(len(p))
+		s.blockEnd += n
 		return off, nil
 	}
 	if s.ann.Tx == annot.Block {
@@ -374,10 +407,10 @@ func (s *Stream) Append(ctx context.Context, p []byte) (int64, error) {
 		return 0, fmt.Errorf("template: log %s: Append: %w", s.ann.Stream, err)
 	}
 	off := r.Value
-	_, werr := s.f.WriteAt(p, off)
+	werr := write(off)
 	end := off
 	if werr == nil {
-		end += int64(len(p))
+		end += n
 	}
 	// The permission goes back even after a failed write, with the end of
 	// file unchanged.
@@ -385,7 +418,7 @@ func (s *Stream) Append(ctx context.Context, p []byte) (int64, error) {
 		werr = err
 	}
 	if werr != nil {
-		return 0, fmt.Errorf("template: log %s: append %d bytes at %d: %w", s.ann.Stream, len(p), off, werr)
+		return 0, fmt.Errorf("template: log %s: append %d bytes at %d: %w", s.ann.Stream, n, off, werr)
 	}
 	s.known = max(s.known, end)
 	return off, nil

@@ -808,11 +808,7 @@ func (w *worker) loop(ctx context.Context) error {
 			return err
 		}
 		if w.ann.Template == annot.Log {
-			var buf bytes.Buffer
-			if err := w.command(ctx, sg, &buf); err != nil {
-				return err
-			}
-			if err := w.appendLog(ctx, buf.Bytes()); err != nil {
+			if err := w.logRun(ctx, sg); err != nil {
 				return err
 			}
 			continue
@@ -861,17 +857,25 @@ func (w *worker) dup(ctx context.Context) (*template.Stream, error) {
 	return w.outs.Dup(ctx)
 }
 
-func (w *worker) appendLog(ctx context.Context, p []byte) error {
+// logRun runs the command over sg and appends its whole output to the
+// log at once.
+func (w *worker) logRun(ctx context.Context, sg *template.Segment) error {
+	var out spill
+	defer out.Close()
+	if err := w.command(ctx, sg, &out); err != nil {
+		return err
+	}
+	r, n := out.source()
 	if w.ann.Tx == annot.Block {
 		if err := w.outs.Begin(ctx); err != nil {
 			return err
 		}
-		if _, err := w.outs.Append(ctx, p); err != nil {
+		if _, err := w.outs.AppendFrom(ctx, r, n); err != nil {
 			return errors.Join(err, w.outs.End(ctx))
 		}
 		return w.outs.End(ctx)
 	}
-	_, err := w.outs.Append(ctx, p)
+	_, err := w.outs.AppendFrom(ctx, r, n)
 	return err
 }
 
