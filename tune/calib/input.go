@@ -161,11 +161,23 @@ func parseJSON(path string, b []byte, def Layout) ([]Point, error) {
 				return nil, &InputError{File: path, Where: rw + ".totalTime", Err: fmt.Errorf("%v is not a positive time", *r.TotalTime)}
 			}
 			size := r.AggBytes
+			// Products in floating point: a product past int64 (a
+			// corrupt or hostile file) is an error naming its factors,
+			// not a wrapped negative that reads as "missing".
 			if size <= 0 && r.BwMiB != nil {
-				size = int64(math.Round(*r.BwMiB * MiB * *r.TotalTime))
+				f := math.Round(*r.BwMiB * MiB * *r.TotalTime)
+				if f >= math.MaxInt64 {
+					return nil, &InputError{File: path, Where: rw, Err: fmt.Errorf("bwMiB %g x totalTime %g is %.3g bytes, more than a file holds", *r.BwMiB, *r.TotalTime, f)}
+				}
+				size = int64(f)
 			}
 			if size <= 0 {
-				size = t.Parameters.BlockSize * max(t.Parameters.SegmentCount, 1) * int64(max(t.Options.Tasks, 1))
+				p := t.Parameters
+				f := float64(p.BlockSize) * float64(max(p.SegmentCount, 1)) * float64(max(t.Options.Tasks, 1))
+				if f >= math.MaxInt64 {
+					return nil, &InputError{File: path, Where: where + ".Parameters", Err: fmt.Errorf("blockSize %d x segmentCount %d x tasks %d is %.3g bytes, more than a file holds", p.BlockSize, p.SegmentCount, t.Options.Tasks, f)}
+				}
+				size = int64(f)
 			}
 			if size <= 0 {
 				return nil, &InputError{File: path, Where: rw, Err: errors.New("no file size: neither aggBytes, bwMiB nor Parameters.blockSize")}

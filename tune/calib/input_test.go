@@ -97,6 +97,9 @@ func TestBadResultsFiles(t *testing.T) {
 		{write("notime-strip1m.json", `{"tests": [{"Parameters": {"transferSize": 1024}, "Results": [{"access": "write", "bwMiB": 1}]}]}`), "tests[0].Results[0].totalTime: missing"},
 		{write("read-strip1m.json", `{"tests": [{"Parameters": {"transferSize": 1024}, "Results": [{"access": "read", "totalTime": 1}]}]}`), "no write result"},
 		{write("badlayout.json", `{"tests": [{"Options": {"backend": {"layout": "varstrip:strips=0:100"}}, "Results": []}]}`), "Options.backend.layout"},
+		// Sizes past int64 wrapped negative and read as missing ("no file size").
+		{write("hugeblock-strip1m.json", `{"tests": [{"Parameters": {"transferSize": 1048576, "blockSize": 9223372036854775807, "segmentCount": 4}, "Options": {"tasks": 4}, "Results": [{"access": "write", "totalTime": 1.5}]}]}`), "tests[0].Parameters: blockSize 9223372036854775807 x segmentCount 4 x tasks 4 is 1.48e+20 bytes"},
+		{write("hugebw-strip1m.json", `{"tests": [{"Parameters": {"transferSize": 1048576}, "Results": [{"access": "write", "totalTime": 1e10, "bwMiB": 1e20}]}]}`), "tests[0].Results[0]: bwMiB 1e+20 x totalTime 1e+10 is"},
 		{write("header.csv", "a,b,c\n1,2,3\n"), "line 1: not a JSON result"},
 		{write("field.csv", "strip,transfer,servers,size,seconds\n1m,64k,1,64m,0.5\n1m,64k,x,64m,0.5\n"), "line 3, servers"},
 		{write("time.csv", "strip,transfer,servers,size,seconds\n1m,64k,1,64m,-2\n"), "line 2, seconds"},
