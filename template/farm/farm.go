@@ -329,17 +329,19 @@ func parts(fn seg.Func, r io.ReaderAt, size int64, n int) ([]int64, error) {
 	if n == 1 {
 		return b, nil
 	}
-	recs, err := seg.All(fn, &window{r: r}, 0, size)
-	if err != nil {
-		return nil, err
-	}
+	// One record at a time, and only as far as the last boundary: the
+	// records of a large input do not fit in memory.
 	g := 1
-	for _, rc := range recs {
+	err := seg.Each(fn, &window{r: r}, 0, size, func(rc seg.Segment) bool {
 		end := rc.Base + rc.Extent
 		for g < n && end >= size*int64(g)/int64(n) {
 			b[g] = end
 			g++
 		}
+		return g < n
+	})
+	if err != nil {
+		return nil, err
 	}
 	for ; g < n; g++ {
 		b[g] = size

@@ -84,18 +84,31 @@ type Segment struct {
 // would hand them out; for tests and tools.
 func All(fn Func, r io.ReaderAt, pmin, pmax int64) ([]Segment, error) {
 	var out []Segment
-	for cur := pmin; ; {
+	err := Each(fn, r, pmin, pmax, func(s Segment) bool {
+		out = append(out, s)
+		return true
+	})
+	return out, err
+}
+
+// Each runs fn over [pmin, pmax) and gives visit each segment in turn,
+// until visit returns false: a walk over an input of a billion records
+// that keeps none of them.
+func Each(fn Func, r io.ReaderAt, pmin, pmax int64, visit func(Segment) bool) error {
+	for i, cur := 0, pmin; ; i++ {
 		n, err := fn(r, pmin, pmax, cur)
 		if err != nil {
-			return out, err
+			return err
 		}
 		if n < 0 {
-			return out, nil
+			return nil
 		}
 		if n == 0 || cur+n > pmax {
-			return out, fmt.Errorf("seg: extent %d at offset %d leaves [%d, %d)", n, cur, pmin, pmax)
+			return fmt.Errorf("seg: extent %d at offset %d leaves [%d, %d)", n, cur, pmin, pmax)
 		}
-		out = append(out, Segment{Index: len(out), Base: cur, Extent: n})
+		if !visit(Segment{Index: i, Base: cur, Extent: n}) {
+			return nil
+		}
 		cur += n
 	}
 }
@@ -123,13 +136,25 @@ const (
 	maxChunk   = 64 << 10
 )
 
+// scanBufs start at firstChunk and keep what they grow to.
+var scanBufs = sync.Pool{New: func() any { b := make([]byte, firstChunk); return &b }}
+
 // scan reads from cur to pmax a chunk at a time and returns the offset at
 // which stop says a segment ends (relative to cur), or pmax-cur.
 func scan(r io.ReaderAt, pmax, cur int64, stop func(buf []byte, at int64) int) (int64, error) {
-	buf := make([]byte, firstChunk)
+	// From a pool: a walk over a file of short records calls scan once a
+	// record, and a buffer made each time allocated 1 KiB a record (a GiB
+	// for a million-line input).
+	pooled := scanBufs.Get().(*[]byte)
+	defer scanBufs.Put(pooled)
+	buf := (*pooled)[:firstChunk]
 	for at := cur; at < pmax; {
 		if at > cur && len(buf) < maxChunk {
-			buf = make([]byte, min(2*len(buf), maxChunk))
+			n := min(2*len(buf), maxChunk)
+			if cap(*pooled) < n {
+				*pooled = make([]byte, n)
+			}
+			buf = (*pooled)[:n]
 		}
 		n, err := r.ReadAt(buf[:min(int64(len(buf)), pmax-at)], at)
 		if n > 0 {
