@@ -7,14 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
 	"github.com/pario/pario/wire/throttle"
@@ -118,7 +115,7 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if err := mf.checkStore(ctx); err != nil {
 			return err
 		}
-		return launchMcmc(ctx, p.Procs, mf.incomplete(mode))
+		return launchMcmc(ctx, p.Procs, mf.opt.Left(mode))
 	}
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: mf.rendezvous})
 	if err != nil {
@@ -133,7 +130,7 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if info.Launcher == rank.LauncherPario {
 			return exitStatus{code: 130}
 		}
-		return exitStatus{code: 130, msg: "mcmc: interrupted" + mf.incomplete(mode)}
+		return exitStatus{code: 130, msg: "mcmc: interrupted" + mf.opt.Left(mode)}
 	}
 	if err != nil {
 		return err
@@ -156,17 +153,6 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 	mf.opt.InPario = isStorePath(mf.opt.Out)
 	c, err := mf.opt.Check(p)
 	return p, c.Mode, c.Lambda, c.Auto, err
-}
-
-// incomplete says what an interrupted or failed run left of its output.
-func (mf *mcmcFlags) incomplete(mode mcmc.IO) string {
-	switch mode {
-	case mcmc.IOMFG:
-		return "; " + mf.opt.Out + " is incomplete"
-	case mcmc.IOSerial:
-		return "; no output written" // its files are renamed into place at the end
-	}
-	return ""
 }
 
 // checkStore checks, before any rank starts, that a store output's
@@ -249,18 +235,19 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	}
 	sum.Baseline, sum.Servers, sum.Reached = mf.opt.Baseline, 1, 1
 	// Eq. 6.1 on this node, the smallest limit over all ranks.
-	limit, err := lambdaLimit(p, comm)
+	limit, err := lambdaLimit(p, comm.Size())
 	if err != nil {
 		return sum, err
 	}
-	limit, err = agreeMin(ctx, comm, limit)
+	red := rankReducer{comm}
+	least, err := red.MinUint64(ctx, uint64(limit))
 	if err != nil {
 		return sum, err
 	}
 	if mode == mcmc.IOSerial {
 		lambda, auto = 1, false
 	}
-	if sum.Lambda, err = p.Lambda(lambda, auto, servers, limit, false); err != nil {
+	if sum.Lambda, err = p.Lambda(lambda, auto, servers, int64(least), false); err != nil {
 		return sum, usageError{err}
 	}
 	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.opt.ChainWork}
@@ -296,7 +283,7 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 				sum.Servers, sum.Reached = servers, mcmc.ServersReached(p, sum.Layout, servers)
 			}
 		}
-		if err := agree(ctx, comm, prepErr); err != nil {
+		if err := mcmc.Agree(ctx, comm, prepErr); err != nil {
 			return sum, err
 		}
 		if comm.Rank() != 0 {
@@ -314,93 +301,40 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	if err = staged.finish(err); err != nil {
 		return sum, err
 	}
-	secs, err := comm.AllreduceFloat64(ctx, time.Since(began).Seconds(), rank.Max)
-	if err != nil {
+	if err := sum.Collect(ctx, red, st, time.Since(began).Seconds()); err != nil {
 		return sum, err
-	}
-	sum.Seconds = secs
-	if sum.Compute, err = comm.AllreduceFloat64(ctx, st.Compute.Seconds(), rank.Max); err != nil {
-		return sum, err
-	}
-	if sum.IO, err = comm.AllreduceFloat64(ctx, st.IO.Seconds(), rank.Max); err != nil {
-		return sum, err
-	}
-	for _, v := range []struct {
-		dst *int64
-		v   int64
-	}{{&sum.Bytes, st.Bytes}, {&sum.Writes, st.Writes}, {&sum.Extents, st.Extents}, {&sum.Moves, st.Moves}} {
-		n, err := comm.AllreduceUint64(ctx, uint64(v.v), rank.Sum)
-		if err != nil {
-			return sum, err
-		}
-		*v.dst = int64(n)
 	}
 	return sum, nil
 }
 
-// agree makes every rank fail with rank 0's error, or none.
-func agree(ctx context.Context, comm *rank.Comm, err error) error {
-	var msg []byte
-	if err != nil {
-		msg = []byte(err.Error())
-	}
-	got, berr := comm.Broadcast(ctx, 0, msg)
-	switch {
-	case err != nil:
-		return err
-	case berr != nil:
-		return berr
-	case len(got) > 0:
-		return fmt.Errorf("mcmc: rank 0: %s", got)
-	}
-	return nil
-}
-
-func agreeMin(ctx context.Context, comm *rank.Comm, v int64) (int64, error) {
-	n, err := comm.AllreduceUint64(ctx, uint64(v), rank.Min)
-	return int64(n), err
-}
-
-// lambdaLimit is eq. 6.1's limit on this node: the memory available now
-// (MemAvailable: what the other processes use and the kernel's reserve
-// count as the swap threshold) over the lines of the runs of every rank,
-// counted as if all ran here.
-func lambdaLimit(p mcmc.Params, comm *rank.Comm) (int64, error) {
-	total, avail, err := meminfo()
-	if err != nil {
-		return mcmc.Unlimited, nil // no /proc/meminfo: no bound known
-	}
-	ranks := make([]int, comm.Size())
-	for k := range ranks {
-		ranks[k] = k
-	}
-	host, _ := os.Hostname()
-	node := p.NodeOf(host, total, total-avail, 0, ranks, false)
-	return mfg.LambdaLimit([]mfg.Node{node})
-}
-
-func meminfo() (total, avail int64, err error) {
+// lambdaLimit is eq. 6.1's limit on this node for the lines of ranks
+// ranks, from /proc/meminfo: none known without it.
+func lambdaLimit(p mcmc.Params, ranks int) (int64, error) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
-		return 0, 0, err
+		return mcmc.Unlimited, nil
 	}
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "MemTotal:":
-			total = v << 10
-		case "MemAvailable:":
-			avail = v << 10
-		}
+	total, avail, err := mcmc.ParseMeminfo(b)
+	if err != nil {
+		return mcmc.Unlimited, nil
 	}
-	if total == 0 || avail == 0 {
-		return 0, 0, errors.New("no MemTotal or MemAvailable in /proc/meminfo")
-	}
-	return total, avail, nil
+	host, _ := os.Hostname()
+	return p.LambdaLimitOn(host, total, avail, ranks)
+}
+
+// rankReducer gives the workload rank's reductions (mcmc.Reducer).
+type rankReducer struct{ c *rank.Comm }
+
+func (r rankReducer) MaxFloat64(ctx context.Context, v float64) (float64, error) {
+	return r.c.AllreduceFloat64(ctx, v, rank.Max)
+}
+
+func (r rankReducer) SumUint64(ctx context.Context, v uint64) (uint64, error) {
+	return r.c.AllreduceUint64(ctx, v, rank.Sum)
+}
+
+func (r rankReducer) MinUint64(ctx context.Context, v uint64) (uint64, error) {
+	return r.c.AllreduceUint64(ctx, v, rank.Min)
 }
 
 func newMcmcSplitCommand() *cobra.Command {

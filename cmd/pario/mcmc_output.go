@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/dist"
 	"github.com/pario/pario/internal/atomicfile"
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
@@ -42,38 +41,11 @@ func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mc
 		}
 		return parioList{f}, nil, "", nil
 	}
-	var opts client.CreateOptions
-	opts.Mode = client.DefaultFileMode
-	switch {
-	case mf.opt.Layout == "varstrip":
-		m, err := mfg.New(p.Desc())
-		if err != nil {
-			return nil, nil, "", err
-		}
-		strips, placement, err := mfg.Strips(m, p.Config(), mfg.RoundRobin(p.Procs, servers))
-		if err != nil {
-			return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
-		}
-		opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
-		if mf.opt.Nodes > 0 {
-			// Each rank's bytes on the server of its own node.
-			serverOf := make([]int, p.Procs)
-			for k := range serverOf {
-				serverOf[k] = mcmc.NodeOfRank(k, p.Procs, mf.opt.Nodes)
-			}
-			if strips, placement, err = mfg.Strips(m, p.Config(), serverOf); err != nil {
-				return nil, nil, "", usageError{fmt.Errorf("--layout varstrip: %w", err)}
-			}
-			opts.Layout = dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement), Servers: dist.FormatServers(placement)}
-		}
-	case mf.opt.Layout != "":
-		l, err := dist.ParseLayout(mf.opt.Layout)
-		if err != nil {
-			return nil, nil, "", usageError{fmt.Errorf("--layout: %w", err)}
-		}
-		opts.Layout = l
+	l, err := mf.opt.FileLayout(p, servers)
+	if err != nil {
+		return nil, nil, "", usageError{err}
 	}
-	f, err := c.Create(ctx, path, opts)
+	f, err := c.Create(ctx, path, client.CreateOptions{Mode: client.DefaultFileMode, Layout: l})
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("mcmc: %w", err)
 	}

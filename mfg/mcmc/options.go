@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/mfg"
 )
 
@@ -79,4 +80,54 @@ func (o Options) Check(p Params) (Checked, error) {
 		}
 	}
 	return c, nil
+}
+
+// FileLayout is the layout of the parallel file in the store for p over
+// servers I/O servers: for varstrip the strips computed (each rank's
+// bytes on the server of its emulated node with Nodes, else ranks dealt
+// to the servers round robin), otherwise the layout Layout names, or the
+// zero layout (the directory's) for none.
+func (o Options) FileLayout(p Params, servers int) (dist.Layout, error) {
+	switch o.Layout {
+	case "":
+		return dist.Layout{}, nil
+	case "varstrip":
+	default:
+		l, err := dist.ParseLayout(o.Layout)
+		if err != nil {
+			return dist.Layout{}, fmt.Errorf("--layout: %w", err)
+		}
+		return l, nil
+	}
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return dist.Layout{}, fmt.Errorf("mcmc: %w", err)
+	}
+	serverOf := mfg.RoundRobin(p.Procs, servers)
+	if o.Nodes > 0 {
+		for k := range serverOf {
+			serverOf[k] = NodeOfRank(k, p.Procs, o.Nodes)
+		}
+	}
+	strips, placement, err := mfg.Strips(m, p.Config(), serverOf)
+	if err != nil {
+		return dist.Layout{}, fmt.Errorf("--layout varstrip: %w", err)
+	}
+	l := dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
+	if o.Nodes > 0 {
+		l.Servers = dist.FormatServers(placement)
+	}
+	return l, nil
+}
+
+// Left says, after a ": interrupted" or a failure, what the run left of
+// its output in mode.
+func (o Options) Left(mode IO) string {
+	switch mode {
+	case IOMFG:
+		return "; " + o.Out + " is incomplete"
+	case IOSerial:
+		return "; no output written" // its files are renamed into place at the end
+	}
+	return ""
 }
