@@ -14,7 +14,6 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
-	"github.com/pario/pario/wire/throttle"
 )
 
 // mcmcFlags holds what `pario mcmc` was given.
@@ -127,6 +126,10 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		// Interrupted (Ctrl-C, SIGTERM): say so once, not as the
 		// collective call each rank was in; pario's launcher says it for
 		// its ranks.
+		var left leftError
+		if errors.As(err, &left) {
+			return exitStatus{code: 130, msg: "mcmc: interrupted; " + left.Error()}
+		}
 		if info.Launcher == rank.LauncherPario {
 			return exitStatus{code: 130}
 		}
@@ -184,7 +187,7 @@ func launchMcmc(ctx context.Context, n int, incomplete string) error {
 	if err != nil {
 		return fmt.Errorf("mcmc: find this program to start %d ranks: %w", n, err)
 	}
-	opts := rank.LaunchOptions{Prefix: func(r int) string {
+	opts := rank.LaunchOptions{StopGrace: mcmcStopGrace, Prefix: func(r int) string {
 		if r == 0 {
 			return ""
 		}
@@ -209,6 +212,10 @@ func launchMcmc(ctx context.Context, n int, incomplete string) error {
 	}
 	return err
 }
+
+// mcmcStopGrace is how long interrupted local ranks may take to stop:
+// rank 0 removes the unfinished parallel file or serial files.
+const mcmcStopGrace = 10 * time.Second
 
 // mcmcRank is one rank: the lambda all ranks agree on, the output rank 0
 // prepares, the workload, and the summary over all ranks.
@@ -251,60 +258,17 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 		return sum, usageError{err}
 	}
 	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.opt.ChainWork}
-	var closeOut func() error
-	var staged stagedFiles // the serial files, renamed into place at the end
-	switch mode {
-	case mcmc.IOSerial:
-		sum.Target = mf.opt.Out
-		out.Base, out.Create = mf.opt.Out, staged.create
-		if mf.opt.Nodes > 0 {
-			// The serial files are on node 0's disk: the emulated one.
-			cf, err := loadClusterFile(ctx)
-			if err != nil {
-				return sum, err
-			}
-			disk := throttle.New(cf.Emulation.DiskRate, 0)
-			out.Create = func(name string) (io.WriteCloser, error) {
-				w, err := staged.create(name)
-				if err != nil {
-					return nil, err
-				}
-				return throttledFile{ctx, w, disk}, nil
-			}
-		}
-	case mcmc.IOMFG:
-		sum.Target = mf.opt.Out
-		// Rank 0 creates the file; the others open it once it has.
-		var w mcmc.ListWriter
-		var prepErr error
-		if comm.Rank() == 0 {
-			w, closeOut, sum.Layout, prepErr = createParallel(ctx, c, p, mf, servers, true)
-			if prepErr == nil && c != nil {
-				sum.Servers, sum.Reached = servers, mcmc.ServersReached(p, sum.Layout, servers)
-			}
-		}
-		if err := mcmc.Agree(ctx, comm, prepErr); err != nil {
-			return sum, err
-		}
-		if comm.Rank() != 0 {
-			if w, closeOut, _, err = createParallel(ctx, c, p, mf, servers, false); err != nil {
-				return sum, err
-			}
-		}
-		out.File = w
+	ro, err := prepareOutput(ctx, comm, c, p, mf, servers, &sum, &out)
+	if err != nil {
+		return sum, err
 	}
 	began := time.Now()
 	st, err := mcmc.Run(ctx, comm, p, out)
-	if closeOut != nil {
-		err = errors.Join(err, closeOut())
+	if err = ro.close(err); err == nil {
+		// Every rank gets here only once all have written their part.
+		err = sum.Collect(ctx, red, st, time.Since(began).Seconds())
 	}
-	if err = staged.finish(err); err != nil {
-		return sum, err
-	}
-	if err := sum.Collect(ctx, red, st, time.Since(began).Seconds()); err != nil {
-		return sum, err
-	}
-	return sum, nil
+	return sum, ro.finish(ctx, err)
 }
 
 // lambdaLimit is eq. 6.1's limit on this node for the lines of ranks

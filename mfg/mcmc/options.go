@@ -120,14 +120,12 @@ func (o Options) FileLayout(p Params, servers int) (dist.Layout, error) {
 	return l, nil
 }
 
-// Left says, after a ": interrupted" or a failure, what the run left of
-// its output in mode.
+// Left says, after "interrupted" or a failure, what the run left of its
+// output: nothing, since the serial files and the parallel file are
+// written under temporary names and renamed into place at the end.
 func (o Options) Left(mode IO) string {
-	switch mode {
-	case IOMFG:
-		return "; " + o.Out + " is incomplete"
-	case IOSerial:
-		return "; no output written" // its files are renamed into place at the end
+	if mode == IONone {
+		return ""
 	}
-	return ""
+	return "; no output written"
 }

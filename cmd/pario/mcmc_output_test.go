@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// --layout applies to an --io mfg output that already exists: before,
+// the store's create kept the old file's layout, so a second run with
+// another --layout (or varstrip strips for another shape) silently wrote
+// with the first one's.
+func TestMcmcLayoutOfExistingFile(t *testing.T) {
+	cf := up(t)
+	run(t, cf, "mcmc", "--np", "2", "--layout", "simple_stripe:strip_size=64k", "-o", "pario:/lay.mfg")
+	out := run(t, cf, "mcmc", "--np", "2", "--layout", "simple_stripe:strip_size=1k", "-o", "pario:/lay.mfg")
+	if !strings.Contains(out, "strip_size=1024") {
+		t.Errorf("the report names another layout:\n%s", out)
+	}
+	if got := run(t, cf, "layout", "get", "/lay.mfg"); !strings.Contains(got, "strip_size=1024") {
+		t.Errorf("second run with --layout simple_stripe:strip_size=1k: %s", got)
+	}
+}
+
+// An interrupted --io mfg run leaves nothing under its output's name and
+// an older file there whole: the parallel file is written under a
+// temporary name and renamed into place at the end. Before, the older
+// file was truncated at the start, and the interrupted one (full-sized
+// as soon as the last run's first line was written) stayed under the
+// name.
+func TestMcmcParallelFileAllOrNothing(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "run.mfg")
+	older := []byte("an older, complete output\n")
+	if err := os.WriteFile(local, older, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "mcmc", "--runs", "2", "--taxa", "8", "--gens", "3", "-o", "pario:/run.mfg")
+	oldStat := run(t, cf, "stat", "/run.mfg")
+	for _, tc := range []struct {
+		name, out string
+		changed   func() bool // the run has begun writing
+		left      func() string
+	}{
+		{"local", local, func() bool {
+			ents, _ := os.ReadDir(dir)
+			return !sameSmall(local, older) || len(ents) > 1
+		}, func() string {
+			var names []string
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			if !sameSmall(local, older) {
+				names = append(names, "run.mfg changed")
+			}
+			return strings.Join(names, " ")
+		}},
+		{"store", "pario:/run.mfg", func() bool {
+			out, _ := runErr(cf, "ls", "/")
+			st, _ := runErr(cf, "stat", "/run.mfg")
+			return strings.Contains(out, ".tmp") || st != oldStat
+		}, func() string {
+			out, _ := runErr(cf, "ls", "/")
+			if st, _ := runErr(cf, "stat", "/run.mfg"); st != oldStat {
+				out += " run.mfg changed"
+			}
+			return strings.Join(strings.Fields(out), " ")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(parioBin, "--cluster", cf, "mcmc", "--np", "2", "--runs", "2", "--taxa", "8", "--gens", "1000000000", "-o", tc.out)
+			var buf bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &buf, &buf
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			for deadline := time.Now().Add(20 * time.Second); !tc.changed(); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the run wrote nothing in 20 s:\n%s", buf.String())
+				}
+			}
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "interrupted; no output written") {
+				t.Errorf("interrupted: %v, want exit status 130 saying no output was written:\n%s", err, buf.String())
+			}
+			if got, want := tc.left(), map[string]string{"local": "run.mfg", "store": "run.mfg"}[tc.name]; got != want {
+				t.Errorf("after the interrupted run: %q, want the older %s alone, unchanged", got, want)
+			}
+		})
+	}
+}
+
+// sameSmall says whether file holds want, without reading a file larger
+// than it (an interrupted run's sparse file has gigabytes).
+func sameSmall(file string, want []byte) bool {
+	st, err := os.Stat(file)
+	if err != nil || st.Size() != int64(len(want)) {
+		return false
+	}
+	b, err := os.ReadFile(file)
+	return err == nil && bytes.Equal(b, want)
+}
