@@ -111,9 +111,13 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if err := rank.CheckLaunch(p.Procs); err != nil {
 			return usageError{fmt.Errorf("mcmc: --np: %w", err)}
 		}
-		if err := mf.checkStore(ctx); err != nil {
+	}
+	if !under {
+		if err := checkOutput(ctx, mf.opt, mode); err != nil {
 			return err
 		}
+	}
+	if !under && p.Procs > 1 {
 		return launchMcmc(ctx, p.Procs, mf.opt.Left(mode))
 	}
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: mf.rendezvous})
@@ -156,28 +160,6 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 	mf.opt.InPario = isStorePath(mf.opt.Out)
 	c, err := mf.opt.Check(p)
 	return p, c.Mode, c.Lambda, c.Auto, err
-}
-
-// checkStore checks, before any rank starts, that a store output's
-// cluster answers and has the I/O servers --nodes needs (one per node):
-// each rank would say it otherwise, and the run would call an output it
-// never created incomplete.
-func (mf *mcmcFlags) checkStore(ctx context.Context) error {
-	if !mf.opt.InPario || mf.opt.IO == mcmc.IONone.String() {
-		return nil
-	}
-	c, err := connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if mf.opt.Nodes == 0 || mf.opt.IO != mcmc.IOMFG.String() {
-		return nil
-	}
-	if n := len(c.Servers()); mf.opt.Nodes > n {
-		return usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.opt.Nodes, n)}
-	}
-	return nil
 }
 
 // launchMcmc starts n local rank processes of this command; incomplete

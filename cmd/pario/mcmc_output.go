@@ -11,19 +11,87 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sync"
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/internal/atomicfile"
+	"github.com/pario/pario/internal/filekind"
 	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire/throttle"
 )
 
 // The outputs of pario mcmc and pario mcmc split: the parallel file
 // (--io mfg), and MrBayes' .t/.p files (--io serial, split), written under
 // temporary names and renamed into place once complete.
+
+// checkOutput checks, before any rank starts, what the output needs: the
+// directory it goes into, a parallel file's name free of a directory or
+// a special file (a named pipe would block its open for ever, and cannot
+// be written at offsets), a store output's cluster with the I/O servers
+// --nodes needs (one per node), and the cluster file that emulates node
+// 0's disk for serial files on --nodes. Each rank would say it otherwise.
+func checkOutput(ctx context.Context, o mcmc.Options, mode mcmc.IO) error {
+	switch {
+	case mode == mcmc.IONone:
+		return nil
+	case mode == mcmc.IOSerial:
+		if err := localDir(o.Out); err != nil {
+			return err
+		}
+		if o.Nodes > 0 {
+			_, err := loadClusterFile(ctx)
+			return err
+		}
+		return nil
+	case !o.InPario:
+		if err := localDir(o.Out); err != nil {
+			return err
+		}
+		return parallelTarget(o.Out)
+	}
+	c, err := connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	final := storePath(o.Out)
+	if a, err := c.Lookup(ctx, final); err == nil && a.Kind != meta.KindFile {
+		what := "a special file"
+		if a.Kind == meta.KindDir {
+			what = "a directory"
+		}
+		return usageError{fmt.Errorf("-o %s: is %s, not a regular file: --io mfg writes one parallel file", o.Out, what)}
+	}
+	if a, err := c.Lookup(ctx, path.Dir(final)); err != nil || a.Kind != meta.KindDir {
+		return fmt.Errorf("-o %s: the store has no directory %s", o.Out, path.Dir(final))
+	}
+	if n := len(c.Servers()); o.Nodes > n {
+		return usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", o.Nodes, n)}
+	}
+	return nil
+}
+
+// localDir checks that the directory of a local output exists.
+func localDir(out string) error {
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("-o %s: no directory %s", out, dir)
+	}
+	return nil
+}
+
+// parallelTarget refuses a local parallel file's name that holds
+// something other than a regular file.
+func parallelTarget(out string) error {
+	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() {
+		return usageError{fmt.Errorf("-o %s: is %s, not a regular file: --io mfg writes the parallel file at offsets", out, filekind.Of(st.Mode()))}
+	}
+	return nil
+}
 
 // runOutput is where one rank's lines go and how they are put in place.
 type runOutput struct {
@@ -123,6 +191,9 @@ type stagedParallel struct {
 // createParallel creates the temporary parallel file at rank 0.
 func createParallel(ctx context.Context, c *client.Client, p mcmc.Params, mf *mcmcFlags, servers int) (mcmc.ListWriter, *stagedParallel, string, error) {
 	if !isStorePath(mf.opt.Out) {
+		if err := parallelTarget(mf.opt.Out); err != nil {
+			return nil, nil, "", err
+		}
 		f, err := atomicfile.Create(mf.opt.Out)
 		if err != nil {
 			return nil, nil, "", fmt.Errorf("mcmc: %w", err)

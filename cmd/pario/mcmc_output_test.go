@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -111,4 +113,52 @@ func sameSmall(file string, want []byte) bool {
 	}
 	b, err := os.ReadFile(file)
 	return err == nil && bytes.Equal(b, want)
+}
+
+// Outputs that cannot be written are refused before any rank starts,
+// said once (not once per rank, followed by "N of N ranks failed"), with
+// exit status 2 for an -o that names the wrong kind of thing and 1 for a
+// directory or cluster that is not there. A named pipe as --io mfg's
+// output hung the run for good, deaf to SIGTERM, in its open.
+func TestMcmcOutputTargets(t *testing.T) {
+	cf := up(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, cf, "mkdir", "/d")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--np", "4", "--layout", "bogus", "-o", "pario:/x"}, 2, `unknown distribution "bogus"`},
+		{[]string{"--np", "3", "-o", dir}, 2, "is a directory, not a regular file"},
+		{[]string{"-o", dir}, 2, "is a directory, not a regular file"},
+		{[]string{"--np", "2", "-o", fifo}, 2, "is a named pipe, not a regular file"},
+		{[]string{"-o", fifo}, 2, "is a named pipe, not a regular file"},
+		{[]string{"--np", "3", "-o", "pario:/d"}, 2, "is a directory"},
+		{[]string{"--np", "3", "-o", filepath.Join(dir, "no", "x")}, 1, "no directory"},
+		{[]string{"--np", "3", "-o", "pario:/no/x"}, 1, "the store has no directory /no"},
+		{[]string{"--io", "serial", "-o", dir + "/"}, 2, "names a directory"},
+		{[]string{"--io", "serial", "--np", "2", "-o", filepath.Join(dir, "no", "s")}, 1, "no directory"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, append([]string{"--cluster", cf, "mcmc"}, tc.args...)...)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || strings.Count(string(out), tc.want) != 1 || strings.Contains(string(out), "ranks failed") {
+			t.Errorf("pario mcmc %q: %v\n%s\nwant exit status %d and one line saying %q", tc.args, err, out, tc.code, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("refused runs left %d files in the directory", len(ents)-1)
+	}
+	// Serial files on emulated nodes need the cluster file (node 0's disk).
+	out, err := runErr(filepath.Join(dir, "none"), "mcmc", "--io", "serial", "--np", "2", "--nodes", "2", "-o", filepath.Join(dir, "s"))
+	if err == nil || strings.Count(out, "no cluster file") != 1 || strings.Contains(out, "ranks failed") {
+		t.Errorf("serial on --nodes with no cluster: %v\n%s\nwant one line saying so", err, out)
+	}
 }

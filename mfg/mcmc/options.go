@@ -3,6 +3,7 @@ package mcmc
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pario/pario/dist"
@@ -67,6 +68,13 @@ func (o Options) Check(p Params) (Checked, error) {
 		return c, fmt.Errorf("--baseline %v: want 0 (none) or seconds from %g to %g", o.Baseline, MinBaseline, MaxBaseline)
 	case o.ChainWork < 0:
 		return c, fmt.Errorf("--chain-work %v: want a duration >= 0", o.ChainWork)
+	case c.Mode == IOSerial && strings.HasSuffix(o.Out, "/"):
+		return c, fmt.Errorf("-o %s: names a directory; --io serial wants the base of the files' names, such as %srun", o.Out, o.Out)
+	}
+	if o.Layout != "" && o.Layout != "varstrip" {
+		if _, err := dist.ParseLayout(o.Layout); err != nil {
+			return c, fmt.Errorf("--layout: %w", err)
+		}
 	}
 	if o.Layout == "varstrip" {
 		// Whether the runs' map can be cut into one strip per rank does

@@ -30,6 +30,10 @@ func TestOptionsCheck(t *testing.T) {
 		{"baseline huge", func(o *Options) { o.Baseline = 1e308 }, "--baseline"},
 		{"baseline NaN", func(o *Options) { o.Baseline = nan() }, "--baseline"},
 		{"baseline ok", func(o *Options) { o.Baseline = 12.5 }, ""},
+		{"unknown layout", func(o *Options) { o.Layout, o.InPario = "bogus", true }, "--layout: "},
+		{"layout without a strip", func(o *Options) { o.Layout, o.InPario = "simple_stripe:strip_size=0", true }, "--layout: "},
+		{"a layout", func(o *Options) { o.Layout, o.InPario = "simple_stripe:strip_size=1k", true }, ""},
+		{"serial into a directory", func(o *Options) { o.IO, o.Out = "serial", "out/" }, "names a directory"},
 		{"chain work negative", func(o *Options) { o.ChainWork = -time.Millisecond }, "--chain-work"},
 		{"varstrip of a changing writer map", func(o *Options) { o.Layout, o.InPario = "varstrip", true }, "--layout varstrip"},
 	} {
