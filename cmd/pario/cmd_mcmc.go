@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -309,45 +308,6 @@ not match is refused and no output is written.
 	mcmcParamFlags(cmd, &p, &format)
 	cmd.Flags().StringVarP(&out, "output", "o", "mcmc.out", "base of the .t/.p files")
 	return cmd
-}
-
-func splitMcmc(ctx context.Context, p mcmc.Params, src, out string) error {
-	var r io.ReaderAt
-	var size int64
-	if isStorePath(src) {
-		c, err := connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		f, err := c.Open(ctx, storePath(src))
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		if size, err = f.Size(ctx); err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		r = f
-	} else {
-		f, err := os.Open(src)
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		r, size = f, st.Size()
-	}
-	var staged stagedFiles
-	if err := staged.finish(mcmc.Split(p, r, size, out, staged.create)); err != nil {
-		if errors.Is(err, mcmc.ErrInvalid) {
-			return fmt.Errorf("mcmc split %s: %w", src, err)
-		}
-		return err
-	}
-	return nil
 }
 
 func newMcmcMatrixCommand() *cobra.Command {

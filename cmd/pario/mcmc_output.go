@@ -376,3 +376,66 @@ func (s *stagedFiles) finish(err error) error {
 	}
 	return s.commit()
 }
+
+// splitMcmc is pario mcmc split: the parameters and out are checked
+// before src is opened, and an interrupted split writes nothing.
+func splitMcmc(ctx context.Context, p mcmc.Params, src, out string) error {
+	if err := mcmc.CheckSplit(p, out); err != nil {
+		return usageError{err}
+	}
+	var r io.ReaderAt
+	var size int64
+	if isStorePath(src) {
+		c, err := connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		f, err := c.Open(ctx, storePath(src))
+		if err != nil {
+			return fmt.Errorf("mcmc split: %w", err)
+		}
+		if size, err = f.Size(ctx); err != nil {
+			return fmt.Errorf("mcmc split: %w", err)
+		}
+		r = ctxReaderAt{ctx, f}
+	} else {
+		// Stat before open: opening a named pipe would wait for a writer.
+		st, err := os.Stat(src)
+		if err != nil {
+			return fmt.Errorf("mcmc split: %w", err)
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("mcmc split %s: is %s, not a regular file: split reads a parallel file at offsets", src, filekind.Of(st.Mode()))
+		}
+		f, err := os.Open(src)
+		if err != nil {
+			return fmt.Errorf("mcmc split: %w", err)
+		}
+		defer f.Close()
+		if st, err = f.Stat(); err != nil {
+			return fmt.Errorf("mcmc split: %w", err)
+		}
+		r, size = f, st.Size()
+	}
+	var staged stagedFiles
+	err := staged.finish(mcmc.Split(ctx, p, r, size, out, staged.create))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return exitStatus{code: 130, msg: "mcmc split: interrupted; no output written"}
+	case errors.Is(err, mcmc.ErrInvalid):
+		return fmt.Errorf("mcmc split %s: %w", src, err)
+	}
+	return err
+}
+
+// ctxReaderAt reads a store file with ctx, so that a split stops when it
+// is interrupted.
+type ctxReaderAt struct {
+	ctx context.Context
+	f   *client.File
+}
+
+func (r ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	return r.f.ReadAtContext(r.ctx, p, off)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,5 +161,79 @@ func TestMcmcOutputTargets(t *testing.T) {
 	out, err := runErr(filepath.Join(dir, "none"), "mcmc", "--io", "serial", "--np", "2", "--nodes", "2", "-o", filepath.Join(dir, "s"))
 	if err == nil || strings.Count(out, "no cluster file") != 1 || strings.Contains(out, "ranks failed") {
 		t.Errorf("serial on --nodes with no cluster: %v\n%s\nwant one line saying so", err, out)
+	}
+}
+
+// pario mcmc split: bad flags are bad usage (exit status 2) before the
+// file is opened, an empty -o or -o DIR/ is refused (it wrote hidden
+// .run1.t files), and a named pipe is refused instead of waited on.
+func TestMcmcSplitBadInput(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"nosuch.mfg", "--runs", "0"}, 2, "runs must be at least 1"},
+		{[]string{"nosuch.mfg", "--samplefreq", "0"}, 2, "sample frequency"},
+		{[]string{"nosuch.mfg", "-o", ""}, 2, `-o ""`},
+		{[]string{"nosuch.mfg", "-o", dir + "/"}, 2, "want the base of the files' names"},
+		{[]string{fifo, "-o", filepath.Join(dir, "s")}, 1, "is a named pipe, not a regular file"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, append([]string{"mcmc", "split"}, tc.args...)...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(string(out), tc.want) {
+			t.Errorf("pario mcmc split %q: %v\n%s\nwant exit status %d saying %q", tc.args, err, out, tc.code, tc.want)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("refused splits left %d files", len(ents)-1)
+	}
+}
+
+// An interrupted split exits 130 and writes nothing; before, it went on
+// to the end and wrote every file. The first output is a named pipe
+// (written as it is), so the test knows when the split is writing: once
+// the pipe's read end opens.
+func TestMcmcSplitInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "big.mfg")
+	shape := []string{"--runs", "8", "--taxa", "1024", "--gens", "200"}
+	run(t, "", append([]string{"mcmc", "-o", src}, shape...)...)
+	base := filepath.Join(dir, "sp")
+	if err := syscall.Mkfifo(base+".run1.t", 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(parioBin, append([]string{"mcmc", "split", src, "-o", base}, shape...)...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	pipe, err := os.Open(base + ".run1.t") // returns once split opens it to write
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, pipe)
+	pipe.Close()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(buf.String(), "interrupted; no output written") {
+		t.Errorf("interrupted split: %v\n%s\nwant exit status 130 saying no output was written", err, buf.String())
+	}
+	if m, _ := filepath.Glob(base + "*"); len(m) != 1 {
+		t.Errorf("an interrupted split left %v", m)
 	}
 }

@@ -133,7 +133,7 @@ func TestMFGEqualsSerial(t *testing.T) {
 				}
 			}
 			out := newMemFS()
-			if err := Split(p, bytes.NewReader(f.data), int64(len(f.data)), "out", out.create); err != nil {
+			if err := Split(context.Background(), p, bytes.NewReader(f.data), int64(len(f.data)), "out", out.create); err != nil {
 				t.Fatal(err)
 			}
 			if len(out.files) != 2*p.Runs {
@@ -346,7 +346,7 @@ func TestSplitRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.edit(bytes.Clone(good))
 			fs := newMemFS()
-			err := Split(p, bytes.NewReader(b), int64(len(b)), "out", fs.create)
+			err := Split(context.Background(), p, bytes.NewReader(b), int64(len(b)), "out", fs.create)
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Split = %v, want an invalid-input error naming %q", err, tc.want)
 			}

@@ -106,7 +106,7 @@ func TestRealMrBayes(t *testing.T) {
 		packed = append(packed, padded[1]...)
 	}
 	fs := newMemFS()
-	if err := Split(p, bytes.NewReader(packed), int64(len(packed)), "out", fs.create); err != nil {
+	if err := Split(context.Background(), p, bytes.NewReader(packed), int64(len(packed)), "out", fs.create); err != nil {
 		t.Fatal(err)
 	}
 	var got []byte
