@@ -331,10 +331,19 @@ generations and frequencies, so its .t/.p files can be set beside pario mcmc's.
 			if block {
 				mb = &p
 			}
-			if err := mcmc.Matrix(cmd.OutOrStdout(), p.Taxa, nchar, seed, mb); err != nil {
+			for _, name := range []string{"runs", "chains", "gens", "samplefreq", "swapfreq"} {
+				if !block && cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is for the mrbayes block: add --mrbayes", name)}
+				}
+			}
+			if err := mcmc.CheckMatrix(p.Taxa, nchar, mb); err != nil {
 				return usageError{err}
 			}
-			return nil
+			err := mcmc.Matrix(cmd.Context(), cmd.OutOrStdout(), p.Taxa, nchar, seed, mb)
+			if err != nil && cmd.Context().Err() != nil {
+				return exitStatus{code: 130, msg: "mcmc matrix: interrupted"}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

@@ -237,3 +237,64 @@ func TestMcmcSplitInterrupted(t *testing.T) {
 		t.Errorf("an interrupted split left %v", m)
 	}
 }
+
+// pario mcmc matrix: settings of the mrbayes block are checked (and are
+// only for --mrbayes), a matrix past 4 Gi characters is refused at once,
+// and Ctrl-C stops one being written with exit status 130 (it ran on,
+// up to a terabyte, until a second Ctrl-C).
+func TestMcmcMatrixBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mrbayes", "--runs", "0"}, "--runs 0"},
+		{[]string{"--mrbayes", "--samplefreq", "0"}, "--samplefreq 0"},
+		{[]string{"--runs", "3"}, "--runs is for the mrbayes block"},
+		{[]string{"--taxa", "65536", "--nchar", "16777216"}, "more than 4294967296"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, append([]string{"mcmc", "matrix"}, tc.args...)...)
+		var stdout countWriter
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.want) || stdout > 0 {
+			t.Errorf("pario mcmc matrix %q: %v, %d B out\n%s\nwant exit status 2 saying %q and no matrix", tc.args, err, stdout, stderr.String(), tc.want)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, parioBin, "mcmc", "matrix", "--taxa", "65536", "--nchar", "65536")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(out, make([]byte, 1<<20)); err != nil { // it is writing
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("interrupted matrix: %v\n%s\nwant exit status 130", err, stderr.String())
+	}
+}
+
+// countWriter counts what is written to it and keeps none of it.
+type countWriter int64
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	*w += countWriter(len(p))
+	return len(p), nil
+}

@@ -360,10 +360,10 @@ func TestSplitRefuses(t *testing.T) {
 func TestMatrix(t *testing.T) {
 	var a, b bytes.Buffer
 	p := taxa16(2, 2, 2)
-	if err := Matrix(&a, 16, 50, 9, &p); err != nil {
+	if err := Matrix(context.Background(), &a, 16, 50, 9, &p); err != nil {
 		t.Fatal(err)
 	}
-	if err := Matrix(&b, 16, 50, 9, &p); err != nil {
+	if err := Matrix(context.Background(), &b, 16, 50, 9, &p); err != nil {
 		t.Fatal(err)
 	}
 	if a.String() != b.String() {
@@ -385,7 +385,7 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("row %d: %q", i, row)
 		}
 	}
-	if err := Matrix(io.Discard, 3, 10, 1, nil); !errors.Is(err, ErrInvalid) {
+	if err := Matrix(context.Background(), io.Discard, 3, 10, 1, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("3 taxa: %v", err)
 	}
 }

@@ -85,3 +85,47 @@ func TestSplitShortRead(t *testing.T) {
 		t.Errorf("Split of a file shorter than its size = %v (%d files), want an error saying it ended", err, len(fs.files))
 	}
 }
+
+// A matrix's size is bounded over all taxa, and the mrbayes block's
+// settings are at least 1 (before, --mrbayes --runs 0 wrote "nruns=0",
+// and 65536 taxa x 16 Mi characters, a terabyte, was accepted).
+func TestCheckMatrix(t *testing.T) {
+	mb := Params{Runs: 2, Chains: 2, Gens: 10, SampleFreq: 1, SwapFreq: 1}
+	for _, tc := range []struct {
+		taxa, nchar int
+		edit        func(*Params)
+		want        string
+	}{
+		{16, 100, nil, ""},
+		{MaxTaxa, 1 << 16, nil, ""},
+		{MaxTaxa, 1 << 24, nil, "more than"},
+		{3, 100, nil, "taxa"},
+		{16, 0, nil, "characters"},
+		{16, 100, func(p *Params) { p.Runs = 0 }, "--runs 0"},
+		{16, 100, func(p *Params) { p.Chains = -1 }, "--chains -1"},
+		{16, 100, func(p *Params) { p.Gens = 0 }, "--gens 0"},
+		{16, 100, func(p *Params) { p.SampleFreq = 0 }, "--samplefreq 0"},
+		{16, 100, func(p *Params) { p.SwapFreq = 0 }, "--swapfreq 0"},
+	} {
+		var p *Params
+		if tc.edit != nil {
+			q := mb
+			tc.edit(&q)
+			p = &q
+		}
+		err := CheckMatrix(tc.taxa, tc.nchar, p)
+		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("CheckMatrix(%d, %d, %v) = %v, want %q", tc.taxa, tc.nchar, p, err, tc.want)
+		}
+		if tc.want != "" {
+			if err := Matrix(context.Background(), io.Discard, tc.taxa, tc.nchar, 1, p); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Matrix(%d, %d, %v) = %v, want it refused", tc.taxa, tc.nchar, p, err)
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Matrix(ctx, io.Discard, 16, 100, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Matrix with a done context = %v", err)
+	}
+}
