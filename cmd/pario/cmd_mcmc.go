@@ -54,7 +54,7 @@ into the .t/.p files; pario mcmc matrix writes an input matrix.
   pario up &                                    # a store for the next two
   pario mcmc --runs 8 --chains 4 --np 8 --taxa 16 --gens 1000 --io mfg -o pario:/run.mfg --layout varstrip --lambda auto
   pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/split
-  mpirun -np 16 pario mcmc --runs 64 --chains 4 --io mfg -o /scratch/run.mfg`,
+  mpirun -np 16 pario mcmc --runs 64 --chains 4 --io mfg -o /tmp/run.mfg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMcmc(cmd, mf) },
 	}
