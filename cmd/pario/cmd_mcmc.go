@@ -4,20 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pario/pario/client"
-	"github.com/pario/pario/mfg"
 	"github.com/pario/pario/mfg/mcmc"
 	"github.com/pario/pario/rank"
-	"github.com/pario/pario/wire/throttle"
 )
 
 // mcmcFlags holds what `pario mcmc` was given.
@@ -59,7 +54,7 @@ into the .t/.p files; pario mcmc matrix writes an input matrix.
   pario up &                                    # a store for the next two
   pario mcmc --runs 8 --chains 4 --np 8 --taxa 16 --gens 1000 --io mfg -o pario:/run.mfg --layout varstrip --lambda auto
   pario mcmc split pario:/run.mfg --runs 8 --taxa 16 --gens 1000 -o /tmp/split
-  mpirun -np 16 pario mcmc --runs 64 --chains 4 --io mfg -o /scratch/run.mfg`,
+  mpirun -np 16 pario mcmc --runs 64 --chains 4 --io mfg -o /tmp/run.mfg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMcmc(cmd, mf) },
 	}
@@ -115,10 +110,14 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		if err := rank.CheckLaunch(p.Procs); err != nil {
 			return usageError{fmt.Errorf("mcmc: --np: %w", err)}
 		}
-		if err := mf.checkStore(ctx); err != nil {
+	}
+	if !under {
+		if err := checkOutput(ctx, mf.opt, mode); err != nil {
 			return err
 		}
-		return launchMcmc(ctx, p.Procs, mf.incomplete(mode))
+	}
+	if !under && p.Procs > 1 {
+		return launchMcmc(ctx, p.Procs, mf.opt.Left(mode))
 	}
 	comm, err := rank.Join(ctx, rank.Config{Rendezvous: mf.rendezvous})
 	if err != nil {
@@ -130,10 +129,14 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 		// Interrupted (Ctrl-C, SIGTERM): say so once, not as the
 		// collective call each rank was in; pario's launcher says it for
 		// its ranks.
+		var left leftError
+		if errors.As(err, &left) {
+			return exitStatus{code: 130, msg: "mcmc: interrupted; " + left.Error()}
+		}
 		if info.Launcher == rank.LauncherPario {
 			return exitStatus{code: 130}
 		}
-		return exitStatus{code: 130, msg: "mcmc: interrupted" + mf.incomplete(mode)}
+		return exitStatus{code: 130, msg: "mcmc: interrupted" + mf.opt.Left(mode)}
 	}
 	if err != nil {
 		return err
@@ -158,39 +161,6 @@ func (mf *mcmcFlags) parse() (p mcmc.Params, mode mcmc.IO, lambda int64, auto bo
 	return p, c.Mode, c.Lambda, c.Auto, err
 }
 
-// incomplete says what an interrupted or failed run left of its output.
-func (mf *mcmcFlags) incomplete(mode mcmc.IO) string {
-	switch mode {
-	case mcmc.IOMFG:
-		return "; " + mf.opt.Out + " is incomplete"
-	case mcmc.IOSerial:
-		return "; no output written" // its files are renamed into place at the end
-	}
-	return ""
-}
-
-// checkStore checks, before any rank starts, that a store output's
-// cluster answers and has the I/O servers --nodes needs (one per node):
-// each rank would say it otherwise, and the run would call an output it
-// never created incomplete.
-func (mf *mcmcFlags) checkStore(ctx context.Context) error {
-	if !mf.opt.InPario || mf.opt.IO == mcmc.IONone.String() {
-		return nil
-	}
-	c, err := connect(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if mf.opt.Nodes == 0 || mf.opt.IO != mcmc.IOMFG.String() {
-		return nil
-	}
-	if n := len(c.Servers()); mf.opt.Nodes > n {
-		return usageError{fmt.Errorf("--nodes %d: the cluster has %d I/O servers, one per node", mf.opt.Nodes, n)}
-	}
-	return nil
-}
-
 // launchMcmc starts n local rank processes of this command; incomplete
 // says what an interrupted run leaves.
 func launchMcmc(ctx context.Context, n int, incomplete string) error {
@@ -198,7 +168,7 @@ func launchMcmc(ctx context.Context, n int, incomplete string) error {
 	if err != nil {
 		return fmt.Errorf("mcmc: find this program to start %d ranks: %w", n, err)
 	}
-	opts := rank.LaunchOptions{Prefix: func(r int) string {
+	opts := rank.LaunchOptions{StopGrace: mcmcStopGrace, Prefix: func(r int) string {
 		if r == 0 {
 			return ""
 		}
@@ -223,6 +193,10 @@ func launchMcmc(ctx context.Context, n int, incomplete string) error {
 	}
 	return err
 }
+
+// mcmcStopGrace is how long interrupted local ranks may take to stop:
+// rank 0 removes the unfinished parallel file or serial files.
+const mcmcStopGrace = 10 * time.Second
 
 // mcmcRank is one rank: the lambda all ranks agree on, the output rank 0
 // prepares, the workload, and the summary over all ranks.
@@ -249,158 +223,63 @@ func mcmcRank(ctx context.Context, comm *rank.Comm, p mcmc.Params, mode mcmc.IO,
 	}
 	sum.Baseline, sum.Servers, sum.Reached = mf.opt.Baseline, 1, 1
 	// Eq. 6.1 on this node, the smallest limit over all ranks.
-	limit, err := lambdaLimit(p, comm)
+	limit, err := lambdaLimit(p, comm.Size())
 	if err != nil {
 		return sum, err
 	}
-	limit, err = agreeMin(ctx, comm, limit)
+	red := rankReducer{comm}
+	least, err := red.MinUint64(ctx, uint64(limit))
 	if err != nil {
 		return sum, err
 	}
 	if mode == mcmc.IOSerial {
 		lambda, auto = 1, false
 	}
-	if sum.Lambda, err = p.Lambda(lambda, auto, servers, limit, false); err != nil {
+	if sum.Lambda, err = p.Lambda(lambda, auto, servers, int64(least), false); err != nil {
 		return sum, usageError{err}
 	}
 	out := mcmc.Output{Mode: mode, Lambda: sum.Lambda, CPUShare: share, ChainWork: mf.opt.ChainWork}
-	var closeOut func() error
-	var staged stagedFiles // the serial files, renamed into place at the end
-	switch mode {
-	case mcmc.IOSerial:
-		sum.Target = mf.opt.Out
-		out.Base, out.Create = mf.opt.Out, staged.create
-		if mf.opt.Nodes > 0 {
-			// The serial files are on node 0's disk: the emulated one.
-			cf, err := loadClusterFile(ctx)
-			if err != nil {
-				return sum, err
-			}
-			disk := throttle.New(cf.Emulation.DiskRate, 0)
-			out.Create = func(name string) (io.WriteCloser, error) {
-				w, err := staged.create(name)
-				if err != nil {
-					return nil, err
-				}
-				return throttledFile{ctx, w, disk}, nil
-			}
-		}
-	case mcmc.IOMFG:
-		sum.Target = mf.opt.Out
-		// Rank 0 creates the file; the others open it once it has.
-		var w mcmc.ListWriter
-		var prepErr error
-		if comm.Rank() == 0 {
-			w, closeOut, sum.Layout, prepErr = createParallel(ctx, c, p, mf, servers, true)
-			if prepErr == nil && c != nil {
-				sum.Servers, sum.Reached = servers, mcmc.ServersReached(p, sum.Layout, servers)
-			}
-		}
-		if err := agree(ctx, comm, prepErr); err != nil {
-			return sum, err
-		}
-		if comm.Rank() != 0 {
-			if w, closeOut, _, err = createParallel(ctx, c, p, mf, servers, false); err != nil {
-				return sum, err
-			}
-		}
-		out.File = w
+	ro, err := prepareOutput(ctx, comm, c, p, mf, servers, &sum, &out)
+	if err != nil {
+		return sum, err
 	}
 	began := time.Now()
 	st, err := mcmc.Run(ctx, comm, p, out)
-	if closeOut != nil {
-		err = errors.Join(err, closeOut())
+	if err = ro.close(err); err == nil {
+		// Every rank gets here only once all have written their part.
+		err = sum.Collect(ctx, red, st, time.Since(began).Seconds())
 	}
-	if err = staged.finish(err); err != nil {
-		return sum, err
-	}
-	secs, err := comm.AllreduceFloat64(ctx, time.Since(began).Seconds(), rank.Max)
-	if err != nil {
-		return sum, err
-	}
-	sum.Seconds = secs
-	if sum.Compute, err = comm.AllreduceFloat64(ctx, st.Compute.Seconds(), rank.Max); err != nil {
-		return sum, err
-	}
-	if sum.IO, err = comm.AllreduceFloat64(ctx, st.IO.Seconds(), rank.Max); err != nil {
-		return sum, err
-	}
-	for _, v := range []struct {
-		dst *int64
-		v   int64
-	}{{&sum.Bytes, st.Bytes}, {&sum.Writes, st.Writes}, {&sum.Extents, st.Extents}, {&sum.Moves, st.Moves}} {
-		n, err := comm.AllreduceUint64(ctx, uint64(v.v), rank.Sum)
-		if err != nil {
-			return sum, err
-		}
-		*v.dst = int64(n)
-	}
-	return sum, nil
+	return sum, ro.finish(ctx, err)
 }
 
-// agree makes every rank fail with rank 0's error, or none.
-func agree(ctx context.Context, comm *rank.Comm, err error) error {
-	var msg []byte
-	if err != nil {
-		msg = []byte(err.Error())
-	}
-	got, berr := comm.Broadcast(ctx, 0, msg)
-	switch {
-	case err != nil:
-		return err
-	case berr != nil:
-		return berr
-	case len(got) > 0:
-		return fmt.Errorf("mcmc: rank 0: %s", got)
-	}
-	return nil
-}
-
-func agreeMin(ctx context.Context, comm *rank.Comm, v int64) (int64, error) {
-	n, err := comm.AllreduceUint64(ctx, uint64(v), rank.Min)
-	return int64(n), err
-}
-
-// lambdaLimit is eq. 6.1's limit on this node: the memory available now
-// (MemAvailable: what the other processes use and the kernel's reserve
-// count as the swap threshold) over the lines of the runs of every rank,
-// counted as if all ran here.
-func lambdaLimit(p mcmc.Params, comm *rank.Comm) (int64, error) {
-	total, avail, err := meminfo()
-	if err != nil {
-		return mcmc.Unlimited, nil // no /proc/meminfo: no bound known
-	}
-	ranks := make([]int, comm.Size())
-	for k := range ranks {
-		ranks[k] = k
-	}
-	host, _ := os.Hostname()
-	node := p.NodeOf(host, total, total-avail, 0, ranks, false)
-	return mfg.LambdaLimit([]mfg.Node{node})
-}
-
-func meminfo() (total, avail int64, err error) {
+// lambdaLimit is eq. 6.1's limit on this node for the lines of ranks
+// ranks, from /proc/meminfo: none known without it.
+func lambdaLimit(p mcmc.Params, ranks int) (int64, error) {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
-		return 0, 0, err
+		return mcmc.Unlimited, nil
 	}
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "MemTotal:":
-			total = v << 10
-		case "MemAvailable:":
-			avail = v << 10
-		}
+	total, avail, err := mcmc.ParseMeminfo(b)
+	if err != nil {
+		return mcmc.Unlimited, nil
 	}
-	if total == 0 || avail == 0 {
-		return 0, 0, errors.New("no MemTotal or MemAvailable in /proc/meminfo")
-	}
-	return total, avail, nil
+	host, _ := os.Hostname()
+	return p.LambdaLimitOn(host, total, avail, ranks)
+}
+
+// rankReducer gives the workload rank's reductions (mcmc.Reducer).
+type rankReducer struct{ c *rank.Comm }
+
+func (r rankReducer) MaxFloat64(ctx context.Context, v float64) (float64, error) {
+	return r.c.AllreduceFloat64(ctx, v, rank.Max)
+}
+
+func (r rankReducer) SumUint64(ctx context.Context, v uint64) (uint64, error) {
+	return r.c.AllreduceUint64(ctx, v, rank.Sum)
+}
+
+func (r rankReducer) MinUint64(ctx context.Context, v uint64) (uint64, error) {
+	return r.c.AllreduceUint64(ctx, v, rank.Min)
 }
 
 func newMcmcSplitCommand() *cobra.Command {
@@ -431,45 +310,6 @@ not match is refused and no output is written.
 	return cmd
 }
 
-func splitMcmc(ctx context.Context, p mcmc.Params, src, out string) error {
-	var r io.ReaderAt
-	var size int64
-	if isStorePath(src) {
-		c, err := connect(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		f, err := c.Open(ctx, storePath(src))
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		if size, err = f.Size(ctx); err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		r = f
-	} else {
-		f, err := os.Open(src)
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return fmt.Errorf("mcmc split: %w", err)
-		}
-		r, size = f, st.Size()
-	}
-	var staged stagedFiles
-	if err := staged.finish(mcmc.Split(p, r, size, out, staged.create)); err != nil {
-		if errors.Is(err, mcmc.ErrInvalid) {
-			return fmt.Errorf("mcmc split %s: %w", src, err)
-		}
-		return err
-	}
-	return nil
-}
-
 func newMcmcMatrixCommand() *cobra.Command {
 	p := mcmc.Params{Runs: 2, Chains: 4, Taxa: 16, Gens: 1000, SampleFreq: 100, SwapFreq: 1}
 	var nchar int
@@ -491,10 +331,19 @@ generations and frequencies, so its .t/.p files can be set beside pario mcmc's.
 			if block {
 				mb = &p
 			}
-			if err := mcmc.Matrix(cmd.OutOrStdout(), p.Taxa, nchar, seed, mb); err != nil {
+			for _, name := range []string{"runs", "chains", "gens", "samplefreq", "swapfreq"} {
+				if !block && cmd.Flags().Changed(name) {
+					return usageError{fmt.Errorf("--%s is for the mrbayes block: add --mrbayes", name)}
+				}
+			}
+			if err := mcmc.CheckMatrix(p.Taxa, nchar, mb); err != nil {
 				return usageError{err}
 			}
-			return nil
+			err := mcmc.Matrix(cmd.Context(), cmd.OutOrStdout(), p.Taxa, nchar, seed, mb)
+			if err != nil && cmd.Context().Err() != nil {
+				return exitStatus{code: 130, msg: "mcmc matrix: interrupted"}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()

@@ -2,6 +2,7 @@ package mcmc
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -17,7 +18,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add([]byte("#NEXUS\n[ID: 12]\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fs := newMemFS()
-		if err := Split(fuzzParams, bytes.NewReader(b), int64(len(b)), "out", fs.create); err != nil {
+		if err := Split(context.Background(), fuzzParams, bytes.NewReader(b), int64(len(b)), "out", fs.create); err != nil {
 			if len(fs.files) != 0 {
 				t.Fatalf("a refused file made %d files", len(fs.files))
 			}

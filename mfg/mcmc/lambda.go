@@ -1,8 +1,11 @@
 package mcmc
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/pario/pario/mfg"
 )
@@ -63,3 +66,40 @@ func (p Params) Lambda(requested int64, auto bool, servers int, limit int64, swa
 
 // Unlimited is the limit of nodes that keep no lines.
 const Unlimited = math.MaxInt64
+
+// ParseMeminfo reads MemTotal and MemAvailable, in bytes, from the text of
+// Linux's /proc/meminfo.
+func ParseMeminfo(b []byte) (total, avail int64, err error) {
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil || v < 0 || v > math.MaxInt64>>10 {
+			continue
+		}
+		switch f[0] {
+		case "MemTotal:":
+			total = v << 10
+		case "MemAvailable:":
+			avail = v << 10
+		}
+	}
+	if total == 0 || avail == 0 {
+		return 0, 0, errors.New("no MemTotal or MemAvailable in /proc/meminfo")
+	}
+	return total, avail, nil
+}
+
+// LambdaLimitOn is eq. 6.1's limit on a node with total bytes of memory of
+// which avail are available now (what the other processes use and the
+// kernel's reserve count as the swap threshold), counting the lines of the
+// runs of all ranks as if all ran there.
+func (p Params) LambdaLimitOn(host string, total, avail int64, ranks int) (int64, error) {
+	all := make([]int, ranks)
+	for k := range all {
+		all[k] = k
+	}
+	return mfg.LambdaLimit([]mfg.Node{p.NodeOf(host, total, total-avail, 0, all, false)})
+}

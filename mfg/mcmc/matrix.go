@@ -1,6 +1,7 @@
 package mcmc
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,13 +12,10 @@ import (
 // data per generation depends only on the number of taxa. mrbayes, when
 // set, appends a mrbayes block that runs the analysis of p with MrBayes
 // 3.2.7's own settings (mcmc nruns, nchains, ngen, samplefreq, swapfreq)
-// and quits.
-func Matrix(w io.Writer, taxa, nchar int, seed uint64, mrbayes *Params) error {
-	switch {
-	case taxa < MinTaxa || taxa > MaxTaxa:
-		return invalid("matrix: taxa must be in [%d, %d], got %d", MinTaxa, MaxTaxa, taxa)
-	case nchar < 1 || nchar > 1<<24:
-		return invalid("matrix: characters must be in [1, %d], got %d", 1<<24, nchar)
+// and quits. It stops with ctx's error when ctx is done.
+func Matrix(ctx context.Context, w io.Writer, taxa, nchar int, seed uint64, mrbayes *Params) error {
+	if err := CheckMatrix(taxa, nchar, mrbayes); err != nil {
+		return err
 	}
 	if _, err := fmt.Fprintf(w, "#NEXUS\n"+
 		"[TITLE: Synthetic input matrix generated from gtaxa.]\n"+
@@ -27,6 +25,9 @@ func Matrix(w io.Writer, taxa, nchar int, seed uint64, mrbayes *Params) error {
 	g := rng{hash(seed, 0x6d6174)}
 	line := make([]byte, 0, nchar+16)
 	for i := range taxa {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		line = append(line[:0], Name(i)...)
 		line = append(line, ' ')
 		for range nchar {
@@ -47,6 +48,36 @@ func Matrix(w io.Writer, taxa, nchar int, seed uint64, mrbayes *Params) error {
 	}
 	if _, err := io.WriteString(w, end); err != nil {
 		return fmt.Errorf("mcmc: matrix: %w", err)
+	}
+	return nil
+}
+
+// MaxMatrix bounds a matrix's characters over all taxa (4 Gi, 4 GiB of
+// output): 65536 taxa of 16 Mi characters each, which each bound
+// allows, would be a terabyte on standard output, far beyond any input
+// MrBayes could read.
+const MaxMatrix = 1 << 32
+
+// CheckMatrix says what is wrong with a matrix's size or its mrbayes
+// block's settings (each at least 1, as mb wants them).
+func CheckMatrix(taxa, nchar int, mrbayes *Params) error {
+	switch {
+	case taxa < MinTaxa || taxa > MaxTaxa:
+		return invalid("matrix: taxa must be in [%d, %d], got %d", MinTaxa, MaxTaxa, taxa)
+	case nchar < 1 || nchar > 1<<24:
+		return invalid("matrix: characters must be in [1, %d], got %d", 1<<24, nchar)
+	case int64(taxa)*int64(nchar) > MaxMatrix:
+		return invalid("matrix: %d taxa x %d characters is %d characters, more than %d: fewer taxa or characters", taxa, nchar, int64(taxa)*int64(nchar), int64(MaxMatrix))
+	}
+	if p := mrbayes; p != nil {
+		for _, v := range []struct {
+			name string
+			v    int64
+		}{{"runs", int64(p.Runs)}, {"chains", int64(p.Chains)}, {"gens", p.Gens}, {"samplefreq", p.SampleFreq}, {"swapfreq", p.SwapFreq}} {
+			if v.v < 1 {
+				return invalid("matrix: --%s %d: the mrbayes block wants at least 1", v.name, v.v)
+			}
+		}
 	}
 	return nil
 }

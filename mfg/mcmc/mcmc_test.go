@@ -133,7 +133,7 @@ func TestMFGEqualsSerial(t *testing.T) {
 				}
 			}
 			out := newMemFS()
-			if err := Split(p, bytes.NewReader(f.data), int64(len(f.data)), "out", out.create); err != nil {
+			if err := Split(context.Background(), p, bytes.NewReader(f.data), int64(len(f.data)), "out", out.create); err != nil {
 				t.Fatal(err)
 			}
 			if len(out.files) != 2*p.Runs {
@@ -346,7 +346,7 @@ func TestSplitRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.edit(bytes.Clone(good))
 			fs := newMemFS()
-			err := Split(p, bytes.NewReader(b), int64(len(b)), "out", fs.create)
+			err := Split(context.Background(), p, bytes.NewReader(b), int64(len(b)), "out", fs.create)
 			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Split = %v, want an invalid-input error naming %q", err, tc.want)
 			}
@@ -360,10 +360,10 @@ func TestSplitRefuses(t *testing.T) {
 func TestMatrix(t *testing.T) {
 	var a, b bytes.Buffer
 	p := taxa16(2, 2, 2)
-	if err := Matrix(&a, 16, 50, 9, &p); err != nil {
+	if err := Matrix(context.Background(), &a, 16, 50, 9, &p); err != nil {
 		t.Fatal(err)
 	}
-	if err := Matrix(&b, 16, 50, 9, &p); err != nil {
+	if err := Matrix(context.Background(), &b, 16, 50, 9, &p); err != nil {
 		t.Fatal(err)
 	}
 	if a.String() != b.String() {
@@ -385,7 +385,7 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("row %d: %q", i, row)
 		}
 	}
-	if err := Matrix(io.Discard, 3, 10, 1, nil); !errors.Is(err, ErrInvalid) {
+	if err := Matrix(context.Background(), io.Discard, 3, 10, 1, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("3 taxa: %v", err)
 	}
 }

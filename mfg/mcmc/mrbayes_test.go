@@ -27,7 +27,7 @@ func TestRealMrBayes(t *testing.T) {
 	p := Params{Runs: 2, Chains: 2, Procs: 1, Taxa: 12, Gens: 40, SampleFreq: 10, SwapFreq: 1, Seed: 3, Format: MB327}
 	dir := t.TempDir()
 	var nex bytes.Buffer
-	if err := Matrix(&nex, p.Taxa, 40, p.Seed, &p); err != nil {
+	if err := Matrix(context.Background(), &nex, p.Taxa, 40, p.Seed, &p); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "in.nex"), nex.Bytes(), 0o644); err != nil {
@@ -106,7 +106,7 @@ func TestRealMrBayes(t *testing.T) {
 		packed = append(packed, padded[1]...)
 	}
 	fs := newMemFS()
-	if err := Split(p, bytes.NewReader(packed), int64(len(packed)), "out", fs.create); err != nil {
+	if err := Split(context.Background(), p, bytes.NewReader(packed), int64(len(packed)), "out", fs.create); err != nil {
 		t.Fatal(err)
 	}
 	var got []byte

@@ -3,8 +3,10 @@ package mcmc
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/mfg"
 )
 
@@ -66,6 +68,13 @@ func (o Options) Check(p Params) (Checked, error) {
 		return c, fmt.Errorf("--baseline %v: want 0 (none) or seconds from %g to %g", o.Baseline, MinBaseline, MaxBaseline)
 	case o.ChainWork < 0:
 		return c, fmt.Errorf("--chain-work %v: want a duration >= 0", o.ChainWork)
+	case c.Mode == IOSerial && strings.HasSuffix(o.Out, "/"):
+		return c, fmt.Errorf("-o %s: names a directory; --io serial wants the base of the files' names, such as %srun", o.Out, o.Out)
+	}
+	if o.Layout != "" && o.Layout != "varstrip" {
+		if _, err := dist.ParseLayout(o.Layout); err != nil {
+			return c, fmt.Errorf("--layout: %w", err)
+		}
 	}
 	if o.Layout == "varstrip" {
 		// Whether the runs' map can be cut into one strip per rank does
@@ -79,4 +88,52 @@ func (o Options) Check(p Params) (Checked, error) {
 		}
 	}
 	return c, nil
+}
+
+// FileLayout is the layout of the parallel file in the store for p over
+// servers I/O servers: for varstrip the strips computed (each rank's
+// bytes on the server of its emulated node with Nodes, else ranks dealt
+// to the servers round robin), otherwise the layout Layout names, or the
+// zero layout (the directory's) for none.
+func (o Options) FileLayout(p Params, servers int) (dist.Layout, error) {
+	switch o.Layout {
+	case "":
+		return dist.Layout{}, nil
+	case "varstrip":
+	default:
+		l, err := dist.ParseLayout(o.Layout)
+		if err != nil {
+			return dist.Layout{}, fmt.Errorf("--layout: %w", err)
+		}
+		return l, nil
+	}
+	m, err := mfg.New(p.Desc())
+	if err != nil {
+		return dist.Layout{}, fmt.Errorf("mcmc: %w", err)
+	}
+	serverOf := mfg.RoundRobin(p.Procs, servers)
+	if o.Nodes > 0 {
+		for k := range serverOf {
+			serverOf[k] = NodeOfRank(k, p.Procs, o.Nodes)
+		}
+	}
+	strips, placement, err := mfg.Strips(m, p.Config(), serverOf)
+	if err != nil {
+		return dist.Layout{}, fmt.Errorf("--layout varstrip: %w", err)
+	}
+	l := dist.Layout{Dist: dist.Varstrip, Params: "strips=" + strips, Datafiles: len(placement)}
+	if o.Nodes > 0 {
+		l.Servers = dist.FormatServers(placement)
+	}
+	return l, nil
+}
+
+// Left says, after "interrupted" or a failure, what the run left of its
+// output: nothing, since the serial files and the parallel file are
+// written under temporary names and renamed into place at the end.
+func (o Options) Left(mode IO) string {
+	if mode == IONone {
+		return ""
+	}
+	return "; no output written"
 }

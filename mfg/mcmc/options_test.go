@@ -30,6 +30,10 @@ func TestOptionsCheck(t *testing.T) {
 		{"baseline huge", func(o *Options) { o.Baseline = 1e308 }, "--baseline"},
 		{"baseline NaN", func(o *Options) { o.Baseline = nan() }, "--baseline"},
 		{"baseline ok", func(o *Options) { o.Baseline = 12.5 }, ""},
+		{"unknown layout", func(o *Options) { o.Layout, o.InPario = "bogus", true }, "--layout: "},
+		{"layout without a strip", func(o *Options) { o.Layout, o.InPario = "simple_stripe:strip_size=0", true }, "--layout: "},
+		{"a layout", func(o *Options) { o.Layout, o.InPario = "simple_stripe:strip_size=1k", true }, ""},
+		{"serial into a directory", func(o *Options) { o.IO, o.Out = "serial", "out/" }, "names a directory"},
 		{"chain work negative", func(o *Options) { o.ChainWork = -time.Millisecond }, "--chain-work"},
 		{"varstrip of a changing writer map", func(o *Options) { o.Layout, o.InPario = "varstrip", true }, "--layout varstrip"},
 	} {
@@ -52,3 +56,41 @@ func TestOptionsCheck(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+func TestParseMeminfo(t *testing.T) {
+	total, avail, err := ParseMeminfo([]byte("MemTotal:       16384 kB\nMemFree: 1 kB\nMemAvailable:    8192 kB\n"))
+	if err != nil || total != 16384<<10 || avail != 8192<<10 {
+		t.Errorf("got %d %d %v", total, avail, err)
+	}
+	for _, bad := range []string{"", "MemTotal: 5 kB\n", "MemTotal: x kB\nMemAvailable: 3 kB\n", "MemTotal: 99999999999999999 kB\nMemAvailable: 3 kB\n"} {
+		if _, _, err := ParseMeminfo([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestFileLayout(t *testing.T) {
+	p := Params{Runs: 4, Chains: 2, Procs: 4, Taxa: 16, Gens: 10, SampleFreq: 1, SwapFreq: 1}
+	for _, tc := range []struct {
+		o    Options
+		want string // the layout, or an error's words
+	}{
+		{Options{}, ""},
+		{Options{Layout: "simple_stripe:strip_size=1k"}, "simple_stripe:strip_size=1024"},
+		{Options{Layout: "bogus"}, "--layout: "},
+		{Options{Layout: "varstrip"}, "varstrip:strips=0:"},
+		{Options{Layout: "varstrip", Nodes: 2}, "servers="},
+	} {
+		l, err := tc.o.FileLayout(p, 4)
+		got := l.String()
+		if l.IsZero() {
+			got = ""
+		}
+		if err != nil {
+			got = err.Error()
+		}
+		if !strings.Contains(got, tc.want) || (tc.want == "" && got != "") {
+			t.Errorf("%+v: got %q, want %q", tc.o, got, tc.want)
+		}
+	}
+}

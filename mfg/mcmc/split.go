@@ -1,10 +1,14 @@
 package mcmc
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/pario/pario/mfg"
 )
@@ -16,17 +20,17 @@ import (
 // from the file's first header), and every line: its generation, a single
 // newline at its end, spaces only as padding. A file it cannot account
 // for is refused before any output is created. p's Seed, Procs and
-// Chains play no part.
-func Split(p Params, r io.ReaderAt, size int64, base string, create func(name string) (io.WriteCloser, error)) error {
+// Chains play no part. It stops with ctx's error when ctx is done.
+func Split(ctx context.Context, p Params, r io.ReaderAt, size int64, base string, create func(name string) (io.WriteCloser, error)) error {
+	if err := CheckSplit(p, base); err != nil {
+		return err
+	}
 	p.Procs, p.Chains = 1, 1
 	id, err := readID(r)
 	if err != nil {
 		return err
 	}
 	p.FileID = id
-	if err := p.Validate(); err != nil {
-		return err
-	}
 	m, err := mfg.New(p.Desc())
 	if err != nil {
 		return fmt.Errorf("mcmc: split: %w", err)
@@ -39,7 +43,7 @@ func Split(p Params, r io.ReaderAt, size int64, base string, create func(name st
 		{tHeader(p.Format, p.Taxa, id), pHeader(p.Format, id)},
 		{p.TTrailer(), ""},
 	}
-	if err := eachPiece(m, r, func(pc mfg.Piece, b []byte) error {
+	if err := eachPiece(ctx, m, r, func(pc mfg.Piece, b []byte) error {
 		return check(p, m, pc, b, want)
 	}); err != nil {
 		return err
@@ -56,7 +60,7 @@ func Split(p Params, r io.ReaderAt, size int64, base string, create func(name st
 		files = files[:0]
 		return err
 	}
-	err = eachPiece(m, r, func(pc mfg.Piece, b []byte) error {
+	err = eachPiece(ctx, m, r, func(pc mfg.Piece, b []byte) error {
 		if pc.Run != cur {
 			if err := closeCur(); err != nil {
 				return err
@@ -98,15 +102,42 @@ func readID(r io.ReaderAt) (uint64, error) {
 	return id, nil
 }
 
+// CheckSplit says what is wrong with the parameters of a split (p's Seed,
+// Procs and Chains play no part) or the base of its files' names, before
+// any file is read.
+func CheckSplit(p Params, base string) error {
+	p.Procs, p.Chains = 1, 1
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if base == "" || strings.HasSuffix(base, "/") {
+		return invalid("split: -o %q: want the base of the files' names, such as %srun", base, base)
+	}
+	return nil
+}
+
 // eachPiece calls fn with every piece of the map and its bytes, in file
-// order.
-func eachPiece(m *mfg.Map, r io.ReaderAt, fn func(mfg.Piece, []byte) error) error {
+// order. The map's pieces tile the file, so it is read front to back in
+// large reads (a line at a time was a round trip per line on a store).
+func eachPiece(ctx context.Context, m *mfg.Map, r io.ReaderAt, fn func(mfg.Piece, []byte) error) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, m.Size()), 1<<20)
 	var buf []byte
+	var at int64
 	for pc := range m.All() {
-		buf = append(buf[:0], make([]byte, pc.Len)...)
-		if _, err := r.ReadAt(buf, pc.Off); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if pc.Off != at {
+			return fmt.Errorf("mcmc: split: %s is not at offset %d: the map does not tile the file", pc, at)
+		}
+		buf = slices.Grow(buf[:0], int(pc.Len))[:pc.Len]
+		if _, err := io.ReadFull(br, buf); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				err = fmt.Errorf("the file ended: %w", io.ErrUnexpectedEOF)
+			}
 			return fmt.Errorf("mcmc: split: read %s: %w", pc, err)
 		}
+		at += pc.Len
 		if err := fn(pc, buf); err != nil {
 			return err
 		}
