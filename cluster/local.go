@@ -162,6 +162,11 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		}
 		return nil, err
 	}
+	// Stopped while starting (a signal): no cluster file for others to
+	// find, and no "cluster up" from the caller.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: interrupted while starting: %w", err)
+	}
 	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries, Protection: cfg.Protection, Emulation: cfg.Emulation}
 	if err := cf.WriteFile(clusterFile); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)

@@ -111,6 +111,9 @@ func RunMeta(ctx context.Context, listen Listener, addr string, cfg MetaServerCo
 	ms, err := StartMetaServer(ctx, ln, cfg)
 	if err != nil {
 		ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped while starting (a signal), as it would have been later
+		}
 		return err
 	}
 	LimitHeap(wire.DefaultMemoryBudget)
@@ -128,6 +131,9 @@ func RunData(ctx context.Context, listen Listener, addr string, cfg DataServerCo
 	ds, err := StartDataServer(ctx, ln, cfg)
 	if err != nil {
 		ln.Close()
+		if ctx.Err() != nil {
+			return nil // stopped while starting (a signal), as it would have been later
+		}
 		return err
 	}
 	LimitHeap(cmp.Or(cfg.MemoryBudget, wire.DefaultMemoryBudget))

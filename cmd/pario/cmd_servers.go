@@ -96,6 +96,11 @@ rates go into the cluster file (docs/mfg.md).
 				Limits: limits, Listen: netListen, Protection: prot, Observe: mf.observe(),
 				Emulation: emu,
 			})
+			if err != nil && cmd.Context().Err() != nil {
+				// Ctrl-C or SIGTERM before it was up: a stop, as later.
+				fmt.Println("stopped: interrupted while starting")
+				return nil
+			}
 			if err != nil {
 				return err
 			}
