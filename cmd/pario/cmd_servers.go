@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -366,10 +365,10 @@ that others may read, and secrets under 128 bits or visibly not random.
   pario secret /etc/pario/secret`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := os.MkdirAll(filepath.Dir(args[0]), 0o700); err != nil {
-				return fmt.Errorf("write secret: %w", err)
+			if args[0] == "" {
+				return usageError{fmt.Errorf("FILE is empty: name the secret file to write")}
 			}
-			if _, err := cluster.WriteSecret(args[0]); err != nil {
+			if err := cluster.CreateSecretFile(args[0]); err != nil {
 				return err
 			}
 			fmt.Printf("wrote a new secret to %s (mode 0600)\n", args[0])

@@ -115,3 +115,32 @@ func TestUpRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// pario secret never replaces a file (a symbolic link either), and says
+// why and what to do; before, it said only "file exists". An empty FILE
+// is a usage error.
+func TestSecretRefusesExistingFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "secret")
+	if out, err := exec.Command(parioBin, "secret", p).CombinedOutput(); err != nil {
+		t.Fatalf("pario secret %s: %v\n%s", p, err, out)
+	}
+	before, _ := os.ReadFile(p)
+	link := filepath.Join(dir, "link")
+	os.Symlink(filepath.Join(dir, "nowhere"), link)
+	for _, f := range []string{p, link} {
+		out, err := exec.Command(parioBin, "secret", f).CombinedOutput()
+		if statusOf(err) != 1 || !strings.Contains(string(out), f+" exists: a secret file is never replaced") {
+			t.Errorf("pario secret %s onto an existing file: %v, want exit status 1 saying it is never replaced:\n%s", f, err, out)
+		}
+	}
+	if after, _ := os.ReadFile(p); string(after) != string(before) {
+		t.Error("the existing secret changed")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Error("a secret was written through the dangling link")
+	}
+	if out, err := exec.Command(parioBin, "secret", "").CombinedOutput(); statusOf(err) != 2 {
+		t.Errorf("pario secret '': %v, want exit status 2:\n%s", err, out)
+	}
+}
