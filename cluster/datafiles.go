@@ -129,6 +129,10 @@ func claimAll(ctx context.Context, st *meta.Store, dbPath string, servers []Serv
 	for i, err := range st.ClaimAll(cctx) {
 		switch {
 		case err == nil:
+		case ctx.Err() != nil:
+			// Stopped while starting (a signal): the claims failed for
+			// that, and the caller says so once.
+			return fmt.Errorf("metadata server: interrupted while claiming its I/O servers: %w", ctx.Err())
 		case errors.Is(err, syscall.EREMCHG):
 			refused = append(refused, err.Error())
 		default:

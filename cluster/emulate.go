@@ -33,6 +33,54 @@ type Emulation struct {
 	NetLocalRate float64
 }
 
+// The bounds of an emulation (Check): beyond them every request takes
+// seconds to minutes, and a run under them looks hung rather than slow.
+const (
+	// MinEmulatedRate is the slowest disk or link: 10 kB/s, a 64 KiB
+	// strip in 6.6 s.
+	MinEmulatedRate = 10e3
+	// MaxEmulatedDelay is the longest seek or lock revocation: 10 s a
+	// request.
+	MaxEmulatedDelay = 10 * time.Second
+)
+
+// Check refuses an emulation no hardware is like: a rate under
+// MinEmulatedRate, a time that is negative or over MaxEmulatedDelay. The
+// error starts with the setting's name (disk-rate, disk-seek, ...), the
+// name of its flag and of its cluster file directive.
+func (e Emulation) Check() error {
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"disk-rate", e.DiskRate}, {"net-rate", e.NetRate}, {"net-rate-local", e.NetLocalRate}} {
+		if err := checkRate(r.name, r.v); err != nil {
+			return err
+		}
+	}
+	if err := checkDelay("disk-seek", e.DiskSeek); err != nil {
+		return err
+	}
+	return checkDelay("lock-revoke", e.LockRevoke)
+}
+
+func checkRate(name string, v float64) error {
+	if v != 0 && !(v >= MinEmulatedRate) {
+		return fmt.Errorf("%s %s: slower than any disk or network (a 64 KiB request would take %.0f s); want at least %s",
+			name, units.FormatRate(v), 65536/v, units.FormatRate(MinEmulatedRate))
+	}
+	return nil
+}
+
+func checkDelay(name string, d time.Duration) error {
+	switch {
+	case d < 0:
+		return fmt.Errorf("%s %v: want a positive time such as 8ms (or none)", name, d)
+	case d > MaxEmulatedDelay:
+		return fmt.Errorf("%s %v: longer than any disk takes (every request would wait that long); want at most %v", name, d, MaxEmulatedDelay)
+	}
+	return nil
+}
+
 // Links is the emulated network of a client on node (-1: none of the
 // servers' nodes), nil when no network rate is set.
 func (e Emulation) Links(node int) *throttle.Links {
@@ -74,6 +122,9 @@ func (e *Emulation) directive(fields []string) (ok bool, err error) {
 	if err != nil {
 		return true, fmt.Errorf("%s: %w", fields[0], err)
 	}
+	if err := checkRate(fields[0], v); err != nil {
+		return true, err
+	}
 	*p = v
 	return true, nil
 }
@@ -89,6 +140,9 @@ func durationDirective(fields []string, p *time.Duration) error {
 	d, err := time.ParseDuration(fields[1])
 	if err != nil || d <= 0 {
 		return fmt.Errorf("%s %q: want a positive time such as 8ms", fields[0], fields[1])
+	}
+	if err := checkDelay(fields[0], d); err != nil {
+		return err
 	}
 	*p = d
 	return nil

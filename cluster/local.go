@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -63,11 +64,13 @@ type Local struct {
 	Emulation   Emulation
 	Meta        *MetaServer
 	Data        []*DataServer
+	lock        *DirLock // held until Close is done with Dir
 }
 
 // Start starts a metadata server and cfg.DataServers I/O servers in this
 // process, writes Dir/cluster so that other pario commands can find them,
-// and returns once all are listening.
+// and returns once all are listening. It holds Dir (dirlock.go) until
+// Close: a directory another process serves is an error (ErrInUse).
 func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("cluster: no directory given")
@@ -98,16 +101,26 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	secret, err := EnsureSecret(filepath.Join(cfg.Dir, "secret"))
+	clusterFile := filepath.Join(cfg.Dir, "cluster")
+	lock, err := lockDir(clusterFile)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	l := &Local{Dir: cfg.Dir, Secret: secret, Protection: cfg.Protection, Emulation: cfg.Emulation}
+	l := &Local{Dir: cfg.Dir, Protection: cfg.Protection, Emulation: cfg.Emulation, lock: lock}
 	defer func() {
 		if err != nil {
 			l.Close()
 		}
 	}()
+	// A cluster file left by a cluster that was killed names its dead
+	// servers; nobody may read it now that this one is starting.
+	if err := os.Remove(clusterFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	if l.Secret, err = EnsureSecret(filepath.Join(cfg.Dir, "secret")); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	secret := l.Secret
 	listen := func(i int) (net.Listener, error) {
 		port := 0
 		if len(cfg.Ports) > 0 {
@@ -149,9 +162,17 @@ func Start(ctx context.Context, cfg Config) (_ *Local, err error) {
 		}
 		return nil, err
 	}
+	// Stopped while starting (a signal): no cluster file for others to
+	// find, and no "cluster up" from the caller.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cluster: interrupted while starting: %w", err)
+	}
 	cf := &File{SecretFile: "secret", Meta: l.Meta.Addr, Data: entries, Protection: cfg.Protection, Emulation: cfg.Emulation}
-	l.ClusterFile = filepath.Join(cfg.Dir, "cluster")
-	if err := cf.WriteFile(l.ClusterFile); err != nil {
+	if err := cf.WriteFile(clusterFile); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	l.ClusterFile = clusterFile
+	if err := lock.Serving(); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
 	return l, nil
@@ -185,5 +206,7 @@ func (l *Local) Close() error {
 	if l.ClusterFile != "" {
 		os.Remove(l.ClusterFile)
 	}
+	l.lock.Unlock()
+	l.lock = nil
 	return errors.Join(errs...)
 }

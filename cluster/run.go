@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -346,4 +347,18 @@ func WriteSecret(path string) ([]byte, error) {
 		return nil, fmt.Errorf("write secret %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// CreateSecretFile is `pario secret FILE`: WriteSecret, making FILE's
+// directory (mode 0700) if it is missing. An existing FILE (a symbolic
+// link too, even a dangling one) is never replaced, and the error says so.
+func CreateSecretFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("write secret: %w", err)
+	}
+	_, err := WriteSecret(path)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists: a secret file is never replaced (the cluster's hosts and clients may hold the secret it has); remove it first to make a new one", path)
+	}
+	return err
 }

@@ -30,10 +30,8 @@ var ErrRemote = errors.New("not a loopback address; the pprof endpoint shows the
 // ::1, localhost) is refused unless allowRemote: neither page needs the
 // cluster's secret.
 func Listen(addr string, allowRemote bool, r *Registry, log *slog.Logger) (*Endpoint, error) {
-	if !allowRemote {
-		if err := checkLoopback(addr); err != nil {
-			return nil, err
-		}
+	if err := CheckAddr(addr, allowRemote); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -68,11 +66,16 @@ func (e *Endpoint) Close() error {
 	return err
 }
 
-// checkLoopback refuses an address that other hosts can reach.
-func checkLoopback(addr string) error {
+// CheckAddr is Listen's check of addr, for a command to make before it
+// starts anything: an address that is not HOST:PORT, and one that other
+// hosts can reach unless allowRemote (ErrRemote), are refused.
+func CheckAddr(addr string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("metrics address %q: %w", addr, err)
+	}
+	if allowRemote {
+		return nil
 	}
 	if host == "localhost" {
 		return nil

@@ -16,7 +16,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -230,12 +229,15 @@ func (o *ServerObserver) Error(kind string) {
 	o.r.errs.WithLabelValues(o.service, o.server, kind).Inc()
 }
 
-// errnoName is "ENOENT" for ENOENT: a bounded label.
+// errnoName is "ENOENT" for ENOENT: a bounded label. A number the system
+// has no name for is "errno_other": a server answers with any 32-bit
+// errno it likes, and one label per number would let it grow a client's
+// (a mount's) series without bound.
 func errnoName(e unix.Errno) string {
 	if n := unix.ErrnoName(e); n != "" {
 		return n
 	}
-	return fmt.Sprintf("errno%d", uint32(e))
+	return "errno_other"
 }
 
 // clientObserver is the wire.CallObserver of one client endpoint.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -361,5 +362,26 @@ func TestListenRefusesRemoteAddresses(t *testing.T) {
 	}
 	if _, err := metrics.Listen("no-port", false, reg, nil); err == nil {
 		t.Error("Listen of an address without a port: no error")
+	}
+}
+
+// Error labels stay bounded whatever errno a server answers with: before,
+// each number without a name made a series of its own (errno100000,
+// errno100001, ...), so a server could grow a client's registry without
+// bound.
+func TestClientErrorKindsBounded(t *testing.T) {
+	reg := metrics.New()
+	obs := reg.ObserveClient("data", "data0", nil)
+	for i := range 200 {
+		obs.CallDone(1, 0, 0, time.Millisecond, &wire.RemoteError{Server: "data0", Errno: syscall.Errno(100000 + i), Msg: "odd"})
+	}
+	fams, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "pario_client_errors_total" && len(f.GetMetric()) != 1 {
+			t.Errorf("pario_client_errors_total: %d series for 200 unnamed errnos, want 1", len(f.GetMetric()))
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pario/pario/bench"
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
@@ -33,22 +34,54 @@ func newDemoCommand() *cobra.Command {
 --servers I/O servers in this process on loopback (data in a temporary
 directory), then for each distribution function write a file of --size
 bytes from --writers concurrent writers (disjoint ranges), sync it, read it
-back, verify every byte, and print the bandwidth and the bytes on each server.`,
+back, verify every byte, and print the bandwidth and the bytes on each server.
+It holds each file and its read-back copy in memory, so twice --size must
+fit in the memory available.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n := size
 			if servers < 2 {
 				return usageError{fmt.Errorf("--servers: want at least 2 to show striping")}
 			}
-			return runDemo(cmd.Context(), n, servers, max(1, writers), keep)
+			if err := cluster.CheckServerCount(servers); err != nil {
+				return usageError{fmt.Errorf("--servers %d: %w", servers, err)}
+			}
+			if writers < 1 || writers > maxDemoWriters {
+				return usageError{fmt.Errorf("--writers %d: want 1 to %d", writers, maxDemoWriters)}
+			}
+			if err := checkDemoMemory(size, bench.AvailableMemory()); err != nil {
+				return usageError{err}
+			}
+			return runDemo(cmd.Context(), size, servers, writers, keep)
 		},
 	}
 	f := cmd.Flags()
 	f.Var(units.SizeFlag(&size), "size", "bytes per file")
 	f.IntVar(&servers, "servers", 4, "number of I/O servers")
-	f.IntVar(&writers, "writers", 4, "concurrent writers per file")
+	f.IntVar(&writers, "writers", 4, "concurrent writers per file (1 to 1024)")
 	f.BoolVar(&keep, "keep", false, "keep the data directory and print its path")
 	return cmd
+}
+
+// maxDemoWriters bounds --writers: each is a goroutine with requests of
+// its own, and a million of them writing a byte each shows nothing more
+// than 1024 do (and took minutes).
+const maxDemoWriters = 1024
+
+// checkDemoMemory refuses a --size whose file and its read-back copy (the
+// demo holds both) do not fit in the memory available (avail, 0: unknown):
+// a --size of 1p was a Go panic, one of 20g on a 24 GiB machine a kill by
+// the kernel's OOM killer.
+func checkDemoMemory(size, avail int64) error {
+	const maxAlloc = 1 << 46 // what make([]byte) takes on 64-bit Linux, and more than any machine holds
+	if size <= maxAlloc && (avail <= 0 || 2*size <= avail) {
+		return nil
+	}
+	have := "this machine cannot address that much"
+	if avail > 0 {
+		have = units.FormatBytes(avail) + " is available"
+	}
+	return fmt.Errorf("--size %s: the demo holds each file and its read-back copy in memory (2 x %s), and %s; use a smaller --size",
+		units.FormatSize(size), units.FormatBytes(size), have)
 }
 
 func runDemo(ctx context.Context, size int64, servers, writers int, keep bool) error {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +42,9 @@ data under --dir. It writes DIR/cluster, which the other commands read, and
 runs until interrupted (Ctrl-C or SIGTERM), syncing data on the way out.
 Data persists: running 'pario up' again on the same --dir brings it back.
 Commands started while it is starting ('pario up &' and the next line of
-a script) wait for its cluster file (DIR/cluster.starting says it is coming).
+a script) wait for its cluster file. It holds DIR/cluster.lock while it
+runs: a second 'pario up' on DIR is refused, and the cluster file of a
+'pario up' that was killed is not used.
 
   pario up                          # default data directory, 4 I/O servers
   pario up --dir /scratch/pario --servers 8 --layout simple_stripe:strip_size=1m
@@ -65,40 +65,20 @@ rates go into the cluster file (docs/mfg.md).
   pario up --servers 10 --disk-rate 4MB/s --disk-seek 10ms --lock-revoke 65ms`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// cluster.Start takes 0 for its default of 4; a user's 0 or -1
-			// is a mistake, not a request for 4.
-			if servers < 1 {
-				return usageError{fmt.Errorf("--servers %d: want at least 1 I/O server", servers)}
-			}
 			l, err := parseOptionalLayout(layout)
 			if err != nil {
 				return usageError{err}
 			}
-			// Checked against --servers before anything starts (the
-			// metadata server would refuse it once its directory exists).
-			if !l.IsZero() {
-				if _, err := l.Build(servers); err != nil {
-					return usageError{fmt.Errorf("--layout %s with --servers %d: %w", layout, servers, err)}
-				}
-			}
-			// The servers take --port and the --servers ports after it: all
-			// must be ports, or the error would name an I/O server and a
-			// port the user never typed.
-			if port != 0 && (port < 1 || port+servers > 65535) {
-				return usageError{fmt.Errorf("--port %d: the metadata server and %d I/O servers take ports %d to %d; want a first port from 1 to %d", port, servers, port, port+servers, 65535-servers)}
-			}
-			if err := cluster.CheckServerCount(servers); err != nil {
-				return usageError{fmt.Errorf("--servers %d: %w", servers, err)}
-			}
-			var ports []int
-			if port != 0 {
-				for i := 0; i <= servers; i++ {
-					ports = append(ports, port+i)
-				}
+			ports, err := cluster.UpPorts(servers, port, l, layout)
+			if err != nil {
+				return usageError{err}
 			}
 			prot, err := wire.ParseProtection(protect)
 			if err != nil {
 				return usageError{fmt.Errorf("--wire-protection: %w", err)}
+			}
+			if err := emu.Check(); err != nil {
+				return usageError{fmt.Errorf("--%w", err)}
 			}
 			if dir == "" {
 				dir = defaultDataDir()
@@ -109,32 +89,22 @@ rates go into the cluster file (docs/mfg.md).
 				return err
 			}
 			defer stopMetrics()
-			// Commands started with this one (`pario up &` and the next
-			// line of a script) wait for the cluster file instead of
-			// failing, and do not read an old one left by a killed run.
-			started, err := announceStart(filepath.Join(dir, "cluster"))
-			if err != nil {
-				return fmt.Errorf("pario up: %w", err)
-			}
 			c, err := cluster.Start(cmd.Context(), cluster.Config{
 				Dir: dir, DataServers: servers, Host: host, Ports: ports,
 				Stuffing: stuffing, DefaultLayout: l, Logger: logger, AdoptData: adopt, MetaSyncInterval: metaSync.options(),
 				Limits: limits, Listen: netListen, Protection: prot, Observe: mf.observe(),
 				Emulation: emu,
 			})
-			started()
+			if err != nil && cmd.Context().Err() != nil {
+				// Ctrl-C or SIGTERM before it was up: a stop, as later.
+				fmt.Println("stopped: interrupted while starting")
+				return nil
+			}
 			if err != nil {
 				return err
 			}
-			fmt.Printf("pario cluster up: metadata server %s, %d I/O servers\n", c.Meta.Addr, len(c.Data))
-			for _, d := range c.Data {
-				fmt.Printf("  %-8s %s  %s\n", d.Name, d.Addr, filepath.Join(dir, d.Name))
-			}
-			fmt.Printf("cluster file: %s\n", c.ClusterFile)
-			if dir != defaultDataDir() {
-				fmt.Printf("use it with:  export PARIO_CLUSTER=%s\n", c.ClusterFile)
-			}
-			limitHeap(int64(len(c.Data)+1) * wire.DefaultMemoryBudget)
+			c.WriteSummary(os.Stdout, dir != defaultDataDir())
+			cluster.LimitHeap(int64(len(c.Data)+1) * wire.DefaultMemoryBudget)
 			fmt.Println("press Ctrl-C to stop")
 			if err := c.Wait(cmd.Context()); err != nil {
 				// A server that no longer accepts must not look alive.
@@ -164,26 +134,8 @@ rates go into the cluster file (docs/mfg.md).
 	return cmd
 }
 
-// emulationOf is the emulated cluster a cluster file describes (none
-// without one).
-func emulationOf(cf *cluster.File) cluster.Emulation {
-	if cf == nil {
-		return cluster.Emulation{}
-	}
-	return cf.Emulation
-}
-
-// protectionOf is the wire protection a cluster file asks for (the
-// default, aead, without one).
-func protectionOf(cf *cluster.File) wire.Protection {
-	if cf == nil {
-		return wire.ProtectAEAD
-	}
-	return cf.Protection
-}
-
 // netListen opens the servers' listeners; tests replace it to make one fail.
-var netListen = net.Listen
+var netListen cluster.Listener = net.Listen
 
 // syncIntervalFlag is --meta-sync-interval of the commands that run a
 // metadata server.
@@ -208,57 +160,6 @@ func limitFlags(cmd *cobra.Command, l *cluster.Limits) {
 	f := cmd.Flags()
 	f.IntVar(&l.MaxConnsPerPeer, "max-conns-per-peer", 0, "connections one host may hold to each server (default 1024, or the cluster file's max-conns-per-peer)")
 	f.IntVar(&l.MaxConns, "max-conns", 0, "connections each server accepts at once (default: 3/4 of the open file limit, or the cluster file's max-conns)")
-}
-
-// mergeLimits gives flags precedence over the cluster file.
-func mergeLimits(flags cluster.Limits, cf *cluster.File) cluster.Limits {
-	if cf != nil {
-		if flags.MaxConns == 0 {
-			flags.MaxConns = cf.Limits.MaxConns
-		}
-		if flags.MaxConnsPerPeer == 0 {
-			flags.MaxConnsPerPeer = cf.Limits.MaxConnsPerPeer
-		}
-	}
-	return flags
-}
-
-// limitHeap sets the Go runtime's soft memory limit to the servers' memory
-// budgets less the program's own resident pages (programPages), unless
-// GOMEMLIMIT is set, so that the process stays resident within its
-// budget. The budgets bound the request and answer data held at once;
-// without a limit the garbage collector lets the heap grow to twice what
-// is live (a server at half its budget of live buffers was resident at
-// 265-285 MiB of 256 in scripts/soak.sh with the limit at the budget
-// plus a quarter).
-func limitHeap(budgets int64) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(heapLimit(budgets))
-	}
-}
-
-// programPages is what a server process is resident in besides the Go
-// runtime's memory: the pages of its executable and shared libraries
-// (RssFile, about 20 MiB).
-const programPages = 32 << 20
-
-// heapLimit is the soft memory limit for servers with these budgets: the
-// budgets less programPages, and never under half of them.
-func heapLimit(budgets int64) int64 {
-	return max(budgets-programPages, budgets/2)
-}
-
-// serveUntilDone runs until ctx ends (a signal) and then closes the
-// server, or until the server stops accepting on its own: then it returns
-// the error, and pario exits non-zero instead of staying up deaf.
-func serveUntilDone(ctx context.Context, srv interface {
-	cluster.Running
-	Close() error
-}) error {
-	if err := cluster.WaitServing(ctx, srv); err != nil {
-		return errors.Join(err, srv.Close())
-	}
-	return srv.Close()
 }
 
 func parseOptionalLayout(s string) (dist.Layout, error) {
@@ -339,23 +240,12 @@ or, without a cluster file:
 				return err
 			}
 			defer stopMetrics()
-			ln, err := netListen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("metadata server: %w", err)
-			}
-			ms, err := cluster.StartMetaServer(cmd.Context(), ln, cluster.MetaServerConfig{
+			lim, prot, _, squash := cluster.ServerSettings(cf, limits)
+			return cluster.RunMeta(cmd.Context(), netListen, listen, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
-				Limits: mergeLimits(limits, cf), Protection: protectionOf(cf),
-				AdoptData: adoptData, SyncInterval: metaSync.options(), Observe: mf.observe(),
-				RootSquash: cf != nil && !cf.NoRootSquash,
+				Limits: lim, Protection: prot, AdoptData: adoptData, SyncInterval: metaSync.options(), Observe: mf.observe(),
+				RootSquash: squash,
 			})
-			if err != nil {
-				ln.Close()
-				return err
-			}
-			limitHeap(wire.DefaultMemoryBudget)
-			logger.Info("metadata server listening", "addr", ms.Addr, "io_servers", len(servers), "pid", os.Getpid())
-			return serveUntilDone(cmd.Context(), ms)
 		},
 	}
 	f := cmd.Flags()
@@ -409,7 +299,6 @@ file per pario file under --dir, touching nothing outside it.
 			if cmd.Flags().Changed("memory-budget") && budget < 1<<20 {
 				return usageError{fmt.Errorf("--memory-budget %s: want at least 1m", units.FormatSize(budget))}
 			}
-			memoryBudget := budget
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
 			}
@@ -418,14 +307,11 @@ file per pario file under --dir, touching nothing outside it.
 				return err
 			}
 			if cf != nil {
-				for _, d := range cf.Data {
-					if d.Name == name && listen == "" {
-						listen = d.Addr
-					}
-				}
-				if listen == "" {
+				addr, ok := cf.DataAddr(name)
+				if !ok {
 					return usageError{fmt.Errorf("no I/O server named %q in %s", name, clusterFilePath())}
 				}
+				listen = cmp.Or(listen, addr)
 			}
 			logger := newLogger()
 			stopMetrics, err := mf.start(logger)
@@ -433,22 +319,11 @@ file per pario file under --dir, touching nothing outside it.
 				return err
 			}
 			defer stopMetrics()
-			ln, err := netListen("tcp", listen)
-			if err != nil {
-				return fmt.Errorf("I/O server %s: %w", name, err)
-			}
-			ds, err := cluster.StartDataServer(cmd.Context(), ln, cluster.DataServerConfig{
+			lim, prot, emu, _ := cluster.ServerSettings(cf, limits)
+			return cluster.RunData(cmd.Context(), netListen, listen, cluster.DataServerConfig{
 				Name: name, Dir: dir, Secret: secret, Logger: logger.With("server", name),
-				Limits: mergeLimits(limits, cf), MemoryBudget: memoryBudget, Protection: protectionOf(cf), Observe: mf.observe(),
-				Emulation: emulationOf(cf),
+				Limits: lim, MemoryBudget: budget, Protection: prot, Observe: mf.observe(), Emulation: emu,
 			})
-			if err != nil {
-				ln.Close()
-				return err
-			}
-			limitHeap(cmp.Or(memoryBudget, wire.DefaultMemoryBudget))
-			logger.Info("I/O server listening", "name", name, "addr", ds.Addr, "dir", dir, "pid", os.Getpid())
-			return serveUntilDone(cmd.Context(), ds)
 		},
 	}
 	f := cmd.Flags()
@@ -490,10 +365,10 @@ that others may read, and secrets under 128 bits or visibly not random.
   pario secret /etc/pario/secret`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := os.MkdirAll(filepath.Dir(args[0]), 0o700); err != nil {
-				return fmt.Errorf("write secret: %w", err)
+			if args[0] == "" {
+				return usageError{fmt.Errorf("FILE is empty: name the secret file to write")}
 			}
-			if _, err := cluster.WriteSecret(args[0]); err != nil {
+			if err := cluster.CreateSecretFile(args[0]); err != nil {
 				return err
 			}
 			fmt.Printf("wrote a new secret to %s (mode 0600)\n", args[0])

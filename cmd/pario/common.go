@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -69,75 +68,27 @@ func clusterFilePath() string {
 }
 
 // How long a command waits for the cluster file of a `pario up` that is
-// starting: so that a script's `pario up &` followed by a command works.
+// starting: so that a script's `pario up &` followed by a command works
+// (cluster.Await).
 var (
-	// appearWait: no cluster file and no `pario up` starting yet; one
-	// started a moment ago (`pario up &` on the line before) may not have
-	// run far enough to say so.
+	// appearWait: no cluster file, or only one a killed `pario up` left,
+	// and no `pario up` holding the directory yet; one started a moment
+	// ago (`pario up &` on the line before) may not have run far enough
+	// to take it.
 	appearWait = 2 * time.Second
-	// startWait: a `pario up` says it is starting (DIR/cluster.starting).
+	// startWait: a `pario up` holds the directory (DIR/cluster.lock) and
+	// has not written the cluster file yet.
 	startWait = time.Minute
 )
-
-// startingFile is where `pario up` announces, with its pid, that it is
-// starting the cluster whose file is clusterFile.
-func startingFile(clusterFile string) string { return clusterFile + ".starting" }
-
-// upStarting returns the pid of a live `pario up` that is starting the
-// cluster of clusterFile, or 0.
-func upStarting(clusterFile string) int {
-	b, err := os.ReadFile(startingFile(clusterFile))
-	if err != nil {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	// A marker left by a `pario up` that was killed names a dead pid.
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return 0
-	}
-	return pid
-}
 
 // loadClusterFile reads the cluster file, waiting for a `pario up` that is
 // starting to write it (see appearWait and startWait).
 func loadClusterFile(ctx context.Context) (*cluster.File, error) {
-	p := clusterFilePath()
-	began := time.Now()
-	for {
-		pid := upStarting(p)
-		if pid == 0 {
-			cf, err := cluster.ReadFile(p)
-			if !os.IsNotExist(err) {
-				return cf, err
-			}
-			if time.Since(began) >= appearWait {
-				return nil, fmt.Errorf("no cluster file at %s: start one with `pario up`, or point --cluster / $PARIO_CLUSTER at yours", p)
-			}
-		} else if time.Since(began) >= startWait {
-			return nil, fmt.Errorf("no cluster file at %s: pario up (pid %d) has been starting the cluster for %v", p, pid, startWait)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
+	cf, err := cluster.Await(ctx, clusterFilePath(), appearWait, startWait)
+	if errors.Is(err, cluster.ErrNoCluster) {
+		return nil, fmt.Errorf("%w: start one with `pario up`, or point --cluster / $PARIO_CLUSTER at yours", err)
 	}
-}
-
-// announceStart writes clusterFile's starting marker; the function it
-// returns removes it.
-func announceStart(clusterFile string) (done func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(clusterFile), 0o700); err != nil {
-		return nil, err
-	}
-	m := startingFile(clusterFile)
-	if err := os.WriteFile(m, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	return func() { os.Remove(m) }, nil
+	return cf, err
 }
 
 // connect dials the cluster named by the cluster file.

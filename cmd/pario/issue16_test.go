@@ -6,13 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pario/pario/cluster"
 )
 
 // exitCode runs pario with its data directory in a fresh temporary
@@ -249,9 +250,9 @@ func TestDfMatchesDf(t *testing.T) {
 }
 
 // TestLoadClusterFileWaitsForUp: a command waits for the cluster file of a
-// `pario up` that says it is starting, and ignores the marker of one that
-// died; with neither it fails after appearWait, telling the user to run
-// pario up.
+// `pario up` that holds its directory, and refuses the file a killed one
+// left (its lock no longer held); with neither it fails after appearWait,
+// telling the user to run pario up.
 func TestLoadClusterFileWaitsForUp(t *testing.T) {
 	const text = "secret-file secret\nmeta 127.0.0.1:7000\ndata data0 127.0.0.1:7001\n"
 	saved := []any{globalClusterFile, appearWait, startWait}
@@ -272,31 +273,26 @@ func TestLoadClusterFileWaitsForUp(t *testing.T) {
 
 	// A starting `pario up` (this process stands for it) writes the file
 	// later than appearWait.
-	globalClusterFile = filepath.Join(t.TempDir(), "cluster")
-	done, err := announceStart(globalClusterFile)
+	dir := t.TempDir()
+	globalClusterFile = filepath.Join(dir, "cluster")
+	lock, err := cluster.LockDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		time.Sleep(4 * appearWait)
 		os.WriteFile(globalClusterFile, []byte(text), 0o644)
-		done()
+		lock.Serving()
 	}()
 	cf, err := loadClusterFile(ctx)
 	if err != nil || cf.Meta != "127.0.0.1:7000" {
 		t.Errorf("cluster starting: %v, %+v; want the file it wrote", err, cf)
 	}
 
-	// The marker of a dead `pario up` beside an old file: the old file.
-	globalClusterFile = filepath.Join(t.TempDir(), "cluster")
-	dead := exec.Command("true")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(startingFile(globalClusterFile), []byte(strconv.Itoa(dead.Process.Pid)+"\n"), 0o644)
-	os.WriteFile(globalClusterFile, []byte(text), 0o644)
-	began = time.Now()
-	if _, err := loadClusterFile(ctx); err != nil || time.Since(began) > appearWait {
-		t.Errorf("dead pario up's marker: %v after %v, want the file at once", err, time.Since(began))
+	// Its process gone (the lock let go, as the kernel does for a killed
+	// process), the file it left names dead servers: refused, not dialled.
+	lock.Unlock()
+	if _, err := loadClusterFile(ctx); err == nil || !strings.Contains(err.Error(), "no longer running") || !strings.Contains(err.Error(), "pario up") {
+		t.Errorf("file of a gone pario up: %v, want an error saying its cluster is no longer running", err)
 	}
 }

@@ -37,6 +37,11 @@ func (m *metricsFlags) start(log *slog.Logger) (stop func(), err error) {
 		}
 		return func() {}, nil
 	}
+	// A mistake in the flag, not a failure: exit status 2, as for every
+	// flag (a port in use is a failure).
+	if err := metrics.CheckAddr(m.addr, m.allowRemote); err != nil {
+		return nil, usageError{fmt.Errorf("--metrics: %w", err)}
+	}
 	m.reg = metrics.New()
 	e, err := metrics.Listen(m.addr, m.allowRemote, m.reg, log)
 	if err != nil {

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pario/pario/internal/testbin"
+)
+
+// startUp starts `pario up --dir dir` and returns it once its cluster file
+// is there; the test stops it at the end unless it is gone.
+func startUp(t *testing.T, dir string, args ...string) (*exec.Cmd, *testbin.LockedBuffer) {
+	t.Helper()
+	out := &testbin.LockedBuffer{}
+	cmd := exec.Command(parioBin, append([]string{"up", "--dir", dir, "--servers", "2"}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	waitUntil(t, "pario up to say it is up", func() bool { return strings.Contains(out.String(), "press Ctrl-C") })
+	return cmd, out
+}
+
+// Two processes never serve one store directory: a second `pario up` on
+// it fails at once naming the first, and leaves the first's cluster file
+// alone. Once the first is killed with SIGKILL, the cluster file it
+// leaves is not dialled (before, every command tried its dead servers and
+// failed with "connection refused", and `pario up &` followed by a
+// command read it before the new `pario up` replaced it: the README's
+// pattern failed after a killed run); a new `pario up &` followed at once
+// by a command works.
+func TestUpHoldsItsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "cluster")
+	first, _ := startUp(t, dir)
+
+	out, err := exec.Command(parioBin, "up", "--dir", dir, "--servers", "2").CombinedOutput()
+	want := fmt.Sprintf("served by another process (pid %d)", first.Process.Pid)
+	if statusOf(err) != 1 || !strings.Contains(string(out), want) {
+		t.Errorf("second pario up on %s: %v, want exit status 1 and %q:\n%s", dir, err, want, out)
+	}
+	run(t, cf, "mkdir", "/before")
+
+	first.Process.Kill()
+	first.Wait()
+	out2, err := runErr(cf, "ls", "/")
+	if statusOf(err) != 1 || !strings.Contains(out2, "no longer running") || strings.Contains(out2, "connection refused") {
+		t.Errorf("pario ls after pario up was killed: %v, want exit status 1 saying the cluster is no longer running:\n%s", err, out2)
+	}
+
+	// `pario up &` and the next line of a script, racing.
+	again := exec.Command(parioBin, "up", "--dir", dir, "--servers", "2")
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		again.Process.Signal(syscall.SIGTERM)
+		again.Wait()
+	})
+	run(t, cf, "mkdir", "/after")
+	if got := run(t, cf, "ls", "/"); !strings.Contains(got, "before") || !strings.Contains(got, "after") {
+		t.Errorf("ls / after the restart: %q, want before and after", got)
+	}
+}
+
+func statusOf(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// Flags of pario up that no cluster can run with are usage errors (exit
+// status 2) before anything starts. Before, --disk-seek -1s and
+// --lock-revoke -1ms started a cluster that emulated nothing, --disk-rate 1
+// one whose every request took hours, and a --metrics address that is not
+// one, or that other hosts can reach, failed with status 1.
+func TestUpRefusesBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--disk-seek", "-1s"}, "--disk-seek -1s"},
+		{[]string{"--lock-revoke", "-1ms"}, "--lock-revoke -1ms"},
+		{[]string{"--disk-seek", "1h"}, "--disk-seek 1h0m0s"},
+		{[]string{"--disk-rate", "1"}, "--disk-rate 1 B/s"},
+		{[]string{"--net-rate", "100"}, "--net-rate 100 B/s"},
+		{[]string{"--metrics", "garbage"}, "--metrics"},
+		{[]string{"--metrics", "0.0.0.0:0"}, "--metrics-allow-remote"},
+	} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, parioBin, append([]string{"up", "--dir", dir}, tc.args...)...)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if statusOf(err) != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("pario up %s: %v, want exit status 2 and %q:\n%s", strings.Join(tc.args, " "), err, tc.want, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "cluster")); err == nil {
+			t.Errorf("pario up %s started a cluster", strings.Join(tc.args, " "))
+		}
+	}
+}
+
+// pario secret never replaces a file (a symbolic link either), and says
+// why and what to do; before, it said only "file exists". An empty FILE
+// is a usage error.
+func TestSecretRefusesExistingFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "secret")
+	if out, err := exec.Command(parioBin, "secret", p).CombinedOutput(); err != nil {
+		t.Fatalf("pario secret %s: %v\n%s", p, err, out)
+	}
+	before, _ := os.ReadFile(p)
+	link := filepath.Join(dir, "link")
+	os.Symlink(filepath.Join(dir, "nowhere"), link)
+	for _, f := range []string{p, link} {
+		out, err := exec.Command(parioBin, "secret", f).CombinedOutput()
+		if statusOf(err) != 1 || !strings.Contains(string(out), f+" exists: a secret file is never replaced") {
+			t.Errorf("pario secret %s onto an existing file: %v, want exit status 1 saying it is never replaced:\n%s", f, err, out)
+		}
+	}
+	if after, _ := os.ReadFile(p); string(after) != string(before) {
+		t.Error("the existing secret changed")
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Error("a secret was written through the dangling link")
+	}
+	if out, err := exec.Command(parioBin, "secret", "").CombinedOutput(); statusOf(err) != 2 {
+		t.Errorf("pario secret '': %v, want exit status 2:\n%s", err, out)
+	}
+}
