@@ -90,6 +90,30 @@ const stateServing = "serving"
 // once its cluster file is written, Unlock to let it go.
 func LockDir(dir string) (*DirLock, error) { return lockDir(filepath.Join(dir, "cluster")) }
 
+// LockServed takes the lock beside clusterFile, as Start does, for a
+// server run from a cluster file that `pario up` wrote (pario meta
+// --cluster DIR/cluster after that pario up was killed), so that commands
+// reading the file find it served (Await) instead of left by a cluster
+// that is gone. With no lock file beside it (a cluster file written by
+// hand) there is nothing to hold: nil, nil.
+func LockServed(clusterFile string) (*DirLock, error) {
+	if p, err := filepath.EvalSymlinks(clusterFile); err == nil {
+		clusterFile = p // as Await looks
+	}
+	if _, err := os.Stat(clusterFile + lockSuffix); err != nil {
+		return nil, nil
+	}
+	l, err := lockDir(clusterFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Serving(); err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return l, nil
+}
+
 // Unlock lets the directory go; the lock file stays (removing it would
 // let a newcomer lock a new file while a reader checks the old one).
 func (l *DirLock) Unlock() {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"time"
@@ -221,7 +221,7 @@ or, without a cluster file:
 					return usageError{err}
 				}
 			}
-			secret, cf, err := serverSecret(cmd.Context(), secretFile)
+			secret, cf, err := serverSecret(secretFile)
 			if err != nil {
 				return err
 			}
@@ -233,6 +233,11 @@ or, without a cluster file:
 				if listen == "" {
 					listen = cf.Meta
 				}
+				lock, err := cluster.LockServed(clusterFilePath())
+				if err != nil {
+					return err
+				}
+				defer lock.Unlock()
 			}
 			logger := newLogger()
 			stopMetrics, err := mf.start(logger)
@@ -302,7 +307,7 @@ file per pario file under --dir, touching nothing outside it.
 			if secretFile != "" && listen == "" {
 				return usageError{fmt.Errorf("--secret-file without a cluster file needs --listen")}
 			}
-			secret, cf, err := serverSecret(cmd.Context(), secretFile)
+			secret, cf, err := serverSecret(secretFile)
 			if err != nil {
 				return err
 			}
@@ -339,12 +344,18 @@ file per pario file under --dir, touching nothing outside it.
 
 // serverSecret reads the shared secret from --secret-file when given, else
 // from the cluster file, which it then also returns.
-func serverSecret(ctx context.Context, secretFile string) ([]byte, *cluster.File, error) {
+func serverSecret(secretFile string) ([]byte, *cluster.File, error) {
 	if secretFile != "" {
 		secret, err := cluster.ReadSecret(secretFile)
 		return secret, nil, err
 	}
-	cf, err := loadClusterFile(ctx)
+	// Read as it is: whether a `pario up` that wrote it still runs
+	// (cluster.Await's question for clients) does not matter to a server
+	// told to serve what it describes.
+	cf, err := cluster.ReadFile(clusterFilePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("no cluster file at %s: point --cluster / $PARIO_CLUSTER at the cluster's file, or give --secret-file and the servers' flags instead", clusterFilePath())
+	}
 	if err != nil {
 		return nil, nil, err
 	}

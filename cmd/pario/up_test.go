@@ -144,3 +144,46 @@ func TestSecretRefusesExistingFile(t *testing.T) {
 		t.Errorf("pario secret '': %v, want exit status 2:\n%s", err, out)
 	}
 }
+
+// A metadata server run from the cluster file of a `pario up` that was
+// killed serves it: it reads the file as it is (before, it asked, as a
+// client does, whether that pario up still ran, and refused to start
+// with "left from a cluster that is no longer running"), and holds the
+// file's lock, so that commands reading the file use it.
+func TestMetaServesAKilledUpsClusterFile(t *testing.T) {
+	dir := t.TempDir()
+	cf := filepath.Join(dir, "cluster")
+	first, _ := startUp(t, dir)
+	run(t, cf, "mkdir", "/kept")
+	first.Process.Kill()
+	first.Wait()
+
+	out := &testbin.LockedBuffer{}
+	meta := exec.Command(parioBin, "--cluster", cf, "meta", "--dir", filepath.Join(dir, "meta"))
+	meta.Stdout, meta.Stderr = out, out
+	if err := meta.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- meta.Wait() }()
+	t.Cleanup(func() {
+		meta.Process.Signal(syscall.SIGTERM)
+		<-exited
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		got, err := runErr(cf, "ls", "/")
+		if err == nil && strings.Contains(got, "kept") {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("pario meta on the killed pario up's cluster file exited: %v\n%s", err, out.String())
+		case <-ctx.Done():
+			t.Fatalf("pario ls / never listed /kept through pario meta: %v %q\n%s", err, got, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
