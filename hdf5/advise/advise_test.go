@@ -486,3 +486,17 @@ func TestFromStoredTypes(t *testing.T) {
 		}
 	}
 }
+
+// A large strip with small transfers: the alignment item's share of
+// straddling requests walked one period of the offsets within a strip,
+// 2^40 requests for a 1 TiB strip and 3-byte transfers (pario advise
+// --strip-size 1t --transfer 3 ran for hours, deaf to SIGTERM).
+func TestAdviseLongStripPeriod(t *testing.T) {
+	ad, err := Advise(Access{Dims: []uint64{3072}, Type: "byte", Ranks: 1, Transfer: 3, Alignment: 1, StripSize: 1 << 40, StripeCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := item(t, ad, "alignment"); !strings.Contains(it.Effect, "0% of requests touch one strip more") {
+		t.Errorf("alignment effect %q", it.Effect)
+	}
+}
