@@ -435,11 +435,23 @@ func TestAdviseFileNotRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An empty file and a NetCDF classic one are no HDF5 files either
+	// (they were "not an HDF5 or NetCDF-4 file", exit status 1, without
+	// --file or why).
+	empty, classic := filepath.Join(dir, "empty.nc"), filepath.Join(dir, "classic.nc")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(classic, append([]byte("CDF\x02"), make([]byte, 60)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		path string
 		code int
 		want string
 	}{
+		{empty, 2, "pario: --file " + empty + ": is empty: not an HDF5 or NetCDF-4 file"},
+		{classic, 2, "pario: --file " + classic + ": is a NetCDF classic file (CDF-2), not NetCDF-4 (nccopy -k nc4 converts it)"},
 		{fifo, 2, "pario: --file " + fifo + ": is not a regular file (a named pipe)"},
 		{dir, 2, "pario: --file " + dir + ": is a directory"},
 		{filepath.Join(dir, "nope.nc"), 1, "pario: --file " + filepath.Join(dir, "nope.nc") + ": no such file or directory"},
