@@ -43,7 +43,9 @@ type Config struct {
 	Driver backend.Driver
 	Comm   Comm
 	// ClusterFile and OpTimeout are passed to back ends that talk to a
-	// pario cluster (backend.Env).
+	// pario cluster (backend.Env). OpTimeout (default a minute) also
+	// bounds how long a rank whose back end failed waits for the others
+	// to agree on it before a backend.Aborter ends the job.
 	ClusterFile string
 	OpTimeout   time.Duration
 	// Stdout receives rank 0's report (default os.Stdout); other ranks
@@ -130,6 +132,33 @@ type runner struct {
 }
 
 func (r *runner) now() float64 { return float64(time.Now().UnixNano()-r.base) / 1e9 }
+
+// defaultAbortGrace is how long a failed rank of a backend.Aborter waits
+// for the others to agree on its failure without Config.OpTimeout.
+const defaultAbortGrace = time.Minute
+
+// watch guards a failure (err not nil) of a back end that can leave the
+// other ranks inside a collective call of its library (backend.Aborter):
+// unless stop is called first, after the grace this rank prints err and
+// ends the job. The other ranks then get no report from the engine, but
+// no rank hangs. Without a failure, or with another back end, stop does
+// nothing.
+func (r *runner) watch(err error) (stop func()) {
+	ab, ok := r.be.(backend.Aborter)
+	if err == nil || !ok {
+		return func() {}
+	}
+	grace := r.cfg.OpTimeout
+	if grace <= 0 {
+		grace = defaultAbortGrace
+	}
+	t := time.AfterFunc(grace, func() {
+		fmt.Fprintf(os.Stderr, "pario: rank %d: %v\npario: rank %d: the other ranks did not agree on it within %v (one may be waiting in a collective call of the library that this rank will not make): ending the job\n",
+			r.rank, err, r.rank, grace)
+		ab.Abort(1)
+	})
+	return func() { t.Stop() }
+}
 
 // agree turns a local error into a collective outcome: every rank learns
 // whether any failed, and rank 0's message names the ranks.
@@ -704,6 +733,10 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 			ioerr = f.Sync(ctx)
 		}
 	}
+	// From a failure on, every call here (the barrier, a collective
+	// close) may wait for a rank the failure left inside the library.
+	stop := r.watch(ioerr)
+	defer func() { stop() }()
 	rec.T[IOStop] = r.now()
 	if berr == nil {
 		berr = r.intraTestBarrier(ctx)
@@ -712,6 +745,7 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	if f != nil {
 		if cerr := f.Close(ctx); ioerr == nil {
 			ioerr = cerr
+			stop = r.watch(ioerr)
 		}
 	}
 	rec.T[CloseStop] = r.now()
@@ -727,7 +761,9 @@ func (r *runner) timed(ctx context.Context, rep int, ph pattern.Phase) error {
 	if ioerr != nil {
 		ioerr = fmt.Errorf("%s %s: %w", access, name, ioerr)
 	}
-	if err := r.agree(ctx, "", ioerr); err != nil {
+	err := r.agree(ctx, "", ioerr)
+	stop()
+	if err != nil {
 		return err
 	}
 	// IOR's file size check, untimed.
@@ -994,13 +1030,18 @@ func (r *runner) verifyPass(ctx context.Context, rep int, ph pattern.Phase, what
 				limit = r.written
 			}
 			err = r.loop(ctx, f, ph, modeVerify, rep, limit, &rec, &mm)
+			stop := r.watch(err)
 			err = errors.Join(err, f.Close(ctx))
+			stop()
 		}
 		if err != nil {
 			verr = fmt.Errorf("%s of %s: %w", what, name, err)
 		}
 	}
-	if err := r.agree(ctx, what, verr); err != nil {
+	stop := r.watch(verr)
+	err := r.agree(ctx, what, verr)
+	stop()
+	if err != nil {
 		return err
 	}
 	var msg bytes.Buffer

@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 )
 
@@ -59,8 +60,7 @@ func (a Alignment) StraddleFraction() float64 {
 
 // AnalyzeAlignment counts the straddling requests of n requests of
 // transfer bytes at addr, addr+transfer, ... over strips of strip bytes.
-// The offsets modulo strip repeat with period strip/gcd(transfer, strip),
-// so the work is at most one period, whatever n is.
+// The work is O(log strip) whatever n, transfer and strip are.
 func AnalyzeAlignment(addr, transfer, strip, n int64) (Alignment, error) {
 	switch {
 	case addr < 0:
@@ -79,51 +79,68 @@ func AnalyzeAlignment(addr, transfer, strip, n int64) (Alignment, error) {
 	if n == 0 {
 		return a, nil
 	}
-	need := (transfer + strip - 1) / strip
-	period := strip / gcd(transfer%strip, strip)
-	one := func(k int64) (strips int64) {
-		// Only the offset within the strip matters.
-		off := (addr%strip + (k%period)*(transfer%strip)) % strip
-		return (off+transfer-1)/strip + 1
+	// With transfer-1 = q*strip + r, a request whose offset within its
+	// strip is o touches q+1 strips, or q+2 when o >= strip-r: q+1 is
+	// what its size needs. So the straddling requests are those k < n
+	// with (addr + k*transfer) mod strip >= strip-r, counted in closed
+	// form (floor sums): walking them, even over one period of the
+	// offsets (strip/gcd(transfer, strip) requests), took hours for a
+	// 1 TiB strip and 3-byte transfers.
+	q, r := (transfer-1)/strip, (transfer-1)%strip
+	need := q + 1
+	a.Straddling = countModAtLeast(n, addr, transfer, strip, strip-r)
+	a.StripsMin, a.StripsMax = need, need
+	if a.Straddling > 0 {
+		a.StripsMax = need + 1
 	}
-	count := func(from, to int64) (straddle, pieces, lo, hi int64) {
-		lo = -1
-		for k := from; k < to; k++ {
-			s := one(k)
-			pieces += s
-			if s > need {
-				straddle++
-			}
-			if lo < 0 || s < lo {
-				lo = s
-			}
-			hi = max(hi, s)
-		}
-		return
+	if a.Straddling == n {
+		a.StripsMin = need + 1
 	}
-	full, rest := n/period, n%period
-	if full > 0 {
-		s, p, lo, hi := count(0, period)
-		a.Straddling, a.Pieces, a.StripsMin, a.StripsMax = s*full, p*full, lo, hi
-	}
-	if rest > 0 {
-		s, p, lo, hi := count(0, rest)
-		a.Straddling += s
-		a.Pieces += p
-		if full == 0 {
-			a.StripsMin = lo
-		}
-		a.StripsMin = min(a.StripsMin, lo)
-		a.StripsMax = max(a.StripsMax, hi)
-	}
+	// Every request touches at most transfer strips, so this fits
+	// (n*transfer does).
+	a.Pieces = n*need + a.Straddling
 	return a, nil
 }
 
-func gcd(a, b int64) int64 {
-	for b != 0 {
-		a, b = b, a%b
+// countModAtLeast counts the k in [0, n) with (addr + k*step) mod m >= c,
+// for 0 <= c <= m: [x mod m >= c] = floor((x+m-c)/m) - floor(x/m), summed
+// over k as two floor sums (exact in big integers: each sum may pass
+// 2^63, their difference is at most n).
+func countModAtLeast(n, addr, step, m, c int64) int64 {
+	bn, bstep, bm := big.NewInt(n), big.NewInt(step), big.NewInt(m)
+	hi := floorSum(bn, bm, bstep, new(big.Int).Add(big.NewInt(addr), big.NewInt(m-c)))
+	lo := floorSum(bn, bm, bstep, big.NewInt(addr))
+	return hi.Sub(hi, lo).Int64()
+}
+
+// floorSum is the sum of floor((a*i + b)/m) for i in [0, n), n >= 0,
+// m > 0, a, b >= 0, in O(log m) steps (the Euclid-like reduction).
+func floorSum(n, m, a, b *big.Int) *big.Int {
+	n, m, a, b = new(big.Int).Set(n), new(big.Int).Set(m), new(big.Int).Set(a), new(big.Int).Set(b)
+	sum := new(big.Int)
+	t, qa := new(big.Int), new(big.Int)
+	for n.Sign() > 0 {
+		if a.Cmp(m) >= 0 {
+			// n*(n-1)/2 * (a/m)
+			qa.QuoRem(a, m, a)
+			t.Mul(n, new(big.Int).Sub(n, big.NewInt(1)))
+			t.Rsh(t, 1)
+			sum.Add(sum, t.Mul(t, qa))
+		}
+		if b.Cmp(m) >= 0 {
+			qa.QuoRem(b, m, b)
+			sum.Add(sum, t.Mul(n, qa))
+		}
+		yMax := new(big.Int).Mul(a, n)
+		yMax.Add(yMax, b)
+		if yMax.Cmp(m) < 0 {
+			break
+		}
+		// Count lattice points the other way round: n' = yMax/m rows.
+		n, b = new(big.Int).QuoRem(yMax, m, new(big.Int))
+		m, a = a, m
 	}
-	return a
+	return sum
 }
 
 // Shifted is one IOR pattern analysed twice: as configured (data at offset

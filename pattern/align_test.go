@@ -165,3 +165,27 @@ func TestAnalyzeShiftedOneOST(t *testing.T) {
 		t.Errorf("negative header: %v", err)
 	}
 }
+
+// A strip of 1 TiB with 3-byte transfers has offsets that repeat only
+// every 2^40 requests; the count walked them (hours, and pario advise
+// --strip-size 1t --transfer 3 with it). It is closed-form now: of the
+// 2^40 offsets 3k mod 2^40 (each residue once), the two in the strip's
+// last two bytes straddle.
+func TestAnalyzeAlignmentLongPeriod(t *testing.T) {
+	a, err := AnalyzeAlignment(0, 3, 1<<40, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Straddling != 2 || a.Pieces != 1<<40+2 || a.StripsMin != 1 || a.StripsMax != 2 {
+		t.Fatalf("got %+v; want 2 straddling, 2^40+2 pieces, 1..2 strips", a)
+	}
+	// The largest counts: every request but those starting a strip
+	// straddles.
+	a, err = AnalyzeAlignment(1, 1<<20, 1<<20, (maxInt64-1)>>20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := int64((maxInt64 - 1) >> 20); a.Straddling != n || a.Pieces != 2*n || a.StripsMin != 2 {
+		t.Fatalf("got %+v; want every one of %d requests straddling", a, n)
+	}
+}

@@ -62,3 +62,47 @@ const (
 	flagRandom
 	flagStrided
 )
+
+// FuzzAlignment: AlignUp and AnalyzeAlignment on any numbers either fail
+// with ErrInvalid or give a consistent answer (a brute-force walk where
+// it is short), quickly.
+func FuzzAlignment(f *testing.F) {
+	f.Add(int64(2048), int64(1<<20), int64(1<<20), int64(10))
+	f.Add(int64(0), int64(3), int64(1<<40), int64(1<<40))
+	f.Add(int64(1), int64(maxInt64), int64(1), int64(1))
+	f.Add(int64(maxInt64), int64(1), int64(maxInt64), int64(0))
+	f.Add(int64(-1), int64(0), int64(-5), int64(-1))
+	f.Fuzz(func(t *testing.T, addr, transfer, strip, n int64) {
+		if al, err := AlignUp(addr, strip); err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("AlignUp(%d, %d): %v does not match ErrInvalid", addr, strip, err)
+			}
+		} else if al < addr || al%strip != 0 || al-addr >= strip {
+			t.Fatalf("AlignUp(%d, %d) = %d", addr, strip, al)
+		}
+		a, err := AnalyzeAlignment(addr, transfer, strip, n)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("AnalyzeAlignment(%d, %d, %d, %d): %v does not match ErrInvalid", addr, transfer, strip, n, err)
+			}
+			return
+		}
+		need := (transfer-1)/strip + 1
+		if a.Straddling < 0 || a.Straddling > n || a.Pieces != n*need+a.Straddling {
+			t.Fatalf("AnalyzeAlignment(%d, %d, %d, %d) = %+v", addr, transfer, strip, n, a)
+		}
+		if n > 2000 {
+			return
+		}
+		var straddle int64
+		for k := range n {
+			off := (addr + k*transfer) % strip
+			if (off+transfer-1)/strip+1 > need {
+				straddle++
+			}
+		}
+		if straddle != a.Straddling {
+			t.Fatalf("AnalyzeAlignment(%d, %d, %d, %d): %d straddling, a walk counts %d", addr, transfer, strip, n, a.Straddling, straddle)
+		}
+	})
+}

@@ -156,6 +156,19 @@ type StopTogether interface {
 	StopTogether(hit bool) (bool, error)
 }
 
+// Aborter is implemented by back ends whose calls are collectives of a
+// library the engine cannot reach into (MPI-IO, HDF5 and NetCDF-4 over
+// MPI): a rank that fails one can leave the others waiting inside it for
+// ever (HDF5 1.10 returns from a failed write of fill values without the
+// barrier the other ranks wait in), where the engine's own agreement on
+// the failure never reaches them. When a rank has failed and the ranks
+// have not agreed on it within the engine's grace, the engine calls
+// Abort, which ends every rank of the job (MPI_Abort) and does not
+// return.
+type Aborter interface {
+	Abort(code int)
+}
+
 // FSInfo is a file system's capacity, for the header's "FS" line.
 type FSInfo struct {
 	Total, Free   int64 // bytes

@@ -205,6 +205,14 @@ func inspectFile(ctx context.Context, path string) (*inspect.File, error) {
 		}
 		return nil, err
 	}
+	// An empty or NetCDF classic file is a mistake in the call, told
+	// before the library reads it.
+	if err := inspect.Sniff(path); err != nil {
+		if errors.Is(err, inspect.ErrNotHDF5) {
+			return nil, usageError{fmt.Errorf("--file %w", err)}
+		}
+		return nil, fmt.Errorf("--file %w", err)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("%s: find this program to read it: %w", path, err)

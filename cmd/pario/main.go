@@ -85,7 +85,7 @@ file 'pario up' writes into its data directory (default ` + "`~/.local/share/par
 	// pario mount has an --op-timeout of its own (default 30s), which
 	// shadows this one.
 	root.PersistentFlags().DurationVar(&globalOpTimeout, "op-timeout", defaultOpTimeout,
-		"longest wait for a server in one call, retries included, before a command fails naming it (a hung server)")
+		"longest wait for a server in one call, retries included, before a command fails naming it (a hung server); bench -a MPIIO/HDF5/NC4: longest wait for the other ranks after a rank failed, before it ends the MPI job")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return checkGlobalFlags() }
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(

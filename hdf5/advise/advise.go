@@ -142,7 +142,7 @@ func Advise(a Access) (*Advice, error) {
 	}
 	hi, lo := bits.Mul64(total, elem)
 	if !ok || hi != 0 || lo > math.MaxInt64/2 {
-		return nil, errorf("dataset %s of %s is too large", FormatDims(a.Dims), a.Type)
+		return nil, errorf("dataset %s of %s is too large: advise takes datasets under 4 EiB (2^62 bytes)", FormatDims(a.Dims), a.Type)
 	}
 	ad := &Advice{Access: a, Elem: elem, Bytes: int64(lo)}
 	if err := ad.checkChunk(); err != nil {
@@ -233,27 +233,27 @@ func (a *Access) fill() error {
 	}
 	switch {
 	case a.Ranks <= 0:
-		return errorf("ranks must be positive, got %d", a.Ranks)
+		return errorf("--ranks must be positive, got %d", a.Ranks)
 	case a.Transfer <= 0:
-		return errorf("transfer size must be positive, got %d", a.Transfer)
+		return errorf("--transfer must be positive, got %d", a.Transfer)
 	case a.Block < 0:
-		return errorf("block size must not be negative, got %d", a.Block)
+		return errorf("--block must not be negative, got %d", a.Block)
 	case a.Alignment <= 0:
-		return errorf("alignment must be at least 1 (1 = none, HDF5's default), got %d", a.Alignment)
+		return errorf("--alignment must be at least 1 (1 = none, HDF5's default), got %d", a.Alignment)
 	case a.Header < 0:
-		return errorf("header size must not be negative, got %d", a.Header)
+		return errorf("--header must not be negative, got %d", a.Header)
 	case a.StripSize <= 0:
-		return errorf("strip size must be positive, got %d", a.StripSize)
+		return errorf("--strip-size must be positive, got %d", a.StripSize)
 	case a.StripeCount <= 0:
-		return errorf("stripe count must be positive, got %d", a.StripeCount)
+		return errorf("--stripe-count must be positive, got %d", a.StripeCount)
 	case a.Servers < 0:
-		return errorf("servers must not be negative, got %d", a.Servers)
+		return errorf("--servers must not be negative, got %d", a.Servers)
 	}
 	if a.Servers == 0 {
 		a.Servers = a.StripeCount
 	}
 	if a.StripeCount > a.Servers {
-		return errorf("stripe count %d is more than the %d servers", a.StripeCount, a.Servers)
+		return errorf("--stripe-count %d is more than the %d servers (--servers)", a.StripeCount, a.Servers)
 	}
 	if a.Pattern == Disjoint && a.Block != 0 {
 		return errorf("--block is the turn size of the interleaved pattern; a disjoint rank writes its whole part")

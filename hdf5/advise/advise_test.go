@@ -118,7 +118,7 @@ func TestAdviseErrors(t *testing.T) {
 		want   string
 	}{
 		{"chunk larger than the dataset", func(a *Access) { a.Layout = Chunked; a.Chunk = []uint64{20000, 1} }, "chunk 20000x1 is larger than the dataset 10240x1048576 in dimension 0"},
-		{"alignment 0", func(a *Access) { a.Alignment = 0 }, "alignment must be at least 1"},
+		{"alignment 0", func(a *Access) { a.Alignment = 0 }, "--alignment must be at least 1"},
 		{"chunk rank", func(a *Access) { a.Chunk = []uint64{4} }, "chunk 4 has 1 dimensions, the dataset 10240x1048576 has 2"},
 		{"chunk on contiguous", func(a *Access) { a.Layout = Contiguous; a.Chunk = []uint64{1, 1} }, "needs a chunked layout"},
 		{"HDF5 chunked without shape", func(a *Access) { a.Layout = Chunked }, "HDF5 needs a chunk shape"},
@@ -127,10 +127,14 @@ func TestAdviseErrors(t *testing.T) {
 		{"unknown type", func(a *Access) { a.Type = "complex" }, `element type "complex"`},
 		{"uneven split", func(a *Access) { a.Pattern = Disjoint; a.Block = 0; a.Ranks = 3 }, "do not split evenly over 3 ranks"},
 		{"transfer not dividing", func(a *Access) { a.Transfer = 3 << 19 }, "does not divide"},
-		{"stripe count over servers", func(a *Access) { a.Servers = 4 }, "stripe count 10 is more than the 4 servers"},
-		{"zero strip", func(a *Access) { a.StripSize = 0 }, "strip size must be positive"},
+		{"stripe count over servers", func(a *Access) { a.Servers = 4 }, "--stripe-count 10 is more than the 4 servers (--servers)"},
+		{"zero strip", func(a *Access) { a.StripSize = 0 }, "--strip-size must be positive"},
 		{"no dims", func(a *Access) { a.Dims = nil }, "no dimensions"},
-		{"too large", func(a *Access) { a.Dims = []uint64{1 << 40, 1 << 40} }, "too large"},
+		{"too large", func(a *Access) { a.Dims = []uint64{1 << 40, 1 << 40} }, "too large: advise takes datasets under 4 EiB (2^62 bytes)"},
+		// The flags are named (they said "ranks must be positive").
+		{"no ranks", func(a *Access) { a.Ranks = 0 }, "--ranks must be positive, got 0"},
+		{"no stripes", func(a *Access) { a.StripeCount = -5 }, "--stripe-count must be positive, got -5"},
+		{"negative servers", func(a *Access) { a.Servers = -5 }, "--servers must not be negative, got -5"},
 		{"block with disjoint", func(a *Access) { a.Pattern = Disjoint }, "--block is the turn size"},
 		{"alignment past int64", func(a *Access) { a.Alignment = math.MaxInt64 }, "--alignment 9223372036854775807: the dataset's 10737418240 bytes, aligned to it after a header of 2048, would end past the largest file offset"},
 		{"header past int64", func(a *Access) { a.Header = math.MaxInt64 }, "--header 9223372036854775807: the dataset's 10737418240 bytes after it would end past the largest file offset"},
@@ -484,5 +488,19 @@ func TestFromStoredTypes(t *testing.T) {
 		if err := FromStored(&a, s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s of %d bytes (variable-length string %v): %v, want an error containing %q", tc.class, tc.size, tc.varStr, err, tc.want)
 		}
+	}
+}
+
+// A large strip with small transfers: the alignment item's share of
+// straddling requests walked one period of the offsets within a strip,
+// 2^40 requests for a 1 TiB strip and 3-byte transfers (pario advise
+// --strip-size 1t --transfer 3 ran for hours, deaf to SIGTERM).
+func TestAdviseLongStripPeriod(t *testing.T) {
+	ad, err := Advise(Access{Dims: []uint64{3072}, Type: "byte", Ranks: 1, Transfer: 3, Alignment: 1, StripSize: 1 << 40, StripeCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := item(t, ad, "alignment"); !strings.Contains(it.Effect, "0% of requests touch one strip more") {
+		t.Errorf("alignment effect %q", it.Effect)
 	}
 }

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/pario/pario/hdf5"
@@ -19,7 +20,11 @@ func class(r *pattern.Report) string {
 
 // straddling describes requests of transfer bytes from addr on strips.
 func straddling(addr, transfer, strip int64) string {
-	al, err := pattern.AnalyzeAlignment(addr, transfer, strip, max(strip/gcd(transfer, strip), 1))
+	// One period of the offsets within a strip gives the exact share; a
+	// period whose requests would pass the largest offset is cut there.
+	n := max(strip/gcd(transfer, strip), 1)
+	n = max(min(n, (math.MaxInt64-addr)/transfer), 1)
+	al, err := pattern.AnalyzeAlignment(addr, transfer, strip, n)
 	if err != nil {
 		return err.Error()
 	}

@@ -16,6 +16,7 @@ package inspect
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,6 +47,40 @@ func Regular(path string) error {
 		return &notRegularError{path: path, msg: "is not a regular file (" + filekind.Of(m) + ")"}
 	}
 }
+
+// ErrNotHDF5 is matched by Sniff's error for a file that is surely no
+// HDF5 file.
+var ErrNotHDF5 = errors.New("not an HDF5 or NetCDF-4 file")
+
+// Sniff refuses, from its first bytes and without the library, a file
+// that cannot be HDF5: an empty one, or NetCDF's classic format (CDF-1,
+// CDF-2, CDF-5: "CDF" and the version), which NetCDF writes unless asked
+// for NetCDF-4. Anything else is left to the library, since an HDF5 file
+// may start with a user block of any content.
+func Sniff(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var head [4]byte
+	n, err := io.ReadFull(f, head[:])
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return &notHDF5Error{path: path, msg: "is empty"}
+	case n == 4 && string(head[:3]) == "CDF" && (head[3] == 1 || head[3] == 2 || head[3] == 5):
+		return &notHDF5Error{path: path, msg: fmt.Sprintf("is a NetCDF classic file (CDF-%d), not NetCDF-4 (nccopy -k nc4 converts it)", head[3])}
+	}
+	return nil
+}
+
+type notHDF5Error struct{ path, msg string }
+
+func (e *notHDF5Error) Error() string {
+	return e.path + ": " + e.msg + ": " + ErrNotHDF5.Error()
+}
+
+func (e *notHDF5Error) Is(target error) bool { return target == ErrNotHDF5 }
 
 type notRegularError struct{ path, msg string }
 

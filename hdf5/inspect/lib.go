@@ -187,6 +187,9 @@ func Open(path string) (*File, error) {
 	if err := Regular(path); err != nil {
 		return nil, err
 	}
+	if err := Sniff(path); err != nil {
+		return nil, err
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var ds *C.pario_ds

@@ -20,7 +20,33 @@ typedef struct {
 	hid_t fspace, mspace;
 	int mnd;
 	hsize_t mcount[2];
+	// why is the library's reason for the last failure, read from its
+	// error stack before any cleanup call clears it.
+	char why[600];
 } pario_h5;
+
+typedef struct { char inner[300], outer[300]; int mpi; } pario_h5_errs;
+
+static herr_t pario_h5_err_cb(unsigned n, const H5E_error2_t *e, void *data) {
+	pario_h5_errs *w = data;
+	if (n == 0) {
+		snprintf(w->inner, sizeof w->inner, "%s", e->desc ? e->desc : "");
+		w->mpi = e->min_num == H5E_MPIERRSTR;
+	} else if (n == 1) {
+		snprintf(w->outer, sizeof w->outer, "%s", e->desc ? e->desc : "");
+	}
+	return 0;
+}
+
+// pario_h5_why puts the innermost error of the library's stack, the one
+// that says what went wrong (errno's text from the file driver, or MPI's
+// error string after the MPI call that failed), in why (600 bytes).
+static void pario_h5_why(char *why) {
+	pario_h5_errs w = {"", "", 0};
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, pario_h5_err_cb, &w);
+	if (w.mpi && w.outer[0]) snprintf(why, 600, "%s: %s", w.outer, w.inner);
+	else snprintf(why, 600, "%s", w.inner);
+}
 
 // pario_h5_shape is the dataset's shape for n elements.
 static int pario_h5_shape(pario_h5 *h, hsize_t n, hsize_t *d) {
@@ -55,14 +81,16 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 		long long extent, long long row, int collective) {
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	h->file = h->dset = h->dxpl = h->fspace = h->mspace = -1;
+	h->why[0] = 0;
 	h->row = (hsize_t)row;
 	hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
 	MPI_Info info = pario_info(hints);
-	if (H5Pset_fapl_mpio(fapl, pario_comm(self), info) < 0) { MPI_Info_free(&info); H5Pclose(fapl); return "H5Pset_fapl_mpio"; }
+	if (H5Pset_fapl_mpio(fapl, pario_comm(self), info) < 0) { pario_h5_why(h->why); MPI_Info_free(&info); H5Pclose(fapl); return "H5Pset_fapl_mpio"; }
 	MPI_Info_free(&info);
-	if (align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0) { H5Pclose(fapl); return "H5Pset_alignment"; }
+	if (align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0) { pario_h5_why(h->why); H5Pclose(fapl); return "H5Pset_alignment"; }
 	if (create) h->file = H5Fcreate(name, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	else h->file = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+	if (h->file < 0) pario_h5_why(h->why);
 	H5Pclose(fapl);
 	if (h->file < 0) return create ? "H5Fcreate" : "H5Fopen";
 	if (create) {
@@ -74,23 +102,24 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 		hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
 		if (chunkx > 0) {
 			hsize_t c[2] = {(hsize_t)chunkx, (hsize_t)chunky};
-			if (H5Pset_chunk(dcpl, nd, c) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_chunk"; }
+			if (H5Pset_chunk(dcpl, nd, c) < 0) { pario_h5_why(h->why); H5Pclose(dcpl); H5Sclose(space); return "H5Pset_chunk"; }
 		}
-		if (fill < 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) { H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(NEVER)"; }
+		if (fill < 0 && H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) { pario_h5_why(h->why); H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(NEVER)"; }
 		if (fill > 0) {
 			unsigned char zero = 0;
 			if (H5Pset_fill_value(dcpl, H5T_NATIVE_UCHAR, &zero) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_ALLOC) < 0) {
-				H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(ALLOC)";
+				pario_h5_why(h->why); H5Pclose(dcpl); H5Sclose(space); return "H5Pset_fill_time(ALLOC)";
 			}
 		}
 		h->dset = H5Dcreate2(h->file, "data", H5T_NATIVE_UCHAR, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+		if (h->dset < 0) pario_h5_why(h->why);
 		H5Pclose(dcpl);
 		H5Sclose(space);
 		if (h->dset < 0) return "H5Dcreate2";
 		h->extent = unlimited ? 0 : (hsize_t)extent;
 	} else {
 		h->dset = H5Dopen2(h->file, "data", H5P_DEFAULT);
-		if (h->dset < 0) return "H5Dopen2 /data";
+		if (h->dset < 0) { pario_h5_why(h->why); return "H5Dopen2 /data"; }
 		hid_t space = H5Dget_space(h->dset);
 		hsize_t dims[2] = {0, 0};
 		int nd = H5Sget_simple_extent_ndims(space);
@@ -101,14 +130,14 @@ static const char *pario_h5_open(pario_h5 *h, const char *name, int create, int 
 		h->extent = nd == 2 ? dims[0] * dims[1] : dims[0];
 	}
 	h->dxpl = H5Pcreate(H5P_DATASET_XFER);
-	if (H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0) return "H5Pset_dxpl_mpio";
+	if (H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0) { pario_h5_why(h->why); return "H5Pset_dxpl_mpio"; }
 	return "";
 }
 
 static const char *pario_h5_extend(pario_h5 *h, unsigned long long extent) {
 	hsize_t d[2];
 	pario_h5_shape(h, (hsize_t)extent, d);
-	if (H5Dset_extent(h->dset, d) < 0) return "H5Dset_extent";
+	if (H5Dset_extent(h->dset, d) < 0) { pario_h5_why(h->why); return "H5Dset_extent"; }
 	h->extent = h->row ? d[0] * d[1] : d[0];
 	if (h->fspace >= 0) { H5Sclose(h->fspace); h->fspace = -1; }
 	return "";
@@ -136,7 +165,7 @@ static const char *pario_h5_io(pario_h5 *h, int write, void *buf, long long off,
 	}
 	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf)
 	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf);
-	if (rc < 0) return write ? "H5Dwrite" : "H5Dread";
+	if (rc < 0) { pario_h5_why(h->why); return write ? "H5Dwrite" : "H5Dread"; }
 	return "";
 }
 
@@ -169,18 +198,19 @@ static const char *pario_h5_io_extents(pario_h5 *h, int write, void *buf, const 
 	}
 	herr_t rc = write ? H5Dwrite(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf)
 	                  : H5Dread(h->dset, H5T_NATIVE_UCHAR, h->mspace, h->fspace, h->dxpl, buf);
-	if (rc < 0) return write ? "H5Dwrite" : "H5Dread";
+	if (rc < 0) { pario_h5_why(h->why); return write ? "H5Dwrite" : "H5Dread"; }
 	return "";
 }
 
 // pario_h5_extent reads /data's length with the serial driver (the file
 // is closed by then): the size a benchmark file "has".
-static const char *pario_h5_extent(const char *name, unsigned long long *n) {
+static const char *pario_h5_extent(const char *name, unsigned long long *n, char *why) {
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	why[0] = 0;
 	hid_t file = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
-	if (file < 0) return "H5Fopen";
+	if (file < 0) { pario_h5_why(why); return "H5Fopen"; }
 	hid_t dset = H5Dopen2(file, "data", H5P_DEFAULT);
-	if (dset < 0) { H5Fclose(file); return "H5Dopen2 /data"; }
+	if (dset < 0) { pario_h5_why(why); H5Fclose(file); return "H5Dopen2 /data"; }
 	hid_t space = H5Dget_space(dset);
 	hsize_t dims[2] = {0, 1};
 	int nd = H5Sget_simple_extent_ndims(space);
@@ -193,8 +223,17 @@ static const char *pario_h5_extent(const char *name, unsigned long long *n) {
 	return "";
 }
 
+// pario_h5_step fills why for a step that failed without reading the
+// stack (the library's stack holds until its next call).
+static const char *pario_h5_step(pario_h5 *h, const char *step) {
+	if (step[0] && !h->why[0]) pario_h5_why(h->why);
+	return step;
+}
+
 static const char *pario_h5_flush(pario_h5 *h) {
-	return H5Fflush(h->file, H5F_SCOPE_GLOBAL) < 0 ? "H5Fflush" : "";
+	if (H5Fflush(h->file, H5F_SCOPE_GLOBAL) >= 0) return "";
+	pario_h5_why(h->why);
+	return "H5Fflush";
 }
 
 static const char *pario_h5_close(pario_h5 *h) {
@@ -202,8 +241,8 @@ static const char *pario_h5_close(pario_h5 *h) {
 	if (h->mspace >= 0) H5Sclose(h->mspace);
 	if (h->fspace >= 0) H5Sclose(h->fspace);
 	if (h->dxpl >= 0) H5Pclose(h->dxpl);
-	if (h->dset >= 0 && H5Dclose(h->dset) < 0) err = "H5Dclose";
-	if (h->file >= 0 && H5Fclose(h->file) < 0) err = "H5Fclose";
+	if (h->dset >= 0 && H5Dclose(h->dset) < 0) { err = "H5Dclose"; pario_h5_why(h->why); }
+	if (h->file >= 0 && H5Fclose(h->file) < 0) { err = "H5Fclose"; pario_h5_why(h->why); }
 	h->file = h->dset = h->dxpl = h->fspace = h->mspace = -1;
 	return err;
 }
@@ -215,6 +254,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strings"
 	"unsafe"
@@ -268,11 +308,35 @@ func (d *Driver) Validate(p backend.Params) error {
 	if err := Validate2D("hdf5", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
 		return err
 	}
+	if err := CheckChunk("hdf5", d.ChunkSize, d.ChunkX, d.ChunkY); err != nil {
+		return err
+	}
 	chunk := d.ChunkSize
 	if d.ChunkX > 0 {
-		chunk = d.ChunkX * d.ChunkY
+		chunk = d.ChunkX * d.ChunkY // under 4 GiB: CheckChunk
 	}
-	return validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p)
+	if err := validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p); err != nil {
+		return err
+	}
+	return mpi.CheckHints("--hdf5.hints", d.Hints)
+}
+
+// MaxChunk is one more than the largest chunk HDF5 takes, in bytes and in
+// elements along each dimension (H5Pset_chunk: "all chunk dimensions must
+// be less than 2^32"; H5Dcreate: chunks under 4 GiB).
+const MaxChunk = 1 << 32
+
+// CheckChunk refuses a chunk HDF5 would refuse only when the file is
+// created (with exit status 1 and "H5Pset_chunk failed"): 4 GiB or more
+// (the product of chunkx and chunky too, which could overflow int64).
+func CheckChunk(api string, chunk, chunkX, chunkY int64) error {
+	switch hi, lo := bits.Mul64(uint64(chunkX), uint64(chunkY)); {
+	case chunk >= MaxChunk:
+		return fmt.Errorf("--%s.chunksize %d: HDF5 chunks must be under 4 GiB", api, chunk)
+	case chunkX > 0 && chunkY > 0 && (hi != 0 || lo >= MaxChunk):
+		return fmt.Errorf("--%s.chunkx %d x --%s.chunky %d: HDF5 chunks must be under 4 GiB", api, chunkX, api, chunkY)
+	}
+	return nil
 }
 
 // Validate2D checks the thesis' two-dimensional layout: rows of dimY
@@ -382,13 +446,14 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	var step *C.char
 	cx, cy := ChunkShape(b.d.DimY, b.d.ChunkSize, b.d.ChunkX, b.d.ChunkY)
 	mpi.Do(func() {
-		step = C.pario_h5_open(&f.h, cname, cbool(create), cbool(f.self), chints, C.longlong(b.d.Alignment),
+		step = C.pario_h5_step(&f.h, C.pario_h5_open(&f.h, cname, cbool(create), cbool(f.self), chints, C.longlong(b.d.Alignment),
 			C.longlong(cx), C.longlong(cy), C.int(fill), cbool(b.d.Unlimited), C.longlong(dataBytes(b.p)),
-			C.longlong(b.d.DimY), cbool(b.d.Collective))
+			C.longlong(b.d.DimY), cbool(b.d.Collective)))
 	})
 	if s := C.GoString(step); s != "" {
+		err := fmt.Errorf("hdf5: %s: %s failed%s", name, s, f.why())
 		mpi.Do(func() { C.pario_h5_close(&f.h) })
-		return nil, fmt.Errorf("hdf5: %s: %s failed", name, s)
+		return nil, err
 	}
 	return f, nil
 }
@@ -425,15 +490,19 @@ func (b *Backend) Size(_ context.Context, name string) (int64, error) {
 	defer C.free(unsafe.Pointer(cname))
 	var n C.ulonglong
 	var step *C.char
-	mpi.Do(func() { step = C.pario_h5_extent(cname, &n) })
+	var why [600]C.char
+	mpi.Do(func() { step = C.pario_h5_extent(cname, &n, &why[0]) })
 	if s := C.GoString(step); s != "" {
-		return 0, fmt.Errorf("hdf5: %s: %s failed (not an HDF5 file written by pario bench?)", name, s)
+		return 0, fmt.Errorf("hdf5: %s: %s failed%s (not an HDF5 file written by pario bench?)", name, s, reason(C.GoString(&why[0])))
 	}
 	return b.p.FileSize - dataBytes(b.p) + int64(n), nil
 }
 
 // Close implements backend.Backend.
 func (b *Backend) Close() error { return mpi.Close() }
+
+// Abort implements backend.Aborter: MPI_Abort.
+func (b *Backend) Abort(code int) { mpi.Abort(code) }
 
 // StopTogether implements backend.StopTogether.
 func (b *Backend) StopTogether(hit bool) (bool, error) {
@@ -510,7 +579,7 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 				n, short = ext-off, true
 			}
 		}
-		step = C.pario_h5_io(&f.h, cbool(write), unsafe.Pointer(&p[0]), C.longlong(off), C.longlong(n))
+		step = C.pario_h5_step(&f.h, C.pario_h5_io(&f.h, cbool(write), unsafe.Pointer(&p[0]), C.longlong(off), C.longlong(n)))
 	})
 	if err != nil {
 		if err == io.EOF {
@@ -519,7 +588,7 @@ func (f *File) io(write bool, p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("hdf5: %s: %w", f.name, err)
 	}
 	if s := C.GoString(step); s != "" {
-		return 0, fmt.Errorf("hdf5: %s: %s of %d bytes at %d failed", f.name, s, n, off)
+		return 0, fmt.Errorf("hdf5: %s: %s of %d bytes at %d failed%s", f.name, s, n, off, f.why())
 	}
 	if short {
 		return int(n), io.EOF
@@ -536,7 +605,7 @@ func (f *File) grow(end int64) (*C.char, error) {
 	if err != nil || ext <= uint64(f.h.extent) {
 		return nil, err
 	}
-	return C.pario_h5_extend(&f.h, C.ulonglong(ext)), nil
+	return C.pario_h5_step(&f.h, C.pario_h5_extend(&f.h, C.ulonglong(ext))), nil
 }
 
 // ioExtents is io for a --strided call: one H5Dwrite or H5Dread of the
@@ -583,7 +652,7 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 			err = io.EOF
 			return
 		}
-		step = C.pario_h5_io_extents(&f.h, cbool(write), unsafe.Pointer(&p[0]), &offs[0], &lens[0], C.int(len(ext)))
+		step = C.pario_h5_step(&f.h, C.pario_h5_io_extents(&f.h, cbool(write), unsafe.Pointer(&p[0]), &offs[0], &lens[0], C.int(len(ext))))
 	})
 	if err != nil {
 		if err == io.EOF {
@@ -592,9 +661,24 @@ func (f *File) ioExtents(write bool, p []byte, ext []backend.Extent) error {
 		return fmt.Errorf("hdf5: %s: %w", f.name, err)
 	}
 	if s := C.GoString(step); s != "" {
-		return fmt.Errorf("hdf5: %s: %s of %d ranges (%d bytes from %d) failed", f.name, s, len(ext), total, ext[0].Offset)
+		return fmt.Errorf("hdf5: %s: %s of %d ranges (%d bytes from %d) failed%s", f.name, s, len(ext), total, ext[0].Offset, f.why())
 	}
 	return nil
+}
+
+// why is the library's reason for the failure just reported (": reason",
+// or "" when its error stack said nothing), and forgets it.
+func (f *File) why() string {
+	s := C.GoString(&f.h.why[0])
+	f.h.why[0] = 0
+	return reason(s)
+}
+
+func reason(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
 }
 
 // WriteExtents implements backend.ExtentsIO.
@@ -614,7 +698,7 @@ func (f *File) Sync(ctx context.Context) error {
 	var step *C.char
 	mpi.Do(func() { step = C.pario_h5_flush(&f.h) })
 	if s := C.GoString(step); s != "" {
-		return fmt.Errorf("hdf5: %s: %s failed", f.name, s)
+		return fmt.Errorf("hdf5: %s: %s failed%s", f.name, s, f.why())
 	}
 	return nil
 }
@@ -624,7 +708,7 @@ func (f *File) Close(ctx context.Context) error {
 	var step *C.char
 	mpi.Do(func() { step = C.pario_h5_close(&f.h) })
 	if s := C.GoString(step); s != "" {
-		return fmt.Errorf("hdf5: %s: %s failed", f.name, s)
+		return fmt.Errorf("hdf5: %s: %s failed%s", f.name, s, f.why())
 	}
 	return nil
 }

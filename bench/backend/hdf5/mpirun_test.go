@@ -323,20 +323,42 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-a", "HDF5", "--hdf5.dimy", "96k"}, "--hdf5.dimy 98304 does not divide the dataset's 1048576 bytes"},
 		{[]string{"-a", "HDF5", "--hdf5.dimy", "128k", "--hdf5.chunky", "1k"}, "--hdf5.chunkx and --hdf5.chunky go together"},
 		{[]string{"-a", "HDF5", "--hdf5.chunkx", "2", "--hdf5.chunky", "1k"}, "need --hdf5.dimy"},
+		// HDF5's own limits, refused before the file is made (they were
+		// "H5Pset_chunk failed", exit status 1, after the open), and a
+		// product of chunkx and chunky past int64 (it wrapped to 0: "needs
+		// --hdf5.chunksize").
+		{[]string{"-a", "HDF5", "-b", "8g", "--hdf5.chunksize", "4g"}, "--hdf5.chunksize 4294967296: HDF5 chunks must be under 4 GiB"},
+		{[]string{"-a", "NC4", "-b", "8g", "--nc4.chunksize", "5g"}, "--nc4.chunksize 5368709120: HDF5 chunks must be under 4 GiB"},
+		{[]string{"-a", "HDF5", "-c", "--hdf5.unlimited", "--hdf5.dimy", "1k", "--hdf5.chunkx", "4611686018427387904", "--hdf5.chunky", "4"},
+			"--hdf5.chunkx 4611686018427387904 x --hdf5.chunky 4: HDF5 chunks must be under 4 GiB"},
+		// A hint that is not key=value was dropped without a word.
+		{[]string{"-a", "MPIIO", "--mpiio.hints", "romio_cb_write=enable,cb_nodes"}, `--mpiio.hints "romio_cb_write=enable,cb_nodes": "cb_nodes" is not key=value`},
+		{[]string{"-a", "NC4", "-O", "hints=garbage"}, `--nc4.hints "garbage": "garbage" is not key=value`},
+		{[]string{"-a", "HDF5", "--hdf5.hints", "=enable"}, `--hdf5.hints "=enable": "=enable" has no key`},
 	} {
-		out, err := exec.Command(parioBin, append([]string{"bench", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "f")}, tc.args...)...).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), tc.want) {
-			t.Errorf("pario bench %s: %v, output %q; want an error containing %q", strings.Join(tc.args, " "), err, out, tc.want)
+		out, code := testbin.Run(t, exec.Command(parioBin, append([]string{"bench", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "f")}, tc.args...)...))
+		want := 2 // a mistake in the call
+		if tc.args[len(tc.args)-1] == "2" && tc.args[len(tc.args)-2] == "-N" {
+			want = 1 // found by the ranks once MPI has started
 		}
+		if code != want || !strings.Contains(out, tc.want) {
+			t.Errorf("pario bench %s: exit status %d, output %q; want %d and an error containing %q", strings.Join(tc.args, " "), code, out, want, tc.want)
+		}
+	}
+	// The library's reason is in the error, not only the call that
+	// failed ("H5Fcreate failed").
+	out, err := exec.Command(parioBin, "bench", "-a", "HDF5", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "none", "f")).CombinedOutput()
+	if want := "H5Fcreate failed: MPI_File_open failed: MPI error string is 'MPI_ERR_NO_SUCH_FILE: no such file or directory'"; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("writing into a directory that is not there: %v\n%s\nwant %q", err, out, want)
 	}
 	// Reading a file that is not HDF5.
 	bad := filepath.Join(dir, "not.h5")
 	if err := os.WriteFile(bad, bytes.Repeat([]byte("x"), 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", parioBin, "bench", "-a", "HDF5",
+	out, err = exec.Command("mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "1", parioBin, "bench", "-a", "HDF5",
 		"-b", "1m", "-t", "256k", "-r", "-o", bad).CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "H5Fopen failed") {
+	if err == nil || !strings.Contains(string(out), "H5Fopen failed: file signature not found") {
 		t.Errorf("reading a file that is not HDF5: %v\n%s", err, out)
 	}
 }
@@ -413,11 +435,23 @@ func TestAdviseFileNotRegular(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An empty file and a NetCDF classic one are no HDF5 files either
+	// (they were "not an HDF5 or NetCDF-4 file", exit status 1, without
+	// --file or why).
+	empty, classic := filepath.Join(dir, "empty.nc"), filepath.Join(dir, "classic.nc")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(classic, append([]byte("CDF\x02"), make([]byte, 60)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		path string
 		code int
 		want string
 	}{
+		{empty, 2, "pario: --file " + empty + ": is empty: not an HDF5 or NetCDF-4 file"},
+		{classic, 2, "pario: --file " + classic + ": is a NetCDF classic file (CDF-2), not NetCDF-4 (nccopy -k nc4 converts it)"},
 		{fifo, 2, "pario: --file " + fifo + ": is not a regular file (a named pipe)"},
 		{dir, 2, "pario: --file " + dir + ": is a directory"},
 		{filepath.Join(dir, "nope.nc"), 1, "pario: --file " + filepath.Join(dir, "nope.nc") + ": no such file or directory"},

@@ -38,6 +38,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -156,6 +157,22 @@ func MaxUint64(v uint64, self bool) (uint64, error) {
 		return 0, fmt.Errorf("MPI_Allreduce(MPI_MAX): %w", Error(int(rc)))
 	}
 	return uint64(x), nil
+}
+
+// Abort ends every process of the job with status code (MPI_Abort on
+// MPI_COMM_WORLD; mpirun then stops the others): the way out when a rank
+// is left inside a collective call another rank will never make. It does
+// not return. It takes the lock of Do when it can; when a call holds it
+// (this process may be the one stuck) it calls MPI_Abort beside it,
+// which Open MPI allows: the abort goes through its runtime.
+func Abort(code int) {
+	if callMu.TryLock() {
+		if !serialized && calls != nil {
+			onThread(func() { C.MPI_Abort(C.MPI_COMM_WORLD, C.int(code)) })
+		}
+	}
+	C.MPI_Abort(C.MPI_COMM_WORLD, C.int(code))
+	os.Exit(code)
 }
 
 // Error is an MPI error code with its text.

@@ -137,7 +137,7 @@ func (d *Driver) Validate(p backend.Params) error {
 	if d.Collective && p.Random {
 		return errors.New("--mpiio.collective needs every rank to make the same calls: not with -z")
 	}
-	return nil
+	return mpi.CheckHints("--mpiio.hints", d.Hints)
 }
 
 // Open implements backend.Driver.
@@ -201,6 +201,9 @@ func (b *Backend) Size(_ context.Context, name string) (int64, error) {
 
 // Close implements backend.Backend.
 func (b *Backend) Close() error { return mpi.Close() }
+
+// Abort implements backend.Aborter: MPI_Abort.
+func (b *Backend) Abort(code int) { mpi.Abort(code) }
 
 // StopTogether implements backend.StopTogether.
 func (b *Backend) StopTogether(hit bool) (bool, error) {

@@ -211,13 +211,16 @@ func (d *Driver) Validate(p backend.Params) error {
 	case d.Collective && p.Random:
 		return errors.New("--nc4.collective needs every rank to make the same calls: not with -z")
 	}
+	if err := h5be.CheckChunk("nc4", d.ChunkSize, d.ChunkX, d.ChunkY); err != nil {
+		return err
+	}
 	if err := h5be.Validate2D("nc4", d.DimY, d.ChunkSize, d.ChunkX, d.ChunkY, d.Unlimited, p); err != nil {
 		return err
 	}
 	if _, err := d.chunk(); err != nil {
 		return err
 	}
-	return nil
+	return mpi.CheckHints("--nc4.hints", d.Hints)
 }
 
 // chunk is the chunk length to set (0: none, the library decides).
@@ -351,6 +354,9 @@ func (b *Backend) Size(_ context.Context, name string) (int64, error) {
 
 // Close implements backend.Backend.
 func (b *Backend) Close() error { return mpi.Close() }
+
+// Abort implements backend.Aborter: MPI_Abort.
+func (b *Backend) Abort(code int) { mpi.Abort(code) }
 
 // StopTogether implements backend.StopTogether.
 func (b *Backend) StopTogether(hit bool) (bool, error) {
