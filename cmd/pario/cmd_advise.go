@@ -51,9 +51,10 @@ turns of --block bytes (IOR's segments). Sizes take k, m, g (binary).
   pario advise --api netcdf4 --dims 10485760 --unlimited --type byte --ranks 1 \
       --transfer 1m --strip-size 1m --stripe-count 1
 
-  # an existing file (needs pario built with make build-hdf5)
-  pario-hdf5 advise --file out.nc --var data --ranks 10 --transfer 1m \
-      --strip-size 1m --stripe-count 10
+  # an existing file (needs pario built with make build-hdf5); bench writes one
+  pario-hdf5 bench -a NC4 -o out.nc -b 16m -t 1m -w -k
+  pario-hdf5 advise --file out.nc --var data --ranks 4 --transfer 1m \
+      --strip-size 1m --stripe-count 4
 
   # set the advised layout on a pario directory (needs a running cluster)
   pario mkdir /runs
