@@ -111,6 +111,7 @@ func (s *serving) Wait() error {
 // done or Close is called.
 func StartDataServer(ctx context.Context, ln net.Listener, cfg DataServerConfig) (*DataServer, error) {
 	st, err := data.Open(cfg.Dir, data.StoreOptions{
+		Name:         cfg.Name,
 		MaxOpenFiles: cfg.MaxOpenFiles,
 		DiskRate:     cfg.Emulation.DiskRate, DiskSeek: cfg.Emulation.DiskSeek, LockRevoke: cfg.Emulation.LockRevoke,
 	})

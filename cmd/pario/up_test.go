@@ -187,3 +187,25 @@ func TestMetaServesAKilledUpsClusterFile(t *testing.T) {
 		}
 	}
 }
+
+// pario data on another server's directory is refused, naming both
+// servers: the cluster's servers hold datafiles under the same IDs, so
+// data0 serving data1's directory answered with data1's strips. Before, it
+// served them.
+func TestDataRefusesAnotherServersDirectory(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := startUp(t, dir)
+	first.Process.Signal(syscall.SIGTERM)
+	first.Wait()
+	// The cluster file is gone with the clean stop: the servers' flags.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, parioBin, "data", "--name", "data0", "--dir", filepath.Join(dir, "data1"),
+		"--listen", "127.0.0.1:0", "--secret-file", filepath.Join(dir, "secret")).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("pario data --name data0 on data1's directory served it:\n%s", out)
+	}
+	if statusOf(err) != 1 || !strings.Contains(string(out), `holds the datafiles of I/O server "data1", not of "data0"`) {
+		t.Errorf("pario data --name data0 on data1's directory: %v, want exit status 1 naming both servers:\n%s", err, out)
+	}
+}

@@ -74,6 +74,11 @@ type StoreOptions struct {
 	// locks (extentlock.go): the time the emulated disk charges for each
 	// lock a write takes from another writer.
 	LockRevoke time.Duration
+	// Name, if set, is the I/O server's name in its cluster (data0): the
+	// first Open records it in the directory (identity.go), and an Open
+	// with another name is refused, since a server serving another's
+	// directory answers for one datafile with another's bytes.
+	Name string
 	// FS, if set, is the data directory itself (the dir given to Open
 	// then only names it in errors and Dir), for tests that inject
 	// faults (vfs/errorfs) or crash (vfs.MemFS). The Store does not
@@ -235,6 +240,9 @@ func Open(dir string, opts StoreOptions) (_ *Store, err error) {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	if err := syncDir(s.root); err != nil {
+		return nil, fmt.Errorf("data: open %s: %w", dir, err)
+	}
+	if err := s.checkIdentity(opts.Name); err != nil {
 		return nil, fmt.Errorf("data: open %s: %w", dir, err)
 	}
 	if err := s.readIncarnation(); err != nil {
