@@ -19,7 +19,14 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopSignals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	// A hangup (the terminal that started pario up closed) stops a
+	// command as SIGTERM does: its default action killed the servers
+	// without syncing. Under nohup it stays ignored.
+	if !signal.Ignored(syscall.SIGHUP) {
+		stopSignals = append(stopSignals, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	// The first Ctrl-C (or SIGTERM) cancels ctx, for the command to stop
 	// cleanly; the second is the default one and ends the process, so that
 	// a command blocked where it does not look at ctx (a read of a pipe

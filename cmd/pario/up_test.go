@@ -209,3 +209,52 @@ func TestDataRefusesAnotherServersDirectory(t *testing.T) {
 		t.Errorf("pario data --name data0 on data1's directory: %v, want exit status 1 naming both servers:\n%s", err, out)
 	}
 }
+
+// A hangup stops pario up as SIGTERM does, syncing and removing its
+// cluster file; its default action killed it without either. A pario up
+// started under nohup (SIGHUP ignored) keeps running.
+func TestUpStopsCleanlyOnHangup(t *testing.T) {
+	dir := t.TempDir()
+	up, out := startUp(t, dir)
+	if err := up.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(); err != nil {
+		t.Fatalf("pario up after SIGHUP: %v, want a clean stop (exit status 0)\n%s", err, out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cluster")); !os.IsNotExist(err) {
+		t.Errorf("cluster file after SIGHUP: %v, want it removed as a clean stop does", err)
+	}
+
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir2 := t.TempDir()
+	cmd := exec.Command(nohup, parioBin, "up", "--dir", dir2, "--servers", "2")
+	cmd.Dir = dir2 // nohup.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	})
+	waitUntil(t, "pario up under nohup to write its cluster file", func() bool {
+		_, err := os.Stat(filepath.Join(dir2, "cluster"))
+		return err == nil
+	})
+	cmd.Process.Signal(syscall.SIGHUP)
+	if got := run(t, filepath.Join(dir2, "cluster"), "ls", "/"); got != "" {
+		t.Errorf("ls / of a fresh cluster: %q", got)
+	}
+	// A stop takes well under a second here (the first part of this test).
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Errorf("pario up under nohup ended on SIGHUP: %v", err)
+	case <-time.After(time.Second):
+	}
+}
