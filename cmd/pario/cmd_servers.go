@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,6 +84,8 @@ rates go into the cluster file (docs/mfg.md).
 			}
 			if dir == "" {
 				dir = defaultDataDir()
+			} else if err := checkDirFlag("--dir", dir); err != nil {
+				return err
 			}
 			logger := newLogger()
 			stopMetrics, err := mf.start(logger)
@@ -385,5 +389,26 @@ that others may read, and secrets under 128 bits or visibly not random.
 			fmt.Printf("wrote a new secret to %s (mode 0600)\n", args[0])
 			return nil
 		},
+	}
+}
+
+// checkDirFlag refuses a directory flag that names something else than a
+// directory, or a path through a file, naming the flag (usage error). A
+// missing directory is fine: the servers make it.
+func checkDirFlag(flag, dir string) error {
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err == nil {
+			if !fi.IsDir() {
+				if p == filepath.Clean(dir) {
+					return usageError{fmt.Errorf("%s %s: not a directory", flag, dir)}
+				}
+				return usageError{fmt.Errorf("%s %s: %s is not a directory", flag, dir, p)}
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) || p == filepath.Dir(p) {
+			return nil // the servers' own errors say the rest
+		}
 	}
 }

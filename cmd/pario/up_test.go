@@ -90,6 +90,10 @@ func statusOf(err error) int {
 // one whose every request took hours, and a --metrics address that is not
 // one, or that other hosts can reach, failed with status 1.
 func TestUpRefusesBadFlags(t *testing.T) {
+	afile := filepath.Join(t.TempDir(), "afile")
+	if err := os.WriteFile(afile, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -101,6 +105,9 @@ func TestUpRefusesBadFlags(t *testing.T) {
 		{[]string{"--net-rate", "100"}, "--net-rate 100 B/s"},
 		{[]string{"--metrics", "garbage"}, "--metrics"},
 		{[]string{"--metrics", "0.0.0.0:0"}, "--metrics-allow-remote"},
+		// Said "cluster: mkdir afile: not a directory", exit 1.
+		{[]string{"--dir", afile}, "--dir " + afile + ": not a directory"},
+		{[]string{"--dir", afile + "/sub"}, "--dir " + afile + "/sub: " + afile + " is not a directory"},
 	} {
 		dir := t.TempDir()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
