@@ -262,6 +262,9 @@ func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) 
 // SetLayout sets a directory's default layout (a zero Layout clears it),
 // or the layout of a file that holds no data yet.
 func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) error {
+	if err := checkLayout("set layout", path, l); err != nil {
+		return err
+	}
 	a, err := c.Lookup(ctx, path)
 	if err != nil {
 		return err
@@ -276,6 +279,23 @@ func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) erro
 	}
 	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	return err
+}
+
+// checkLayout refuses, naming the path, a layout whose text form the
+// metadata server's decoder refuses: it would answer that the request
+// was malformed ("create request: wire: field "layout" at byte 38: ..."),
+// naming neither the call nor the path. A Layout filled in by hand rather
+// than by dist.ParseLayout or dist.ParseHints may be anything. The errno
+// is EINVAL, as the server's.
+func checkLayout(op, path string, l dist.Layout) error {
+	s := l.String()
+	if s == "" {
+		return nil
+	}
+	if _, err := dist.ParseLayout(s); err != nil {
+		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("layout %q: %w: %w", s, err, syscall.EINVAL)}
+	}
+	return nil
 }
 
 // FileInfo is what Stat reports.

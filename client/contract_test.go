@@ -20,6 +20,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
 	"github.com/pario/pario/wire"
 )
 
@@ -476,5 +477,35 @@ func TestConcurrentCallsAndClose(t *testing.T) {
 	stop()
 	if err := c2.Close(); err != nil {
 		t.Fatalf("second Client.Close: %v", err)
+	}
+}
+
+// TestBadLayoutNamesThePath: a Layout filled in by hand that does not
+// parse is refused by Create and SetLayout with EINVAL, naming the path
+// and the layout. Before, the metadata server's decoder answered that
+// the request was malformed ("create request: wire: field "layout" at
+// byte 38: ..."), naming neither.
+func TestBadLayoutNamesThePath(t *testing.T) {
+	c := localClient(t, startLocal(t, false))
+	ctx := context.Background()
+	if err := c.Mkdir(ctx, "/d", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bad := dist.Layout{Dist: "simple_stripe", Params: "strip_size=0"}
+	for name, call := range map[string]func() error{
+		"Create": func() error {
+			_, err := c.Create(ctx, "/d/f", client.CreateOptions{Mode: 0o644, Layout: bad})
+			return err
+		},
+		"SetLayout": func() error { return c.SetLayout(ctx, "/d", bad) },
+	} {
+		err := call()
+		if !errors.Is(err, syscall.EINVAL) || wire.ErrnoOf(err) != syscall.EINVAL || !strings.Contains(err.Error(), "/d") ||
+			!strings.Contains(err.Error(), "strip_size must be positive") || strings.Contains(err.Error(), "wire:") {
+			t.Errorf("%s with layout %q: %v; want EINVAL naming /d and what is wrong", name, bad, err)
+		}
+	}
+	if _, err := c.Create(ctx, "/d/h", client.CreateOptions{Mode: 0o644, Hints: map[string]string{"strip_size": "0"}}); wire.ErrnoOf(err) != syscall.EINVAL {
+		t.Errorf("Create with a bad hint: %v (errno %v); want EINVAL", err, wire.ErrnoOf(err))
 	}
 }

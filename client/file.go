@@ -84,8 +84,11 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 		}
 		var err error
 		if l, err = dist.ParseHints(opts.Hints); err != nil {
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w: %w", err, syscall.EINVAL)}
 		}
+	}
+	if err := checkLayout("create", path, l); err != nil {
+		return nil, err
 	}
 	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
