@@ -6,6 +6,22 @@
 //
 // A File is an io.ReaderAt and io.WriterAt; every blocking method also has
 // a form taking a context.Context.
+//
+// # Errors
+//
+// What a server refuses comes back as a *wire.RemoteError naming the
+// server ("metadata server (10.0.0.1:7000): ...", "I/O server data2
+// (10.0.0.3:7001): ...") and carrying its errno, so errors.Is matches
+// fs.ErrNotExist (ENOENT), fs.ErrExist (EEXIST), fs.ErrPermission
+// (EACCES), syscall.ENOTDIR, syscall.EINVAL (a bad path, layout or
+// argument), syscall.EFBIG and the rest, and wire.ErrnoOf gives the errno
+// back (the FUSE mount answers with it). A connection that could not be
+// made is a *wire.DialError, one lost with a request in flight a
+// *wire.ConnError, each naming the server; the Client retries both where
+// that is safe (wire.EndpointOptions). After Close, every call fails
+// with net.ErrClosed. A call to several I/O servers at once joins their
+// errors, one per distinct failure. A File's own errors (closed, a range
+// past the largest offset, a removed file) are listed under File.
 package client
 
 import (
