@@ -51,6 +51,8 @@ type Options struct {
 	Endpoint wire.EndpointOptions
 	// MaxRequest caps the bulk data of one request to an I/O server
 	// (default 4 MiB): larger transfers become several pipelined requests.
+	// It is at least MinRequest (smaller values are raised to it) and at
+	// most wire.MaxDataLen.
 	MaxRequest int
 	// Observe, if set, gives the observer of the calls to each server
 	// (service "meta" or "data", the server's name, its op table), for the
@@ -64,6 +66,13 @@ type Options struct {
 	// server (by server index): its link to each is throttled on its own.
 	Links *throttle.Links
 }
+
+// MinRequest is the smallest Options.MaxRequest. Every request costs the
+// client a goroutine, an extent and a frame whatever its size, so a cap
+// of a few bytes cost kilobytes per byte moved (MaxRequest 1: 1 GB to
+// write and read 256 KiB); at 64 KiB, one sealed record, it is a few
+// percent.
+const MinRequest = 64 << 10
 
 // ProcessCred is the calling process's effective uid, gid and
 // supplementary groups: who it is to the metadata server.
@@ -119,7 +128,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	if opts.MaxRequest <= 0 {
 		opts.MaxRequest = 4 << 20
 	}
-	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
+	opts.MaxRequest = min(max(opts.MaxRequest, MinRequest), wire.MaxDataLen)
 	c := &Client{opts: opts, origin: newOrigin()}
 	if opts.Cred != nil {
 		c.defCred = *opts.Cred
