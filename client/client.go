@@ -6,6 +6,22 @@
 //
 // A File is an io.ReaderAt and io.WriterAt; every blocking method also has
 // a form taking a context.Context.
+//
+// # Errors
+//
+// What a server refuses comes back as a *wire.RemoteError naming the
+// server ("metadata server (10.0.0.1:7000): ...", "I/O server data2
+// (10.0.0.3:7001): ...") and carrying its errno, so errors.Is matches
+// fs.ErrNotExist (ENOENT), fs.ErrExist (EEXIST), fs.ErrPermission
+// (EACCES), syscall.ENOTDIR, syscall.EINVAL (a bad path, layout or
+// argument), syscall.EFBIG and the rest, and wire.ErrnoOf gives the errno
+// back (the FUSE mount answers with it). A connection that could not be
+// made is a *wire.DialError, one lost with a request in flight a
+// *wire.ConnError, each naming the server; the Client retries both where
+// that is safe (wire.EndpointOptions). After Close, every call fails
+// with net.ErrClosed. A call to several I/O servers at once joins their
+// errors, one per distinct failure. A File's own errors (closed, a range
+// past the largest offset, a removed file) are listed under File.
 package client
 
 import (
@@ -35,6 +51,8 @@ type Options struct {
 	Endpoint wire.EndpointOptions
 	// MaxRequest caps the bulk data of one request to an I/O server
 	// (default 4 MiB): larger transfers become several pipelined requests.
+	// It is at least MinRequest (smaller values are raised to it) and at
+	// most wire.MaxDataLen.
 	MaxRequest int
 	// Observe, if set, gives the observer of the calls to each server
 	// (service "meta" or "data", the server's name, its op table), for the
@@ -48,6 +66,13 @@ type Options struct {
 	// server (by server index): its link to each is throttled on its own.
 	Links *throttle.Links
 }
+
+// MinRequest is the smallest Options.MaxRequest. Every request costs the
+// client a goroutine, an extent and a frame whatever its size, so a cap
+// of a few bytes cost kilobytes per byte moved (MaxRequest 1: 1 GB to
+// write and read 256 KiB); at 64 KiB, one sealed record, it is a few
+// percent.
+const MinRequest = 64 << 10
 
 // ProcessCred is the calling process's effective uid, gid and
 // supplementary groups: who it is to the metadata server.
@@ -103,7 +128,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	if opts.MaxRequest <= 0 {
 		opts.MaxRequest = 4 << 20
 	}
-	opts.MaxRequest = min(opts.MaxRequest, wire.MaxDataLen)
+	opts.MaxRequest = min(max(opts.MaxRequest, MinRequest), wire.MaxDataLen)
 	c := &Client{opts: opts, origin: newOrigin()}
 	if opts.Cred != nil {
 		c.defCred = *opts.Cred
@@ -262,6 +287,9 @@ func (c *Client) removeDatafiles(ctx context.Context, path string, a meta.Attr) 
 // SetLayout sets a directory's default layout (a zero Layout clears it),
 // or the layout of a file that holds no data yet.
 func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) error {
+	if err := checkLayout("set layout", path, l); err != nil {
+		return err
+	}
 	a, err := c.Lookup(ctx, path)
 	if err != nil {
 		return err
@@ -276,6 +304,23 @@ func (c *Client) SetLayout(ctx context.Context, path string, l dist.Layout) erro
 	}
 	_, err = metaAttr(ctx, c, meta.OpSetLayout, meta.SetLayoutRequest{Path: path, Layout: l, FileIsEmpty: empty, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	return err
+}
+
+// checkLayout refuses, naming the path, a layout whose text form the
+// metadata server's decoder refuses: it would answer that the request
+// was malformed ("create request: wire: field "layout" at byte 38: ..."),
+// naming neither the call nor the path. A Layout filled in by hand rather
+// than by dist.ParseLayout or dist.ParseHints may be anything. The errno
+// is EINVAL, as the server's.
+func checkLayout(op, path string, l dist.Layout) error {
+	s := l.String()
+	if s == "" {
+		return nil
+	}
+	if _, err := dist.ParseLayout(s); err != nil {
+		return &fs.PathError{Op: op, Path: path, Err: fmt.Errorf("layout %q: %w: %w", s, err, syscall.EINVAL)}
+	}
+	return nil
 }
 
 // FileInfo is what Stat reports.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/pario/pario/dist"
@@ -23,9 +24,29 @@ import (
 //
 // Written data reaches the I/O servers before WriteAt returns but is durable
 // only after Sync.
+//
+// The errors its methods return, besides the servers' own (a
+// wire.RemoteError naming the server, matched with errors.Is against
+// fs.ErrNotExist, syscall.EFBIG and the like) and a broken connection
+// (wire.ConnError, wire.DialError):
+//
+//   - fs.ErrClosed (in an *fs.PathError naming the file): the File was
+//     closed; Name, Attr and Distribution still answer.
+//   - syscall.EINVAL (in an *fs.PathError): a negative offset or size, or
+//     a range whose end lies past the largest int64 offset, as pread(2)
+//     and pwrite(2) refuse it.
+//   - syscall.ESTALE, "stale file handle: PATH was removed": another
+//     client removed the file; a rename does not matter, the File follows
+//     the file, not its name. Reads of a file that is not stuffed see an
+//     empty file instead (see ReadAtContext).
+//   - the context's error when it ends first: context.Canceled alone, or
+//     for a deadline, context.DeadlineExceeded from each server that had
+//     not answered.
 type File struct {
 	c    *Client
 	path string
+
+	closed atomic.Bool
 
 	mu   sync.RWMutex
 	attr meta.Attr
@@ -63,8 +84,11 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 		}
 		var err error
 		if l, err = dist.ParseHints(opts.Hints); err != nil {
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+			return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w: %w", err, syscall.EINVAL)}
 		}
+	}
+	if err := checkLayout("create", path, l); err != nil {
+		return nil, err
 	}
 	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
 	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
@@ -163,7 +187,7 @@ func (f *File) ensureRoom(ctx context.Context, end int64) error {
 	}
 	na, err := metaAttr(ctx, f.c, meta.OpUnstuff, meta.UnstuffRequest{ID: a.ID})
 	if err != nil {
-		return fmt.Errorf("unstuff %s: %w", f.path, err)
+		return fmt.Errorf("unstuff %s: %w", f.path, f.gone(err))
 	}
 	nd, err := buildDist(na)
 	if err != nil {
@@ -187,7 +211,7 @@ func (f *File) settled(ctx context.Context) (meta.Attr, dist.Distribution, error
 	}
 	na, err := f.c.GetByID(ctx, a.ID)
 	if err != nil {
-		return meta.Attr{}, nil, fmt.Errorf("%s: %w", f.path, err)
+		return meta.Attr{}, nil, fmt.Errorf("%s: %w", f.path, f.gone(err))
 	}
 	nd, err := buildDist(na)
 	if err != nil {
@@ -302,8 +326,8 @@ func (f *File) WriteAt(p []byte, off int64) (int, error) {
 // WriteAtContext writes p at off; pieces go to all servers at once. On error
 // some pieces may have been written: the error names each server that failed.
 func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, &fs.PathError{Op: "write", Path: f.path, Err: fmt.Errorf("negative offset %d: %w", off, syscall.EINVAL)}
+	if err := f.usable("write", off, len(p)); err != nil {
+		return 0, err
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -320,7 +344,7 @@ func (f *File) WriteAtContext(ctx context.Context, p []byte, off int64) (int, er
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("write %s at offset %d: %w", f.path, off, f.stale(err))
+		return 0, fmt.Errorf("write %s at offset %d: %w", f.path, off, f.stale(cancelled(ctx, err)))
 	}
 	return len(p), nil
 }
@@ -333,6 +357,56 @@ func (f *File) stale(err error) error {
 		return fmt.Errorf("stale file handle: %s was removed: %w", f.path, err)
 	}
 	return err
+}
+
+// gone is stale for the metadata server's answer about the file's ID
+// (a stuffed file asks it for its attributes, and to unstuff): ENOENT
+// there means the file was removed, which is what an I/O server says
+// with ESTALE. The error matches both; its errno (wire.ErrnoOf) stays
+// the server's ENOENT.
+func (f *File) gone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &staleError{msg: fmt.Sprintf("stale file handle: %s was removed", f.path), err: err}
+	}
+	return err
+}
+
+type staleError struct {
+	msg string
+	err error
+}
+
+func (e *staleError) Error() string        { return e.msg + ": " + e.err.Error() }
+func (e *staleError) Unwrap() error        { return e.err }
+func (e *staleError) Is(target error) bool { return target == syscall.ESTALE }
+
+// cancelled replaces the joined errors of a request's pieces by the
+// context's when the caller cancelled it: every piece then failed with
+// the same cause, each server's way of saying so (a frame cut off, a
+// dial given up) adds nothing. A deadline keeps the pieces' errors, which
+// name the servers that had not answered.
+func cancelled(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	return err
+}
+
+// usable refuses a call on a closed File, and a range [off, off+n) that
+// no file can hold: a negative offset, or an end past math.MaxInt64,
+// which would otherwise map to no piece at all and report n bytes moved
+// while none were (pread(2) and pwrite(2) answer EINVAL to both).
+func (f *File) usable(op string, off int64, n int) error {
+	if f.closed.Load() {
+		return &fs.PathError{Op: op, Path: f.path, Err: fs.ErrClosed}
+	}
+	if off < 0 {
+		return &fs.PathError{Op: op, Path: f.path, Err: fmt.Errorf("negative offset %d: %w", off, syscall.EINVAL)}
+	}
+	if int64(n) > math.MaxInt64-off {
+		return &fs.PathError{Op: op, Path: f.path, Err: fmt.Errorf("%d bytes at offset %d end past the largest offset, %d: %w", n, off, int64(math.MaxInt64), syscall.EINVAL)}
+	}
+	return nil
 }
 
 // each runs fn for every extent concurrently and joins the errors.
@@ -379,9 +453,13 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // ReadAtContext is ReadAt with a context. Holes read as zeros.
+//
+// The I/O servers cannot tell a removed datafile from one never written,
+// so a file that is not stuffed, removed by another client, reads as an
+// empty file (io.EOF) rather than failing with ESTALE as a write does.
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, &fs.PathError{Op: "read", Path: f.path, Err: fmt.Errorf("negative offset %d: %w", off, syscall.EINVAL)}
+	if err := f.usable("read", off, len(p)); err != nil {
+		return 0, err
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -396,7 +474,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, cancelled(ctx, err))
 	}
 	short := false
 	for i := range xs {
@@ -411,7 +489,7 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	}
 	// Some datafile ended early: either a hole (zeros, already filled) or
 	// the end of the file. Only the file size can tell.
-	size, err := f.Size(ctx)
+	size, err := f.size(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
 	}
@@ -531,6 +609,14 @@ func (c *Client) fileUsage(ctx context.Context, a meta.Attr) (Usage, error) {
 
 // Size returns the file's logical size, computed from its datafiles.
 func (f *File) Size(ctx context.Context) (int64, error) {
+	if err := f.usable("size", 0, 0); err != nil {
+		return 0, err
+	}
+	return f.size(ctx)
+}
+
+// size is Size for a call under way, which a Close meanwhile does not stop.
+func (f *File) size(ctx context.Context) (int64, error) {
 	a, _, err := f.settled(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("size of %s: %w", f.path, err)
@@ -544,6 +630,9 @@ func (f *File) Size(ctx context.Context) (int64, error) {
 
 // Usage returns the file's logical size and the bytes its datafiles hold.
 func (f *File) Usage(ctx context.Context) (Usage, error) {
+	if err := f.usable("stat", 0, 0); err != nil {
+		return Usage{}, err
+	}
 	a, _, err := f.settled(ctx)
 	if err != nil {
 		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
@@ -573,6 +662,9 @@ func (f *File) Truncate(size int64) error { return f.TruncateContext(context.Bac
 
 // TruncateContext is Truncate with a context.
 func (f *File) TruncateContext(ctx context.Context, size int64) error {
+	if err := f.usable("truncate", 0, 0); err != nil {
+		return err
+	}
 	if size < 0 {
 		return &fs.PathError{Op: "truncate", Path: f.path, Err: fmt.Errorf("negative size %d: %w", size, syscall.EINVAL)}
 	}
@@ -589,7 +681,7 @@ func (f *File) TruncateContext(ctx context.Context, size int64) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("truncate %s to %d: %w", f.path, size, f.stale(err))
+		return fmt.Errorf("truncate %s to %d: %w", f.path, size, f.stale(cancelled(ctx, err)))
 	}
 	return nil
 }
@@ -600,6 +692,9 @@ func (f *File) Sync() error { return f.SyncContext(context.Background()) }
 
 // SyncContext is Sync with a context.
 func (f *File) SyncContext(ctx context.Context) error {
+	if err := f.usable("sync", 0, 0); err != nil {
+		return err
+	}
 	a, _, err := f.settled(ctx)
 	if err != nil {
 		return fmt.Errorf("sync %s: %w", f.path, err)
@@ -609,7 +704,7 @@ func (f *File) SyncContext(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sync %s: %w", f.path, f.stale(err))
+		return fmt.Errorf("sync %s: %w", f.path, f.stale(cancelled(ctx, err)))
 	}
 	// The file's name too: the metadata server answers a create before
 	// its fdatasync (server/meta/durable.go).
@@ -635,8 +730,15 @@ func (c *Client) SyncNamespace(ctx context.Context) error {
 }
 
 // Close releases the file. pario keeps no per-open state on the servers,
-// so Close does not sync: call Sync for durability.
-func (f *File) Close() error { return nil }
+// so Close does not sync: call Sync for durability. Calls after Close
+// fail with fs.ErrClosed, a second Close too (as os.File); calls already
+// under way finish.
+func (f *File) Close() error {
+	if f.closed.Swap(true) {
+		return &fs.PathError{Op: "close", Path: f.path, Err: fs.ErrClosed}
+	}
+	return nil
+}
 
 // DatafileInfo describes one datafile of a file, for viewdist.
 type DatafileInfo struct {
@@ -649,6 +751,9 @@ type DatafileInfo struct {
 
 // Datafiles reports where each datafile lives and how many bytes it holds.
 func (f *File) Datafiles(ctx context.Context) ([]DatafileInfo, error) {
+	if err := f.usable("viewdist", 0, 0); err != nil {
+		return nil, err
+	}
 	a, _, err := f.settled(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("viewdist %s: %w", f.path, err)

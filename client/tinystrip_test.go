@@ -62,3 +62,36 @@ func TestTinyStripsBoundedMemory(t *testing.T) {
 		t.Fatal("unaligned read across the hole differs")
 	}
 }
+
+// TestTinyMaxRequestBoundedMemory: a client given a request cap of one
+// byte (Options.MaxRequest) still moves data at a cost in proportion to
+// it: the cap is raised to client.MinRequest. Before, every byte was a
+// request of its own, with its goroutine, extent and frame: a write and
+// a read of 256 KiB allocated 1 GB.
+func TestTinyMaxRequestBoundedMemory(t *testing.T) {
+	p := spawn(t)
+	c := dial(t, p, func(o *client.Options) { o.MaxRequest = 1 })
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/capped", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randomBytes(t, 256<<10)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	back := make([]byte, len(data))
+	if _, err := f.ReadAt(back, 0); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(len(data)) {
+		t.Errorf("a write and a read of %d bytes with MaxRequest=1 allocated %d bytes; want at most 4 times the data", len(data), alloc)
+	}
+	if !bytes.Equal(back, data) {
+		t.Fatal("read back differs from what was written")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"sync"
 	"syscall"
 
@@ -25,11 +26,24 @@ type Span struct{ Off, Len int64 }
 // at once. A server that does not know the op gets one write per range.
 // On error some spans may have been written.
 func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
+	if err := f.usable("write", 0, 0); err != nil {
+		return err
+	}
 	var n, end int64
 	for i, s := range spans {
 		if s.Off < 0 || s.Len < 0 || s.Off < end {
 			return &fs.PathError{Op: "write", Path: f.path, Err: fmt.Errorf("list write: span %d (offset %d, length %d): offsets and lengths must be >= 0 and spans in increasing order without overlap (the previous one ends at %d): %w",
 				i, s.Off, s.Len, end, syscall.EINVAL)}
+		}
+		// Sums that would wrap are checked before they are made: a
+		// wrapped end lets the next span overlap, and wrapped byte
+		// counts could add up to len(p).
+		if s.Len > math.MaxInt64-s.Off {
+			return &fs.PathError{Op: "write", Path: f.path, Err: fmt.Errorf("list write: span %d (offset %d, length %d) ends past the largest offset, %d: %w",
+				i, s.Off, s.Len, int64(math.MaxInt64), syscall.EINVAL)}
+		}
+		if s.Len > int64(len(p))-n {
+			return &fs.PathError{Op: "write", Path: f.path, Err: fmt.Errorf("list write: the spans hold more than the buffer's %d bytes (span %d, length %d): %w", len(p), i, s.Len, syscall.EINVAL)}
 		}
 		end = s.Off + s.Len
 		n += s.Len
@@ -59,7 +73,7 @@ func (f *File) WriteList(ctx context.Context, spans []Span, p []byte) error {
 	}
 	wg.Wait()
 	if err := joinUnique(errs); err != nil {
-		return fmt.Errorf("list write %s of %d spans: %w", f.path, len(spans), f.stale(err))
+		return fmt.Errorf("list write %s of %d spans: %w", f.path, len(spans), f.stale(cancelled(ctx, err)))
 	}
 	return nil
 }

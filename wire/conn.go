@@ -145,6 +145,15 @@ func (c *Conn) Call(ctx context.Context, op uint8, args []byte, data [][]byte, i
 	var hb [HeaderSize]byte
 	h.Encode(hb[:])
 	c.wmu.Lock()
+	if err := ctx.Err(); err != nil {
+		// Ended before a byte of this request was written (perhaps while
+		// it waited for another's frame): writing against a deadline in
+		// the past would fail as a half-sent frame does and cut the
+		// connection, failing every other request in flight on it.
+		c.wmu.Unlock()
+		c.forget(id)
+		return nil, 0, fmt.Errorf("%s: op %d: %w", c.server, op, err)
+	}
 	dl, _ := ctx.Deadline() // the zero time when there is none
 	_ = c.nc.SetWriteDeadline(dl)
 	// Cancellation must interrupt a write blocked on a server that does
