@@ -380,8 +380,9 @@ that others may read, and secrets under 128 bits or visibly not random.
   pario secret /etc/pario/secret`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if args[0] == "" {
-				return usageError{fmt.Errorf("FILE is empty: name the secret file to write")}
+			// (An empty FILE is refused with every empty argument: main.go.)
+			if args[0] == "-" {
+				return usageError{fmt.Errorf("FILE -: pario secret writes a file of mode 0600, not standard output (name the file, e.g. ./secret)")}
 			}
 			if err := cluster.CreateSecretFile(args[0]); err != nil {
 				return err

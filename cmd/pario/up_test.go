@@ -150,6 +150,15 @@ func TestSecretRefusesExistingFile(t *testing.T) {
 	if out, err := exec.Command(parioBin, "secret", "").CombinedOutput(); statusOf(err) != 2 {
 		t.Errorf("pario secret '': %v, want exit status 2:\n%s", err, out)
 	}
+	// It wrote a file named "-".
+	cmd := exec.Command(parioBin, "secret", "-")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); statusOf(err) != 2 || !strings.Contains(string(out), "not standard output") {
+		t.Errorf("pario secret -: %v, want exit status 2 saying it writes no standard output:\n%s", err, out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "-")); err == nil {
+		t.Error("pario secret - wrote a file named -")
+	}
 }
 
 // A metadata server run from the cluster file of a `pario up` that was
