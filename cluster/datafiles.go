@@ -19,6 +19,7 @@ import (
 // connections to the I/O servers, for claims, creates and removes.
 type wireDatafiles struct {
 	eps   []*wire.Endpoint
+	names []string // each server's name in the cluster file, for its claim
 	adopt data.Adopt
 }
 
@@ -30,13 +31,14 @@ var (
 func newWireDatafiles(servers []ServerEntry, secret []byte, prot wire.Protection, adopt data.Adopt) *wireDatafiles {
 	w := &wireDatafiles{adopt: adopt}
 	for _, s := range servers {
+		w.names = append(w.names, s.Name)
 		w.eps = append(w.eps, wire.NewEndpoint(fmt.Sprintf("I/O server %s (%s)", s.Name, s.Addr), s.Addr, secret, wire.EndpointOptions{Conns: 1, Protection: prot}))
 	}
 	return w
 }
 
 func (w *wireDatafiles) Claim(ctx context.Context, srv uint32, inc uint64) (uint64, error) {
-	resp, _, err := wire.Call(ctx, w.eps[srv], data.OpClaim, data.ClaimRequest{Incarnation: inc, Adopt: w.adopt}, nil, nil)
+	resp, _, err := wire.Call(ctx, w.eps[srv], data.OpClaim, data.ClaimRequest{Incarnation: inc, Adopt: w.adopt, Name: w.names[srv]}, nil, nil)
 	return resp.MaxID, err
 }
 
@@ -125,7 +127,7 @@ var startClaimTimeout = 5 * time.Second
 func claimAll(ctx context.Context, st *meta.Store, dbPath string, servers []ServerEntry, logger *slog.Logger) error {
 	cctx, cancel := context.WithTimeout(ctx, startClaimTimeout)
 	defer cancel()
-	var refused []string
+	var refused, misnamed []string
 	for i, err := range st.ClaimAll(cctx) {
 		switch {
 		case err == nil:
@@ -133,12 +135,20 @@ func claimAll(ctx context.Context, st *meta.Store, dbPath string, servers []Serv
 			// Stopped while starting (a signal): the claims failed for
 			// that, and the caller says so once.
 			return fmt.Errorf("metadata server: interrupted while claiming its I/O servers: %w", ctx.Err())
+		case errors.Is(err, syscall.ENXIO):
+			misnamed = append(misnamed, err.Error())
 		case errors.Is(err, syscall.EREMCHG):
 			refused = append(refused, err.Error())
 		default:
 			logger.Warn("I/O server not claimed at start; it will be before its first create",
 				"server", servers[i].Name, "addr", servers[i].Addr, "err", err)
 		}
+	}
+	if len(misnamed) > 0 {
+		return fmt.Errorf(`metadata server: refusing to start: the cluster file's names and addresses disagree with the I/O servers':
+  %s
+Every I/O server holds a file's datafile under the file's ID, so serving them would read one server's strips as another's. Give each name in the cluster file (or --data) its own server's address`,
+			strings.Join(misnamed, "\n  "))
 	}
 	if len(refused) == 0 {
 		return nil

@@ -167,6 +167,9 @@ type MetaServerConfig struct {
 	// incarnation join this one (only for a database without files); their
 	// old datafiles become orphans for pario fsck. See docs/store.md.
 	AdoptData bool
+	// RenameServers accepts I/O servers whose names differ from those the
+	// metadata database recorded at their index (meta.Options).
+	RenameServers bool
 	// SyncInterval is meta.Options.SyncInterval: how long an answered
 	// namespace change may wait for its fdatasync (0: the default, 50 ms;
 	// negative: none, every change is durable before it is answered).
@@ -202,6 +205,7 @@ func StartMetaServer(ctx context.Context, ln net.Listener, cfg MetaServerConfig)
 	st, err := meta.Open(dbPath, meta.Options{
 		Servers: len(cfg.Data), DefaultLayout: cfg.DefaultLayout, Stuffing: cfg.Stuffing, Datafiles: df,
 		RootUid: uint32(os.Geteuid()), RootGid: uint32(os.Getegid()), SyncInterval: cfg.SyncInterval,
+		ServerNames: serverNames(cfg.Data), RenameServers: cfg.RenameServers,
 	})
 	if err != nil {
 		df.Close()
@@ -362,4 +366,13 @@ func CreateSecretFile(path string) error {
 		return fmt.Errorf("%s exists: a secret file is never replaced (the cluster's hosts and clients may hold the secret it has); remove it first to make a new one", path)
 	}
 	return err
+}
+
+// serverNames are the servers' names in index order.
+func serverNames(servers []ServerEntry) []string {
+	names := make([]string, len(servers))
+	for i, s := range servers {
+		names[i] = s.Name
+	}
+	return names
 }

@@ -38,8 +38,9 @@ const (
 // (meta.Expect), before the credentials. Version 7 added the cluster
 // incarnation to a datafile remove and to the metadata server's answer
 // listing the I/O servers. Version 8 added the writer's origin to the I/O
-// servers' write requests (data.WriteRequest.Origin).
-const protocolVersion = 8
+// servers' write requests (data.WriteRequest.Origin). Version 9 added the
+// server's name to the claim (data.ClaimRequest.Name).
+const protocolVersion = 9
 
 // HandshakeTimeout bounds how long either side waits for the handshake.
 // It is a variable so that tests can shorten it.

@@ -183,6 +183,7 @@ func newMetaCommand() *cobra.Command {
 		dataFlags  []string
 		limits     cluster.Limits
 		adoptData  bool
+		renamed    bool
 		mf         metricsFlags
 		metaSync   syncIntervalFlag
 	)
@@ -252,7 +253,7 @@ or, without a cluster file:
 			lim, prot, _, squash := cluster.ServerSettings(cf, limits)
 			return cluster.RunMeta(cmd.Context(), netListen, listen, cluster.MetaServerConfig{
 				Dir: dir, Secret: secret, Data: servers, Stuffing: stuffing, DefaultLayout: l, Logger: logger,
-				Limits: lim, Protection: prot, AdoptData: adoptData, SyncInterval: metaSync.options(), Observe: mf.observe(),
+				Limits: lim, Protection: prot, AdoptData: adoptData, RenameServers: renamed, SyncInterval: metaSync.options(), Observe: mf.observe(),
 				RootSquash: squash,
 			})
 		},
@@ -265,6 +266,7 @@ or, without a cluster file:
 	f.StringVar(&secretFile, "secret-file", "", "shared secret file (instead of a cluster file)")
 	f.StringSliceVar(&dataFlags, "data", nil, "I/O servers as NAME=HOST:PORT, in server-index order (instead of a cluster file)")
 	limitFlags(cmd, &limits)
+	f.BoolVar(&renamed, "rename-servers", false, "accept I/O server names that differ from those the database recorded at their place in the order (servers renamed on purpose; write each new name into its data directory's SERVER file too)")
 	f.BoolVar(&adoptData, "adopt-data", false, "let I/O servers holding another cluster incarnation's datafiles join this new, empty namespace (their old datafiles become orphans for pario fsck; see docs/store.md)")
 	metaSync.add(cmd)
 	mf.add(cmd)

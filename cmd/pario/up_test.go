@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -272,5 +273,91 @@ func TestUpStopsCleanlyOnHangup(t *testing.T) {
 		exited <- err
 		t.Errorf("pario up under nohup ended on SIGHUP: %v", err)
 	case <-time.After(time.Second):
+	}
+}
+
+// dataServers starts I/O servers data0 and data1 on loopback and returns
+// the secret file and the address of each (meta's is addr(0), data i's
+// addr(i+1)) once they listen.
+func dataServers(t *testing.T, dir string) (secret string, addr func(int) string) {
+	t.Helper()
+	secret = filepath.Join(dir, "secret")
+	run(t, "", "secret", secret)
+	ports := freePorts(t, 3)
+	addr = func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
+	for i := range 2 {
+		cmd := exec.Command(parioBin, "data", "--name", fmt.Sprintf("data%d", i), "--dir", filepath.Join(dir, fmt.Sprint("data", i)),
+			"--listen", addr(i+1), "--secret-file", secret)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+		})
+	}
+	for i := 1; i <= 2; i++ {
+		waitUntil(t, "the I/O servers to listen", func() bool {
+			c, err := net.Dial("tcp", addr(i))
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
+	}
+	return secret, addr
+}
+
+// runMeta runs pario meta with --data and reports its output and exit
+// status, or fails the test if it is still serving after 30 s.
+func runMeta(t *testing.T, dir, secret, listen, data string, more ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, parioBin, append([]string{"meta", "--dir", filepath.Join(dir, "meta"), "--listen", listen, "--secret-file", secret,
+		"--data", data}, more...)...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("pario meta --data %s served:\n%s", data, out)
+	}
+	return string(out), statusOf(err)
+}
+
+// A metadata server whose cluster file gives a server's name another
+// server's address refuses to start, naming both: the servers hold a
+// file's datafiles under the same ID, so it would read data1's strips as
+// data0's. Before, it started and served them so.
+func TestMetaRefusesSwappedAddresses(t *testing.T) {
+	dir := t.TempDir()
+	secret, addr := dataServers(t, dir)
+	out, code := runMeta(t, dir, secret, addr(0), fmt.Sprintf("data0=%s,data1=%s", addr(2), addr(1)))
+	if code != 1 || !strings.Contains(out, "names and addresses disagree") ||
+		!strings.Contains(out, `this address serves I/O server "data1"`) || !strings.Contains(out, `not "data0"`) {
+		t.Errorf("pario meta with data0 and data1's addresses swapped: exit %d, want 1 naming both:\n%s", code, out)
+	}
+}
+
+// Servers that trade places in the order (their lines swapped, names and
+// addresses together) are refused by the metadata server, which recorded
+// the order at its first start: layouts name servers by index. Before, it
+// served data1's strips as data0's.
+func TestMetaRefusesReorderedServers(t *testing.T) {
+	dir := t.TempDir()
+	secret, addr := dataServers(t, dir)
+	// A first start in the right order, stopped at once.
+	meta := exec.Command(parioBin, "meta", "--dir", filepath.Join(dir, "meta"), "--listen", addr(0), "--secret-file", secret,
+		"--data", fmt.Sprintf("data0=%s,data1=%s", addr(1), addr(2)))
+	out := &testbin.LockedBuffer{}
+	meta.Stdout, meta.Stderr = out, out
+	if err := meta.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "pario meta to listen", func() bool { return strings.Contains(out.String(), "metadata server listening") })
+	meta.Process.Signal(syscall.SIGTERM)
+	if err := meta.Wait(); err != nil {
+		t.Fatalf("first pario meta: %v\n%s", err, out.String())
+	}
+	got, code := runMeta(t, dir, secret, addr(0), fmt.Sprintf("data1=%s,data0=%s", addr(2), addr(1)))
+	if code != 1 || !strings.Contains(got, "I/O server 0: data1 here, data0 in the database") || !strings.Contains(got, "--rename-servers") {
+		t.Errorf("pario meta with data0's and data1's lines swapped: exit %d, want 1 naming the move:\n%s", code, got)
 	}
 }

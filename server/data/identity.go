@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 )
 
 // identityName is the file, in the data directory, that records the name
@@ -28,6 +29,7 @@ func (s *Store) checkIdentity(name string) error {
 	if name == "" {
 		return nil
 	}
+	s.name = name
 	if strings.ContainsAny(name, "\n\x00") || len(name) > 255 {
 		return fmt.Errorf("I/O server name %q: not a name", name)
 	}
@@ -72,4 +74,25 @@ func (s *Store) checkIdentity(name string) error {
 		return fmt.Errorf("%s: %w", identityName, err)
 	}
 	return nil
+}
+
+// nameError is a claim by a metadata server that knows this server under
+// another name: errno ENXIO, matching ErrWrongServer.
+type nameError string
+
+func (e nameError) Error() string   { return string(e) }
+func (e nameError) Unwrap() []error { return []error{ErrWrongServer, syscall.ENXIO} }
+
+// CheckName refuses a claim for the server named name (the metadata
+// server's cluster file's name for the address it dialled) when this
+// server runs under another name: the cluster file's names and addresses
+// disagree with the servers', and the metadata server would take this
+// server's datafiles for those of the server it means. An empty name (a
+// caller that does not know it), or a store opened without one, is not
+// checked.
+func (s *Store) CheckName(name string) error {
+	if name == "" || s.name == "" || name == s.name {
+		return nil
+	}
+	return nameError(fmt.Sprintf("this address serves I/O server %q (data directory %s), not %q: the cluster file's names and addresses disagree with the servers'", s.name, s.dir, name))
 }

@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/pario/pario/wire"
 )
 
 // A data directory is one I/O server's: every server holds a file's
@@ -35,5 +38,35 @@ func TestOpenRefusesAnotherServersDirectory(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, identityName+".tmp")); !os.IsNotExist(err) {
 		t.Errorf("the record's temporary file is left: %v", err)
+	}
+}
+
+// A claim names the server the metadata server means at this address: a
+// server of another name refuses it (ENXIO, ErrWrongServer), one that
+// does not know the name, or a store opened without one, does not check.
+func TestClaimChecksTheName(t *testing.T) {
+	s, err := Open(t.TempDir(), StoreOptions{Name: "data1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h := &Handler{Store: s}
+	claim := func(name string) error {
+		var e wire.Enc
+		ClaimRequest{Incarnation: 5, Name: name}.Encode(&e)
+		_, err := h.ServeWire(ctx, &wire.Request{Op: OpClaim.Code, Args: e.Bytes()})
+		return err
+	}
+	if err := claim("data0"); !errors.Is(err, syscall.ENXIO) || !errors.Is(err, ErrWrongServer) ||
+		!strings.Contains(err.Error(), `this address serves I/O server "data1"`) || !strings.Contains(err.Error(), `not "data0"`) {
+		t.Errorf("claim for data0 by data1: %v, want ENXIO naming both", err)
+	}
+	if s.Incarnation() != 0 {
+		t.Errorf("a refused claim recorded incarnation %x", s.Incarnation())
+	}
+	for _, name := range []string{"data1", ""} {
+		if err := claim(name); err != nil {
+			t.Errorf("claim for %q: %v", name, err)
+		}
 	}
 }

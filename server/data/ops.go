@@ -437,15 +437,20 @@ func (*CreateResponse) Decode(d *wire.Dec) error { return d.Done() }
 type ClaimRequest struct {
 	Incarnation uint64
 	Adopt       Adopt
+	// Name is the server's name in the metadata server's cluster file
+	// (data0): an I/O server of another name refuses the claim (ENXIO),
+	// since the file's name and address disagree (Store.CheckName).
+	Name string
 }
 
 func (r ClaimRequest) Encode(e *wire.Enc) {
 	e.U64(r.Incarnation)
 	e.U8(uint8(r.Adopt))
+	e.String(r.Name)
 }
 
 func (r *ClaimRequest) Decode(d *wire.Dec) error {
-	r.Incarnation, r.Adopt = d.U64("incarnation"), Adopt(d.U8("adopt"))
+	r.Incarnation, r.Adopt, r.Name = d.U64("incarnation"), Adopt(d.U8("adopt")), d.String("name")
 	if err := d.Done(); err != nil {
 		return err
 	}

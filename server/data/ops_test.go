@@ -171,9 +171,9 @@ var opSamples = []optest.Sample{
 	{
 		Op: OpClaim.OpInfo,
 		Requests: []optest.Value{
-			optest.V(&ClaimRequest{Incarnation: 0xfedcba9876543210}, func(e *wire.Enc) { e.U64(0xfedcba9876543210); e.U8(0) }),
-			optest.V(&ClaimRequest{Incarnation: 7, Adopt: AdoptUnrecorded}, func(e *wire.Enc) { e.U64(7); e.U8(1) }),
-			optest.V(&ClaimRequest{Incarnation: 8, Adopt: AdoptAny}, func(e *wire.Enc) { e.U64(8); e.U8(2) }),
+			optest.V(&ClaimRequest{Incarnation: 0xfedcba9876543210}, func(e *wire.Enc) { e.U64(0xfedcba9876543210); e.U8(0); e.String("") }),
+			optest.V(&ClaimRequest{Incarnation: 7, Adopt: AdoptUnrecorded, Name: "data0"}, func(e *wire.Enc) { e.U64(7); e.U8(1); e.String("data0") }),
+			optest.V(&ClaimRequest{Incarnation: 8, Adopt: AdoptAny, Name: "io-17"}, func(e *wire.Enc) { e.U64(8); e.U8(2); e.String("io-17") }),
 		},
 		Responses: []optest.Value{
 			optest.V(&ClaimResponse{ClaimResult{MaxID: 0x1ff, Datafiles: 12}}, func(e *wire.Enc) { e.U64(0x1ff); e.U64(12) }),
@@ -237,7 +237,8 @@ func TestHandlerBadRequests(t *testing.T) {
 		{OpStatfs.OpInfo, func(e *wire.Enc) { e.U8(1) }, "trailing"},
 		{OpList.OpInfo, func(e *wire.Enc) { e.U64(0) }, `"max"`},
 		{OpCreate.OpInfo, id, `"incarnation"`},
-		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3) }, `"adopt": unknown value 3`},
+		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(3); e.String("") }, `"adopt": unknown value 3`},
+		{OpClaim.OpInfo, func(e *wire.Enc) { e.U64(7); e.U8(0) }, `"name"`},
 		{OpCreateBatch.OpInfo, func(e *wire.Enc) { e.U64(1); e.Uvarint(MaxBatch + 1) }, `"id count"`},
 		{OpWrite.OpInfo, func(e *wire.Enc) { id(e); e.I64(0) }, `"origin"`},
 		{OpWriteList.OpInfo, id, `"origin"`},

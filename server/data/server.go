@@ -25,6 +25,9 @@ func (h *Handler) ServeWire(ctx context.Context, req *wire.Request) (wire.Respon
 	switch req.Op {
 	case OpClaim.Code:
 		return wire.Serve(OpClaim, req, func(r ClaimRequest) (ClaimResponse, error) {
+			if err := h.Store.CheckName(r.Name); err != nil {
+				return ClaimResponse{}, err
+			}
 			res, err := h.Store.Claim(ctx, r.Incarnation, r.Adopt)
 			return ClaimResponse{res}, err
 		})

@@ -144,6 +144,10 @@ type Store struct {
 	// batch left, not a part of it that later grows (see CreateBatch).
 	batchMu sync.Mutex
 
+	// name is the server's name (StoreOptions.Name, recorded in SERVER);
+	// "" when opened without one.
+	name string
+
 	// incMu serializes Claim; incarnation is the recorded cluster
 	// incarnation (0: none), unclaimed says datafiles exist without one.
 	incMu       sync.Mutex

@@ -105,6 +105,10 @@ func Open(path string, opts Options) (*Store, error) {
 		s.closeDB()
 		return nil, err
 	}
+	if err := s.checkServerNames(path); err != nil {
+		s.closeDB()
+		return nil, err
+	}
 	if err := s.startReaper(); err != nil {
 		s.closeDB()
 		return nil, fmt.Errorf("meta: open %s: %w", path, err)

@@ -110,4 +110,10 @@ type Options struct {
 	// BootID returns the machine's boot identity (tests pretend the
 	// machine restarted); nil reads the kernel's.
 	BootID func() (string, error)
+	// ServerNames, if set, are the I/O servers' names in index order (the
+	// cluster file's data lines). The database records them, and Open
+	// refuses names in another order (servernames.go) unless
+	// RenameServers says they were renamed on purpose.
+	ServerNames   []string
+	RenameServers bool
 }
