@@ -256,7 +256,6 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
@@ -424,7 +423,7 @@ type Backend struct {
 }
 
 func hints(s string) *C.char {
-	return C.CString(strings.ReplaceAll(s, ",", "\n"))
+	return C.CString(mpi.HintLines(s, os.Environ()))
 }
 
 func (b *Backend) open(ctx context.Context, name string, create bool) (backend.File, error) {

@@ -101,7 +101,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
@@ -163,7 +162,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	f := &File{name: name, ctx: ctx, coll: b.d.Collective}
 	cname := C.CString(name)
-	chints := C.CString(strings.ReplaceAll(b.d.Hints, ",", "\n"))
+	chints := C.CString(mpi.HintLines(b.d.Hints, os.Environ()))
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
 	self, c := cbool(b.p.FilePerProc), cbool(create)

@@ -142,7 +142,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
@@ -288,7 +287,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	f := &File{name: name, ctx: ctx, start: b.p.FileSize - b.data(), unlimited: b.d.Unlimited}
 	cname := C.CString(name)
-	chints := C.CString(strings.ReplaceAll(b.d.Hints, ",", "\n"))
+	chints := C.CString(mpi.HintLines(b.d.Hints, os.Environ()))
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
 	fill := 0
