@@ -77,19 +77,23 @@ func TestTinyMaxRequestBoundedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := randomBytes(t, 256<<10)
+	back := make([]byte, len(data))
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	if _, err := f.WriteAt(data, 0); err != nil {
 		t.Fatal(err)
 	}
-	back := make([]byte, len(data))
 	if _, err := f.ReadAt(back, 0); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*uint64(len(data)) {
-		t.Errorf("a write and a read of %d bytes with MaxRequest=1 allocated %d bytes; want at most 4 times the data", len(data), alloc)
+	// TotalAlloc counts the whole test process, its background goroutines
+	// too: a write and a read of the data measure 0.3 to 0.7 MB here, and
+	// past 1 MB under the race detector. The defect allocated 4000 times
+	// the data.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(len(data)) {
+		t.Errorf("a write and a read of %d bytes with MaxRequest=1 allocated %d bytes; want at most 8 times the data", len(data), alloc)
 	}
 	if !bytes.Equal(back, data) {
 		t.Fatal("read back differs from what was written")
