@@ -234,11 +234,17 @@ func TestLayoutSetAboveAHeldDirectory(t *testing.T) {
 // descriptor, so nothing needs its data kept (rm -rf right after tar x).
 func TestUnlinkWhileTheReleaseWaitsForTheData(t *testing.T) {
 	p, m, calls := countingWithDir(t)
-	resume := stopDataServers(t, p)
+	// The write is held before it is sent, until resume. (Stopping the
+	// I/O servers instead held it only as long as the mount's dial
+	// timeouts, 6 s, and CI saw the kernel's RELEASE come later.)
+	hold := make(chan struct{})
+	var once sync.Once
+	resume := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(resume)
+	t.Cleanup(fusefs.SetWriteBehindSending(func() { <-hold }))
 	writeFile(t, m.path("d", "f"), bytes.Repeat([]byte("x"), 10000))
 	// The kernel sends RELEASE in the background after close(2): CI's race
-	// run once saw none in 10 s. Up to 25 s (the write-behind gives up at
-	// the OpTimeout, 60 s, which would end the release).
+	// run once saw none in 10 s. Up to 25 s.
 	eventuallyWithin(t, 25*time.Second, "the release under way", func() error {
 		if n := m.Releasing(); n != 1 {
 			return fmt.Errorf("%d releases under way (stats %+v)", n, m.Stats())

@@ -114,14 +114,15 @@ func differentialSeeds(def uint64) uint64 {
 // operations of differ when others change the tree meanwhile (what was
 // there is gone, or there, or of another kind; ENXIO: a FIFO opened for
 // writing with no reader; ESPIPE: a write at an offset into a FIFO made
-// meanwhile), or ESTALE, the answer to a request by a path another mount
+// meanwhile; EPIPE: a write into a FIFO whose only reader, another
+// goroutine's readNonblock, closed it meanwhile), or ESTALE, the answer to a request by a path another mount
 // changed while it was on its way, once the kernel's retry with a fresh
 // lookup met another change (docs/mount.md, "What the store cannot do"),
 // or to I/O on a file removed elsewhere ("Unlink of an open file").
 func expectedRace(err error) bool {
 	for _, e := range []syscall.Errno{syscall.ENOENT, syscall.EEXIST, syscall.ENOTEMPTY, syscall.EISDIR,
 		syscall.ENOTDIR, syscall.EINVAL, syscall.EPERM, syscall.ELOOP, syscall.EXDEV, syscall.ENXIO, syscall.ESPIPE,
-		syscall.ESTALE} {
+		syscall.EPIPE, syscall.ESTALE} {
 		if errors.Is(err, e) {
 			return true
 		}
