@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,8 @@ import (
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
+	"github.com/pario/pario/server/data"
+	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
 )
 
@@ -283,8 +286,10 @@ func TestRemovedStuffedFileIsStale(t *testing.T) {
 		if !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "stale file handle: /small was removed") {
 			t.Errorf("%s of a removed stuffed file: %v; want ESTALE, %q", name, err, "stale file handle: /small was removed")
 		}
-		// The mount answers the server's errno, as before.
-		if errno := wire.ErrnoOf(err); errno != syscall.ENOENT {
+		// The mount answers the server's errno, as before: the metadata
+		// server's ENOENT, or for a read, once the reaper has removed the
+		// datafile, the I/O server's ESTALE.
+		if errno := wire.ErrnoOf(err); errno != syscall.ENOENT && (errno != syscall.ESTALE || !strings.HasPrefix(name, "ReadAt")) {
 			t.Errorf("%s of a removed stuffed file: errno %v; want ENOENT", name, errno)
 		}
 	}
@@ -507,5 +512,61 @@ func TestBadLayoutNamesThePath(t *testing.T) {
 	}
 	if _, err := c.Create(ctx, "/d/h", client.CreateOptions{Mode: 0o644, Hints: map[string]string{"strip_size": "0"}}); wire.ErrnoOf(err) != syscall.EINVAL {
 		t.Errorf("Create with a bad hint: %v (errno %v); want EINVAL", err, wire.ErrnoOf(err))
+	}
+}
+
+// TestRemovedFileReadIsStale: a file that is not stuffed, removed by
+// another client, fails its reads and its size with the stale-file error
+// naming the path, once the reaper has removed its datafiles, as its
+// writes do. Before, the I/O servers answered a missing datafile as an
+// empty one: a read returned 0 bytes and io.EOF, so a copy taken while
+// another client removed the file ended early and reported success.
+func TestRemovedFileReadIsStale(t *testing.T) {
+	l := startLocal(t, false)
+	c, other := localClient(t, l), localClient(t, l)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/big", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("pario"), 1<<18) // 1.25 MiB: every server holds some
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	a := f.Attr()
+	if err := other.Remove(ctx, "/big"); err != nil {
+		t.Fatal(err)
+	}
+	waitDatafilesGone(t, c, a)
+	for name, call := range map[string]func() error{
+		"ReadAt":          func() error { _, err := f.ReadAt(make([]byte, 100), 0); return err },
+		"ReadAt (middle)": func() error { _, err := f.ReadAt(make([]byte, 1<<20), 100_000); return err },
+		"Size":            func() error { _, err := f.Size(ctx); return err },
+		"Usage":           func() error { _, err := f.Usage(ctx); return err },
+	} {
+		err := call()
+		if !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "/big") {
+			t.Errorf("%s of a removed file: %v; want ESTALE naming /big", name, err)
+		}
+	}
+}
+
+// waitDatafilesGone waits until the reaper has removed file a's datafiles
+// from every I/O server holding one.
+func waitDatafilesGone(t *testing.T, c *client.Client, a meta.Attr) {
+	t.Helper()
+	for _, srv := range a.Servers {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			dfs, err := c.ListDatafiles(context.Background(), int(srv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(dfs, func(d data.DatafileInfo) bool { return d.ID == uint64(a.ID) }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("10 s after rm, data%d still lists datafile %d", srv, a.ID)
+			}
+		}
 	}
 }

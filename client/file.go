@@ -452,11 +452,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return f.ReadAtContext(context.Background(), p, off)
 }
 
-// ReadAtContext is ReadAt with a context. Holes read as zeros.
-//
-// The I/O servers cannot tell a removed datafile from one never written,
-// so a file that is not stuffed, removed by another client, reads as an
-// empty file (io.EOF) rather than failing with ESTALE as a write does.
+// ReadAtContext is ReadAt with a context. Holes read as zeros. A file
+// removed by another client fails with ESTALE, as its writes do, once its
+// datafiles are gone (the stale-file error names the path).
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	if err := f.usable("read", off, len(p)); err != nil {
 		return 0, err
@@ -465,16 +463,23 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, nil
 	}
 	a, d := f.snapshot()
+	active := activeDatafiles(a)
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
 		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
 		_, n, err := wire.Call(ctx, ep, data.OpRead, req, nil, x.bufs)
+		if x.datafile >= active && errors.Is(err, syscall.ESTALE) {
+			// A stuffed file's other datafiles are made when it is
+			// unstuffed: until then there is nothing to read there. (They
+			// are still asked: another client may have unstuffed it.)
+			n, err = 0, nil
+		}
 		got[i] = int64(n)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, cancelled(ctx, err))
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, f.stale(cancelled(ctx, err)))
 	}
 	short := false
 	for i := range xs {
@@ -623,7 +628,7 @@ func (f *File) size(ctx context.Context) (int64, error) {
 	}
 	size, err := f.c.fileSize(ctx, a)
 	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", f.path, err)
+		return 0, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
 	}
 	return size, nil
 }
@@ -639,7 +644,7 @@ func (f *File) Usage(ctx context.Context) (Usage, error) {
 	}
 	u, err := f.c.fileUsage(ctx, a)
 	if err != nil {
-		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
+		return Usage{}, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
 	}
 	return u, nil
 }

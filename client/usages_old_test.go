@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -33,7 +34,9 @@ func (h *oldServer) ServeWire(ctx context.Context, req *wire.Request) (wire.Resp
 
 // Against an I/O server that answers ENOSYS to usageBatch (an older one),
 // UsagesOf asks one size per datafile instead, and answers what the batch
-// would: each file's size (a missing datafile's is 0, as UsageOf says). The batch is asked once per call, not once per batch.
+// would: each file's size, and ESTALE for a file whose datafile is missing
+// (removed), as UsageOf says. The batch is asked once per call, not once
+// per batch.
 func TestUsagesOfOlderServer(t *testing.T) {
 	ctx := context.Background()
 	st, err := data.Open(t.TempDir(), data.StoreOptions{})
@@ -80,7 +83,12 @@ func TestUsagesOfOlderServer(t *testing.T) {
 	attrs = append(attrs, meta.Attr{ID: 5, Kind: meta.KindDir})
 	got, errs := c.UsagesOf(ctx, attrs)
 	for i, a := range attrs {
-		// A missing datafile is a hole, as UsageOf says: size 0.
+		if a.ID == 99 {
+			if !errors.Is(errs[i], syscall.ESTALE) {
+				t.Errorf("file 99, its datafile missing: %v; want ESTALE", errs[i])
+			}
+			continue
+		}
 		if want := sizes[uint64(a.ID)]; errs[i] != nil || got[i].Size != want {
 			t.Errorf("file %d: size %d, %v; want %d", a.ID, got[i].Size, errs[i], want)
 		}

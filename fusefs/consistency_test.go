@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pario/pario/fusefs"
+	"github.com/pario/pario/server/data"
 )
 
 // Two mounts of one cluster, as on two client nodes.
@@ -350,5 +353,53 @@ func TestShrunkElsewhereReadsToTheNewEnd(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data[:15182]) {
 			t.Fatalf("round %d: read through the other mount after the truncate to 15182: %d bytes (%v)", round, len(got), err)
 		}
+	}
+}
+
+// TestReadOfAFileRemovedElsewhereIsStale: a file open through one mount
+// and removed through another fails its reads with ESTALE once its
+// datafiles are gone, as docs/mount.md ("Unlink of an open file") says,
+// rather than ending early as a shorter file would (a reader such as cp
+// or tar would exit 0 with a short copy). The I/O servers answer ESTALE
+// for a removed datafile now (client's TestRemovedFileReadIsStale); the
+// mount answered it already, from the metadata server, when the kernel
+// asked for the attributes before reading.
+func TestReadOfAFileRemovedElsewhereIsStale(t *testing.T) {
+	p, a, b := twoMounts(t)
+	want := randomBytes(t, 3<<20)
+	writeFile(t, a.path("f"), want)
+	f, err := os.Open(b.path("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, want[:4096]) {
+		t.Fatalf("the first read through the other mount: %v", err)
+	}
+	c := dial(t, p)
+	st, err := c.Stat(context.Background(), "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(a.path("f")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the removed file's datafiles gone", func() error {
+		for _, srv := range st.Attr.Servers {
+			dfs, err := c.ListDatafiles(context.Background(), int(srv))
+			if err != nil {
+				return err
+			}
+			if slices.ContainsFunc(dfs, func(d data.DatafileInfo) bool { return d.ID == uint64(st.Attr.ID) }) {
+				return fmt.Errorf("data%d still holds datafile %d", srv, st.Attr.ID)
+			}
+		}
+		return nil
+	})
+	// Past what the kernel read ahead: the read reaches the servers.
+	n, err := f.ReadAt(make([]byte, 1<<20), 2<<20)
+	if !errors.Is(err, syscall.ESTALE) {
+		t.Fatalf("a read through the other mount of the removed file: %d bytes, %v; want ESTALE", n, err)
 	}
 }

@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pario/pario/wire"
@@ -140,6 +141,9 @@ func (s *Store) RemoveIfEmpty(ctx context.Context, ids []uint64) (kept []uint64,
 	needSyncFS := false
 	for _, id := range ids {
 		size, alloc, err := s.Usage(ctx, id)
+		if errors.Is(err, ErrStale) {
+			size, alloc, err = 0, 0, nil // missing: removed again below, and synced
+		}
 		if err != nil {
 			return kept, err
 		}

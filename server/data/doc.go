@@ -10,9 +10,10 @@
 // the distribution's local (datafile) offsets. Only [Store.Create] and
 // [Store.CreateBatch] make a datafile, exclusively (EEXIST if it exists),
 // when the metadata server creates or unstuffs the file or fills a pool;
-// writes, truncates and syncs of a datafile that does not exist fail with
-// ESTALE ([ErrStale]), so a write racing with the file's removal cannot
-// bring it back. Reads and sizes of a missing datafile see an empty one.
+// reads, writes, truncates, sizes and syncs of a datafile that does not
+// exist fail with ESTALE ([ErrStale]), so a write racing with the file's
+// removal cannot bring it back and a read of a removed file is not taken
+// for a read of an empty one.
 //
 // A datafile starts unwritten: a record in DIR/UNWRITTEN, not a file,
 // until its first write or truncate makes the file (see unwritten.go for

@@ -71,8 +71,11 @@ func (s *Store) lookup(id uint64) *handle {
 }
 
 // acquire returns the handle of datafile id with a reference taken, or
-// (nil, nil) if the datafile has no file (it does not exist, or it is
-// unwritten: both read as empty); release it with s.release.
+// (nil, nil) if the datafile is unwritten (it reads as empty); release it
+// with s.release. A datafile that does not exist is ErrStale: only Create
+// and CreateBatch make one, so its file was removed (or, after a crash
+// before its first sync, lost), and reading it as empty would hand a
+// reader a short file without an error.
 func (s *Store) acquire(id uint64) (*handle, error) {
 	return s.acquireMaking(id, false)
 }
@@ -111,7 +114,7 @@ func (s *Store) acquireMaking(id uint64, makeFile bool) (*handle, error) {
 	}
 	f, err := sh.OpenFile(leafName(id), os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, ErrStale
 	}
 	if err != nil {
 		return nil, err
@@ -120,13 +123,9 @@ func (s *Store) acquireMaking(id uint64, makeFile bool) (*handle, error) {
 }
 
 // acquireExisting is acquire for operations that change a datafile: it
-// makes the file of an unwritten one, and a missing one is ErrStale.
+// makes the file of an unwritten one, so the handle is never nil.
 func (s *Store) acquireExisting(id uint64) (*handle, error) {
-	h, err := s.acquireMaking(id, true)
-	if err == nil && h == nil {
-		err = ErrStale
-	}
-	return h, err
+	return s.acquireMaking(id, true)
 }
 
 // cacheLocked caches the handle of f, just opened (or, with created, just

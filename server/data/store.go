@@ -555,8 +555,8 @@ func (s *Store) wrote(h *handle, off, n int64) {
 // ReadAt reads up to len(p) bytes at offset off of datafile id, with the
 // semantics of os.File.ReadAt: it returns n < len(p) only together with an
 // error, which is io.EOF (unwrapped) when the datafile ends before
-// off+len(p). A datafile that does not exist reads as empty (0, io.EOF);
-// holes read as zeros.
+// off+len(p). An unwritten datafile reads as empty (0, io.EOF), one that
+// does not exist is ESTALE (see acquire); holes read as zeros.
 func (s *Store) ReadAt(ctx context.Context, id uint64, p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, dfErr(id, "read at "+strconv.FormatInt(off, 10), invalid("offset", off))
@@ -610,7 +610,8 @@ func (s *Store) Truncate(ctx context.Context, id uint64, size int64) error {
 	return nil
 }
 
-// Size returns the size of datafile id, 0 if it does not exist.
+// Size returns the size of datafile id: 0 if it is unwritten, ESTALE if
+// it does not exist.
 func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
 	size, _, err := s.Usage(ctx, id)
 	return size, err
@@ -618,7 +619,7 @@ func (s *Store) Size(ctx context.Context, id uint64) (int64, error) {
 
 // Usage returns datafile id's physical size and the bytes the file system
 // has allocated to it (st_blocks*512: holes take none), both 0 for a
-// datafile never written.
+// datafile never written. A datafile that does not exist is ESTALE.
 func (s *Store) Usage(ctx context.Context, id uint64) (size, alloc int64, err error) {
 	if err := s.begin(ctx); err != nil {
 		return 0, 0, dfErr(id, "size", err)

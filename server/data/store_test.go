@@ -216,17 +216,25 @@ func TestHolesReadAsZeros(t *testing.T) {
 		t.Fatal("data after hole differs")
 	}
 
-	// A datafile never written is all hole: empty.
+	// A datafile made and never written is all hole: empty.
+	ensure(t, s, 0x55)
 	p := make([]byte, 10)
-	if n, err := s.ReadAt(ctx, 6, p, 0); n != 0 || err != io.EOF {
-		t.Fatalf("read of missing datafile = %d, %v; want 0, EOF", n, err)
+	if n, err := s.ReadAt(ctx, 0x55, p, 0); n != 0 || err != io.EOF {
+		t.Fatalf("read of an unwritten datafile = %d, %v; want 0, EOF", n, err)
+	}
+	// One never made is stale (its file was removed): reading it as empty
+	// would hand a short file to a reader without an error.
+	if n, err := s.ReadAt(ctx, 6, p, 0); n != 0 || !errors.Is(err, ErrStale) {
+		t.Fatalf("read of missing datafile = %d, %v; want 0, ESTALE", n, err)
 	}
 	if n, err := s.ReadAt(ctx, 6, nil, 0); n != 0 || err != nil {
 		t.Fatalf("empty read of missing datafile = %d, %v; want 0, nil", n, err)
 	}
-	// Reading did not create it.
-	if _, err := os.Lstat(filepath.Join(s.Dir(), datafilePath(6))); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("read created the datafile: %v", err)
+	// Reading did not create either.
+	for _, id := range []uint64{0x55, 6} {
+		if _, err := os.Lstat(filepath.Join(s.Dir(), datafilePath(id))); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("read created datafile %d: %v", id, err)
+		}
 	}
 }
 
@@ -308,8 +316,8 @@ func TestTruncate(t *testing.T) {
 
 func TestSize(t *testing.T) {
 	s := openStore(t, StoreOptions{})
-	if got := mustSize(t, s, 77); got != 0 {
-		t.Fatalf("size of missing datafile = %d", got)
+	if _, err := s.Size(ctx, 77); !errors.Is(err, ErrStale) {
+		t.Fatalf("size of missing datafile: %v, want ESTALE", err)
 	}
 	mustWrite(t, s, 77, []byte("x"), 99)
 	if got := mustSize(t, s, 77); got != 100 {
@@ -341,15 +349,13 @@ func TestRemove(t *testing.T) {
 	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("datafile still there: %v", err)
 	}
-	if got := mustSize(t, s, id); got != 0 {
-		t.Fatalf("size after remove = %d", got)
-	}
-	if n, err := s.ReadAt(ctx, id, make([]byte, 10), 0); n != 0 || err != io.EOF {
-		t.Fatalf("read after remove = %d, %v", n, err)
-	}
-	// Writing, truncating or syncing the removed datafile is ESTALE and
-	// brings nothing back.
+	// Reading, sizing, writing, truncating or syncing the removed datafile
+	// is ESTALE and brings nothing back.
+	_, sizeErr := s.Size(ctx, id)
+	_, readErr := s.ReadAt(ctx, id, make([]byte, 10), 0)
 	for name, err := range map[string]error{
+		"size":     sizeErr,
+		"read":     readErr,
 		"write":    s.WriteAt(ctx, id, []byte("late"), 0),
 		"writev":   s.WriteAtv(ctx, id, [][]byte{[]byte("la"), []byte("te")}, 0),
 		"truncate": s.Truncate(ctx, id, 1<<20),
@@ -841,8 +847,8 @@ func TestInvalidArguments(t *testing.T) {
 	check(err, "datafile 0x1a", "offset")
 	check(s.Truncate(ctx, 0x1a, -1), "datafile 0x1a", "size")
 	check(s.WriteAt(ctx, 0x1a, []byte("xy"), math.MaxInt64-1), "datafile 0x1a", "overflows")
-	if got := mustSize(t, s, 0x1a); got != 0 {
-		t.Fatal("invalid operations created the datafile")
+	if _, err := s.Size(ctx, 0x1a); !errors.Is(err, ErrStale) {
+		t.Fatalf("invalid operations created the datafile: its size is %v, want ESTALE", err)
 	}
 }
 

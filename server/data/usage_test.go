@@ -1,6 +1,7 @@
 package data
 
 import (
+	"errors"
 	"syscall"
 	"testing"
 
@@ -23,8 +24,8 @@ func TestUsageCountsHoles(t *testing.T) {
 	if gotSize != size || alloc < 1<<20 || alloc > 4<<20 {
 		t.Errorf("Usage of 1 GiB with 1 MiB written: size %d, allocated %d; want %d and about 1 MiB", gotSize, alloc, size)
 	}
-	if size, alloc, err := s.Usage(ctx, 8); err != nil || size != 0 || alloc != 0 {
-		t.Errorf("Usage of a datafile never made: %d, %d, %v", size, alloc, err)
+	if size, alloc, err := s.Usage(ctx, 8); !errors.Is(err, syscall.ESTALE) || size != 0 || alloc != 0 {
+		t.Errorf("Usage of a datafile never made: %d, %d, %v; want ESTALE", size, alloc, err)
 	}
 }
 
@@ -46,7 +47,7 @@ func TestStatfsNamesTheFileSystem(t *testing.T) {
 }
 
 // A usage batch answers each datafile as a size request would, in order:
-// a datafile never made is size 0, not a failed batch.
+// a datafile never made is ESTALE in its place, not a failed batch.
 func TestHandlerUsageBatch(t *testing.T) {
 	s := openStore(t, StoreOptions{})
 	h := &Handler{Store: s}
@@ -79,8 +80,8 @@ func TestHandlerUsageBatch(t *testing.T) {
 			t.Errorf("answer %d (datafile %d): %+v, want %+v as a size request", i, id, got.Usages[i], want)
 		}
 	}
-	if got.Usages[0].Size != 1<<30+1 || got.Usages[1] != (DatafileUsage{}) || got.Usages[2].Size != 5000 {
-		t.Errorf("usages %+v: want sizes 1 GiB+1, 0 (never made), 5000", got.Usages)
+	if got.Usages[0].Size != 1<<30+1 || got.Usages[1] != (DatafileUsage{Errno: syscall.ESTALE}) || got.Usages[2].Size != 5000 {
+		t.Errorf("usages %+v: want sizes 1 GiB+1, ESTALE (never made), 5000", got.Usages)
 	}
 }
 
