@@ -137,13 +137,15 @@ func prepareOutput(ctx context.Context, comm *rank.Comm, c *client.Client, p mcm
 				}
 			}
 		}
+		// From here rank 0 has its temporary file: a failure, or an
+		// interrupt while the ranks agree, removes it (CI saw one left when
+		// the interrupt came during Agree).
 		if err := mcmc.Agree(ctx, comm, prepErr); err != nil {
-			return nil, err
+			return nil, ro.finish(ctx, err)
 		}
 		name, err := comm.Broadcast(ctx, 0, []byte(tmp))
 		if err != nil {
-			ro.finish(ctx, err)
-			return nil, err
+			return nil, ro.finish(ctx, err)
 		}
 		if comm.Rank() != 0 {
 			if out.File, ro.closeOut, err = openParallel(ctx, c, string(name)); err != nil {
