@@ -66,7 +66,7 @@ race:
 test-hdf5:
 	$(GO) vet -tags hdf5 ./bench/backend/... ./hdf5/... ./cmd/pario
 	$(GO) run $(STATICCHECK) -tags hdf5 ./bench/backend/... ./hdf5/...
-	$(GO) test -tags hdf5 -count=1 ./bench/backend/hdf5/ ./bench/backend/mpi/ ./hdf5/inspect/
+	$(GO) test -tags hdf5 -count=1 ./bench/backend/hdf5/ ./hdf5/inspect/
 
 test: deps lint unit race test-hdf5
 

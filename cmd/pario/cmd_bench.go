@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pario/pario/bench"
 	"github.com/pario/pario/bench/backend"
@@ -102,6 +103,15 @@ take IOR's binary suffixes k, m, g, t, p (16m = 16 MiB).
 	}
 	f := cmd.Flags()
 	f.SortFlags = false
+	// The back ends' options are IOR's module options, which IOR spells in
+	// camel case (--mpiio.hintsFileName, --hdf5.noFill): any case names
+	// them, so a command line written for IOR works.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if strings.Contains(name, ".") {
+			name = strings.ToLower(name)
+		}
+		return pflag.NormalizedName(name)
+	})
 	f.StringVarP(&o.API, "api", "a", o.API, "API for I/O: "+strings.Join(backend.Names(), ", "))
 	f.VarP(units.SizeFlag(&bf.block, units.AllowZero), "block-size", "b", "blockSize: contiguous bytes per rank per segment (e.g. 8, 4k, 2m, 1g)")
 	f.VarP(units.SizeFlag(&bf.xfer, units.AllowZero), "transfer-size", "t", "transferSize: bytes per I/O call")

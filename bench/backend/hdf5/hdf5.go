@@ -259,6 +259,7 @@ import (
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/bench/backend/hints"
 	"github.com/pario/pario/bench/backend/mpi"
 )
 
@@ -272,7 +273,7 @@ type Driver struct {
 	ChunkSize  int64
 	Collective bool
 	Unlimited  bool
-	Hints      string
+	Hints      hints.Set
 	// DimY makes /data two-dimensional, rows of DimY bytes (the thesis'
 	// dimx/dimy); ChunkX x ChunkY is then the chunk shape.
 	DimY, ChunkX, ChunkY int64
@@ -288,18 +289,17 @@ func (*Driver) Summary() string {
 
 // Options implements backend.Driver.
 func (d *Driver) Options() []backend.Option {
-	return []backend.Option{
+	return append([]backend.Option{
 		backend.SizeOption(&d.Alignment, "hdf5.setalignment", "HDF5: align objects of at least this size to it (IOR -O setAlignment; H5Pset_alignment), e.g. 1m"),
 		backend.BoolOption(&d.NoFill, "hdf5.nofill", "HDF5: never write fill values (IOR -O noFill; H5D_FILL_TIME_NEVER)"),
 		backend.BoolOption(&d.Fill, "hdf5.fill", "HDF5: write fill values when space is allocated (H5D_FILL_TIME_ALLOC), to measure their cost"),
 		backend.SizeOption(&d.ChunkSize, "hdf5.chunksize", "HDF5: chunked layout with chunks of this many bytes (default contiguous)"),
 		backend.BoolOption(&d.Collective, "hdf5.collective", "HDF5: collective I/O (IOR -c; H5FD_MPIO_COLLECTIVE)"),
 		backend.BoolOption(&d.Unlimited, "hdf5.unlimited", "HDF5: an extendible dataset (unlimited dimension, chunked), grown before each write"),
-		backend.StringOption(&d.Hints, "hdf5.hints", "HDF5: MPI-IO hints key=value[,key=value...] (e.g. romio_cb_write=enable)"),
 		backend.SizeOption(&d.DimY, "hdf5.dimy", "HDF5: a 2-D dataset of rows of this many bytes (the thesis' dimy; dimx follows from the size)"),
 		backend.SizeOption(&d.ChunkX, "hdf5.chunkx", "HDF5 with --hdf5.dimy: chunk rows"),
 		backend.SizeOption(&d.ChunkY, "hdf5.chunky", "HDF5 with --hdf5.dimy: chunk columns"),
-	}
+	}, d.Hints.Options("hdf5", "HDF5")...)
 }
 
 // Validate implements backend.Driver.
@@ -317,7 +317,7 @@ func (d *Driver) Validate(p backend.Params) error {
 	if err := validate("hdf5", d.NoFill, d.Fill, chunk, d.Unlimited, d.Collective, p); err != nil {
 		return err
 	}
-	return mpi.CheckHints("--hdf5.hints", d.Hints)
+	return d.Hints.Check("hdf5")
 }
 
 // MaxChunk is one more than the largest chunk HDF5 takes, in bytes and in
@@ -422,8 +422,8 @@ type Backend struct {
 	p backend.Params
 }
 
-func hints(s string) *C.char {
-	return C.CString(mpi.HintLines(s, os.Environ()))
+func cHints(s *hints.Set) *C.char {
+	return C.CString(s.Lines(os.Environ()))
 }
 
 func (b *Backend) open(ctx context.Context, name string, create bool) (backend.File, error) {
@@ -432,7 +432,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	f := &File{b: b, name: name, ctx: ctx, self: b.p.FilePerProc}
 	f.start = b.p.FileSize - dataBytes(b.p)
-	cname, chints := C.CString(name), hints(b.d.Hints)
+	cname, chints := C.CString(name), cHints(&b.d.Hints)
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
 	fill := 0

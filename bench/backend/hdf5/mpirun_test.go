@@ -156,7 +156,13 @@ func contains(t *testing.T, what, out string, wants ...string) {
 
 func TestMPIIO(t *testing.T) {
 	need(t, "mpirun")
-	for _, args := range [][]string{{"-a", "MPIIO"}, {"-a", "MPIIO", "-c", "--mpiio.hints", "romio_cb_write=enable"}} {
+	// An IOR hints file, named as IOR names it (camel case).
+	hintsFile := filepath.Join(t.TempDir(), "hints")
+	if err := os.WriteFile(hintsFile, []byte("# IOR hints\nIOR_HINT__MPI__romio_cb_write=enable\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-a", "MPIIO"}, {"-a", "MPIIO", "-c", "--mpiio.hints", "romio_cb_write=enable"},
+		{"-a", "MPIIO", "-c", "--mpiio.hintsFileName=" + hintsFile}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			path := mpirunBench(t, args...)
 			b, err := os.ReadFile(path)
@@ -312,6 +318,10 @@ func TestNC4OriginalChunkRule(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	need(t, "mpirun")
 	dir := t.TempDir()
+	badHints := filepath.Join(dir, "bad-hints")
+	if err := os.WriteFile(badHints, []byte("IOR_HINT__MPI__romio_cb_write=enable\nIOR_HINT__MPI__cb_nodes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -335,6 +345,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"-a", "MPIIO", "--mpiio.hints", "romio_cb_write=enable,cb_nodes"}, `--mpiio.hints "romio_cb_write=enable,cb_nodes": "cb_nodes" is not key=value`},
 		{[]string{"-a", "NC4", "-O", "hints=garbage"}, `--nc4.hints "garbage": "garbage" is not key=value`},
 		{[]string{"-a", "HDF5", "--hdf5.hints", "=enable"}, `--hdf5.hints "=enable": "=enable" has no key`},
+		// IOR warned about a hints file it could not read, and ran without
+		// its hints.
+		{[]string{"-a", "MPIIO", "--mpiio.hintsFileName", filepath.Join(dir, "missing")}, "--mpiio.hintsfilename: open " + filepath.Join(dir, "missing") + ": no such file or directory"},
+		{[]string{"-a", "HDF5", "-O", "hintsFileName=" + badHints}, "--hdf5.hintsfilename: " + badHints + `:2: "IOR_HINT__MPI__cb_nodes": want IOR_HINT__MPI__key=value`},
 	} {
 		out, code := testbin.Run(t, exec.Command(parioBin, append([]string{"bench", "-b", "1m", "-t", "256k", "-w", "-o", filepath.Join(dir, "f")}, tc.args...)...))
 		want := 2 // a mistake in the call

@@ -104,6 +104,7 @@ import (
 	"unsafe"
 
 	"github.com/pario/pario/bench/backend"
+	"github.com/pario/pario/bench/backend/hints"
 	"github.com/pario/pario/bench/backend/mpi"
 )
 
@@ -112,7 +113,7 @@ func init() { backend.Register(func() backend.Driver { return &Driver{} }) }
 // Driver holds the MPI-IO settings.
 type Driver struct {
 	Collective bool
-	Hints      string
+	Hints      hints.Set
 }
 
 // Name implements backend.Driver.
@@ -125,10 +126,9 @@ func (*Driver) Summary() string {
 
 // Options implements backend.Driver.
 func (d *Driver) Options() []backend.Option {
-	return []backend.Option{
+	return append([]backend.Option{
 		backend.BoolOption(&d.Collective, "mpiio.collective", "MPIIO: collective I/O, MPI_File_write_at_all (IOR -c)"),
-		backend.StringOption(&d.Hints, "mpiio.hints", "MPIIO: MPI-IO hints key=value[,key=value...] (e.g. romio_cb_write=enable,cb_nodes=2)"),
-	}
+	}, d.Hints.Options("mpiio", "MPIIO")...)
 }
 
 // Validate implements backend.Driver.
@@ -136,7 +136,7 @@ func (d *Driver) Validate(p backend.Params) error {
 	if d.Collective && p.Random {
 		return errors.New("--mpiio.collective needs every rank to make the same calls: not with -z")
 	}
-	return mpi.CheckHints("--mpiio.hints", d.Hints)
+	return d.Hints.Check("mpiio")
 }
 
 // Open implements backend.Driver.
@@ -162,7 +162,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	f := &File{name: name, ctx: ctx, coll: b.d.Collective}
 	cname := C.CString(name)
-	chints := C.CString(mpi.HintLines(b.d.Hints, os.Environ()))
+	chints := C.CString(b.d.Hints.Lines(os.Environ()))
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
 	self, c := cbool(b.p.FilePerProc), cbool(create)

@@ -146,6 +146,7 @@ import (
 
 	"github.com/pario/pario/bench/backend"
 	h5be "github.com/pario/pario/bench/backend/hdf5"
+	"github.com/pario/pario/bench/backend/hints"
 	"github.com/pario/pario/bench/backend/mpi"
 	"github.com/pario/pario/hdf5"
 )
@@ -161,7 +162,7 @@ type Driver struct {
 	Collective bool
 	Unlimited  bool
 	ChunkRule  string
-	Hints      string
+	Hints      hints.Set
 	// DimY makes data two-dimensional, data(x, y) with rows of DimY
 	// bytes (the thesis' dimx/dimy); ChunkX x ChunkY is the chunk shape.
 	DimY, ChunkX, ChunkY int64
@@ -177,7 +178,7 @@ func (*Driver) Summary() string {
 
 // Options implements backend.Driver.
 func (d *Driver) Options() []backend.Option {
-	return []backend.Option{
+	return append([]backend.Option{
 		backend.SizeOption(&d.Alignment, "nc4.setalignment", "NC4: align objects of at least this size to it (nc_set_alignment; the thesis' fix), e.g. 1m"),
 		backend.BoolOption(&d.NoFill, "nc4.nofill", "NC4: never write fill values (IOR -O noFill; NC_NOFILL)"),
 		backend.BoolOption(&d.Fill, "nc4.fill", "NC4: write fill values (NC_FILL), to measure their cost"),
@@ -185,11 +186,10 @@ func (d *Driver) Options() []backend.Option {
 		backend.BoolOption(&d.Collective, "nc4.collective", "NC4: collective I/O (IOR -c; NC_COLLECTIVE)"),
 		backend.BoolOption(&d.Unlimited, "nc4.unlimited", "NC4: the dimension is unlimited (extendible, chunked; needs --nc4.collective)"),
 		backend.StringOption(&d.ChunkRule, "nc4.chunk-rule", "NC4 with --nc4.unlimited and no chunk size: library (netCDF's default), original (4.3: one element) or thesis (the default chunk size)"),
-		backend.StringOption(&d.Hints, "nc4.hints", "NC4: MPI-IO hints key=value[,key=value...]"),
 		backend.SizeOption(&d.DimY, "nc4.dimy", "NC4: a 2-D variable data(x, y) with rows of this many bytes (the thesis' dimy)"),
 		backend.SizeOption(&d.ChunkX, "nc4.chunkx", "NC4 with --nc4.dimy: chunk rows"),
 		backend.SizeOption(&d.ChunkY, "nc4.chunky", "NC4 with --nc4.dimy: chunk columns"),
-	}
+	}, d.Hints.Options("nc4", "NC4")...)
 }
 
 // Validate implements backend.Driver.
@@ -219,7 +219,7 @@ func (d *Driver) Validate(p backend.Params) error {
 	if _, err := d.chunk(); err != nil {
 		return err
 	}
-	return mpi.CheckHints("--nc4.hints", d.Hints)
+	return d.Hints.Check("nc4")
 }
 
 // chunk is the chunk length to set (0: none, the library decides).
@@ -287,7 +287,7 @@ func (b *Backend) open(ctx context.Context, name string, create bool) (backend.F
 	}
 	f := &File{name: name, ctx: ctx, start: b.p.FileSize - b.data(), unlimited: b.d.Unlimited}
 	cname := C.CString(name)
-	chints := C.CString(mpi.HintLines(b.d.Hints, os.Environ()))
+	chints := C.CString(b.d.Hints.Lines(os.Environ()))
 	defer C.free(unsafe.Pointer(cname))
 	defer C.free(unsafe.Pointer(chints))
 	fill := 0
