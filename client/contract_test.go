@@ -570,3 +570,49 @@ func waitDatafilesGone(t *testing.T, c *client.Client, a meta.Attr) {
 		}
 	}
 }
+
+// TestMissingDatafileOfALiveFileIsAHole: a datafile an I/O server lost
+// (in a crash before the file's first sync; or never made, in a store
+// written before creates made every datafile) reads as a hole while the
+// file is still there: the client asks the metadata server, and only a
+// removed file is ESTALE. pario fsck reports the lost datafile.
+func TestMissingDatafileOfALiveFileIsAHole(t *testing.T) {
+	l := startLocal(t, false)
+	c := localClient(t, l)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/lost", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := bytes.Repeat([]byte("pario"), 1<<18) // 20 strips of 64 KiB: 5 on each server
+	if _, err := f.WriteAt(want, 0); err != nil {
+		t.Fatal(err)
+	}
+	a := f.Attr()
+	if len(a.Servers) != 4 || a.Layout.Dist != "simple_stripe" {
+		t.Fatalf("layout %s over %d servers; the test wants simple_stripe over 4", a.Layout, len(a.Servers))
+	}
+	lost := a
+	lost.Nlink, lost.Servers = 0, []uint32{a.Servers[1]}
+	if err := c.RemoveData(ctx, "/lost", lost); err != nil {
+		t.Fatal(err)
+	}
+	for s := 1; s < 20; s += 4 { // datafile 1's strips
+		clear(want[s<<16 : (s+1)<<16])
+	}
+	got := make([]byte, len(want))
+	if n, err := f.ReadAt(got, 0); n != len(want) || err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("ReadAt of a file with a lost datafile: %d, %v (equal: %v); want %d bytes, datafile 1's strips zero", n, err, bytes.Equal(got, want), len(want))
+	}
+	if size, err := f.Size(ctx); size != int64(len(want)) || err != nil {
+		t.Fatalf("Size: %d, %v; want %d", size, err, len(want))
+	}
+	st, err := c.Stat(ctx, "/lost")
+	if err != nil || st.Size != int64(len(want)) {
+		t.Fatalf("Stat: %+v, %v", st, err)
+	}
+	usages, errs := c.UsagesOf(ctx, []meta.Attr{a})
+	if errs[0] != nil || usages[0].Size != int64(len(want)) {
+		t.Fatalf("UsagesOf: %+v, %v", usages[0], errs[0])
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -454,7 +455,9 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 
 // ReadAtContext is ReadAt with a context. Holes read as zeros. A file
 // removed by another client fails with ESTALE, as its writes do, once its
-// datafiles are gone (the stale-file error names the path).
+// datafiles are gone (the stale-file error names the path); a datafile
+// missing from a file that is still there reads as a hole
+// (missingDatafiles).
 func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	if err := f.usable("read", off, len(p)); err != nil {
 		return 0, err
@@ -466,18 +469,26 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 	active := activeDatafiles(a)
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
+	missing := make([]error, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
 		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
 		_, n, err := wire.Call(ctx, ep, data.OpRead, req, nil, x.bufs)
-		if x.datafile >= active && errors.Is(err, syscall.ESTALE) {
-			// A stuffed file's other datafiles are made when it is
-			// unstuffed: until then there is nothing to read there. (They
-			// are still asked: another client may have unstuffed it.)
+		if errors.Is(err, syscall.ESTALE) {
+			// No such datafile. A stuffed file's other datafiles are made
+			// when it is unstuffed: until then there is nothing to read
+			// there (they are still asked: another client may have
+			// unstuffed it). Any other is judged below.
+			if x.datafile < active {
+				missing[i] = err
+			}
 			n, err = 0, nil
 		}
 		got[i] = int64(n)
 		return err
 	})
+	if err == nil {
+		err = f.c.missingDatafiles(ctx, a, missing)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, f.stale(cancelled(ctx, err)))
 	}
@@ -545,16 +556,47 @@ func (c *Client) datafileSizes(ctx context.Context, a meta.Attr) ([]int64, error
 func (c *Client) datafileUsage(ctx context.Context, a meta.Attr) ([]int64, int64, error) {
 	sizes := make([]int64, len(a.Servers))
 	allocs := make([]int64, len(a.Servers))
+	missing := make([]error, len(a.Servers))
 	err := c.datafileCall(ctx, a, func(df int, ep *wire.Endpoint) error {
 		resp, _, err := wire.Call(ctx, ep, data.OpSize, data.SizeRequest{ID: uint64(a.ID)}, nil, nil)
+		if errors.Is(err, syscall.ESTALE) {
+			missing[df], err = err, nil
+		}
 		sizes[df], allocs[df] = resp.Size, resp.Allocated
 		return err
 	})
+	if err == nil {
+		err = c.missingDatafiles(ctx, a, missing)
+	}
 	var alloc int64
 	for _, n := range allocs {
 		alloc += n
 	}
 	return sizes, alloc, err
+}
+
+// missingDatafiles judges the datafiles of file a that their I/O servers
+// do not have (ESTALE; nil entries are datafiles that answered). If the
+// metadata server still has the file, they are holes and the answer is
+// nil: an I/O server lost them in a crash before the file's first sync
+// (pario fsck reports them), or the store was written before creates made
+// every datafile. If it does not, the file was removed, and the answer is
+// the I/O server's ESTALE: a reader must not take a removed file for a
+// shorter one (a copy would end early and report success).
+func (c *Client) missingDatafiles(ctx context.Context, a meta.Attr, missing []error) error {
+	i := slices.IndexFunc(missing, func(err error) bool { return err != nil })
+	if i < 0 {
+		return nil
+	}
+	_, err := c.GetByID(ctx, a.ID)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return missing[i]
+	default:
+		return fmt.Errorf("%w; asking the metadata server whether the file is still there: %w", missing[i], err)
+	}
 }
 
 // Usage is a file's logical size and the bytes its datafiles hold on the

@@ -60,6 +60,14 @@ func (c *Client) UsagesOf(ctx context.Context, attrs []meta.Attr) ([]Usage, []er
 		if f.d == nil {
 			continue
 		}
+		if onlyMissing(f.errs) {
+			// Removed since it was listed, or holes (missingDatafiles).
+			if err := c.missingDatafiles(ctx, attrs[i], f.errs); err != nil {
+				errs[i] = err
+				continue
+			}
+			clear(f.errs)
+		}
 		if err := joinUnique(f.errs); err != nil {
 			errs[i] = err
 			continue
@@ -71,6 +79,21 @@ func (c *Client) UsagesOf(ctx context.Context, attrs []meta.Attr) ([]Usage, []er
 		usages[i] = Usage{Size: f.d.LogicalSize(f.sizes), Allocated: alloc}
 	}
 	return usages, errs
+}
+
+// onlyMissing reports whether errs holds failures and each is a missing
+// datafile (ESTALE).
+func onlyMissing(errs []error) bool {
+	some := false
+	for _, err := range errs {
+		if err != nil {
+			if !errors.Is(err, syscall.ESTALE) {
+				return false
+			}
+			some = true
+		}
+	}
+	return some
 }
 
 // datafileRef is datafile df (ID id) of the file at index file of a

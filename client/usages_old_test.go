@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -35,7 +36,7 @@ func (h *oldServer) ServeWire(ctx context.Context, req *wire.Request) (wire.Resp
 // Against an I/O server that answers ENOSYS to usageBatch (an older one),
 // UsagesOf asks one size per datafile instead, and answers what the batch
 // would: each file's size, and ESTALE for a file whose datafile is missing
-// (removed), as UsageOf says. The batch is asked once per call, not once
+// and which the metadata server no longer has (removed), as UsageOf says. The batch is asked once per call, not once
 // per batch.
 func TestUsagesOfOlderServer(t *testing.T) {
 	ctx := context.Background()
@@ -72,7 +73,7 @@ func TestUsagesOfOlderServer(t *testing.T) {
 	t.Cleanup(func() { stop(); srv.Close(); <-served })
 	ep := wire.NewEndpoint("I/O server old ("+ln.Addr().String()+")", ln.Addr().String(), secret, wire.EndpointOptions{})
 	t.Cleanup(func() { ep.Close() })
-	c := &Client{servers: []*wire.Endpoint{ep}}
+	c := &Client{servers: []*wire.Endpoint{ep}, meta: serveNoFiles(t, secret)}
 	defer SetUsageBatchMax(2)()
 
 	layout := dist.Layout{Dist: "simple_stripe"}
@@ -99,4 +100,27 @@ func TestUsagesOfOlderServer(t *testing.T) {
 	if n := h.batches.Load(); n != 1 {
 		t.Errorf("%d usageBatch requests, want 1 (an older server is known after the first)", n)
 	}
+}
+
+// noFiles is a metadata server that has no file: every request is ENOENT.
+type noFiles struct{}
+
+func (noFiles) ServeWire(context.Context, *wire.Request) (wire.Response, error) {
+	return wire.Response{}, fs.ErrNotExist
+}
+
+// serveNoFiles starts a noFiles server and returns its endpoint.
+func serveNoFiles(t *testing.T, secret []byte) *wire.Endpoint {
+	t.Helper()
+	srv := wire.NewServer(noFiles{}, wire.ServerOptions{Name: "meta", Secret: secret})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	ep := wire.NewEndpoint("metadata server", ln.Addr().String(), secret, wire.EndpointOptions{})
+	t.Cleanup(func() { ep.Close(); stop(); srv.Close(); <-served })
+	return ep
 }
