@@ -398,6 +398,10 @@ func (s *Store) refill(ps *poolSet, n int) {
 	if err != nil {
 		p.failed++
 		ps.retry = time.Now().Add(poolRetry)
+		if p.ctx.Err() != nil {
+			// Close stopped it: the server is stopping, nothing failed.
+			return
+		}
 		slog.Warn("pario meta: precreate pool not refilled; creates on these servers make their datafiles one at a time",
 			"servers", ps.srvs, "err", err)
 		return
@@ -622,7 +626,7 @@ func (s *Store) discardPools(srv uint32) {
 		p.bg.Go(func() {
 			ctx, cancel := context.WithTimeout(p.ctx, poolOpTimeout)
 			defer cancel()
-			if err := s.discardStale(ctx, o); err != nil {
+			if err := s.discardStale(ctx, o); err != nil && p.ctx.Err() == nil {
 				slog.Warn("pario meta: precreated datafiles not discarded; they are retried at the server's next claim", "err", err)
 			}
 		})

@@ -1,11 +1,14 @@
 package meta
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -614,4 +617,54 @@ func TestPoolGrowsWhenItRunsDry(t *testing.T) {
 		}
 		waitPool(t, s, want-1)
 	}
+}
+
+// stallingBatch is a fakeBatch whose CreateBatch waits for its context to
+// end: a refill still in flight when the metadata server stops.
+type stallingBatch struct {
+	*fakeBatch
+	started chan struct{}
+	once    sync.Once
+}
+
+func (b *stallingBatch) CreateBatch(ctx context.Context, _ uint32, _ []FileID, _ uint64) ([]FileID, error) {
+	b.once.Do(func() { close(b.started) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Stopping the metadata server while a pool is refilled is no failure of
+// the refill: it logs no warning. (`pario up` stopped right after its
+// start, as the README's quick start does when its commands are fast,
+// warned "precreate pool not refilled" with "context canceled".)
+func TestPoolRefillStoppedByCloseDoesNotWarn(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	defer slog.SetDefault(old)
+
+	fd := &stallingBatch{fakeBatch: newFakeBatch(2), started: make(chan struct{})}
+	s := openT(t, Options{Servers: 2, Datafiles: fd})
+	s.ClaimAll(ctx)
+	<-fd.started
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if buf.Len() > 0 {
+		t.Fatalf("closing during a refill logged:\n%s", buf.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
