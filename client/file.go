@@ -38,8 +38,9 @@ import (
 //     and pwrite(2) refuse it.
 //   - syscall.ESTALE, "stale file handle: PATH was removed": another
 //     client removed the file; a rename does not matter, the File follows
-//     the file, not its name. Reads of a file that is not stuffed see an
-//     empty file instead (see ReadAtContext).
+//     the file, not its name. Reads and sizes fail so too, as writes do; a
+//     datafile an I/O server lost, of a file that is still there, reads as
+//     a hole (see ReadAtContext).
 //   - the context's error when it ends first: context.Canceled alone, or
 //     for a deadline, context.DeadlineExceeded from each server that had
 //     not answered.
