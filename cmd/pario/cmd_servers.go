@@ -82,6 +82,11 @@ rates go into the cluster file (docs/mfg.md).
 			if err := emu.Check(); err != nil {
 				return usageError{fmt.Errorf("--%w", err)}
 			}
+			if dir == "" && cmd.Flags().Changed("dir") {
+				// As an empty argument: it names no directory, and the
+				// default is someone else's cluster, perhaps.
+				return usageError{errors.New("--dir is empty: '' names no directory (leave --dir out for the default, " + defaultDataDir() + ")")}
+			}
 			if dir == "" {
 				dir = defaultDataDir()
 			} else if err := checkDirFlag("--dir", dir); err != nil {
