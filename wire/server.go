@@ -90,7 +90,9 @@ type ServerOptions struct {
 	// A peer slower than that is dropped and its memory given back.
 	FrameTimeout time.Duration
 	MinFrameRate int64
-	// Logger receives connection-level events (default slog.Default()).
+	// Logger receives connection-level events. The caller's logger names
+	// the server (cluster's do: server=data0); the default,
+	// slog.Default(), is given server=Name.
 	Logger *slog.Logger
 	// Observer, if set, is told about connections, requests and errors
 	// (package metrics); see ServerObserver.
@@ -151,14 +153,14 @@ func NewServer(h Handler, opts ServerOptions) *Server {
 		opts.MinFrameRate = DefaultMinFrameRate
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+		opts.Logger = slog.Default().With("server", opts.Name)
 	}
 	quit, stop := context.WithCancel(context.Background())
 	sealing := sealingShare(opts.MemoryBudget)
 	s := &Server{
 		h: h, opts: opts, budget: NewBudget(opts.MemoryBudget - sealing), sealing: NewBudget(sealing),
 		quit: quit, stop: stop,
-		log:           opts.Logger.With("server", opts.Name),
+		log:           opts.Logger,
 		warnHandshake: NewLogLimiter(), warnFrame: NewLogLimiter(),
 		gate: NewGate(opts.MaxConns, opts.MaxConnsPerPeer, opts.MaxUnauthenticated, EvictableAfter(opts.HandshakeTimeout)),
 	}
