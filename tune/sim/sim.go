@@ -209,6 +209,9 @@ const (
 	streamPilot uint64 = 1 << 63
 )
 
+// experimentDone, if set, runs after each experiment (tests count them).
+var experimentDone func()
+
 // chunk is the unit of work handed to a worker; results are merged in
 // chunk order, which makes them independent of the number of workers.
 const chunk = 256
@@ -276,6 +279,9 @@ func (e *engine) run(ctx context.Context, domain, first uint64, count, width int
 						acc[0].events += ev
 					} else {
 						acc[0].events += w.sweep(key, acc)
+					}
+					if experimentDone != nil {
+						experimentDone()
 					}
 				}
 				out[ci] = acc
