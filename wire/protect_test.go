@@ -310,12 +310,13 @@ func TestProtectionMismatchRefused(t *testing.T) {
 				t.Errorf("server %s, client %s: %q does not say %q", tc.server, tc.client, err, want)
 			}
 		}
-		e := NewEndpoint("I/O server data3", s.Addr, testSecret, EndpointOptions{Protection: tc.client, Retries: 3, RetryDelay: time.Second})
+		// A retry would wait at least 2.5 s (RetryDelay/2 plus jitter).
+		e := NewEndpoint("I/O server data3", s.Addr, testSecret, EndpointOptions{Protection: tc.client, Retries: 3, RetryDelay: 5 * time.Second})
 		start := time.Now()
 		if _, _, err := e.Call(context.Background(), opEcho, true, nil, nil, nil); !errors.Is(err, ErrProtectionMismatch) {
 			t.Fatalf("endpoint: %v", err)
 		}
-		if time.Since(start) > 900*time.Millisecond {
+		if time.Since(start) > 2400*time.Millisecond {
 			t.Error("a protection mismatch was retried")
 		}
 		e.Close()
