@@ -467,9 +467,38 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, nil
 	}
 	a, d := f.snapshot()
-	active := activeDatafiles(a)
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
+	if err := f.readExtents(ctx, a, xs, got); err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	short := false
+	for i := range xs {
+		short = short || got[i] < xs[i].length
+	}
+	if !short {
+		scatter(d, p, off, xs)
+		return len(p), nil
+	}
+	size, err := f.settleShort(ctx, a, d, xs, got)
+	if err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	for i := range xs {
+		zeroFrom(xs[i].bufs, got[i])
+	}
+	scatter(d, p, off, xs)
+	n := max(0, min(int64(len(p)), size-off))
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return len(p), nil
+}
+
+// readExtents reads every extent into its bufs, adding to got how many
+// bytes each brought (short at its datafile's end).
+func (f *File) readExtents(ctx context.Context, a meta.Attr, xs []extent, got []int64) error {
+	active := activeDatafiles(a)
 	missing := make([]error, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
 		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
@@ -484,38 +513,76 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 			}
 			n, err = 0, nil
 		}
-		got[i] = int64(n)
+		got[i] += int64(n)
 		return err
 	})
 	if err == nil {
 		err = f.c.missingDatafiles(ctx, a, missing)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, f.stale(cancelled(ctx, err)))
-	}
-	short := false
-	for i := range xs {
-		if got[i] < xs[i].length {
-			short = true
-			zeroFrom(xs[i].bufs, got[i])
+	return f.stale(cancelled(ctx, err))
+}
+
+// settleShort tells, for a read that some datafile answered short, the
+// end of the file from holes, and returns the file's size. A run missing
+// from an extent is past the end of the file or a hole, and only the size
+// tells which; but a size taken after another client wrote there (an
+// append, or an unstuffing write) would put a run that was missing at the
+// read inside the file, and it would read as zeros the file never held.
+// So the runs the size puts inside the file are read again: what is still
+// missing then was missing after the size was taken, a hole (bytes do
+// not go away but by a truncate); runs that brought bytes are asked about
+// with a new size. Every round brings at least one byte more, so it ends;
+// with no writer about, the end of the file costs no round and a hole one.
+func (f *File) settleShort(ctx context.Context, a meta.Attr, d dist.Distribution, xs []extent, got []int64) (int64, error) {
+	for {
+		if h := shortReadHook.Load(); h != nil {
+			(*h)()
+		}
+		size, err := f.size(ctx)
+		if err != nil {
+			return 0, err
+		}
+		var again []extent
+		var idx []int
+		for i, x := range xs {
+			if got[i] < x.length && d.ToLogical(x.datafile, x.physical+got[i]) < size {
+				again = append(again, extent{datafile: x.datafile, physical: x.physical + got[i], length: x.length - got[i], bufs: tail(x.bufs, got[i])})
+				idx = append(idx, i)
+			}
+		}
+		if len(again) == 0 {
+			return size, nil
+		}
+		more := make([]int64, len(again))
+		if err := f.readExtents(ctx, a, again, more); err != nil {
+			return 0, err
+		}
+		grew := false
+		for j, i := range idx {
+			got[i] += more[j]
+			grew = grew || more[j] > 0
+		}
+		if !grew {
+			return size, nil
 		}
 	}
-	scatter(d, p, off, xs)
-	if !short {
-		return len(p), nil
-	}
-	// Some datafile ended early: either a hole (zeros, already filled) or
-	// the end of the file. Only the file size can tell.
-	size, err := f.size(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
-	}
-	n := max(0, min(int64(len(p)), size-off))
-	if n < int64(len(p)) {
-		return int(n), io.EOF
-	}
-	return len(p), nil
 }
+
+// tail is bufs without their first n bytes.
+func tail(bufs [][]byte, n int64) [][]byte {
+	for len(bufs) > 0 && n >= int64(len(bufs[0])) {
+		n -= int64(len(bufs[0]))
+		bufs = bufs[1:]
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	return append([][]byte{bufs[0][n:]}, bufs[1:]...)
+}
+
+// shortReadHook, if set, runs in a read that came back short, before the
+// file's size is asked (tests change the file there).
+var shortReadHook atomic.Pointer[func()]
 
 // zeroFrom clears the bytes of bufs after the first n.
 func zeroFrom(bufs [][]byte, n int64) {

@@ -1,0 +1,67 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/pario/pario/client"
+)
+
+// TestReadPastTheEndWhileAnotherClientAppends reads past the end of a
+// file while another client appends to it, the append landing between
+// the read's answers and the size that tells a hole from the end. The
+// read must return the file as it was (the old end, io.EOF) or as it is
+// now (the new bytes). It once returned the new size with zeros where the
+// appended bytes are, which the file never held: the datafile had ended
+// early at the read, and the size, taken after the append, put that end
+// inside the file, so it read as a hole. Stuffed too: the append then
+// unstuffs the file under the reader, whose handle still has it stuffed.
+func TestReadPastTheEndWhileAnotherClientAppends(t *testing.T) {
+	for _, stuffing := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stuffing=%v", stuffing), func(t *testing.T) {
+			l := startLocal(t, stuffing)
+			c, other := localClient(t, l), localClient(t, l)
+			ctx := context.Background()
+			f, err := c.Create(ctx, "/log", client.CreateOptions{Mode: 0o644, Layout: mustLayout(t, "simple_stripe:strip_size=4096")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := bytes.Repeat([]byte{'a'}, 100)
+			if _, err := f.WriteAt(head, 0); err != nil {
+				t.Fatal(err)
+			}
+			if f.Attr().Stuffed != stuffing {
+				t.Fatalf("stuffed %v; want %v", f.Attr().Stuffed, stuffing)
+			}
+			// Past the first strip: the second datafile gets some too.
+			tail := bytes.Repeat([]byte{'b'}, 8000)
+			var once sync.Once
+			defer client.SetShortReadHook(func() {
+				once.Do(func() {
+					g, err := other.Open(ctx, "/log")
+					if err == nil {
+						_, err = g.WriteAt(tail, int64(len(head)))
+					}
+					if err != nil {
+						t.Errorf("the other client's append: %v", err)
+					}
+				})
+			})()
+			p := make([]byte, 3*4096)
+			n, err := f.ReadAt(p, 0)
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("ReadAt past the end: %d, %v; want io.EOF", n, err)
+			}
+			before, after := head, append(append([]byte{}, head...), tail...)
+			if got := p[:n]; !bytes.Equal(got, before) && !bytes.Equal(got, after) {
+				t.Fatalf("ReadAt returned %d bytes, %d of them zeros; want the %d before the append or the %d after it",
+					n, bytes.Count(got, []byte{0}), len(before), len(after))
+			}
+		})
+	}
+}
