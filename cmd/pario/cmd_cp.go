@@ -228,11 +228,7 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 	if co.progress && term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.DefaultBytes(size, "copying")
 	}
-	err := copyParallel(ctx, in, out, size, co, bar)
-	if err == nil && co.sync {
-		err = out.SyncContext(ctx)
-	}
-	if err != nil {
+	if err := transfer(ctx, in, out, size, co, bar); err != nil {
 		if ctx.Err() != nil {
 			// The requests' own errors only say "context canceled"; the
 			// cause says which signal stopped the copy.
@@ -244,6 +240,15 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		bar.Finish()
 	}
 	return size, out.Close()
+}
+
+// transfer copies [0, size) from in to out and syncs out if co says so.
+func transfer(ctx context.Context, in, out endpoint, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
+	err := copyParallel(ctx, in, out, size, co, bar)
+	if err == nil && co.sync {
+		err = out.SyncContext(ctx)
+	}
+	return err
 }
 
 // copyParallel moves [0, size) from in to out in chunks, several at a time.
