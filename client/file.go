@@ -829,6 +829,29 @@ func (f *File) SyncContext(ctx context.Context) error {
 	return nil
 }
 
+// Linked returns nil while the file is still known to the metadata
+// server (under any name), and the stale-file error (ESTALE, "stale file
+// handle: PATH was removed") once another client removed it, or replaced
+// it by a rename over its name. Writes and syncs of a removed file
+// succeed until the metadata server's reaper has removed its datafiles,
+// about 50 ms after the remove (docs/store.md, "Removing a file"): a
+// writer that must not report success for bytes that went with the file
+// (pario cp) asks after its last Sync.
+func (f *File) Linked(ctx context.Context) error {
+	if err := f.usable("stat", 0, 0); err != nil {
+		return err
+	}
+	a, _ := f.snapshot()
+	_, err := f.c.GetByID(ctx, a.ID)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f.gone(err) // names the path
+	}
+	if err != nil {
+		return fmt.Errorf("check that %s is still there: %w", f.path, err)
+	}
+	return nil
+}
+
 // SyncNamespace returns once every namespace change the metadata server
 // answered before the call is durable (what fsync of a directory asks).
 // A metadata server from before deferred durability answers ENOSYS: it

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/pario/pario/client"
@@ -63,5 +65,37 @@ func TestReadPastTheEndWhileAnotherClientAppends(t *testing.T) {
 					n, bytes.Count(got, []byte{0}), len(before), len(after))
 			}
 		})
+	}
+}
+
+// TestLinked: Linked follows the file, not its name: a rename away keeps
+// it linked, a remove or a rename over it makes it stale, at once (its
+// writes and syncs fail so only once the reaper has removed its
+// datafiles).
+func TestLinked(t *testing.T) {
+	l := startLocal(t, false)
+	c, other := localClient(t, l), localClient(t, l)
+	ctx := context.Background()
+	f, err := c.Create(ctx, "/f", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Linked(ctx); err != nil {
+		t.Fatalf("Linked of a new file: %v", err)
+	}
+	if err := other.Rename(ctx, "/f", "/g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Linked(ctx); err != nil {
+		t.Fatalf("Linked of a file renamed away: %v", err)
+	}
+	if _, err := other.Create(ctx, "/h", client.CreateOptions{Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Rename(ctx, "/h", "/g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Linked(ctx); !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "/f was removed") {
+		t.Fatalf("Linked of a file replaced by a rename: %v; want ESTALE naming /f", err)
 	}
 }
