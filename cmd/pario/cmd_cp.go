@@ -284,6 +284,11 @@ func copyParallel(ctx context.Context, in, out endpoint, size int64, co copyOpti
 				if err == io.EOF && n == len(b) {
 					err = nil
 				}
+				if err == io.EOF {
+					// Another client truncated the source meanwhile: a
+					// bare "EOF" said neither that nor where.
+					err = fmt.Errorf("the source has no byte %d any more: it had %d bytes when the copy began and was cut meanwhile: %w", off+int64(n), size, io.ErrUnexpectedEOF)
+				}
 				if err == nil {
 					_, err = out.WriteAtContext(ctx, b, off)
 				}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,54 @@ func TestCpDestinationRemovedMidCopy(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCpSourceTruncatedMidCopy: a store source that another client
+// truncates while cp reads it fails the copy (copyFile's error names the
+// source), with an error that says where it ended; it said "EOF" alone.
+func TestCpSourceTruncatedMidCopy(t *testing.T) {
+	ctx := context.Background()
+	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	c, err := l.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	other, err := l.Client(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	src, err := c.Create(ctx, "/src", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 1000000
+	if _, err := src.WriteAt(bytes.Repeat([]byte("pario"), size/5), 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "dst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	r := &removingReader{endpoint: src, change: func() {
+		g, err := other.Open(ctx, "/src")
+		if err == nil {
+			err = g.Truncate(300000)
+		}
+		if err != nil {
+			t.Errorf("the other client's truncate: %v", err)
+		}
+	}}
+	// One worker: the first chunk to fail is the one the cut falls in.
+	err = transfer(ctx, r, localFile{out}, size, copyOptions{chunk: 64 << 10, workers: 1, sync: true}, nil)
+	if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "no byte 300000") {
+		t.Fatalf("copy of a source truncated to 300000 bytes meanwhile: %v; want io.ErrUnexpectedEOF saying where it ended", err)
 	}
 }
