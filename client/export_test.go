@@ -7,9 +7,13 @@ func SetUsageBatchMax(n int) (restore func()) {
 	return func() { usageBatchMax = old }
 }
 
-// SetShortReadHook runs fn in every read that came back short on some
-// datafile, before the file's size is asked: tests change the file there.
-func SetShortReadHook(fn func()) (restore func()) {
-	old := shortReadHook.Swap(&fn)
-	return func() { shortReadHook.Store(old) }
+// SetHook runs fn at the named point of the File's calls (see testHook).
+func SetHook(point string, fn func()) (restore func()) {
+	h := func(p string) {
+		if p == point {
+			fn()
+		}
+	}
+	old := testHook.Swap(&h)
+	return func() { testHook.Store(old) }
 }

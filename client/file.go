@@ -535,9 +535,7 @@ func (f *File) readExtents(ctx context.Context, a meta.Attr, xs []extent, got []
 // with no writer about, the end of the file costs no round and a hole one.
 func (f *File) settleShort(ctx context.Context, a meta.Attr, d dist.Distribution, xs []extent, got []int64) (int64, error) {
 	for {
-		if h := shortReadHook.Load(); h != nil {
-			(*h)()
-		}
+		hook("short read")
 		size, err := f.size(ctx)
 		if err != nil {
 			return 0, err
@@ -580,9 +578,17 @@ func tail(bufs [][]byte, n int64) [][]byte {
 	return append([][]byte{bufs[0][n:]}, bufs[1:]...)
 }
 
-// shortReadHook, if set, runs in a read that came back short, before the
-// file's size is asked (tests change the file there).
-var shortReadHook atomic.Pointer[func()]
+// testHook, if set, runs at these points of a call, where tests change
+// the file from another client: "short read", in a read that came back
+// short, before the file's size is asked; "size", in a size of a file
+// this handle has stuffed, before its datafile is asked.
+var testHook atomic.Pointer[func(point string)]
+
+func hook(point string) {
+	if h := testHook.Load(); h != nil {
+		(*h)(point)
+	}
+}
 
 // zeroFrom clears the bytes of bufs after the first n.
 func zeroFrom(bufs [][]byte, n int64) {
@@ -732,15 +738,8 @@ func (f *File) Size(ctx context.Context) (int64, error) {
 
 // size is Size for a call under way, which a Close meanwhile does not stop.
 func (f *File) size(ctx context.Context) (int64, error) {
-	a, _, err := f.settled(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", f.path, err)
-	}
-	size, err := f.c.fileSize(ctx, a)
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
-	}
-	return size, nil
+	u, err := f.usage(ctx)
+	return u.Size, err
 }
 
 // Usage returns the file's logical size and the bytes its datafiles hold.
@@ -748,9 +747,33 @@ func (f *File) Usage(ctx context.Context) (Usage, error) {
 	if err := f.usable("stat", 0, 0); err != nil {
 		return Usage{}, err
 	}
-	a, _, err := f.settled(ctx)
-	if err != nil {
-		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
+	return f.usage(ctx)
+}
+
+// usage is Usage for a call under way. A handle that has the file stuffed
+// asks its first datafile, and then the metadata server whether the file
+// is still stuffed: unstuffing is one way, so a file still stuffed then
+// was stuffed when its datafile answered, and the size holds. One that
+// another client unstuffed meanwhile (growing it past its first strip)
+// is asked again, every datafile. Asked the other way round, as before,
+// an unstuffing between the two gave the first datafile's size alone, a
+// size the file never had.
+func (f *File) usage(ctx context.Context) (Usage, error) {
+	a, _ := f.snapshot()
+	if a.Stuffed {
+		hook("size")
+		u, err := f.c.fileUsage(ctx, a)
+		na, _, serr := f.settled(ctx)
+		switch {
+		case serr != nil: // removed: the metadata server says so best
+			return Usage{}, fmt.Errorf("size of %s: %w", f.path, serr)
+		case !na.Stuffed:
+			a = na
+		case err != nil:
+			return Usage{}, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
+		default:
+			return u, nil
+		}
 	}
 	u, err := f.c.fileUsage(ctx, a)
 	if err != nil {

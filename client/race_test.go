@@ -43,7 +43,7 @@ func TestReadPastTheEndWhileAnotherClientAppends(t *testing.T) {
 			// Past the first strip: the second datafile gets some too.
 			tail := bytes.Repeat([]byte{'b'}, 8000)
 			var once sync.Once
-			defer client.SetShortReadHook(func() {
+			defer client.SetHook("short read", func() {
 				once.Do(func() {
 					g, err := other.Open(ctx, "/log")
 					if err == nil {
@@ -97,5 +97,53 @@ func TestLinked(t *testing.T) {
 	}
 	if err := f.Linked(ctx); !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "/f was removed") {
 		t.Fatalf("Linked of a file replaced by a rename: %v; want ESTALE naming /f", err)
+	}
+}
+
+// TestSizeWhileAnotherClientUnstuffs asks the size of a stuffed file
+// through a handle that has it stuffed, while another client grows it
+// past its first strip, unstuffing it, between the handle's look at the
+// metadata server (stuffed) and its size request. The size must be the
+// file's before the write or after it; it was the first datafile's
+// alone (4096 of 10000 bytes), which the file never had.
+func TestSizeWhileAnotherClientUnstuffs(t *testing.T) {
+	l := startLocal(t, true)
+	c, other := localClient(t, l), localClient(t, l)
+	ctx := context.Background()
+	// The last byte on the third datafile: the first alone says 4096.
+	const grown = 10000
+	for name, size := range map[string]func(f *client.File) (int64, error){
+		"Size":  func(f *client.File) (int64, error) { return f.Size(ctx) },
+		"Usage": func(f *client.File) (int64, error) { u, err := f.Usage(ctx); return u.Size, err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := "/" + name
+			f, err := c.Create(ctx, p, client.CreateOptions{Mode: 0o644, Layout: mustLayout(t, "simple_stripe:strip_size=4096")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteAt(make([]byte, 100), 0); err != nil {
+				t.Fatal(err)
+			}
+			if !f.Attr().Stuffed {
+				t.Fatal("the file is not stuffed")
+			}
+			var once sync.Once
+			defer client.SetHook("size", func() {
+				once.Do(func() {
+					g, err := other.Open(ctx, p)
+					if err == nil {
+						_, err = g.WriteAt(bytes.Repeat([]byte{'x'}, grown), 0)
+					}
+					if err != nil {
+						t.Errorf("the other client's write: %v", err)
+					}
+				})
+			})()
+			n, err := size(f)
+			if err != nil || (n != 100 && n != grown) {
+				t.Errorf("%s of a stuffed file another client grows to %d meanwhile: %d, %v; want 100 or %d", name, grown, n, err, grown)
+			}
+		})
 	}
 }
