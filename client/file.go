@@ -852,25 +852,34 @@ func (f *File) SyncContext(ctx context.Context) error {
 	return nil
 }
 
-// Linked returns nil while the file is still known to the metadata
-// server (under any name), and the stale-file error (ESTALE, "stale file
-// handle: PATH was removed") once another client removed it, or replaced
-// it by a rename over its name. Writes and syncs of a removed file
-// succeed until the metadata server's reaper has removed its datafiles,
-// about 50 ms after the remove (docs/store.md, "Removing a file"): a
-// writer that must not report success for bytes that went with the file
-// (pario cp) asks after its last Sync.
-func (f *File) Linked(ctx context.Context) error {
+// Check asks the metadata server whether this handle still writes the
+// store's file. It returns nil while the file is known there (under any
+// name) with the layout the handle has, and ESTALE otherwise: "stale file
+// handle: PATH was removed" once another client removed it or replaced
+// it by a rename over its name, and a layout error once another client
+// gave it a new layout (which an empty file allows: pario layout set, the
+// mount's user.pario.layout). Neither reaches the handle by itself: the
+// writes and syncs of a removed file succeed until the metadata server's
+// reaper has removed its datafiles, about 50 ms after the remove
+// (docs/store.md, "Removing a file"), and a handle keeps placing bytes by
+// the layout it opened, where readers by the new one find them scrambled.
+// A writer that must not report success for such bytes (pario cp) asks
+// after its last Sync.
+func (f *File) Check(ctx context.Context) error {
 	if err := f.usable("stat", 0, 0); err != nil {
 		return err
 	}
 	a, _ := f.snapshot()
-	_, err := f.c.GetByID(ctx, a.ID)
+	na, err := f.c.GetByID(ctx, a.ID)
 	if errors.Is(err, fs.ErrNotExist) {
 		return f.gone(err) // names the path
 	}
 	if err != nil {
 		return fmt.Errorf("check that %s is still there: %w", f.path, err)
+	}
+	if na.Layout != a.Layout || !slices.Equal(na.Servers, a.Servers) {
+		return fmt.Errorf("stale file handle: another client changed the layout of %s from %s to %s while it was open here: bytes written through this handle are placed by the old one: %w",
+			f.path, a.Layout, na.Layout, syscall.ESTALE)
 	}
 	return nil
 }

@@ -68,26 +68,34 @@ func TestReadPastTheEndWhileAnotherClientAppends(t *testing.T) {
 	}
 }
 
-// TestLinked: Linked follows the file, not its name: a rename away keeps
-// it linked, a remove or a rename over it makes it stale, at once (its
-// writes and syncs fail so only once the reaper has removed its
-// datafiles).
-func TestLinked(t *testing.T) {
-	l := startLocal(t, false)
+// TestCheck: Check follows the file, not its name: a rename away, or
+// another client's unstuffing, keeps the handle good; a rename over it
+// makes it stale at once (its writes and syncs fail so only once the
+// reaper has removed its datafiles), and so does a new layout, which the
+// handle would not follow.
+func TestCheck(t *testing.T) {
+	l := startLocal(t, true)
 	c, other := localClient(t, l), localClient(t, l)
 	ctx := context.Background()
 	f, err := c.Create(ctx, "/f", client.CreateOptions{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Linked(ctx); err != nil {
-		t.Fatalf("Linked of a new file: %v", err)
+	if err := f.Check(ctx); err != nil {
+		t.Fatalf("Check of a new file: %v", err)
 	}
 	if err := other.Rename(ctx, "/f", "/g"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Linked(ctx); err != nil {
-		t.Fatalf("Linked of a file renamed away: %v", err)
+	g, err := other.Open(ctx, "/g")
+	if err == nil {
+		_, err = g.WriteAt(make([]byte, 1<<20), 0) // unstuffs it
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Check(ctx); err != nil {
+		t.Fatalf("Check of a file renamed away and unstuffed: %v", err)
 	}
 	if _, err := other.Create(ctx, "/h", client.CreateOptions{Mode: 0o644}); err != nil {
 		t.Fatal(err)
@@ -95,8 +103,19 @@ func TestLinked(t *testing.T) {
 	if err := other.Rename(ctx, "/h", "/g"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Linked(ctx); !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "/f was removed") {
-		t.Fatalf("Linked of a file replaced by a rename: %v; want ESTALE naming /f", err)
+	if err := f.Check(ctx); !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "/f was removed") {
+		t.Fatalf("Check of a file replaced by a rename: %v; want ESTALE naming /f", err)
+	}
+
+	e, err := c.Create(ctx, "/e", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.SetLayout(ctx, "/e", mustLayout(t, "simple_stripe:strip_size=4096")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Check(ctx); !errors.Is(err, syscall.ESTALE) || !strings.Contains(err.Error(), "changed the layout of /e") {
+		t.Fatalf("Check of a file given a new layout by another client: %v; want ESTALE saying so", err)
 	}
 }
 

@@ -40,8 +40,8 @@ Chunks move in parallel (--workers), the copy is synced to disk on the
 I/O servers (or locally) before cp returns, and a progress bar shows on a
 terminal. A new store file takes --layout, --hint, or its directory's default;
 an existing one is overwritten and keeps its layout (cp warns if you gave one).
-A store destination that another client removes or replaces while cp writes
-it fails the copy (stale file handle).
+A store destination that another client removes, replaces or gives a new
+layout while cp writes it fails the copy (stale file handle).
 
   pario mkdir /runs
   pario cp big.dat pario:/runs/big.dat
@@ -245,7 +245,8 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 }
 
 // transfer copies [0, size) from in to out, syncs out if co says so,
-// and checks that a store destination was not removed meanwhile.
+// and checks that another client did not remove a store destination or
+// change its layout meanwhile.
 func transfer(ctx context.Context, in, out endpoint, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
 	err := copyParallel(ctx, in, out, size, co, bar)
 	if err == nil && co.sync {
@@ -253,9 +254,11 @@ func transfer(ctx context.Context, in, out endpoint, size int64, co copyOptions,
 	}
 	if f, ok := out.(*client.File); ok && err == nil {
 		// The writes and the sync of a file another client removed
-		// meanwhile succeed until its datafiles are reaped: the copy
-		// would end with status 0 and nothing in the store.
-		err = f.Linked(ctx)
+		// meanwhile succeed until its datafiles are reaped, and those of
+		// a file given a new layout meanwhile place bytes by the old one:
+		// the copy would end with status 0 and nothing, or scrambled
+		// bytes, in the store.
+		err = f.Check(ctx)
 	}
 	return err
 }

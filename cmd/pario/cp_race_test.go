@@ -15,6 +15,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/dist"
 )
 
 // removingReader is a copy's source that runs change at its first read:
@@ -36,7 +37,10 @@ func (r *removingReader) ReadAtContext(ctx context.Context, p []byte, off int64)
 // once succeeded, exit status 0, whenever the copy ended before the
 // metadata server's reaper removed the old file's datafiles (about 50 ms
 // after the remove): its writes and its sync landed in datafiles about
-// to go, and nothing in the store held the copy.
+// to go, and nothing in the store held the copy. So did a copy whose
+// destination another client gave a new layout (pario layout set, which
+// an empty file allows) after cp opened it: cp's bytes went where the
+// old layout puts them, and the file read back scrambled.
 func TestCpDestinationRemovedMidCopy(t *testing.T) {
 	ctx := context.Background()
 	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
@@ -65,6 +69,13 @@ func TestCpDestinationRemovedMidCopy(t *testing.T) {
 				return err
 			}
 			return other.Rename(ctx, dst+".new", dst)
+		},
+		"given a new layout": func(dst string) error {
+			l, err := dist.ParseLayout("simple_stripe:strip_size=4096")
+			if err != nil {
+				return err
+			}
+			return other.SetLayout(ctx, dst, l) // it is empty yet
 		},
 		"removed and created again": func(dst string) error {
 			if err := other.Remove(ctx, dst); err != nil {
