@@ -467,9 +467,38 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 		return 0, nil
 	}
 	a, d := f.snapshot()
-	active := activeDatafiles(a)
 	xs := extents(d, p, off, int64(f.c.opts.MaxRequest))
 	got := make([]int64, len(xs))
+	if err := f.readExtents(ctx, a, xs, got); err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	short := false
+	for i := range xs {
+		short = short || got[i] < xs[i].length
+	}
+	if !short {
+		scatter(d, p, off, xs)
+		return len(p), nil
+	}
+	size, err := f.settleShort(ctx, a, d, xs, got)
+	if err != nil {
+		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	}
+	for i := range xs {
+		zeroFrom(xs[i].bufs, got[i])
+	}
+	scatter(d, p, off, xs)
+	n := max(0, min(int64(len(p)), size-off))
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return len(p), nil
+}
+
+// readExtents reads every extent into its bufs, adding to got how many
+// bytes each brought (short at its datafile's end).
+func (f *File) readExtents(ctx context.Context, a meta.Attr, xs []extent, got []int64) error {
+	active := activeDatafiles(a)
 	missing := make([]error, len(xs))
 	err := f.each(ctx, a, xs, func(i int, ep *wire.Endpoint, x *extent) error {
 		req := data.ReadRequest{ID: uint64(a.ID), Offset: x.physical, Length: x.length}
@@ -484,37 +513,81 @@ func (f *File) ReadAtContext(ctx context.Context, p []byte, off int64) (int, err
 			}
 			n, err = 0, nil
 		}
-		got[i] = int64(n)
+		got[i] += int64(n)
 		return err
 	})
 	if err == nil {
 		err = f.c.missingDatafiles(ctx, a, missing)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, f.stale(cancelled(ctx, err)))
-	}
-	short := false
-	for i := range xs {
-		if got[i] < xs[i].length {
-			short = true
-			zeroFrom(xs[i].bufs, got[i])
+	return f.stale(cancelled(ctx, err))
+}
+
+// settleShort tells, for a read that some datafile answered short, the
+// end of the file from holes, and returns the file's size. A run missing
+// from an extent is past the end of the file or a hole, and only the size
+// tells which; but a size taken after another client wrote there (an
+// append, or an unstuffing write) would put a run that was missing at the
+// read inside the file, and it would read as zeros the file never held.
+// So the runs the size puts inside the file are read again: what is still
+// missing then was missing after the size was taken, a hole (bytes do
+// not go away but by a truncate); runs that brought bytes are asked about
+// with a new size. Every round brings at least one byte more, so it ends;
+// with no writer about, the end of the file costs no round and a hole one.
+func (f *File) settleShort(ctx context.Context, a meta.Attr, d dist.Distribution, xs []extent, got []int64) (int64, error) {
+	for {
+		hook("short read")
+		size, err := f.size(ctx)
+		if err != nil {
+			return 0, err
+		}
+		var again []extent
+		var idx []int
+		for i, x := range xs {
+			if got[i] < x.length && d.ToLogical(x.datafile, x.physical+got[i]) < size {
+				again = append(again, extent{datafile: x.datafile, physical: x.physical + got[i], length: x.length - got[i], bufs: tail(x.bufs, got[i])})
+				idx = append(idx, i)
+			}
+		}
+		if len(again) == 0 {
+			return size, nil
+		}
+		more := make([]int64, len(again))
+		if err := f.readExtents(ctx, a, again, more); err != nil {
+			return 0, err
+		}
+		grew := false
+		for j, i := range idx {
+			got[i] += more[j]
+			grew = grew || more[j] > 0
+		}
+		if !grew {
+			return size, nil
 		}
 	}
-	scatter(d, p, off, xs)
-	if !short {
-		return len(p), nil
+}
+
+// tail is bufs without their first n bytes.
+func tail(bufs [][]byte, n int64) [][]byte {
+	for len(bufs) > 0 && n >= int64(len(bufs[0])) {
+		n -= int64(len(bufs[0]))
+		bufs = bufs[1:]
 	}
-	// Some datafile ended early: either a hole (zeros, already filled) or
-	// the end of the file. Only the file size can tell.
-	size, err := f.size(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("read %s at offset %d: %w", f.path, off, err)
+	if len(bufs) == 0 {
+		return nil
 	}
-	n := max(0, min(int64(len(p)), size-off))
-	if n < int64(len(p)) {
-		return int(n), io.EOF
+	return append([][]byte{bufs[0][n:]}, bufs[1:]...)
+}
+
+// testHook, if set, runs at these points of a call, where tests change
+// the file from another client: "short read", in a read that came back
+// short, before the file's size is asked; "size", in a size of a file
+// this handle has stuffed, before its datafile is asked.
+var testHook atomic.Pointer[func(point string)]
+
+func hook(point string) {
+	if h := testHook.Load(); h != nil {
+		(*h)(point)
 	}
-	return len(p), nil
 }
 
 // zeroFrom clears the bytes of bufs after the first n.
@@ -665,15 +738,8 @@ func (f *File) Size(ctx context.Context) (int64, error) {
 
 // size is Size for a call under way, which a Close meanwhile does not stop.
 func (f *File) size(ctx context.Context) (int64, error) {
-	a, _, err := f.settled(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", f.path, err)
-	}
-	size, err := f.c.fileSize(ctx, a)
-	if err != nil {
-		return 0, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
-	}
-	return size, nil
+	u, err := f.usage(ctx)
+	return u.Size, err
 }
 
 // Usage returns the file's logical size and the bytes its datafiles hold.
@@ -681,9 +747,33 @@ func (f *File) Usage(ctx context.Context) (Usage, error) {
 	if err := f.usable("stat", 0, 0); err != nil {
 		return Usage{}, err
 	}
-	a, _, err := f.settled(ctx)
-	if err != nil {
-		return Usage{}, fmt.Errorf("size of %s: %w", f.path, err)
+	return f.usage(ctx)
+}
+
+// usage is Usage for a call under way. A handle that has the file stuffed
+// asks its first datafile, and then the metadata server whether the file
+// is still stuffed: unstuffing is one way, so a file still stuffed then
+// was stuffed when its datafile answered, and the size holds. One that
+// another client unstuffed meanwhile (growing it past its first strip)
+// is asked again, every datafile. Asked the other way round, as before,
+// an unstuffing between the two gave the first datafile's size alone, a
+// size the file never had.
+func (f *File) usage(ctx context.Context) (Usage, error) {
+	a, _ := f.snapshot()
+	if a.Stuffed {
+		hook("size")
+		u, err := f.c.fileUsage(ctx, a)
+		na, _, serr := f.settled(ctx)
+		switch {
+		case serr != nil: // removed: the metadata server says so best
+			return Usage{}, fmt.Errorf("size of %s: %w", f.path, serr)
+		case !na.Stuffed:
+			a = na
+		case err != nil:
+			return Usage{}, fmt.Errorf("size of %s: %w", f.path, f.stale(err))
+		default:
+			return u, nil
+		}
 	}
 	u, err := f.c.fileUsage(ctx, a)
 	if err != nil {
@@ -758,6 +848,38 @@ func (f *File) SyncContext(ctx context.Context) error {
 	// its fdatasync (server/meta/durable.go).
 	if err := f.c.SyncNamespace(ctx); err != nil {
 		return fmt.Errorf("sync %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// Check asks the metadata server whether this handle still writes the
+// store's file. It returns nil while the file is known there (under any
+// name) with the layout the handle has, and ESTALE otherwise: "stale file
+// handle: PATH was removed" once another client removed it or replaced
+// it by a rename over its name, and a layout error once another client
+// gave it a new layout (which an empty file allows: pario layout set, the
+// mount's user.pario.layout). Neither reaches the handle by itself: the
+// writes and syncs of a removed file succeed until the metadata server's
+// reaper has removed its datafiles, about 50 ms after the remove
+// (docs/store.md, "Removing a file"), and a handle keeps placing bytes by
+// the layout it opened, where readers by the new one find them scrambled.
+// A writer that must not report success for such bytes (pario cp) asks
+// after its last Sync.
+func (f *File) Check(ctx context.Context) error {
+	if err := f.usable("stat", 0, 0); err != nil {
+		return err
+	}
+	a, _ := f.snapshot()
+	na, err := f.c.GetByID(ctx, a.ID)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f.gone(err) // names the path
+	}
+	if err != nil {
+		return fmt.Errorf("check that %s is still there: %w", f.path, err)
+	}
+	if na.Layout != a.Layout || !slices.Equal(na.Servers, a.Servers) {
+		return fmt.Errorf("stale file handle: another client changed the layout of %s from %s to %s while it was open here: bytes written through this handle are placed by the old one: %w",
+			f.path, a.Layout, na.Layout, syscall.ESTALE)
 	}
 	return nil
 }

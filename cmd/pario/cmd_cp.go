@@ -40,6 +40,8 @@ Chunks move in parallel (--workers), the copy is synced to disk on the
 I/O servers (or locally) before cp returns, and a progress bar shows on a
 terminal. A new store file takes --layout, --hint, or its directory's default;
 an existing one is overwritten and keeps its layout (cp warns if you gave one).
+A store destination that another client removes, replaces or gives a new
+layout while cp writes it fails the copy (stale file handle).
 
   pario mkdir /runs
   pario cp big.dat pario:/runs/big.dat
@@ -228,11 +230,7 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 	if co.progress && term.IsTerminal(int(os.Stderr.Fd())) {
 		bar = progressbar.DefaultBytes(size, "copying")
 	}
-	err := copyParallel(ctx, in, out, size, co, bar)
-	if err == nil && co.sync {
-		err = out.SyncContext(ctx)
-	}
-	if err != nil {
+	if err := transfer(ctx, in, out, size, co, bar); err != nil {
 		if ctx.Err() != nil {
 			// The requests' own errors only say "context canceled"; the
 			// cause says which signal stopped the copy.
@@ -244,6 +242,25 @@ func copyFile(ctx context.Context, c *client.Client, src, dst string, opts clien
 		bar.Finish()
 	}
 	return size, out.Close()
+}
+
+// transfer copies [0, size) from in to out, syncs out if co says so,
+// and checks that another client did not remove a store destination or
+// change its layout meanwhile.
+func transfer(ctx context.Context, in, out endpoint, size int64, co copyOptions, bar *progressbar.ProgressBar) error {
+	err := copyParallel(ctx, in, out, size, co, bar)
+	if err == nil && co.sync {
+		err = out.SyncContext(ctx)
+	}
+	if f, ok := out.(*client.File); ok && err == nil {
+		// The writes and the sync of a file another client removed
+		// meanwhile succeed until its datafiles are reaped, and those of
+		// a file given a new layout meanwhile place bytes by the old one:
+		// the copy would end with status 0 and nothing, or scrambled
+		// bytes, in the store.
+		err = f.Check(ctx)
+	}
+	return err
 }
 
 // copyParallel moves [0, size) from in to out in chunks, several at a time.
@@ -269,6 +286,11 @@ func copyParallel(ctx context.Context, in, out endpoint, size int64, co copyOpti
 				n, err := in.ReadAtContext(ctx, b, off)
 				if err == io.EOF && n == len(b) {
 					err = nil
+				}
+				if err == io.EOF {
+					// Another client truncated the source meanwhile: a
+					// bare "EOF" said neither that nor where.
+					err = fmt.Errorf("the source has no byte %d any more: it had %d bytes when the copy began and was cut meanwhile: %w", off+int64(n), size, io.ErrUnexpectedEOF)
 				}
 				if err == nil {
 					_, err = out.WriteAtContext(ctx, b, off)

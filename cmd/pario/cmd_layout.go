@@ -30,7 +30,9 @@ func newLayoutCommand() *cobra.Command {
 
 Any layout also takes num_datafiles=N (stripe count). Sizes accept k, m, g.
 On a directory the layout is the default its new files inherit; on a file it
-can be set only while the file is empty.`,
+can be set only while the file is empty. A native client (pario cp, bench,
+farm) that opened the file before keeps placing bytes by the old layout:
+set a file's layout before anything opens it (pario cp notices, and fails).`,
 	}
 	cmd.AddCommand(newLayoutGetCommand(), newLayoutSetCommand())
 	return cmd
