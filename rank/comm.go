@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,6 +77,18 @@ type RankError struct {
 
 func (e *RankError) Error() string {
 	return fmt.Sprintf("rank %d (%s:%d) %s", e.Rank, e.Host, e.PID, e.Reason)
+}
+
+// Is matches context.Canceled for a rank that gave up a collective call
+// because its context was cancelled: an interrupt, most often. pario's
+// launcher passes Ctrl-C on to every rank, and the first to hear it gives
+// up the call the others are in, so they fail with this error before
+// their own signal arrives: errors.Is(err, context.Canceled) tells them
+// the run was interrupted rather than broken. (The reason is all that
+// crosses the wire, so it is what is matched.)
+func (e *RankError) Is(target error) bool {
+	return target == context.Canceled && strings.HasPrefix(e.Reason, "gave up in ") &&
+		strings.HasSuffix(e.Reason, ": "+context.Canceled.Error())
 }
 
 // ErrClosed is the error of calls on a Comm after its Close.

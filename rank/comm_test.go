@@ -384,6 +384,36 @@ func TestGiveUp(t *testing.T) {
 	}
 	wantRankError(t, "rank 0", errs[0], 1, "gave up in Barrier #1: context deadline exceeded")
 	wantRankError(t, "rank 2", errs[2], 1, "gave up in Barrier #1")
+	if errors.Is(errs[0], context.Canceled) {
+		t.Errorf("rank 0: %v matches context.Canceled; rank 1 timed out, it was not interrupted", errs[0])
+	}
+}
+
+// A rank interrupted in a collective call (its context cancelled, as
+// Ctrl-C does) fails the others with an error that matches
+// context.Canceled, so that they report an interrupted run, not a broken
+// one: pario mcmc --np 2 printed rank 1's "gave up in Barrier" beside
+// the interrupt line when rank 0 heard the Ctrl-C first.
+func TestInterruptedRankIsCanceledForTheOthers(t *testing.T) {
+	comms := newLocal(t, 3, Config{})
+	ctx := testCtx(t)
+	errs := inParallel(comms, func(c *Comm) error {
+		switch c.Rank() {
+		case 0:
+			time.Sleep(300 * time.Millisecond) // late: rank 1 is interrupted first
+		case 1:
+			interrupted, cancel := context.WithCancel(ctx)
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return c.Barrier(interrupted)
+		}
+		return c.Barrier(ctx)
+	})
+	for r, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("rank %d: %v, want an error matching context.Canceled", r, err)
+		}
+	}
+	wantRankError(t, "rank 0", errs[0], 1, "gave up in Barrier #1: context canceled")
 }
 
 func TestMismatchedCollectives(t *testing.T) {

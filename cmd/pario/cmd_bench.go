@@ -227,7 +227,7 @@ func runBench(cmd *cobra.Command, o bench.Options, bf *benchFlags) error {
 	switch {
 	case err == nil:
 		return nil
-	case ctx.Err() != nil:
+	case interrupted(ctx, err):
 		// Interrupted (Ctrl-C, SIGTERM): rank 0 says so once, with what
 		// became of the test file, rather than the collective call each
 		// rank was in.

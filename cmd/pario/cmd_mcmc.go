@@ -125,10 +125,11 @@ func runMcmc(cmd *cobra.Command, mf *mcmcFlags) error {
 	}
 	defer comm.Close()
 	sum, err := mcmcRank(ctx, comm, p, mode, lambda, auto, mf)
-	if err != nil && ctx.Err() != nil {
-		// Interrupted (Ctrl-C, SIGTERM): say so once, not as the
-		// collective call each rank was in; pario's launcher says it for
-		// its ranks.
+	if err != nil && interrupted(ctx, err) {
+		// Interrupted (Ctrl-C, SIGTERM; or another rank was, and gave up
+		// the collective call this one is in before this one's signal
+		// came): say so once, not as the collective call each rank was
+		// in; pario's launcher says it for its ranks.
 		var left leftError
 		if errors.As(err, &left) {
 			return exitStatus{code: 130, msg: "mcmc: interrupted; " + left.Error()}

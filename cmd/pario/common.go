@@ -15,6 +15,7 @@ import (
 
 	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
+	"github.com/pario/pario/rank"
 	"github.com/pario/pario/server/meta"
 	"github.com/pario/pario/wire"
 )
@@ -177,3 +178,13 @@ func newLogger() *slog.Logger {
 
 // errNotEmpty is what removing a non-empty directory fails with.
 var errNotEmpty error = syscall.ENOTEMPTY
+
+// interrupted reports whether a rank's err comes of an interrupt: this
+// process's (Ctrl-C, SIGTERM: ctx ended), or another rank's, which gave
+// up the collective call this one is in before this one's own signal came
+// (rank.RankError matches context.Canceled then). Either way the run was
+// stopped, not broken, and is reported once, as interrupted.
+func interrupted(ctx context.Context, err error) bool {
+	var peer *rank.RankError
+	return ctx.Err() != nil || errors.As(err, &peer) && errors.Is(peer, context.Canceled)
+}
