@@ -92,22 +92,34 @@ func (c *Client) Create(ctx context.Context, path string, opts CreateOptions) (*
 	if err := checkLayout("create", path, l); err != nil {
 		return nil, err
 	}
-	a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
-	if errors.Is(err, fs.ErrExist) && !opts.Exclusive {
+	// A name that exists is opened and truncated, as open(2) with O_CREAT
+	// and O_TRUNC does; if another client removes it between the create
+	// and the open (or the truncate), the create is tried again, as the
+	// kernel retries, rather than failing with ENOENT or ESTALE.
+	for try := 1; ; try++ {
+		a, err := metaAttr(ctx, c, meta.OpCreate, meta.CreateRequest{Path: path, Mode: opts.Mode, Layout: l, Expect: meta.ExpectFrom(ctx), Cred: c.cred(ctx)})
+		if err == nil {
+			return c.newFile(path, a)
+		}
+		if !errors.Is(err, fs.ErrExist) || opts.Exclusive {
+			return nil, err
+		}
+		hook("create exists")
 		f, err := c.Open(ctx, path)
-		if err != nil {
+		if err == nil {
+			if err = f.TruncateContext(ctx, 0); err == nil {
+				return f, nil
+			}
+		}
+		if try == maxCreateTries || !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ESTALE) {
 			return nil, err
 		}
-		if err := f.TruncateContext(ctx, 0); err != nil {
-			return nil, err
-		}
-		return f, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return c.newFile(path, a)
 }
+
+// maxCreateTries bounds Create's tries against a name that other clients
+// keep creating and removing.
+const maxCreateTries = 8
 
 // Open opens an existing file.
 func (c *Client) Open(ctx context.Context, path string) (*File, error) {
@@ -581,7 +593,8 @@ func tail(bufs [][]byte, n int64) [][]byte {
 // testHook, if set, runs at these points of a call, where tests change
 // the file from another client: "short read", in a read that came back
 // short, before the file's size is asked; "size", in a size of a file
-// this handle has stuffed, before its datafile is asked.
+// this handle has stuffed, before its datafile is asked; "create exists",
+// in a Create that found its name taken, before it opens the file.
 var testHook atomic.Pointer[func(point string)]
 
 func hook(point string) {

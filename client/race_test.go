@@ -166,3 +166,43 @@ func TestSizeWhileAnotherClientUnstuffs(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateOfANameRemovedMeanwhile: a Create (not exclusive) that finds
+// its name taken opens the file to truncate it; if another client removes
+// it in between, the create is tried again and makes a new file, as
+// open(2) with O_CREAT does. It failed with ENOENT.
+func TestCreateOfANameRemovedMeanwhile(t *testing.T) {
+	l := startLocal(t, false)
+	c, other := localClient(t, l), localClient(t, l)
+	ctx := context.Background()
+	old, err := other.Create(ctx, "/f", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.WriteAt([]byte("old contents"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	defer client.SetHook("create exists", func() {
+		once.Do(func() {
+			if err := other.Remove(ctx, "/f"); err != nil {
+				t.Errorf("the other client's remove: %v", err)
+			}
+		})
+	})()
+	f, err := c.Create(ctx, "/f", client.CreateOptions{Mode: 0o644})
+	if err != nil {
+		t.Fatalf("Create of a name another client removed meanwhile: %v", err)
+	}
+	if _, err := f.WriteAt([]byte("new"), 0); err != nil {
+		t.Fatal(err)
+	}
+	g, err := other.Open(ctx, "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 10)
+	if n, err := g.ReadAt(p, 0); n != 3 || !errors.Is(err, io.EOF) || string(p[:n]) != "new" {
+		t.Fatalf("the new file reads %q, %v; want %q", p[:n], err, "new")
+	}
+}
