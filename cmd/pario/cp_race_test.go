@@ -43,21 +43,8 @@ func (r *removingReader) ReadAtContext(ctx context.Context, p []byte, off int64)
 // old layout puts them, and the file read back scrambled.
 func TestCpDestinationRemovedMidCopy(t *testing.T) {
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	other, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	l := startLocal(t, cluster.Config{})
+	c, other := dialLocal(t, l), dialLocal(t, l)
 	src := filepath.Join(t.TempDir(), "src")
 	if err := os.WriteFile(src, bytes.Repeat([]byte("pario"), 200000), 0o644); err != nil {
 		t.Fatal(err)
@@ -120,21 +107,8 @@ func TestCpDestinationRemovedMidCopy(t *testing.T) {
 // source), with an error that says where it ended; it said "EOF" alone.
 func TestCpSourceTruncatedMidCopy(t *testing.T) {
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	other, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	l := startLocal(t, cluster.Config{})
+	c, other := dialLocal(t, l), dialLocal(t, l)
 	src, err := c.Create(ctx, "/src", client.CreateOptions{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)

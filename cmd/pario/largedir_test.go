@@ -23,16 +23,8 @@ func TestLsAndRmPaged(t *testing.T) {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 	}
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	l := startLocal(t, cluster.Config{Dir: dir})
+	c := dialLocal(t, l)
 
 	// /t: 2,100 files and two directories; /t/d1: 1,500 files and one
 	// directory of 3; /t/d2 empty. Names sort differently as strings and

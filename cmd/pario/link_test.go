@@ -14,16 +14,8 @@ import (
 // of a path is ENOTDIR, rm removes the link and not its target.
 func TestSymlinksInTheCLI(t *testing.T) {
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	l := startLocal(t, cluster.Config{})
+	c := dialLocal(t, l)
 	if err := c.Mkdir(ctx, "/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -57,16 +49,8 @@ func TestSymlinksInTheCLI(t *testing.T) {
 // stat(1), goes on past a path it cannot show, exiting 1.
 func TestStatKindsAndMissingPaths(t *testing.T) {
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir(), DataServers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	l := startLocal(t, cluster.Config{DataServers: 1})
+	c := dialLocal(t, l)
 	if _, err := c.Symlink(ctx, "somewhere", "/l"); err != nil {
 		t.Fatal(err)
 	}

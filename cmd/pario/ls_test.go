@@ -15,16 +15,8 @@ import (
 // page at a time; a directory or a symbolic link is not asked.
 func TestLsLongSizes(t *testing.T) {
 	ctx := context.Background()
-	l, err := cluster.Start(ctx, cluster.Config{Dir: t.TempDir(), Stuffing: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c, err := l.Client(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	l := startLocal(t, cluster.Config{Stuffing: true})
+	c := dialLocal(t, l)
 	if err := c.Mkdir(ctx, "/s", 0o755); err != nil {
 		t.Fatal(err)
 	}

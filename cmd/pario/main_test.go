@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pario/pario/client"
 	"github.com/pario/pario/cluster"
 	"github.com/pario/pario/dist"
 	"github.com/pario/pario/internal/testbin"
@@ -367,4 +369,30 @@ func TestSecondInterruptEnds(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("pario still running 5 s after a second Ctrl-C")
 	}
+}
+
+// startLocal starts an in-process cluster with cfg (its Dir a temporary
+// directory when empty), stopped when the test ends.
+func startLocal(t *testing.T, cfg cluster.Config) *cluster.Local {
+	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	l, err := cluster.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// dialLocal dials a client of l, closed when the test ends.
+func dialLocal(t *testing.T, l *cluster.Local) *client.Client {
+	t.Helper()
+	c, err := l.Client(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
